@@ -1,0 +1,77 @@
+"""Options and helpers shared by the subcommands."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from contextlib import contextmanager
+
+from ..allocation import Allocation, parse_allocation
+from ..errors import RankmapError
+from ..machines import Machine, parse_machine
+from ..metrics import DEFAULT_PLATEAU_Y
+from ..patterns import Pattern, parse_pattern
+
+MACHINE_HELP = ("machine spec or .toml file: torus:8x16x32:cores=4, mesh:8x8x8, "
+                "bgp:4096 (Blue Gene/P, 4 cores/node), bgl:512; options :bw=425MB/s "
+                ":lat=100ns :wrap=xy")
+PATTERN_HELP = ("pattern spec or .toml file: stencil:128x128[:box][:periodic][:bytes=1MiB], "
+                "fft2d:P0xP1, pairs:random[:seed=N], graph:FILE (.csv .mtx .grf .graph)")
+NODES_HELP = ("allocated nodes in scheduler order: ids and ranges (0-15,32-47) or a file "
+              "with one per line; default: the whole machine")
+
+
+def add_input_options(p: argparse.ArgumentParser, pattern_required: bool = True) -> None:
+    """--machine, --nodes, --pattern, --routing, --seed, --y."""
+    p.add_argument("--machine", "-m", required=True, metavar="SPEC", help=MACHINE_HELP)
+    p.add_argument("--nodes", "-n", metavar="SPEC", help=NODES_HELP)
+    p.add_argument("--pattern", "-p", required=pattern_required, metavar="SPEC", help=PATTERN_HELP)
+    p.add_argument("--routing", "-r", metavar="NAME",
+                   help="routing model: dor or adaptive on a torus (default: the machine's first)")
+    p.add_argument("--seed", type=int, default=0, help="seed for random placements (default 0)")
+    p.add_argument("--y", type=float, default=DEFAULT_PLATEAU_Y, metavar="FRACTION",
+                   help="fraction of links under the plateau point (default 0.99)")
+
+
+def add_force(p: argparse.ArgumentParser) -> None:
+    """--force: allow replacing existing output files."""
+    p.add_argument("--force", "-f", action="store_true", help="overwrite existing output files")
+
+
+def load_inputs(args) -> tuple[Machine, Allocation, Pattern]:
+    """Parse machine, allocation and pattern from the common options."""
+    machine = parse_machine(args.machine)
+    allocation = parse_allocation(args.nodes, machine)
+    pattern = parse_pattern(args.pattern, default_ranks=allocation.n_cores)
+    machine.check_routing(args.routing)
+    if not 0 < args.y <= 1:
+        raise RankmapError(f"bad --y {args.y}: must be in (0, 1]")
+    return machine, allocation, pattern
+
+
+def example(text: str) -> str:
+    """An argparse epilog with an example block."""
+    return "example:\n  " + text.strip().replace("\n", "\n  ")
+
+
+@contextmanager
+def progress_bar(total: int, label: str):
+    """A rich progress bar on stderr (only on a terminal and for more than one step).
+
+    Yields a function ``advance(description)``.
+    """
+    if total <= 1 or not sys.stderr.isatty():
+        yield lambda desc=None: None
+        return
+    from rich.console import Console
+    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
+                               TimeElapsedColumn)
+
+    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn(), console=Console(stderr=True), transient=True) as prog:
+        task = prog.add_task(label, total=total)
+
+        def advance(desc=None):
+            prog.update(task, advance=1, description=f"{label} {desc}" if desc else label)
+
+        yield advance

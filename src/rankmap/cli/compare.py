@@ -1,0 +1,75 @@
+"""``rankmap compare``: evaluate candidate placements side by side and mark the best."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from ..errors import RankmapError
+from ..evaluation import compare, expand_names
+from ..io.atomic import check_writable
+from .common import add_force, add_input_options, example, load_inputs, progress_bar
+from . import render
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser(
+        "compare", help="evaluate candidate placements side by side, mark the best",
+        description="Route the pattern's flows under each candidate placement, compute link "
+        "metrics per phase, and rank the candidates (best first).",
+        epilog=example("rankmap compare --machine bgp:4096 --pattern stencil:128x128:box "
+                       "--mappings all"),
+        formatter_class=__import__("argparse").RawDescriptionHelpFormatter)
+    add_input_options(p)
+    p.add_argument("--mappings", default="all", metavar="LIST",
+                   help="comma-separated mapping names, or 'all' (default): rank orders such "
+                   "as TXYZ, inorder, random, ...")
+    p.add_argument("--format", choices=("table", "json", "csv"), default="table",
+                   help="output: a readable table (default), or json/csv on stdout")
+    p.add_argument("--plot-dir", metavar="DIR",
+                   help="write the link-load CDF of every phase (PNG) into DIR")
+    add_force(p)
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    machine, allocation, pattern = load_inputs(args)
+    names = expand_names(args.mappings, pattern, machine, allocation)
+    explicit = args.mappings.strip().lower() != "all"
+    with progress_bar(len(names), "evaluating") as advance:
+        comp = compare(machine, allocation, pattern, names, routing=args.routing,
+                       seed=args.seed, plateau_y=args.y, progress=advance,
+                       skip_inapplicable=not explicit)
+    if args.format == "json":
+        print(render.to_json(comp))
+    elif args.format == "csv":
+        sys.stdout.write(render.to_csv(comp))
+    else:
+        from rich.console import Console
+
+        con = Console(width=None if sys.stdout.isatty() else 120)
+        con.print(render.table(comp, title=f"{pattern.spec} on {machine.spec} "
+                               f"({allocation.n_nodes} nodes, {comp.routing} routing)"))
+        con.print(f"best: {render.explain(comp)}")
+        for name, why in comp.skipped.items():
+            con.print(f"[dim]skipped {name}: {why}[/dim]")
+    if args.plot_dir:
+        write_plots(comp, args.plot_dir, args.y, args.force)
+    return 0
+
+
+def write_plots(comp, plot_dir: str, y: float, force: bool) -> list[str]:
+    """Write the CDF plots into ``plot_dir`` (refusing to replace files without force)."""
+    from ..plots.cdf import plot_link_cdfs
+
+    if os.path.exists(plot_dir) and not os.path.isdir(plot_dir):
+        raise RankmapError(f"--plot-dir {plot_dir!r} is a file")
+    for ph in comp.candidates[0].phases:
+        safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in ph.name)
+        target = os.path.join(plot_dir, f"cdf-{safe}.png")
+        if os.path.isdir(plot_dir):
+            check_writable(target, force)
+    paths = plot_link_cdfs(comp, plot_dir, y=y)
+    for path in paths:
+        print(f"wrote {path}", file=sys.stderr)
+    return paths

@@ -1,0 +1,52 @@
+"""``rankmap evaluate``: metrics of one given placement (a mapfile or a mapping name)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from ..errors import RankmapError
+from ..evaluation import Comparison, Evaluator
+from ..io.atomic import write_atomic
+from ..io.bgmap import read_mapfile
+from ..io.links_csv import format_links_csv
+from ..mappers import build_mapping
+from .common import add_force, add_input_options, example, load_inputs
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser(
+        "evaluate", help="metrics of one placement (mapfile or mapping name), every link's load",
+        description="Evaluate one placement and print its metrics as JSON (shaped like "
+        "compare's, with one candidate). --links-out writes every directed link's load.",
+        epilog=example("rankmap evaluate --machine torus:8x8x8:cores=2 --pattern fft2d:32x32 "
+                       "--mapfile my.map --links-out links.csv"),
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_input_options(p)
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--mapfile", metavar="FILE",
+                     help="Blue Gene mapfile: one line per rank, node coordinates then core")
+    src.add_argument("--mapping", metavar="NAME", help="a mapping name instead (e.g. TXYZ)")
+    p.add_argument("--links-out", metavar="FILE.csv",
+                   help="write src,dim,dir,dst,bytes,streams for every directed link")
+    add_force(p)
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    machine, allocation, pattern = load_inputs(args)
+    if args.links_out and not args.force:
+        from ..io.atomic import check_writable
+        check_writable(args.links_out, False)
+    if args.mapfile:
+        mapping = read_mapfile(args.mapfile, machine, allocation, pattern.n_ranks)
+    else:
+        mapping = build_mapping(args.mapping, pattern, machine, allocation, args.seed)
+    ev = Evaluator(machine, allocation, pattern, args.routing, args.y).evaluate(mapping)
+    comp = Comparison(machine, allocation, pattern, machine.check_routing(args.routing), [ev])
+    print(json.dumps(comp.to_json(), indent=1))
+    if args.links_out:
+        if not args.links_out.endswith(".csv"):
+            raise RankmapError(f"--links-out {args.links_out!r}: expected a .csv file name")
+        write_atomic(args.links_out, format_links_csv(machine, ev.phases), force=args.force)
+    return 0

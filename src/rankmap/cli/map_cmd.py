@@ -1,0 +1,43 @@
+"""``rankmap map``: compute a placement and write it in a launcher's format."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ..io.atomic import check_writable, write_atomic
+from ..io.emit import EMITTERS, get_emitter
+from ..mappers import build_mapping
+from .common import add_force, add_input_options, example, load_inputs
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser(
+        "map", help="write a placement file for a launcher",
+        description="Compute the placement NAME for the pattern on the allocation and write "
+        "it in a launcher's format. Formats: " +
+        "; ".join(f"{e.name}: {e.description}" for e in EMITTERS.values()),
+        epilog=example("rankmap map --machine bgp:4096 --pattern stencil:128x128:box "
+                       "--mapping TZXY --emit bgp -o mapfile"),
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_input_options(p)
+    p.add_argument("--mapping", required=True, metavar="NAME",
+                   help="mapping name (e.g. TZXY, inorder, random)")
+    p.add_argument("--emit", required=True, metavar="FORMAT",
+                   help="file format: " + ", ".join(EMITTERS))
+    p.add_argument("-o", "--output", required=True, metavar="FILE", help="file to write")
+    add_force(p)
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    emitter = get_emitter(args.emit)
+    check_writable(args.output, args.force)
+    machine, allocation, pattern = load_inputs(args)
+    mapping = build_mapping(args.mapping, pattern, machine, allocation, args.seed)
+    write_atomic(args.output, emitter.write(mapping, machine, allocation), force=args.force)
+    print(f"wrote {args.output}: {mapping.name} placement of {pattern.n_ranks} ranks "
+          f"({emitter.name})", file=sys.stderr)
+    if emitter.usage:
+        print(emitter.usage.format(path=args.output))
+    return 0

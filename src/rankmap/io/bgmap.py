@@ -1,0 +1,83 @@
+"""Blue Gene mapfiles: one line per rank, ``x y z t`` (node coordinates, then the core).
+
+Blue Gene/L and /P read this through ``mpirun -mapfile`` (BG/Q uses ``A B C D E T``: same
+layout with five coordinates). Lines are in rank order; ``#`` starts a comment; blank lines are
+ignored. The reader is strict: every rank exactly once, coordinates inside the machine and
+the allocation, core below cores-per-node, no two ranks on one core.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from ..allocation import Allocation
+from ..errors import RankmapError
+from ..mappers.base import Mapping, validate_mapping
+
+
+def format_mapfile(mapping: Mapping, machine, allocation: Allocation) -> str:
+    """Text of a Blue Gene mapfile for ``mapping`` (coordinates then core, one rank a line)."""
+    nodes = mapping.nodes(allocation)
+    coords = machine.coords(nodes)
+    slots = mapping.slots(allocation)
+    table = np.column_stack([coords, slots])
+    header = (f"# rankmap {mapping.name}: {len(nodes)} ranks, one line per rank: "
+              f"{' '.join(machine.letters.lower())} t\n")
+    body = "\n".join(" ".join(map(str, row)) for row in table.tolist())
+    return header + body + "\n"
+
+
+def read_mapfile(path: str, machine, allocation: Allocation, n_ranks: int) -> Mapping:
+    """Read a Blue Gene mapfile into a validated Mapping (errors name file and line)."""
+    if not os.path.isfile(path):
+        raise RankmapError(f"mapfile {path!r} not found")
+    ndim = len(machine.letters)
+    if not ndim:
+        raise RankmapError(f"a {machine.kind} has no coordinates for a Blue Gene mapfile")
+    rows, linenos = [], []
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        for lineno, line in enumerate(fh, 1):
+            text = line.split("#", 1)[0].strip()
+            if not text:
+                continue
+            fields = text.split()
+            if len(fields) != ndim + 1:
+                raise RankmapError(f"{path}: line {lineno}: expected {ndim + 1} numbers "
+                                   f"({' '.join(machine.letters.lower())} t), got {text!r}")
+            try:
+                rows.append([int(f) for f in fields])
+            except ValueError:
+                raise RankmapError(f"{path}: line {lineno}: not integers: {text!r}") from None
+            linenos.append(lineno)
+    if not rows:
+        raise RankmapError(f"mapfile {path!r} places no ranks")
+    if len(rows) != n_ranks:
+        raise RankmapError(f"mapfile {path!r} places {len(rows)} ranks, the pattern has "
+                           f"{n_ranks}")
+    table = np.array(rows, dtype=np.int64)
+    coords, slots = table[:, :ndim], table[:, ndim]
+    out = (coords < 0) | (coords >= np.asarray(getattr(machine, "dims", coords.max(0) + 1)))
+    if out.any():
+        i = int(np.nonzero(out.any(axis=1))[0][0])
+        raise RankmapError(f"{path}: line {linenos[i]}: coordinates "
+                           f"{tuple(int(v) for v in coords[i])} are outside the machine")
+    bad_slot = (slots < 0) | (slots >= allocation.cores_per_node)
+    if bad_slot.any():
+        i = int(np.nonzero(bad_slot)[0][0])
+        raise RankmapError(f"{path}: line {linenos[i]}: core {int(slots[i])} is not in 0-"
+                           f"{allocation.cores_per_node - 1}")
+    nodes = machine.node_ids(coords)
+    pos = allocation.position_of_node(nodes)
+    if (pos < 0).any():
+        i = int(np.nonzero(pos < 0)[0][0])
+        raise RankmapError(f"{path}: line {linenos[i]}: node {tuple(int(v) for v in coords[i])} "
+                           "is not in the allocation")
+    cores = pos * allocation.cores_per_node + slots
+    uniq, first, counts = np.unique(cores, return_index=True, return_counts=True)
+    if (counts > 1).any():
+        dup = uniq[counts > 1][0]
+        lines = [linenos[i] for i in np.nonzero(cores == dup)[0][:2]]
+        raise RankmapError(f"{path}: lines {lines[0]} and {lines[1]} put two ranks on the same core")
+    return validate_mapping(os.path.basename(path), cores, n_ranks, allocation)

@@ -1,0 +1,29 @@
+"""Per-link loads as CSV: ``src,dim,dir,dst,bytes,streams`` for a torus (one row per directed
+link, ``src``/``dst`` node ids, ``dir`` +1/-1), other machines give their own link columns.
+With several phases a ``phase`` column comes first and each phase has its own rows."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+
+
+def format_links_csv(machine, phases) -> str:
+    """CSV text of every directed link's bytes and streams for each ``PhaseResult``."""
+    cols = machine.link_columns()
+    names = list(cols)
+    multi = len(phases) > 1
+    out = io.StringIO()
+    out.write(",".join((["phase"] if multi else []) + names + ["bytes", "streams"]) + "\n")
+    for ph in phases:
+        table = [np.asarray(cols[n]) for n in names]
+        b = ph.link_bytes
+        bytes_txt = np.where(b == np.round(b), np.round(b).astype(np.int64).astype(str),
+                             np.char.mod("%.12g", b))
+        parts = [t.astype(str) for t in table] + [bytes_txt, ph.link_streams.astype(str)]
+        rows = np.stack(parts, axis=1)
+        prefix = (ph.name + ",") if multi else ""
+        out.write("\n".join(prefix + ",".join(r) for r in rows.tolist()))
+        out.write("\n")
+    return out.getvalue()

@@ -1,0 +1,123 @@
+"""Machine descriptions: parse a spec string or TOML file into a :class:`Machine`.
+
+Spec strings (see ``rankmap compare --help``):
+
+* ``torus:8x16x32[:cores=4][:bw=425MB/s][:lat=100ns][:wrap=xz]`` — torus, all dims wrap
+  unless ``wrap=`` names the ones that do (letters X, Y, Z or A..F, or ``none``);
+* ``mesh:8x8x8[...]`` — the same with no wrap unless ``wrap=`` names some;
+* ``bgp:N`` / ``bgl:N`` — Blue Gene/P and /L partitions (``bgp:4096`` = 8x16x32, 4 cores);
+* a ``.toml`` file with ``machine = "<spec>"``.
+
+Other machine kinds register a parser in :data:`MACHINE_KINDS`.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from typing import Callable
+
+from ..errors import RankmapError
+from ..specs import Spec, parse_int, parse_shape, split_spec
+from ..units import parse_bandwidth, parse_time
+from .base import LinkLoads, Machine
+from .presets import PRESETS
+from .torus import DEFAULT_BANDWIDTH, DEFAULT_HOP_LATENCY, LETTER_SETS, Torus
+
+__all__ = ["Machine", "LinkLoads", "Torus", "parse_machine", "MACHINE_KINDS"]
+
+
+def _wrap_flags(spec: Spec, ndim: int, default: bool) -> tuple[bool, ...]:
+    value = spec.pop_option("wrap")
+    if value is None:
+        return (default,) * ndim
+    letters = LETTER_SETS[ndim]
+    v = value.upper()
+    if v in ("NONE", "0", "FALSE"):
+        return (False,) * ndim
+    if v in ("ALL", "1", "TRUE"):
+        return (True,) * ndim
+    bad = [ch for ch in v if ch not in letters]
+    if bad:
+        raise RankmapError(f"bad wrap {value!r} in {spec.text!r}: use letters of {letters}, "
+                           "'all' or 'none'")
+    return tuple(ch in v for ch in letters)
+
+
+def _common_options(spec: Spec) -> dict:
+    opts = {}
+    if (v := spec.pop_option("cores")) is not None:
+        opts["cores_per_node"] = parse_int(v, "cores per node", minimum=1)
+    if (v := spec.pop_option("bw")) is not None:
+        opts["bandwidth"] = parse_bandwidth(v, "link bandwidth")
+    if (v := spec.pop_option("lat")) is not None:
+        opts["hop_latency_s"] = parse_time(v, "per-hop latency")
+    return opts
+
+
+def _parse_grid_machine(spec: Spec) -> Machine:
+    if not spec.words:
+        raise RankmapError(f"bad machine {spec.text!r}: give a shape, e.g. {spec.kind}:8x8x8")
+    dims = parse_shape(spec.words.pop(0), "machine shape", max_dims=6)
+    wrap = _wrap_flags(spec, len(dims), default=(spec.kind == "torus"))
+    opts = _common_options(spec)
+    spec.reject_leftovers("machine")
+    return Torus(dims, wrap=wrap, spec=spec.text, **opts)
+
+
+def _parse_preset(spec: Spec) -> Machine:
+    shapes, cores, label = PRESETS[spec.kind]
+    if not spec.words:
+        raise RankmapError(f"bad machine {spec.text!r}: give a node count, e.g. {spec.kind}:"
+                           f"{next(iter(shapes))}")
+    word = spec.words.pop(0)
+    n = parse_int(word, f"{label} node count", minimum=1)
+    if n not in shapes:
+        raise RankmapError(f"no {label} partition of {n} nodes: choose from "
+                           f"{', '.join(str(k) for k in shapes)}")
+    opts = {"cores_per_node": cores, "bandwidth": DEFAULT_BANDWIDTH,
+            "hop_latency_s": DEFAULT_HOP_LATENCY}
+    opts.update(_common_options(spec))
+    spec.reject_leftovers("machine")
+    return Torus(shapes[n], spec=spec.text, name=f"{label} {n}", **opts)
+
+
+#: machine kind -> parser taking a split :class:`Spec`; other modules add their kinds here.
+MACHINE_KINDS: dict[str, Callable[[Spec], Machine]] = {
+    "torus": _parse_grid_machine,
+    "mesh": _parse_grid_machine,
+    "bgp": _parse_preset,
+    "bgl": _parse_preset,
+}
+
+
+def parse_machine(text: str | Machine) -> Machine:
+    """Build a :class:`Machine` from a spec string (or a TOML file holding ``machine = ...``)."""
+    if isinstance(text, Machine):
+        return text
+    if not isinstance(text, str) or not text.strip():
+        raise RankmapError("empty machine spec")
+    if text.endswith(".toml"):
+        return _machine_from_toml(text)
+    spec = split_spec(text, "machine")
+    parser = MACHINE_KINDS.get(spec.kind)
+    if parser is None:
+        raise RankmapError(f"unknown machine kind {spec.kind!r} in {text!r}: choose from "
+                           f"{', '.join(sorted(MACHINE_KINDS))}")
+    return parser(spec)
+
+
+def _machine_from_toml(path: str) -> Machine:
+    if not os.path.exists(path):
+        raise RankmapError(f"machine file {path!r} not found")
+    try:
+        with open(path, "rb") as fh:
+            data = tomllib.load(fh)
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise RankmapError(f"machine file {path!r} is not valid TOML: {exc}") from None
+    spec = data.get("machine")
+    if not isinstance(spec, str):
+        raise RankmapError(f"machine file {path!r} needs a line machine = \"<spec>\"")
+    machine = parse_machine(spec)
+    machine.toml = data  # extra site settings (node names, topology) for other layers
+    return machine

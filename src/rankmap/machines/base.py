@@ -1,0 +1,117 @@
+"""The interface every network model implements.
+
+A machine knows its nodes (integer ids, coordinates), cores per node, its directed links
+(source node, destination node, bandwidth) and how its routing models spread a flow of bytes
+between two nodes over those links. It knows nothing about applications or placements.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import RankmapError
+
+
+@dataclass
+class LinkLoads:
+    """Traffic routed onto a machine's directed links for one phase.
+
+    ``bytes[l]`` is the data crossing link ``l`` (bytes, float because adaptive routing splits
+    flows); ``streams[l]`` counts the flows with a non-zero share on it; ``flow_hops[f]`` is the
+    number of links flow ``f`` crosses (its expected number under a routing that splits).
+    """
+
+    bytes: np.ndarray
+    streams: np.ndarray
+    flow_hops: np.ndarray
+
+
+class Machine(ABC):
+    """A parallel machine's network: nodes, cores, directed links and routing models."""
+
+    kind: str = "machine"
+    #: routing model names this machine understands; the first is the default.
+    routings: tuple[str, ...] = ()
+    #: one letter per coordinate, used by rank-order mappings ("XYZ"); "" when not meaningful.
+    letters: str = ""
+
+    def __init__(self, spec: str, n_nodes: int, cores_per_node: int,
+                 hop_latency_s: float = 0.0):
+        if cores_per_node <= 0:
+            raise RankmapError(f"bad cores per node {cores_per_node} in {spec!r}: must be positive")
+        self.spec = spec
+        self.n_nodes = int(n_nodes)
+        self.cores_per_node = int(cores_per_node)
+        self.hop_latency_s = float(hop_latency_s)
+
+    # ---- links -------------------------------------------------------------------------
+    @property
+    @abstractmethod
+    def n_links(self) -> int:
+        """Number of directed links in the whole machine."""
+
+    @property
+    @abstractmethod
+    def link_src(self) -> np.ndarray:
+        """Source node id of every directed link (int64, length ``n_links``)."""
+
+    @property
+    @abstractmethod
+    def link_dst(self) -> np.ndarray:
+        """Destination node id of every directed link (int64, length ``n_links``)."""
+
+    @property
+    @abstractmethod
+    def link_bandwidth(self) -> np.ndarray:
+        """Bandwidth of every directed link in bytes per second (float64)."""
+
+    def link_columns(self) -> dict[str, np.ndarray]:
+        """Columns describing every link for CSV output (at least ``src`` and ``dst``)."""
+        return {"src": self.link_src, "dst": self.link_dst}
+
+    # ---- nodes -------------------------------------------------------------------------
+    @property
+    def n_cores(self) -> int:
+        """Total cores in the machine."""
+        return self.n_nodes * self.cores_per_node
+
+    @abstractmethod
+    def coords(self, nodes: np.ndarray) -> np.ndarray:
+        """Coordinates of the given node ids, shape (len(nodes), len(letters))."""
+
+    @abstractmethod
+    def node_ids(self, coords: np.ndarray) -> np.ndarray:
+        """Node ids of the given coordinates (rows); raises RankmapError when out of range."""
+
+    @abstractmethod
+    def hop_distance(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """Links on a shortest path between node ids ``a`` and ``b`` (elementwise, int64)."""
+
+    def node_name(self, node: int) -> str:
+        """A default host name for a node: ``node<id>``."""
+        return f"node{int(node)}"
+
+    # ---- routing -----------------------------------------------------------------------
+    def check_routing(self, routing: str | None) -> str:
+        """Return the routing name to use (the default when None); error on an unknown one."""
+        if routing is None:
+            return self.routings[0]
+        if routing not in self.routings:
+            raise RankmapError(f"unknown routing {routing!r} for a {self.kind}: "
+                               f"choose from {', '.join(self.routings)}")
+        return routing
+
+    @abstractmethod
+    def route(self, src: np.ndarray, dst: np.ndarray, nbytes: np.ndarray,
+              routing: str) -> LinkLoads:
+        """Spread flows (source node, destination node, bytes) over the links.
+
+        Flows with ``src == dst`` stay inside a node and load no link.
+        """
+
+    @abstractmethod
+    def describe(self) -> dict:
+        """A JSON-ready description (kind, shape, cores, bandwidths)."""

@@ -1,0 +1,106 @@
+"""The one registry of mappers.
+
+Every mapper has the signature ``mapper(pattern, machine, allocation, seed) -> core_of_rank``
+(an integer array, see :mod:`rankmap.mappers.base`) and is found here by name. Names are either
+fixed (``inorder``, ``random``) or members of a *family* recognised by a parser: rank orders
+(``TXYZ``), and parametrised names such as ``refine:greedy`` or ``rubik: ...``.
+
+``build_mapping`` resolves a name, runs the mapper and validates the result.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from ..errors import RankmapError
+from .base import Mapping, check_fits, validate_mapping
+
+MapperFn = Callable[..., np.ndarray]
+
+
+@dataclass
+class MapperInfo:
+    """A named mapper: the function, a one-line description, and an applicability test.
+
+    ``applies(pattern, machine, allocation)`` returns None when the mapper can place the
+    pattern, else a short reason why not. ``in_all`` says whether ``--mappings all`` tries it.
+    """
+
+    name: str
+    fn: MapperFn
+    description: str
+    applies: Callable | None = None
+    in_all: bool = True
+
+    def reason_not_applicable(self, pattern, machine, allocation) -> str | None:
+        """None if the mapper applies, else why not."""
+        return self.applies(pattern, machine, allocation) if self.applies else None
+
+
+@dataclass
+class MapperFamily:
+    """Parametrised mapper names: ``parse(name, machine)`` returns a MapperInfo or None."""
+
+    prefix: str
+    parse: Callable
+    description: str
+    #: names of the family that ``--mappings all`` tries, given (pattern, machine, allocation)
+    all_names: Callable | None = None
+
+
+MAPPERS: dict[str, MapperInfo] = {}
+FAMILIES: list[MapperFamily] = []
+
+
+def register(name: str, description: str, applies=None, in_all: bool = True):
+    """Decorator adding a fixed-name mapper to the registry."""
+    def deco(fn: MapperFn) -> MapperFn:
+        MAPPERS[name] = MapperInfo(name, fn, description, applies, in_all)
+        return fn
+    return deco
+
+
+def register_family(family: MapperFamily) -> None:
+    """Add a family of parametrised mapper names."""
+    FAMILIES.append(family)
+
+
+def resolve(name: str, machine) -> MapperInfo:
+    """Find the mapper called ``name`` (fixed names first, then families)."""
+    key = name.strip()
+    if key in MAPPERS:
+        return MAPPERS[key]
+    if key.lower() in MAPPERS:
+        return MAPPERS[key.lower()]
+    for family in FAMILIES:
+        info = family.parse(key, machine)
+        if info is not None:
+            return info
+    known = sorted(MAPPERS) + [f.prefix for f in FAMILIES]
+    raise RankmapError(f"unknown mapping {name!r}: choose from {', '.join(known)}")
+
+
+def all_candidate_names(pattern, machine, allocation) -> list[str]:
+    """Names ``--mappings all`` evaluates: every applicable registered mapper and family member."""
+    names: list[str] = []
+    for family in FAMILIES:
+        if family.all_names is not None:
+            names.extend(family.all_names(pattern, machine, allocation))
+    for info in MAPPERS.values():
+        if info.in_all and info.reason_not_applicable(pattern, machine, allocation) is None:
+            names.append(info.name)
+    return list(dict.fromkeys(names))
+
+
+def build_mapping(name: str, pattern, machine, allocation, seed: int = 0) -> Mapping:
+    """Run the mapper called ``name`` and return its validated :class:`Mapping`."""
+    info = resolve(name, machine)
+    check_fits(pattern.n_ranks, allocation)
+    reason = info.reason_not_applicable(pattern, machine, allocation)
+    if reason is not None:
+        raise RankmapError(f"mapping {name!r} does not apply here: {reason}")
+    cores = info.fn(pattern, machine, allocation, seed)
+    return validate_mapping(info.name, cores, pattern.n_ranks, allocation)

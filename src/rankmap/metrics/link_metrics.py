@@ -1,0 +1,80 @@
+"""Per-phase link metrics, the plateau point, and how phases combine."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..errors import RankmapError
+
+#: fraction of links below the plateau point (seed 000 uses y = 0.99).
+DEFAULT_PLATEAU_Y = 0.99
+
+
+def plateau_point(values, y: float = DEFAULT_PLATEAU_Y) -> float:
+    """Smallest x such that a fraction ``y`` of the values are <= x (seed 000's plateau point).
+
+    With L values sorted ascending, that is the ceil(y*L)-th smallest value (1-based);
+    y = 1 gives the maximum.
+    """
+    if not 0.0 < y <= 1.0:
+        raise RankmapError(f"bad plateau fraction y={y}: must be in (0, 1]")
+    v = np.asarray(values, dtype=np.float64).ravel()
+    if v.size == 0:
+        return 0.0
+    k = max(1, math.ceil(y * v.size - 1e-9)) - 1
+    return float(np.partition(v, k)[k])
+
+
+def phase_metrics(link_bytes: np.ndarray, link_streams: np.ndarray, flow_hops: np.ndarray,
+                  flow_bytes: np.ndarray, y: float = DEFAULT_PLATEAU_Y) -> dict:
+    """Metrics of one phase from its link loads and per-flow hops and bytes.
+
+    Units: bytes for ``*_bytes``; links for hops; ``hop_bytes`` is bytes x links.
+    """
+    n_flows = len(flow_hops)
+    return {
+        "max_link_streams": int(link_streams.max()) if link_streams.size else 0,
+        "max_link_bytes": float(link_bytes.max()) if link_bytes.size else 0.0,
+        "mean_link_bytes": float(link_bytes.mean()) if link_bytes.size else 0.0,
+        "avg_hops": float(flow_hops.mean()) if n_flows else 0.0,
+        "hop_bytes": float(np.dot(flow_hops, flow_bytes)),
+        "plateau_bytes": plateau_point(link_bytes, y),
+        "flows": int(n_flows),
+    }
+
+
+_MAX_KEYS = ("max_link_streams", "max_link_bytes", "plateau_bytes")
+_SUM_KEYS = ("mean_link_bytes", "hop_bytes", "predicted_time_s")
+
+
+def combine(phases: list[dict]) -> dict:
+    """A candidate's metrics from its phases': worst phase for maxima and the plateau,
+    sums for hop-bytes, mean link bytes and predicted time, flow-weighted mean for avg_hops."""
+    out: dict = {}
+    for key in _MAX_KEYS:
+        if all(key in p for p in phases):
+            out[key] = max(p[key] for p in phases)
+    if "max_link_streams" in out:
+        out["max_link_streams"] = int(out["max_link_streams"])
+    for key in _SUM_KEYS:
+        if phases and all(key in p for p in phases):
+            out[key] = float(sum(p[key] for p in phases))
+    flows = sum(p["flows"] for p in phases)
+    out["avg_hops"] = (sum(p["avg_hops"] * p["flows"] for p in phases) / flows) if flows else 0.0
+    out["flows"] = int(flows)
+    ordered = ["max_link_streams", "max_link_bytes", "mean_link_bytes", "avg_hops",
+               "hop_bytes", "plateau_bytes", "predicted_time_s", "flows"]
+    return {k: out[k] for k in ordered if k in out}
+
+
+def ranking_key(metrics: dict) -> tuple:
+    """Sort key for choosing the best candidate (lower is better).
+
+    The lowest predicted time when a time model has filled it in; otherwise the lowest busiest
+    link bytes, ties broken by hop-bytes (design.md).
+    """
+    if "predicted_time_s" in metrics:
+        return (metrics["predicted_time_s"], metrics["max_link_bytes"], metrics["hop_bytes"])
+    return (metrics["max_link_bytes"], metrics["hop_bytes"])

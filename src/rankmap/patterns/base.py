@@ -1,0 +1,89 @@
+"""Communication patterns: ranks, an optional Cartesian process grid, phases of flows.
+
+A phase is a set of flows that happen at the same time: parallel arrays ``src`` and ``dst``
+(rank numbers) and ``bytes`` (message size of each flow, bytes). Ranks of a Cartesian grid
+are numbered as MPI_Cart_create does: row-major, last dimension fastest.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import RankmapError
+
+
+@dataclass
+class Phase:
+    """Flows that happen together: ``src[f]`` sends ``bytes[f]`` bytes to ``dst[f]``."""
+
+    name: str
+    src: np.ndarray
+    dst: np.ndarray
+    bytes: np.ndarray
+
+    def __post_init__(self):
+        self.src = np.ascontiguousarray(self.src, dtype=np.int64)
+        self.dst = np.ascontiguousarray(self.dst, dtype=np.int64)
+        self.bytes = np.ascontiguousarray(np.broadcast_to(self.bytes, self.src.shape),
+                                          dtype=np.float64)
+        if not (self.src.shape == self.dst.shape == self.bytes.shape):
+            raise RankmapError(f"phase {self.name!r}: src, dst and bytes differ in length")
+
+    @property
+    def n_flows(self) -> int:
+        """Number of flows."""
+        return len(self.src)
+
+    @property
+    def total_bytes(self) -> float:
+        """Bytes moved by the whole phase."""
+        return float(self.bytes.sum())
+
+
+@dataclass
+class Pattern:
+    """A program's communication: ``n_ranks`` ranks, ``phases``, optional ``grid``.
+
+    ``kind`` names the generator (``stencil``, ``fft2d``, ``pairs``, ``graph``, ``phases``);
+    ``params`` keeps its parameters for mappers that exploit structure (e.g. FFT groups).
+    """
+
+    spec: str
+    kind: str
+    n_ranks: int
+    phases: list[Phase]
+    grid: tuple[int, ...] | None = None
+    periodic: tuple[bool, ...] | None = None
+    params: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        if self.n_ranks <= 0:
+            raise RankmapError(f"pattern {self.spec!r} has no ranks")
+        for ph in self.phases:
+            if ph.n_flows and (ph.src.min() < 0 or ph.dst.min() < 0
+                               or ph.src.max() >= self.n_ranks or ph.dst.max() >= self.n_ranks):
+                raise RankmapError(f"phase {ph.name!r} of {self.spec!r} names a rank outside "
+                                   f"0-{self.n_ranks - 1}")
+        names = [ph.name for ph in self.phases]
+        if len(set(names)) != len(names):
+            raise RankmapError(f"pattern {self.spec!r} has two phases with the same name")
+
+    def grid_coords(self, ranks=None) -> np.ndarray:
+        """Grid coordinates (row-major, last dimension fastest) of ranks; needs a grid."""
+        if self.grid is None:
+            raise RankmapError(f"pattern {self.spec!r} has no Cartesian grid")
+        ranks = np.arange(self.n_ranks) if ranks is None else np.asarray(ranks)
+        return np.stack(np.unravel_index(ranks, self.grid), axis=-1).astype(np.int64)
+
+    def describe(self) -> dict:
+        """JSON-ready summary."""
+        d = {"spec": self.spec, "kind": self.kind, "ranks": int(self.n_ranks),
+             "phases": [{"name": p.name, "flows": int(p.n_flows), "bytes": p.total_bytes}
+                        for p in self.phases]}
+        if self.grid is not None:
+            d["grid"] = [int(g) for g in self.grid]
+        if self.periodic is not None:
+            d["periodic"] = [bool(p) for p in self.periodic]
+        return d

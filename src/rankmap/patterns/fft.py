@@ -1,0 +1,46 @@
+"""Two-dimensionally decomposed 3-D FFT: row and column all-to-alls (seeds 000, 004).
+
+``fft2d:P0xP1`` has P0*P1 ranks on a P0 x P1 grid (rank = i*P1 + j) and two phases:
+
+* ``dim0``: an all-to-all inside every group of P0 ranks that share the index j of
+  dimension 1 (the ranks i*P1 + j, i = 0..P0-1);
+* ``dim1``: an all-to-all inside every group of P1 ranks that share the index i of
+  dimension 0 (consecutive ranks).
+
+Every rank sends ``bytes`` (default 1 MiB) to every other member of its group.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import RankmapError
+from .base import Pattern, Phase
+
+
+def alltoall_groups(grid: tuple[int, int], dim: int) -> np.ndarray:
+    """Member ranks of every all-to-all group of phase ``dim``: shape (groups, group size)."""
+    p0, p1 = grid
+    ranks = np.arange(p0 * p1).reshape(p0, p1)
+    return ranks.T.copy() if dim == 0 else ranks.copy()
+
+
+def alltoall_flows(groups: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Every ordered pair (a, b), a != b, inside every group (rows of ``groups``)."""
+    g = groups.shape[1]
+    a, b = np.nonzero(~np.eye(g, dtype=bool))
+    src = groups[:, a].reshape(-1)
+    dst = groups[:, b].reshape(-1)
+    return src, dst
+
+
+def make_fft2d(spec_text: str, grid: tuple[int, ...], nbytes: int = 1 << 20) -> Pattern:
+    """The two all-to-all phases of a P0 x P1 decomposed FFT (see module docstring)."""
+    if len(grid) != 2:
+        raise RankmapError(f"bad fft2d grid {'x'.join(map(str, grid))}: expected P0xP1")
+    phases = []
+    for dim in (0, 1):
+        src, dst = alltoall_flows(alltoall_groups(grid, dim))
+        phases.append(Phase(f"dim{dim}", src, dst, float(nbytes)))
+    return Pattern(spec=spec_text, kind="fft2d", n_ranks=grid[0] * grid[1], phases=phases,
+                   grid=tuple(grid), periodic=(False, False), params={"bytes": nbytes})

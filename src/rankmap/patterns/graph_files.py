@@ -1,0 +1,210 @@
+"""Reading a weighted communication graph from a file into one or more phases.
+
+Formats, chosen by file extension:
+
+* ``.csv``: rows ``src,dst,bytes[,phase]`` (directed: src sends bytes to dst); an optional
+  header row; ``bytes`` may carry a unit (``64KiB``). A ``phase`` column splits flows into
+  phases (in order of first appearance).
+* ``.mtx``: Matrix Market; entry (i, j) = v means rank i sends v bytes to rank j (symmetric
+  matrices count both directions; pattern matrices use the default size).
+* ``.grf`` / ``.src``: Scotch source graph; ``.graph`` / ``.metis``: METIS graph. Both list
+  every undirected edge from both ends, so each end sends to the other.
+
+Edge weights are bytes. With ``bytes=SIZE`` in the spec, weights are multiplied by SIZE
+(weights as units of SIZE); unweighted edges carry SIZE (default 1 MiB). Self-loops are dropped.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+
+import numpy as np
+
+from ..errors import RankmapError
+from ..units import parse_size
+from .base import Pattern, Phase
+
+
+def _int_token(tok: str, path: str, where: str) -> int:
+    try:
+        return int(tok)
+    except ValueError:
+        raise RankmapError(f"{path}: {where}: expected an integer, got {tok!r}") from None
+
+
+def read_csv_graph(path: str):
+    """Return (src, dst, bytes, phase_names or None) from an edge-list CSV."""
+    src, dst, nb, phase = [], [], [], []
+    with open(path, newline="", encoding="utf-8", errors="replace") as fh:
+        reader = csv.reader(fh)
+        has_phase = False
+        for lineno, row in enumerate(reader, 1):
+            row = [c.strip() for c in row]
+            if not row or not any(row) or row[0].startswith("#"):
+                continue
+            if lineno == 1 and not row[0].lstrip("-").isdigit():
+                header = [c.lower() for c in row]
+                if header[:3] != ["src", "dst", "bytes"] or len(header) > 4 or \
+                        (len(header) == 4 and header[3] != "phase"):
+                    raise RankmapError(f"{path}: line 1: expected header src,dst,bytes[,phase], "
+                                       f"got {','.join(row)!r}")
+                has_phase = len(header) == 4
+                continue
+            if len(row) not in (3, 4):
+                raise RankmapError(f"{path}: line {lineno}: expected src,dst,bytes[,phase], got "
+                                   f"{','.join(row)!r}")
+            s = _int_token(row[0], path, f"line {lineno}")
+            d = _int_token(row[1], path, f"line {lineno}")
+            if s < 0 or d < 0:
+                raise RankmapError(f"{path}: line {lineno}: negative rank")
+            try:
+                b = parse_size(row[2], "bytes")
+            except RankmapError as exc:
+                raise RankmapError(f"{path}: line {lineno}: {exc}") from None
+            src.append(s)
+            dst.append(d)
+            nb.append(b)
+            phase.append(row[3] if len(row) == 4 else "graph")
+            has_phase = has_phase or len(row) == 4
+    if not src:
+        raise RankmapError(f"{path}: no edges")
+    return (np.array(src), np.array(dst), np.array(nb, dtype=np.float64),
+            phase if has_phase else None, None)
+
+
+def read_matrix_market(path: str):
+    """Return (src, dst, weights or None, None, n) from a Matrix Market file."""
+    from scipy.io import mmread
+
+    try:
+        m = mmread(path)
+    except Exception as exc:  # scipy raises ValueError/IndexError variants on bad files
+        raise RankmapError(f"{path}: not a readable Matrix Market file ({exc})") from None
+    if not hasattr(m, "tocoo"):
+        raise RankmapError(f"{path}: dense Matrix Market arrays are not a graph; use coordinate format")
+    m = m.tocoo()
+    if m.shape[0] != m.shape[1]:
+        raise RankmapError(f"{path}: matrix is {m.shape[0]}x{m.shape[1]}, a graph needs a square one")
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        pattern_only = "pattern" in fh.readline().lower()
+    w = None if pattern_only else np.abs(np.asarray(m.data, dtype=np.float64))
+    return m.row.astype(np.int64), m.col.astype(np.int64), w, None, m.shape[0]
+
+
+def read_metis(path: str):
+    """Return (src, dst, weights or None, None, n) from a METIS graph file."""
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        lines = [ln.rstrip("\n") for ln in fh if not ln.lstrip().startswith("%")]
+    if not lines:
+        raise RankmapError(f"{path}: empty METIS file")
+    head = lines[0].split()
+    if len(head) < 2:
+        raise RankmapError(f"{path}: line 1: expected 'vertices edges [fmt [ncon]]'")
+    n = _int_token(head[0], path, "header")
+    fmt = head[2] if len(head) > 2 else "0"
+    ncon = _int_token(head[3], path, "header") if len(head) > 3 else 1
+    fmt = fmt.zfill(3)
+    has_size, has_vw, has_ew = fmt[-3] == "1", fmt[-2] == "1", fmt[-1] == "1"
+    if len(lines) - 1 < n:
+        raise RankmapError(f"{path}: header says {n} vertices but only {len(lines) - 1} lines follow")
+    src, dst, w = [], [], []
+    for v in range(n):
+        toks = lines[1 + v].split()
+        skip = int(has_size) + (ncon if has_vw else 0)
+        toks = toks[skip:]
+        step = 2 if has_ew else 1
+        if len(toks) % step:
+            raise RankmapError(f"{path}: vertex {v + 1}: odd number of neighbour/weight fields")
+        for k in range(0, len(toks), step):
+            u = _int_token(toks[k], path, f"vertex {v + 1}")
+            if not 1 <= u <= n:
+                raise RankmapError(f"{path}: vertex {v + 1}: neighbour {u} outside 1-{n}")
+            src.append(v)
+            dst.append(u - 1)
+            if has_ew:
+                w.append(float(_int_token(toks[k + 1], path, f"vertex {v + 1}")))
+    return (np.array(src, dtype=np.int64), np.array(dst, dtype=np.int64),
+            np.array(w) if has_ew else None, None, n)
+
+
+def read_scotch(path: str):
+    """Return (src, dst, weights or None, None, n) from a Scotch source graph (.grf)."""
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        toks = fh.read().split()
+    pos = 0
+
+    def take(where):
+        nonlocal pos
+        if pos >= len(toks):
+            raise RankmapError(f"{path}: file ends early ({where})")
+        pos += 1
+        return _int_token(toks[pos - 1], path, where)
+
+    version = take("version")
+    if version != 0:
+        raise RankmapError(f"{path}: unsupported Scotch graph version {version}")
+    n = take("vertex count")
+    take("arc count")
+    base = take("base value")
+    flags = toks[pos].zfill(3) if pos < len(toks) else "000"
+    take("flags")
+    has_label, has_ew, has_vw = flags[-3] == "1", flags[-2] == "1", flags[-1] == "1"
+    labels, src, nbr, w = [], [], [], []
+    for v in range(n):
+        labels.append(take(f"vertex {v} label") if has_label else v + base)
+        if has_vw:
+            take(f"vertex {v} load")
+        deg = take(f"vertex {v} degree")
+        for _ in range(deg):
+            if has_ew:
+                w.append(float(take(f"vertex {v} edge load")))
+            nbr.append(take(f"vertex {v} neighbour"))
+            src.append(v)
+    index = {lab: i for i, lab in enumerate(labels)}
+    try:
+        dst = [index[u] for u in nbr]
+    except KeyError as exc:
+        raise RankmapError(f"{path}: neighbour {exc.args[0]} is not a vertex") from None
+    return (np.array(src, dtype=np.int64), np.array(dst, dtype=np.int64),
+            np.array(w) if has_ew else None, None, n)
+
+
+READERS = {".csv": read_csv_graph, ".mtx": read_matrix_market, ".graph": read_metis,
+           ".metis": read_metis, ".grf": read_scotch, ".src": read_scotch}
+
+
+def make_graph_pattern(spec_text: str, path: str, nbytes: int | None = None,
+                       n_ranks: int | None = None) -> Pattern:
+    """Read ``path`` (format by extension, see module docstring) into a Pattern."""
+    if not os.path.isfile(path):
+        raise RankmapError(f"graph file {path!r} not found")
+    ext = os.path.splitext(path)[1].lower()
+    reader = READERS.get(ext)
+    if reader is None:
+        raise RankmapError(f"graph file {path!r}: unknown format {ext or '(no extension)'!r}; "
+                           f"use {', '.join(sorted(READERS))}")
+    src, dst, weights, phase_names, n = reader(path)
+    if ext == ".csv":
+        n = int(max(src.max(), dst.max())) + 1
+    if n_ranks is not None:
+        if n_ranks < n:
+            raise RankmapError(f"graph file {path!r} uses {n} ranks, more than ranks={n_ranks}")
+        n = n_ranks
+    unit = float(nbytes) if nbytes is not None else None
+    if weights is None:
+        sizes = np.full(len(src), unit if unit is not None else float(1 << 20))
+    else:
+        if (weights < 0).any():
+            raise RankmapError(f"graph file {path!r} has a negative edge weight")
+        sizes = weights * (unit if unit is not None else 1.0)
+    keep = src != dst
+    src, dst, sizes = src[keep], dst[keep], sizes[keep]
+    if phase_names is None:
+        phases = [Phase("graph", src, dst, sizes)]
+    else:
+        names = np.array(phase_names, dtype=object)[keep]
+        order = list(dict.fromkeys(names))
+        phases = [Phase(str(p), src[names == p], dst[names == p], sizes[names == p]) for p in order]
+    return Pattern(spec=spec_text, kind="graph", n_ranks=int(n), phases=phases,
+                   params={"file": path})

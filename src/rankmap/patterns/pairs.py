@@ -1,0 +1,22 @@
+"""Random pairwise exchange (seed 003, section 2): ranks pair off at random and every pair
+exchanges a message in both directions. With an odd number of ranks one rank sits out.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .base import Pattern, Phase
+
+
+def make_random_pairs(spec_text: str, n_ranks: int, seed: int = 0,
+                      nbytes: int = 1 << 20) -> Pattern:
+    """One phase ``pairs``: a random perfect matching of ``n_ranks`` ranks, both directions."""
+    perm = np.random.default_rng(seed).permutation(n_ranks)
+    half = n_ranks // 2
+    a, b = perm[:2 * half:2], perm[1:2 * half:2]
+    src = np.concatenate([a, b])
+    dst = np.concatenate([b, a])
+    return Pattern(spec=spec_text, kind="pairs", n_ranks=n_ranks,
+                   phases=[Phase("pairs", src, dst, float(nbytes))],
+                   params={"seed": seed, "bytes": nbytes})

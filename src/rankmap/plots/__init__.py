@@ -1,0 +1,1 @@
+"""Pictures (matplotlib, drawn off-screen): link-load CDFs with plateau points, and more."""
