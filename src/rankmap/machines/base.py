@@ -90,6 +90,14 @@ class Machine(ABC):
     def hop_distance(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         """Links on a shortest path between node ids ``a`` and ``b`` (elementwise, int64)."""
 
+    def geometry(self, nodes: np.ndarray) -> np.ndarray:
+        """Coordinates that geometric mappers (rcb, greedy) split and walk, one row per node.
+
+        Default: :meth:`coords`. A dragonfly, say, returns (col, row, group) so that recursive
+        bisection treats the group as z and router row/column as y/x (seed 002).
+        """
+        return self.coords(nodes)
+
     def node_name(self, node: int) -> str:
         """A default host name for a node: ``node<id>``."""
         return f"node{int(node)}"
