@@ -13,6 +13,7 @@ import itertools
 
 import numpy as np
 
+from ..errors import RankmapError
 from .registry import MapperFamily, MapperInfo, register, register_family
 
 
@@ -41,6 +42,10 @@ def _is_rank_order(name: str, machine) -> bool:
 def _parse_rank_order(name: str, machine) -> MapperInfo | None:
     order = name.upper()
     if not _is_rank_order(order, machine):
+        letters = getattr(machine, "letters", "")
+        if name.isupper() and "T" in name and set(name) <= set("TXYZABCDEF") and letters:
+            raise RankmapError(f"rank order {name!r} does not fit this machine: use each of "
+                               f"T{letters} once, e.g. T{letters}")
         return None
 
     def mapper(pattern, machine, allocation, seed, _order=order):
@@ -59,7 +64,7 @@ def rank_order_names(machine) -> list[str]:
 
 
 register_family(MapperFamily(
-    prefix="<rank order>",
+    prefix="rank orders (T plus the machine's letters, e.g. TXYZ)",
     parse=_parse_rank_order,
     description="permutations of T and the machine's letters, e.g. TXYZ, XYZT, TZXY",
     all_names=lambda pattern, machine, allocation: rank_order_names(machine),

@@ -32,7 +32,12 @@ DEFAULT_BYTES = 1 << 20
 
 def _bytes_option(spec: Spec, default=DEFAULT_BYTES):
     value = spec.pop_option("bytes")
-    return default if value is None else parse_size(value, "message size")
+    if value is None:
+        return default
+    try:
+        return parse_size(value, "message size")
+    except RankmapError as exc:
+        raise RankmapError(f"bad bytes={value} in {spec.text!r}: {str(exc).split(': ', 1)[-1]}") from None
 
 
 def _need_grid(spec: Spec, example: str) -> tuple[int, ...]:

@@ -1,0 +1,153 @@
+"""The compare / evaluate / map / demo commands end to end, and their bad-input errors."""
+
+import csv
+import io
+import json
+import os
+
+import numpy as np
+import pytest
+
+from rankmap.cli import main
+
+
+def run(capsys, *args):
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_compare_json_matches_design(capsys):
+    code, out, _ = run(capsys, "compare", "--machine", "torus:4x4x4:cores=2", "--pattern",
+                       "stencil:8x16:box", "--mappings", "TXYZ,TZXY,XYZT", "--format", "json")
+    assert code == 0
+    doc = json.loads(out)
+    assert doc["routing"] == "dor" and len(doc["candidates"]) == 3
+    assert doc["best"] == doc["candidates"][0]["mapping"]
+    for c in doc["candidates"]:
+        assert set(c["metrics"]) >= {"max_link_streams", "max_link_bytes", "mean_link_bytes",
+                                     "avg_hops", "hop_bytes", "plateau_bytes"}
+        assert c["phases"][0]["name"] == "halo"
+    keys = [(c["metrics"]["max_link_bytes"], c["metrics"]["hop_bytes"]) for c in doc["candidates"]]
+    assert keys == sorted(keys)
+
+
+def test_compare_table_and_csv(capsys):
+    code, out, _ = run(capsys, "compare", "-m", "torus:4x4", "-p", "fft2d:4x4",
+                       "--mappings", "all", "--routing", "adaptive")
+    assert code == 0 and "best:" in out and "TXY" in out
+    code, out, _ = run(capsys, "compare", "-m", "torus:4x4", "-p", "fft2d:4x4", "--mappings",
+                       "TXY,YXT", "--format", "csv")
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert {r["phase"] for r in rows} == {"all", "dim0", "dim1"} and len(rows) == 6
+
+
+def test_compare_plots(capsys, tmp_path):
+    d = tmp_path / "plots"
+    code, _, err = run(capsys, "compare", "-m", "torus:4x4", "-p", "fft2d:4x4",
+                       "--mappings", "TXY,inorder", "--plot-dir", str(d))
+    assert code == 0
+    for name in ("cdf-dim0.png", "cdf-dim1.png"):
+        assert (d / name).stat().st_size > 5000
+    code, _, err = run(capsys, "compare", "-m", "torus:4x4", "-p", "fft2d:4x4",
+                       "--mappings", "TXY", "--plot-dir", str(d))
+    assert code == 2 and "--force" in err
+
+
+def test_map_then_evaluate_round_trip(capsys, tmp_path):
+    mf = tmp_path / "map.txt"
+    links = tmp_path / "links.csv"
+    code, out, _ = run(capsys, "map", "-m", "torus:8x8x8:cores=2", "-p", "fft2d:32x32",
+                       "--mapping", "ZYXT", "--emit", "bgp", "-o", str(mf))
+    assert code == 0 and "mapfile" in out
+    code, out, _ = run(capsys, "evaluate", "-m", "torus:8x8x8:cores=2", "-p", "fft2d:32x32",
+                       "--mapfile", str(mf), "--links-out", str(links))
+    assert code == 0
+    via_file = json.loads(out)["candidates"][0]
+    code, out, _ = run(capsys, "evaluate", "-m", "torus:8x8x8:cores=2", "-p", "fft2d:32x32",
+                       "--mapping", "ZYXT")
+    assert json.loads(out)["candidates"][0]["metrics"] == via_file["metrics"]
+    rows = list(csv.reader(open(links)))
+    assert rows[0] == ["phase", "src", "dim", "dir", "dst", "bytes", "streams"]
+    assert len(rows) == 1 + 2 * 512 * 6
+    total = sum(float(r[5]) for r in rows[1:])
+    assert total == pytest.approx(via_file["metrics"]["hop_bytes"])
+    # refuse to overwrite without --force
+    code, _, err = run(capsys, "map", "-m", "torus:8x8x8:cores=2", "-p", "fft2d:32x32",
+                       "--mapping", "ZYXT", "--emit", "bgp", "-o", str(mf))
+    assert code == 2 and "exists" in err and "--force" in err
+    assert run(capsys, "map", "-m", "torus:8x8x8:cores=2", "-p", "fft2d:32x32", "--mapping",
+               "TXYZ", "--emit", "bgp", "-o", str(mf), "--force")[0] == 0
+
+
+def test_single_phase_links_csv_header(capsys, tmp_path):
+    links = tmp_path / "l.csv"
+    assert run(capsys, "evaluate", "-m", "torus:4", "-p", "stencil:4", "--mapping", "TX",
+               "--links-out", str(links))[0] == 0
+    rows = list(csv.reader(open(links)))
+    assert rows[0] == ["src", "dim", "dir", "dst", "bytes", "streams"]
+    assert rows[1] == ["0", "0", "1", "1", str(1 << 20), "1"]
+
+
+MAPFILE_CASES = [
+    ("0 0\n1 0 0\n", "line 1: expected 3 numbers"),
+    ("0 0 x\n1 0 0\n", "not integers"),
+    ("0 0 0\n", "places 1 ranks, the pattern has 2"),
+    ("0 0 0\n0 0 0\n", "lines 1 and 2"),
+    ("0 0 0\n9 0 0\n", "line 2: coordinates \\(9, 0\\)"),
+    ("0 0 0\n0 0 5\n", "core 5"),
+    ("# only a comment\n", "places no ranks"),
+]
+
+
+@pytest.mark.parametrize("text,needle", MAPFILE_CASES)
+def test_bad_mapfiles(capsys, tmp_path, text, needle):
+    f = tmp_path / "m.map"
+    f.write_text(text)
+    code, _, err = run(capsys, "evaluate", "-m", "torus:4x4:cores=2", "-p", "stencil:2",
+                       "--mapfile", str(f))
+    assert code == 2 and "Traceback" not in err
+    import re
+    assert re.search(needle, err), err
+
+
+def test_mapfile_outside_allocation(capsys, tmp_path):
+    f = tmp_path / "m.map"
+    f.write_text("0 0 0\n3 3 0\n")
+    code, _, err = run(capsys, "evaluate", "-m", "torus:4x4", "--nodes", "0-3", "-p",
+                       "stencil:2", "--mapfile", str(f))
+    assert code == 2 and "not in the allocation" in err
+
+
+BAD_ARGS = [
+    (["compare", "-m", "torus:8x8", "-p", "stencil:8x8:bytes=0"], "bytes=0"),
+    (["compare", "-m", "torus:8x8", "-p", "stencil:64x64"], "4096 ranks do not fit"),
+    (["compare", "-m", "torus:8x8", "-p", "stencil:8x8", "--routing", "valiant"], "valiant"),
+    (["compare", "-m", "torus:8x8", "-p", "stencil:8x8", "--mappings", "TXYZ"], "TXYZ"),
+    (["compare", "-m", "torus:8x8", "-p", "graph:missing.csv"], "missing.csv"),
+    (["compare", "-m", "torus:8x8", "-p", "stencil:8x8", "--nodes", "0-99"], "99"),
+    (["compare", "-m", "torus:8x8", "-p", "stencil:8x8", "--y", "1.5"], "1.5"),
+    (["compare", "-m", "tourus:8x8", "-p", "stencil:8x8"], "tourus"),
+    (["map", "-m", "torus:8x8", "-p", "stencil:8x8", "--mapping", "TXY", "--emit", "pdf",
+      "-o", "x"], "pdf"),
+    (["evaluate", "-m", "torus:8x8", "-p", "stencil:8x8", "--mapfile", "/nope.map"], "/nope.map"),
+]
+
+
+@pytest.mark.parametrize("args,needle", BAD_ARGS)
+def test_bad_input_is_one_line_exit_2(capsys, args, needle):
+    code, out, err = run(capsys, *args)
+    assert code == 2
+    assert needle in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_demo_writes_plot_and_json(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = run(capsys, "demo")
+    assert code == 0
+    assert "best:" in out and "TZ" in out
+    assert (tmp_path / "rankmap-demo" / "cdf-halo.png").stat().st_size > 10000
+    doc = json.load(open(tmp_path / "rankmap-demo" / "compare.json"))
+    assert len(doc["candidates"]) == 26
+    assert run(capsys, "demo")[0] == 0  # a second run replaces its own outputs

@@ -1,0 +1,107 @@
+"""Pattern specs: stencils, FFT phases, random pairs, graph files, TOML phases."""
+
+import numpy as np
+import pytest
+from hypothesis import given, strategies as st
+
+from rankmap.errors import RankmapError
+from rankmap.patterns import parse_pattern
+
+
+def flows(pattern, phase=0):
+    ph = pattern.phases[phase]
+    return sorted(zip(ph.src.tolist(), ph.dst.tolist()))
+
+
+def test_star_stencil_neighbours_row_major_last_fastest():
+    p = parse_pattern("stencil:3x4")
+    # rank 5 = (1, 1): neighbours (0,1)=1, (2,1)=9, (1,0)=4, (1,2)=6
+    assert sorted(d for s, d in flows(p) if s == 5) == [1, 4, 6, 9]
+    assert p.phases[0].bytes[0] == 1 << 20
+
+
+@given(st.lists(st.integers(1, 5), min_size=1, max_size=3), st.booleans(), st.booleans())
+def test_stencil_flow_counts(grid, box, periodic):
+    p = parse_pattern("stencil:" + "x".join(map(str, grid)) + (":box" if box else "")
+                      + (":periodic" if periodic else ""))
+    n = int(np.prod(grid))
+    ph = p.phases[0]
+    assert p.n_ranks == n and (ph.src != ph.dst).all()
+    if periodic and min(grid) >= 3:
+        per_rank = 3 ** len(grid) - 1 if box else 2 * len(grid)
+        assert ph.n_flows == n * per_rank
+    if not periodic:  # symmetric: every flow has its reverse
+        assert sorted(zip(ph.src, ph.dst)) == sorted(zip(ph.dst, ph.src))
+
+
+def test_fft2d_groups():
+    p = parse_pattern("fft2d:2x3:bytes=4KiB")
+    assert [ph.name for ph in p.phases] == ["dim0", "dim1"]
+    # dim0: groups of P0=2 ranks sharing j: {0,3}, {1,4}, {2,5}
+    assert flows(p, 0) == [(0, 3), (1, 4), (2, 5), (3, 0), (4, 1), (5, 2)]
+    # dim1: groups of P1=3 consecutive ranks
+    assert set(flows(p, 1)) == {(a, b) for g in ((0, 1, 2), (3, 4, 5)) for a in g for b in g if a != b}
+    assert p.phases[0].bytes[0] == 4096
+
+
+def test_random_pairs_is_a_matching_both_ways():
+    p = parse_pattern("pairs:random:seed=3", default_ranks=10)
+    ph = p.phases[0]
+    assert ph.n_flows == 10 and sorted(ph.src.tolist()) == list(range(10))
+    partner = dict(zip(ph.src.tolist(), ph.dst.tolist()))
+    assert all(partner[partner[r]] == r and partner[r] != r for r in partner)
+    assert flows(p) != flows(parse_pattern("pairs:random:seed=4", default_ranks=10))
+    assert parse_pattern("pairs:random:ranks=7").phases[0].n_flows == 6
+
+
+def test_graph_csv_with_phases(tmp_path):
+    f = tmp_path / "g.csv"
+    f.write_text("src,dst,bytes,phase\n0,1,1KiB,a\n1,0,2048,a\n2,3,10,b\n3,3,5,b\n")
+    p = parse_pattern(f"graph:{f}")
+    assert p.n_ranks == 4 and [ph.name for ph in p.phases] == ["a", "b"]
+    assert p.phases[0].bytes.tolist() == [1024, 2048] and p.phases[1].n_flows == 1  # self-loop dropped
+
+
+def test_graph_metis_scotch_mtx_agree(tmp_path):
+    # triangle 0-1-2 plus edge 2-3, weights 5 on every edge
+    (tmp_path / "g.graph").write_text("% comment\n4 4 001\n2 5 3 5\n1 5 3 5\n1 5 2 5 4 5\n3 5\n")
+    (tmp_path / "g.grf").write_text("0\n4 8\n0 010\n2 5 1 5 2\n2 5 0 5 2\n3 5 0 5 1 5 3\n1 5 2\n")
+    (tmp_path / "g.mtx").write_text("%%MatrixMarket matrix coordinate integer symmetric\n"
+                                    "4 4 4\n2 1 5\n3 1 5\n3 2 5\n4 3 5\n")
+    results = [flows(parse_pattern(f"graph:{tmp_path / n}")) for n in ("g.graph", "g.grf", "g.mtx")]
+    assert results[0] == results[1] == results[2]
+    assert len(results[0]) == 8
+    p = parse_pattern(f"graph:{tmp_path / 'g.graph'}:bytes=1KiB")
+    assert set(p.phases[0].bytes) == {5 * 1024}
+
+
+def test_toml_phases(tmp_path):
+    f = tmp_path / "app.toml"
+    f.write_text('[[phase]]\npattern = "stencil:4x4:periodic"\nname = "halo"\n'
+                 '[[phase]]\npattern = "fft2d:4x4"\n'
+                 '[[phase]]\nname = "x"\nflows = [[0, 15, "1KiB"]]\n')
+    p = parse_pattern(str(f))
+    assert [ph.name for ph in p.phases] == ["halo", "dim0", "dim1", "x"]
+    assert p.n_ranks == 16 and p.grid == (4, 4)
+
+
+@pytest.mark.parametrize("spec,needle", [
+    ("stencil", "grid"), ("stencil:4x0", "positive"), ("stencil:4x4:bytes=0", "positive"),
+    ("stencil:4x4:bytes=-1KiB", "-1KiB"), ("stencil:4x4:bytes=lots", "lots"),
+    ("stencil:4x4:diagonal", "diagonal"), ("fft2d:4x4x4", "P0xP1"), ("pairs:sorted", "random"),
+    ("graph:/no/such.csv", "not found"), ("wave:8", "wave"), ("stencil:4x4:star:box", "both"),
+])
+def test_bad_pattern_specs(spec, needle):
+    with pytest.raises(RankmapError, match=needle):
+        parse_pattern(spec, default_ranks=16)
+
+
+@pytest.mark.parametrize("text,needle", [
+    ("src,dst,bytes\n0,1\n", "line 2"), ("0,x,5\n", "line 1"), ("0,1,5KiBB\n", "line 1"),
+    ("from,to,size\n0,1,5\n", "header"),
+])
+def test_bad_graph_csv_names_line(tmp_path, text, needle):
+    f = tmp_path / "bad.csv"
+    f.write_text(text)
+    with pytest.raises(RankmapError, match=needle):
+        parse_pattern(f"graph:{f}")

@@ -1,0 +1,99 @@
+"""Hand-computed routes on tiny tori and meshes, and traffic conservation for both models."""
+
+import numpy as np
+import pytest
+from hypothesis import given, strategies as st
+
+from rankmap.machines import Torus, parse_machine
+
+
+def loads_by_name(machine, src, dst, routing, nbytes=1.0):
+    """{(node, dim, dir): (bytes, streams)} for the non-idle links of one routed flow set."""
+    ld = machine.route(np.array(src), np.array(dst), np.full(len(src), nbytes), routing)
+    out = {}
+    for i in np.nonzero(ld.bytes)[0]:
+        out[(int(machine.link_src[i]), int(machine.link_dim[i]), int(machine.link_dir[i]))] = (
+            float(ld.bytes[i]), int(ld.streams[i]))
+    return out
+
+
+def test_dor_ring_short_way_and_tie_goes_plus():
+    m = Torus((8,))
+    assert loads_by_name(m, [0], [3], "dor") == {(0, 0, 1): (1, 1), (1, 0, 1): (1, 1), (2, 0, 1): (1, 1)}
+    # offset 4 on a ring of 8 is a tie: + direction
+    assert set(loads_by_name(m, [0], [4], "dor")) == {(n, 0, 1) for n in range(4)}
+    # offset 5 = -3: the short way is backwards through the wrap link
+    assert set(loads_by_name(m, [0], [5], "dor")) == {(0, 0, -1), (7, 0, -1), (6, 0, -1)}
+
+
+def test_mesh_never_wraps():
+    m = parse_machine("mesh:4")
+    assert set(loads_by_name(m, [3], [0], "dor")) == {(3, 0, -1), (2, 0, -1), (1, 0, -1)}
+    assert m.n_links == 6  # 3 cables, both directions
+
+
+def test_dor_goes_x_first_then_y():
+    m = Torus((4, 4))
+    # node (0,0) -> (1,1): x+ from node 0, then y+ from node 1
+    assert loads_by_name(m, [0], [5], "dor") == {(0, 0, 1): (1, 1), (1, 1, 1): (1, 1)}
+
+
+def test_adaptive_splits_equally_at_each_hop():
+    m = Torus((4, 4))
+    got = loads_by_name(m, [0], [5], "adaptive", nbytes=8.0)
+    assert got == {(0, 0, 1): (4, 1), (0, 1, 1): (4, 1), (1, 1, 1): (4, 1), (4, 0, 1): (4, 1)}
+
+
+def test_adaptive_tie_uses_both_directions_until_committed():
+    ring = Torus((4,))
+    assert loads_by_name(ring, [0], [2], "adaptive", 2.0) == {
+        (0, 0, 1): (1, 1), (0, 0, -1): (1, 1), (1, 0, 1): (1, 1), (3, 0, -1): (1, 1)}
+    # 4x2 torus, (0,0) -> (1,1): y offset 1 on a ring of 2 is a tie, so 3 productive links
+    m = Torus((4, 2))
+    got = loads_by_name(m, [0], [5], "adaptive", 6.0)
+    assert got == {(0, 0, 1): (2, 1), (0, 1, 1): (2, 1), (0, 1, -1): (2, 1),
+                   (4, 0, 1): (4, 1), (1, 1, 1): (1, 1), (1, 1, -1): (1, 1)}
+
+
+def test_flows_inside_a_node_load_nothing():
+    m = Torus((4, 4))
+    ld = m.route(np.array([3, 3]), np.array([3, 3]), np.array([5.0, 7.0]), "adaptive")
+    assert ld.bytes.sum() == 0 and ld.streams.sum() == 0 and list(ld.flow_hops) == [0, 0]
+
+
+@st.composite
+def torus_and_flows(draw):
+    nd = draw(st.integers(1, 3))
+    dims = tuple(draw(st.integers(1, 6)) for _ in range(nd))
+    wrap = tuple(draw(st.booleans()) for _ in range(nd))
+    m = Torus(dims, wrap=wrap)
+    n = draw(st.integers(1, 30))
+    src = np.array(draw(st.lists(st.integers(0, m.n_nodes - 1), min_size=n, max_size=n)))
+    dst = np.array(draw(st.lists(st.integers(0, m.n_nodes - 1), min_size=n, max_size=n)))
+    nbytes = np.array(draw(st.lists(st.integers(1, 1000), min_size=n, max_size=n)), float)
+    return m, src, dst, nbytes
+
+
+@given(torus_and_flows(), st.sampled_from(["dor", "adaptive"]))
+def test_link_bytes_conserve_hop_bytes(case, routing):
+    m, src, dst, nbytes = case
+    ld = m.route(src, dst, nbytes, routing)
+    hops = m.hop_distance(src, dst)
+    assert ld.bytes.sum() == pytest.approx(float((hops * nbytes).sum()))
+    assert (ld.bytes >= -1e-9).all()
+    if routing == "dor":  # one path per flow: streams count its links exactly
+        assert ld.streams.sum() == hops.sum()
+    else:  # a split flow has at least as many links with a share as its hop count
+        assert ld.streams.sum() >= hops.sum()
+    assert np.array_equal(ld.flow_hops, hops)
+
+
+@given(torus_and_flows())
+def test_dor_and_adaptive_agree_on_a_line(case):
+    """With only one productive dimension there is one minimal path: both models agree."""
+    m, src, dst, nbytes = case
+    if len(m.dims) != 1 or (m.wrap[0] and m.dims[0] % 2 == 0):
+        return
+    a = m.route(src, dst, nbytes, "dor")
+    b = m.route(src, dst, nbytes, "adaptive")
+    assert np.allclose(a.bytes, b.bytes) and np.array_equal(a.streams, b.streams)
