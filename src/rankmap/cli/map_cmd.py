@@ -6,7 +6,8 @@ import argparse
 import sys
 
 from ..io.atomic import check_writable, write_atomic
-from ..io.emit import EMITTERS, get_emitter
+from ..io.emit import EMITTERS, get_emitter, usage_text
+from ..io.hostnames import apply_name_template
 from ..mappers import build_mapping
 from .common import add_force, add_input_options, example, load_inputs
 
@@ -26,6 +27,10 @@ def add_parser(sub) -> None:
     p.add_argument("--emit", required=True, metavar="FORMAT",
                    help="file format: " + ", ".join(EMITTERS))
     p.add_argument("-o", "--output", required=True, metavar="FILE", help="file to write")
+    p.add_argument("--names", metavar="TEMPLATE",
+                   help="host name template for launcher files, e.g. 'nid{id:05d}' (fields: "
+                   "id, pos = position in the allocation, machine letters x y z ...); "
+                   "default: names given in --nodes, else node<id>")
     add_force(p)
     p.set_defaults(func=run)
 
@@ -34,10 +39,12 @@ def run(args) -> int:
     emitter = get_emitter(args.emit)
     check_writable(args.output, args.force)
     machine, allocation, pattern = load_inputs(args)
+    if getattr(args, "names", None):
+        allocation = apply_name_template(allocation, machine, args.names)
     mapping = build_mapping(args.mapping, pattern, machine, allocation, args.seed)
     write_atomic(args.output, emitter.write(mapping, machine, allocation), force=args.force)
     print(f"wrote {args.output}: {mapping.name} placement of {pattern.n_ranks} ranks "
           f"({emitter.name})", file=sys.stderr)
     if emitter.usage:
-        print(emitter.usage.format(path=args.output))
+        print(usage_text(emitter, args.output, mapping, allocation))
     return 0

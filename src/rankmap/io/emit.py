@@ -43,3 +43,44 @@ register_emitter(Emitter(
     "bgp", format_mapfile,
     "Blue Gene/L-P mapfile: one line per rank, 'x y z t' (e.g. '0 0 0 1')",
     usage="mpirun -mapfile {path} ...   (Blue Gene/P: or BG_MAPPING={path})"))
+
+
+def usage_text(emitter: Emitter, path: str, mapping, allocation) -> str:
+    """The emitter's usage line with {path}, {n_ranks}, {n_nodes} and {per_node} filled in."""
+    import numpy as np
+    counts = np.bincount(mapping.core_of_rank // allocation.cores_per_node)
+    used = counts[counts > 0]
+    return emitter.usage.format(path=path, n_ranks=len(mapping.core_of_rank),
+                                n_nodes=len(used), per_node=int(used.max()))
+
+
+def _register_launchers() -> None:
+    from . import bgq, cray, hostfile, mpich, openmpi, slurm
+    register_emitter(Emitter(
+        "bgq", bgq.format_bgq_mapfile,
+        "Blue Gene/Q mapfile: one line per rank, 'a b c d e t' (e.g. '0 1 0 0 1 3')",
+        usage="runjob --mapping {path} --np {n_ranks} : ./app"))
+    register_emitter(Emitter(
+        "cray", cray.format_rank_order,
+        "Cray MPICH_RANK_ORDER: ranks in core order, one line per node (e.g. '0,1,16,17')",
+        usage=cray.USAGE))
+    register_emitter(Emitter(
+        "slurm", slurm.format_slurm_hostfile,
+        "SLURM_HOSTFILE for srun --distribution=arbitrary: host of rank r on line r "
+        "(e.g. 'nid00012')", usage=slurm.SRUN_USAGE))
+    register_emitter(Emitter(
+        "openmpi", openmpi.format_rankfile,
+        "Open MPI rankfile: 'rank N=host slot=S' (e.g. 'rank 5=nid00012 slot=1')",
+        usage="mpirun --rankfile {path} -n {n_ranks} ./app   "
+              "(Open MPI 5: --map-by rankfile:file={path})"))
+    register_emitter(Emitter(
+        "mpich", mpich.format_machinefile,
+        "MPICH Hydra machinefile in rank order: 'host:count' (e.g. 'nid00012:4')",
+        usage="mpiexec -f {path} -n {n_ranks} ./app"))
+    register_emitter(Emitter(
+        "hostfile", hostfile.format_hostfile,
+        "one host per line in rank order, as SimGrid smpirun reads it (e.g. 'nid00012')",
+        usage="smpirun -hostfile {path} -platform platform.xml -np {n_ranks} ./app"))
+
+
+_register_launchers()

@@ -1,0 +1,30 @@
+"""Blue Gene/Q mapfile: one line per rank, ``A B C D E T`` (five torus coordinates, then core).
+
+``runjob --mapping FILE`` reads it. Example line: ``0 1 0 0 1 3``. Same layout as the BG/P
+mapfile, so the reader is :func:`rankmap.io.bgmap.read_mapfile`; the machine must be 5-D.
+"""
+
+from __future__ import annotations
+
+from ..allocation import Allocation
+from ..errors import RankmapError
+from ..mappers.base import Mapping
+from .bgmap import format_mapfile, read_mapfile
+
+
+def _check_5d(machine) -> None:
+    if len(machine.letters) != 5:
+        raise RankmapError(f"the bgq format needs a 5-D torus (A B C D E), machine "
+                           f"{machine.spec!r} has {len(machine.letters)} dimensions")
+
+
+def format_bgq_mapfile(mapping: Mapping, machine, allocation: Allocation) -> str:
+    """BG/Q mapfile text: ``a b c d e t`` per rank."""
+    _check_5d(machine)
+    return format_mapfile(mapping, machine, allocation)
+
+
+def read_bgq_mapfile(path: str, machine, allocation: Allocation, n_ranks: int) -> Mapping:
+    """Read a BG/Q mapfile into a Mapping."""
+    _check_5d(machine)
+    return read_mapfile(path, machine, allocation, n_ranks)

@@ -1,0 +1,111 @@
+"""Cray MPICH rank order file (MPICH_RANK_ORDER, used with MPICH_RANK_REORDER_METHOD=3).
+
+The file lists rank numbers, comma separated (ranges ``a-b`` allowed), in the order in which
+they take the job's cores: the first K listed go to the first node, the next K to the second,
+and so on, K being the ranks per node (``srun --ntasks-per-node=K`` / ``aprun -N K``).
+rankmap writes one line per node. Example line: ``0,1,16,17``.
+
+Cray MPICH reads the file named ``MPICH_RANK_ORDER`` in the working directory, so a placement
+must use the same number of ranks on every node it uses, and those nodes must be the first
+ones of the allocation.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+import numpy as np
+
+from ..allocation import Allocation
+from ..errors import RankmapError
+from ..mappers.base import Mapping, validate_mapping
+from .hostnames import read_lines
+
+USAGE = ("cp {path} MPICH_RANK_ORDER && MPICH_RANK_REORDER_METHOD=3 srun "
+         "--ntasks-per-node={per_node} -n {n_ranks} ./app")
+_HEADER = re.compile(r"ranks per node:\s*(\d+)")
+
+
+def ranks_per_node(mapping: Mapping, allocation: Allocation) -> int:
+    """The common number of ranks on every used node; error if nodes differ or are skipped."""
+    pos = mapping.core_of_rank // allocation.cores_per_node
+    counts = np.bincount(pos, minlength=allocation.n_nodes)
+    used = np.nonzero(counts)[0]
+    k = int(counts[used[0]])
+    if (counts[used] != k).any():
+        bad = int(used[np.nonzero(counts[used] != k)[0][0]])
+        raise RankmapError(f"the cray rank order needs the same number of ranks on every node: "
+                           f"node {int(allocation.nodes[used[0]])} has {k}, node "
+                           f"{int(allocation.nodes[bad])} has {int(counts[bad])}")
+    if used[-1] != len(used) - 1:
+        gap = int(np.nonzero(counts == 0)[0][0])
+        raise RankmapError(f"the cray rank order cannot skip allocated node "
+                           f"{int(allocation.nodes[gap])}: pass --nodes with only the nodes used")
+    return k
+
+
+def _compress(ranks: list[int]) -> str:
+    parts, i = [], 0
+    while i < len(ranks):
+        j = i
+        while j + 1 < len(ranks) and ranks[j + 1] == ranks[j] + 1:
+            j += 1
+        parts.append(f"{ranks[i]}-{ranks[j]}" if j - i >= 2 else
+                     ",".join(map(str, ranks[i:j + 1])))
+        i = j + 1
+    return ",".join(parts)
+
+
+def format_rank_order(mapping: Mapping, machine, allocation: Allocation) -> str:
+    """MPICH_RANK_ORDER text: one line per node, its ranks in core order."""
+    k = ranks_per_node(mapping, allocation)
+    order = np.argsort(mapping.core_of_rank, kind="stable").tolist()
+    lines = [f"# rankmap {mapping.name}: {len(order)} ranks, ranks per node: {k} "
+             "(MPICH_RANK_REORDER_METHOD=3)"]
+    lines += [_compress(order[i:i + k]) for i in range(0, len(order), k)]
+    return "\n".join(lines) + "\n"
+
+
+def read_rank_order(path: str, machine, allocation: Allocation, n_ranks: int | None = None,
+                    per_node: int | None = None) -> Mapping:
+    """Read an MPICH_RANK_ORDER file: the i-th listed rank takes core i % K of node i // K.
+
+    K is ``per_node``, else the ``ranks per node`` noted in a rankmap header, else the
+    allocation's cores per node.
+    """
+    if per_node is None and os.path.isfile(path):
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            m = _HEADER.search(fh.read(4096))
+        per_node = int(m.group(1)) if m else None
+    k = per_node or allocation.cores_per_node
+    if k > allocation.cores_per_node:
+        raise RankmapError(f"{k} ranks per node do not fit on {allocation.cores_per_node} cores")
+    listed: list[int] = []
+    for lineno, text in read_lines(path):
+        for item in text.replace(",", " ").split():
+            m = re.fullmatch(r"(\d+)(?:-(\d+))?", item)
+            if not m:
+                raise RankmapError(f"{path}: line {lineno}: bad rank {item!r}")
+            lo = int(m.group(1))
+            hi = int(m.group(2)) if m.group(2) else lo
+            if hi < lo:
+                raise RankmapError(f"{path}: line {lineno}: range {item!r} ends before it starts")
+            listed.extend(range(lo, hi + 1))
+    ranks = np.array(listed, dtype=np.int64)
+    n = len(ranks)
+    if n_ranks is not None and n != n_ranks:
+        raise RankmapError(f"rank order {path!r} lists {n} ranks, the pattern has {n_ranks}")
+    if not np.array_equal(np.sort(ranks), np.arange(n)):
+        seen = np.bincount(ranks, minlength=n)
+        bad = np.nonzero(seen != 1)[0]
+        r = int(bad[0]) if len(bad) else n
+        raise RankmapError(f"rank order {path!r} lists rank {r} {int(seen[r]) if r < len(seen) else 0}"
+                           " times (each of 0-" f"{n - 1} must appear once)")
+    if (n + k - 1) // k > allocation.n_nodes:
+        raise RankmapError(f"rank order {path!r} needs {(n + k - 1) // k} nodes at {k} per node, "
+                           f"the allocation has {allocation.n_nodes}")
+    i = np.arange(n)
+    core_of_rank = np.empty(n, dtype=np.int64)
+    core_of_rank[ranks] = (i // k) * allocation.cores_per_node + i % k
+    return validate_mapping(f"rank order {os.path.basename(path)!r}", core_of_rank, n, allocation)

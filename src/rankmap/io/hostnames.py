@@ -1,0 +1,108 @@
+"""Host names of allocated nodes for launcher files, and reading ranks back from host names.
+
+Names come from the allocation (``--nodes`` given as real host names) or from a template such
+as ``nid{id:05d}`` (fields: ``id`` the machine node id, ``pos`` the position in the allocation,
+and the machine's coordinate letters in lower case, e.g. ``{x}``, ``{y}``, ``{z}``).
+Host-per-rank formats (Slurm, Hydra, SimGrid) only say which node a rank runs on; reading them
+back gives each rank the next free core of its node, in rank order.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+
+import numpy as np
+
+from ..allocation import Allocation
+from ..errors import RankmapError
+from ..mappers.base import Mapping, validate_mapping
+
+_FIELD = re.compile(r"\{([a-zA-Z_]\w*)[^{}]*\}")
+
+
+def apply_name_template(allocation: Allocation, machine, template: str) -> Allocation:
+    """A copy of ``allocation`` whose host names come from ``template`` (``nid{id:05d}``)."""
+    fields = set(_FIELD.findall(template))
+    if not fields:
+        raise RankmapError(f"bad --names template {template!r}: it needs a field such as {{id}}")
+    letters = machine.letters.lower()
+    known = {"id", "pos"} | set(letters)
+    bad = sorted(fields - known)
+    if bad:
+        raise RankmapError(f"bad --names template {template!r}: unknown field {bad[0]!r} "
+                           f"(known: {', '.join(sorted(known))})")
+    coords = machine.coords(allocation.nodes) if fields & set(letters) else None
+    names = []
+    for pos, node in enumerate(allocation.nodes.tolist()):
+        values = {"id": node, "pos": pos}
+        if coords is not None:
+            values.update({ch: int(v) for ch, v in zip(letters, coords[pos])})
+        try:
+            names.append(template.format(**values))
+        except (ValueError, IndexError, KeyError) as exc:
+            raise RankmapError(f"bad --names template {template!r}: {exc}") from None
+    if len(set(names)) != len(names):
+        raise RankmapError(f"--names template {template!r} gives two nodes the same name")
+    return dataclasses.replace(allocation, names=names)
+
+
+def rank_hosts(mapping: Mapping, machine, allocation: Allocation) -> list[str]:
+    """Host name of every rank, in rank order."""
+    names = np.array(allocation.host_names(machine), dtype=object)
+    return names[mapping.core_of_rank // allocation.cores_per_node].tolist()
+
+
+def check_host_name(name: str) -> None:
+    """Raise when a host name cannot be written to a launcher file (empty, blanks, ':' or '#')."""
+    if not name or any(ch.isspace() for ch in name) or ":" in name or "#" in name:
+        raise RankmapError(f"host name {name!r} cannot be written to a launcher file")
+
+
+def position_lookup(machine, allocation: Allocation) -> dict[str, int]:
+    """Host name -> position in the allocation."""
+    return {name: pos for pos, name in enumerate(allocation.host_names(machine))}
+
+
+def mapping_from_hosts(hosts: list[str], where: list[str], machine, allocation: Allocation,
+                       name: str, n_ranks: int | None = None) -> Mapping:
+    """Mapping that puts rank r on host ``hosts[r]`` (next free core of that node).
+
+    ``where[r]`` locates rank r's entry for error messages (``file: line 3``).
+    """
+    lookup = position_lookup(machine, allocation)
+    if n_ranks is not None and len(hosts) != n_ranks:
+        raise RankmapError(f"{name} places {len(hosts)} ranks, the pattern has {n_ranks}")
+    pos = np.empty(len(hosts), dtype=np.int64)
+    for r, host in enumerate(hosts):
+        p = lookup.get(host)
+        if p is None:
+            raise RankmapError(f"{where[r]}: host {host!r} is not in the allocation")
+        pos[r] = p
+    cpn = allocation.cores_per_node
+    counts = np.bincount(pos, minlength=allocation.n_nodes)
+    if (counts > cpn).any():
+        p = int(np.argmax(counts))
+        raise RankmapError(f"{name} puts {int(counts[p])} ranks on host "
+                           f"{allocation.host_names(machine)[p]!r}, which has {cpn} cores")
+    order = np.argsort(pos, kind="stable")
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    slot = np.empty(len(hosts), dtype=np.int64)
+    slot[order] = np.arange(len(hosts)) - np.repeat(starts, counts)
+    return validate_mapping(name, pos * cpn + slot, len(hosts), allocation)
+
+
+def read_lines(path: str) -> list[tuple[int, str]]:
+    """Non-blank lines of a text file without ``#`` comments, with their line numbers."""
+    import os
+    if not os.path.isfile(path):
+        raise RankmapError(f"placement file {path!r} not found")
+    out = []
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        for lineno, line in enumerate(fh, 1):
+            text = line.split("#", 1)[0].strip()
+            if text:
+                out.append((lineno, text))
+    if not out:
+        raise RankmapError(f"placement file {path!r} places no ranks")
+    return out

@@ -1,0 +1,55 @@
+"""MPICH Hydra machinefile in rank order: ``host:count`` lines.
+
+``mpiexec -f FILE -n N`` gives the first ``count`` ranks to the first line's host, the next
+ones to the next line, and so on; consecutive ranks on one host are merged into one line.
+Example line: ``nid00012:4``.
+"""
+
+from __future__ import annotations
+
+import os
+
+from ..allocation import Allocation
+from ..errors import RankmapError
+from ..mappers.base import Mapping
+from .hostnames import check_host_name, mapping_from_hosts, rank_hosts, read_lines
+
+
+def format_machinefile(mapping: Mapping, machine, allocation: Allocation) -> str:
+    """Hydra machinefile: runs of consecutive ranks on one host as ``host:count``."""
+    hosts = rank_hosts(mapping, machine, allocation)
+    lines: list[str] = []
+    run_host, run = None, 0
+    for h in hosts + [None]:
+        if h == run_host:
+            run += 1
+            continue
+        if run_host is not None:
+            lines.append(f"{run_host}:{run}")
+        if h is not None:
+            check_host_name(h)
+        run_host, run = h, 1
+    return "\n".join(lines) + "\n"
+
+
+def read_machinefile(path: str, machine, allocation: Allocation,
+                     n_ranks: int | None = None) -> Mapping:
+    """Read a Hydra machinefile (``host`` or ``host:count`` lines) into a Mapping."""
+    hosts, where = [], []
+    for lineno, text in read_lines(path):
+        host, sep, count = text.partition(":")
+        host = host.strip()
+        if not host or len(text.split()) != 1:
+            raise RankmapError(f"{path}: line {lineno}: expected host or host:count, got {text!r}")
+        n = 1
+        if sep:
+            try:
+                n = int(count)
+            except ValueError:
+                n = 0
+            if n <= 0:
+                raise RankmapError(f"{path}: line {lineno}: bad rank count {count!r}")
+        hosts.extend([host] * n)
+        where.extend([f"{path}: line {lineno}"] * n)
+    return mapping_from_hosts(hosts, where, machine, allocation,
+                              f"machinefile {os.path.basename(path)!r}", n_ranks)

@@ -1,0 +1,24 @@
+"""Slurm arbitrary distribution: SLURM_HOSTFILE with one host per rank, in rank order.
+
+``srun --distribution=arbitrary`` starts rank r on the host named on line r of the file named
+by SLURM_HOSTFILE. Example line: ``nid00012``. Slurm picks the core within the node itself.
+"""
+
+from __future__ import annotations
+
+from ..allocation import Allocation
+from ..mappers.base import Mapping
+from .hostfile import format_hostfile, read_hostfile
+
+SRUN_USAGE = "SLURM_HOSTFILE={path} srun --distribution=arbitrary -n {n_ranks} ./app"
+
+
+def format_slurm_hostfile(mapping: Mapping, machine, allocation: Allocation) -> str:
+    """SLURM_HOSTFILE text: one host per line, line r = host of rank r."""
+    return format_hostfile(mapping, machine, allocation)
+
+
+def read_slurm_hostfile(path: str, machine, allocation: Allocation,
+                        n_ranks: int | None = None) -> Mapping:
+    """Read a SLURM_HOSTFILE back into a Mapping."""
+    return read_hostfile(path, machine, allocation, n_ranks, what="Slurm hostfile")
