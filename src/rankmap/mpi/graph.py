@@ -1,0 +1,127 @@
+"""``dist_graph_create_adjacent``: a distributed graph communicator that follows a placement.
+
+Semantics (these differ from a plain renumbering, which cannot move any traffic): the graph's
+vertices are the ranks of ``comm``; each process describes the vertex equal to its rank in
+``comm`` (its ``sources``, ``destinations`` and ``weights`` as ranks of ``comm``). After
+reordering, the process with rank v in the returned communicator *plays vertex v*: its
+neighbour lists (``Get_dist_neighbors``, neighbour collectives) are those given for vertex v,
+already in the new numbering (vertex ids are the new ranks). An application therefore decides
+what data it owns from its rank in the *returned* communicator, exactly as with
+MPI_Cart_create. Without reordering each process keeps its own lists.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import RankmapError
+from ..patterns.base import Pattern, Phase
+from .reorder import reorder_ranks, split_by_new_rank
+
+
+def _ranks(values, size: int, what: str) -> list[int]:
+    try:
+        out = [int(v) for v in values]
+    except (TypeError, ValueError):
+        raise RankmapError(f"bad {what} {values!r}: expected ranks") from None
+    bad = [v for v in out if not 0 <= v < size]
+    if bad:
+        raise RankmapError(f"{what} names rank {bad[0]}, outside the communicator (0-{size - 1})")
+    return out
+
+
+def graph_pattern(lists) -> Pattern:
+    """Pattern of the whole graph from every vertex's (sources, destinations, weights).
+
+    Raises when an edge u->v is given by u but v does not list u as a source (or vice versa).
+    """
+    size = len(lists)
+    src = np.concatenate([np.full(len(d), v) for v, (_, d, _) in enumerate(lists)] or [[]])
+    dst = np.concatenate([np.asarray(d, dtype=np.int64) for _, d, _ in lists] or [[]])
+    w = np.concatenate([np.asarray(wt, dtype=np.float64) for _, _, wt in lists] or [[]])
+    w = np.maximum(w, 1e-9)  # a zero weight still names an edge
+    out_edges = sorted(zip(src.astype(int).tolist(), dst.astype(int).tolist()))
+    in_edges = sorted((int(u), v) for v, (s, _, _) in enumerate(lists) for u in s)
+    if out_edges != in_edges:
+        diff = sorted(set(out_edges) ^ set(in_edges)) or [out_edges[0]]
+        u, v = diff[0]
+        raise RankmapError(f"inconsistent graph: edge {u}->{v} is in the destinations of rank "
+                           f"{u} or the sources of rank {v}, not both")
+    return Pattern(spec="dist_graph", kind="graph", n_ranks=size,
+                   phases=[Phase("graph", src.astype(np.int64), dst.astype(np.int64), w)])
+
+
+def dist_graph_create_adjacent(comm, sources, destinations, weights=None, reorder: bool = True,
+                               machine=None, mapping: str = "auto", seed: int = 0):
+    """Collective: a distributed graph communicator that follows a placement (module docs).
+
+    ``weights[i]`` is the volume sent to ``destinations[i]`` (any unit; default 1 each); the
+    source weights of the new communicator are the weights their senders gave.
+    """
+    size = comm.Get_size()
+    srcs = _ranks(sources, size, "sources")
+    dsts = _ranks(destinations, size, "destinations")
+    if weights is None:
+        wts = [1] * len(dsts)
+    else:
+        try:
+            wts = [int(x) for x in weights]
+        except (TypeError, ValueError):
+            wts = []
+        if len(wts) != len(dsts) or any(x < 0 for x in wts) or wts != list(weights):
+            raise RankmapError(f"weights {list(weights)!r} must be {len(dsts)} non-negative "
+                               "integers, one per destination (MPI edge weights)")
+    lists = comm.gather((srcs, dsts, wts), root=0)
+    error = None
+    if comm.Get_rank() == 0:
+        try:
+            graph_pattern(lists)
+        except RankmapError as exc:
+            error = str(exc)
+    error = comm.bcast(error, root=0)
+    if error is not None:
+        raise RankmapError(error)
+    if reorder:
+        reordering = reorder_ranks(comm, lambda: graph_pattern(lists), machine, mapping, seed)
+        new_rank = reordering.new_rank
+    else:
+        new_rank = None
+    # rank 0 sends every process the lists of the vertex it plays (itself without reordering)
+    mine = None
+    if comm.Get_rank() == 0:
+        sw = source_weights(lists)
+        mine = []
+        for p in range(size):
+            v = p if new_rank is None else int(new_rank[p])
+            mine.append((*lists[v], sw[v]))
+    s, d, w, sw = comm.scatter(mine, root=0)
+    if new_rank is None:
+        return _create(comm, s, d, w, sw)
+    sub = split_by_new_rank(comm, reordering)
+    graph = _create(sub, s, d, w, sw)
+    sub.Free()
+    return graph
+
+
+def source_weights(lists) -> list[list[int]]:
+    """For every vertex v, the weight each of its sources gave to its edge towards v.
+
+    With repeated edges u->v the k-th listing of u as a source of v takes the weight of the
+    k-th listing of v among u's destinations.
+    """
+    out = []
+    for v, (srcs, _, _) in enumerate(lists):
+        seen: dict[int, int] = {}
+        row = []
+        for u in srcs:
+            k = seen.get(u, 0)
+            seen[u] = k + 1
+            positions = [i for i, d in enumerate(lists[u][1]) if d == v]
+            row.append(lists[u][2][positions[k]])
+        out.append(row)
+    return out
+
+
+def _create(comm, srcs, dsts, wts, sws):
+    return comm.Create_dist_graph_adjacent(srcs, dsts, sourceweights=sws, destweights=wts,
+                                           reorder=False)

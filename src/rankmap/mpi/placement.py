@@ -1,0 +1,75 @@
+"""Assign new ranks to the processes of a running job from a placement (no MPI needed).
+
+The launcher has already fixed which processes run on which node. A placement computed on the
+allocation formed by those nodes says on which node each *new* rank should run; new rank r is
+then given to a free process on node ``node_of_rank[r]`` (the node's processes in old-rank
+order, the rank's core order on that node). When nodes hold different numbers of processes the
+placement is computed as if every node had as many cores as the fullest one, and ranks that
+land on a node with no free process left take the remaining free processes in old-rank order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..allocation import Allocation
+from ..mappers import build_mapping
+
+
+@dataclass
+class Assignment:
+    """Result of :func:`assign_ranks`.
+
+    ``new_rank[p]`` is the new rank of process p (old rank p), -1 when the pattern has fewer
+    ranks than processes and p is not used. ``allocation`` lists the job's nodes in order of
+    first appearance; ``moved`` counts ranks that could not go to their placed node.
+    """
+
+    new_rank: np.ndarray
+    mapping: str
+    allocation: Allocation
+    moved: int
+
+
+def job_allocation(proc_nodes: np.ndarray) -> Allocation:
+    """The allocation of a job whose process p runs on machine node ``proc_nodes[p]``.
+
+    Nodes in order of their first process; cores per node = most processes on one node.
+    """
+    proc_nodes = np.asarray(proc_nodes, dtype=np.int64)
+    uniq, first, counts = np.unique(proc_nodes, return_index=True, return_counts=True)
+    order = np.argsort(first)
+    return Allocation(uniq[order], int(counts.max()), source="MPI job",
+                      extra={"processes": counts[order]})
+
+
+def assign_ranks(pattern, machine, proc_nodes: np.ndarray, mapping: str = "auto",
+                 seed: int = 0) -> Assignment:
+    """New rank of every process so that the pattern's ranks follow the placement ``mapping``."""
+    proc_nodes = np.asarray(proc_nodes, dtype=np.int64)
+    alloc = job_allocation(proc_nodes)
+    placed = build_mapping(mapping, pattern, machine, alloc, seed)
+    cpn = alloc.cores_per_node
+    capacity = alloc.extra["processes"]
+    n = pattern.n_ranks
+    # processes grouped by allocation position, in old-rank order inside a node
+    proc_pos = alloc.position_of_node(proc_nodes)
+    procs = np.argsort(proc_pos, kind="stable")
+    proc_start = np.concatenate([[0], np.cumsum(capacity)[:-1]])
+    # ranks grouped by target node, in core order
+    ranks = np.argsort(placed.core_of_rank, kind="stable")
+    target = placed.core_of_rank[ranks] // cpn
+    per_target = np.bincount(target, minlength=alloc.n_nodes)
+    rank_start = np.concatenate([[0], np.cumsum(per_target)[:-1]])
+    within = np.arange(n) - rank_start[target]
+    fits = within < capacity[target]
+    new_rank = np.full(len(proc_nodes), -1, dtype=np.int64)
+    chosen = procs[proc_start[target[fits]] + within[fits]]
+    new_rank[chosen] = ranks[fits]
+    left_ranks = ranks[~fits]
+    if len(left_ranks):
+        free = np.nonzero(new_rank < 0)[0][:len(left_ranks)]
+        new_rank[free] = np.sort(left_ranks)
+    return Assignment(new_rank, placed.name, alloc, int(len(left_ranks)))

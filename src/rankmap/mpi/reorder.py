@@ -1,0 +1,111 @@
+"""Collective reordering of an MPI communicator's ranks by a rankmap placement (mpi4py).
+
+Protocol (all processes of ``comm`` call it): every process reports its node label
+(:mod:`rankmap.mpi.nodes`), rank 0 resolves the labels to machine nodes, computes the
+placement of the pattern on the job's nodes (:mod:`rankmap.mpi.placement`) and broadcasts
+the new rank of every process. Bad input raises :class:`RankmapError` on every process (no
+process is left waiting); unknown nodes or no machine description give a warning and the
+launcher's order.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import RankmapError
+from ..machines import parse_machine
+from .nodes import MACHINE_ENV, local_node_label, resolve_node_labels
+from .placement import assign_ranks
+
+
+class ReorderWarning(UserWarning):
+    """The ranks were not reordered (unknown node, no machine); the launcher's order is kept."""
+
+
+@dataclass
+class Reordering:
+    """Outcome of :func:`reorder_ranks`, identical on every process.
+
+    ``new_rank[p]``: new rank of the process with rank p in the old communicator (-1: not part
+    of the new one). ``mapping``: the placement applied, or ``"none"`` when not reordered, with
+    ``reason`` saying why. ``nodes[p]``: machine node of process p (None when unknown).
+    """
+
+    new_rank: np.ndarray
+    mapping: str
+    reason: str = ""
+    nodes: np.ndarray | None = None
+    moved: int = 0
+
+    @property
+    def reordered(self) -> bool:
+        """Whether a placement was applied."""
+        return self.mapping != "none"
+
+
+def identity(size: int, n_ranks: int, reason: str, nodes=None) -> Reordering:
+    """The launcher's order for the first ``n_ranks`` of ``size`` processes."""
+    new = np.arange(size, dtype=np.int64)
+    new[n_ranks:] = -1
+    return Reordering(new, "none", reason, nodes)
+
+
+def _machine(machine):
+    if machine is None:
+        spec = os.environ.get(MACHINE_ENV, "").strip()
+        if not spec:
+            return None
+        machine = spec
+    return parse_machine(machine)
+
+
+def _plan(labels, pattern, machine, mapping, seed) -> Reordering:
+    size = len(labels)
+    m = _machine(machine)
+    if m is None:
+        return identity(size, pattern.n_ranks,
+                        f"no machine description: pass machine= or set ${MACHINE_ENV}")
+    nodes, reason = resolve_node_labels(labels, m)
+    if nodes is None:
+        return identity(size, pattern.n_ranks, reason)
+    a = assign_ranks(pattern, m, nodes, mapping, seed)
+    return Reordering(a.new_rank, a.mapping, "", nodes, a.moved)
+
+
+def reorder_ranks(comm, pattern, machine=None, mapping: str = "auto", seed: int = 0,
+                  root: int = 0) -> Reordering:
+    """Collectively compute new ranks for ``pattern`` (Pattern or callable run on the root).
+
+    ``pattern`` may be a zero-argument callable so that only the root builds a big pattern.
+    """
+    labels = comm.gather(local_node_label(_processor_name()), root=root)
+    result = None
+    if comm.Get_rank() == root:
+        try:
+            pat = pattern() if callable(pattern) else pattern
+            result = ("ok", _plan(labels, pat, machine, mapping, seed))
+        except RankmapError as exc:
+            result = ("error", str(exc))
+    status, payload = comm.bcast(result, root=root)
+    if status == "error":
+        raise RankmapError(payload)
+    if not payload.reordered and comm.Get_rank() == root:
+        warnings.warn(f"rankmap: ranks not reordered: {payload.reason}", ReorderWarning,
+                      stacklevel=3)
+    return payload
+
+
+def _processor_name() -> str:
+    from mpi4py import MPI
+    return MPI.Get_processor_name()
+
+
+def split_by_new_rank(comm, reordering: Reordering):
+    """Sub-communicator of the used processes, ranked by their new rank (COMM_NULL if unused)."""
+    from mpi4py import MPI
+    new = int(reordering.new_rank[comm.Get_rank()])
+    return comm.Split(0 if new >= 0 else MPI.UNDEFINED, max(new, 0))
