@@ -165,3 +165,9 @@ def compare(machine: Machine, allocation: Allocation, pattern: Pattern, names,
         raise RankmapError("no candidate could be placed: " + "; ".join(skipped.values()))
     results.sort(key=lambda e: ranking_key(e.metrics))
     return Comparison(machine, allocation, pattern, evaluator.routing, results, skipped)
+
+
+# The bisection model of seed 004 adds bisection_m / bisection_time_s to fft2d phases.
+from .metrics.bisection import bisection_hook as _bisection_hook  # noqa: E402
+
+PHASE_METRIC_HOOKS.append(_bisection_hook)

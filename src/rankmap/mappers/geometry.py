@@ -1,0 +1,119 @@
+"""Geometric helpers shared by the placement algorithms of issue 3.
+
+Everything here works on the machine's public interface only: ``machine.geometry(nodes)``
+for coordinates, ``machine.hop_distance`` for distances, ``machine.coords``/``node_ids`` for
+box-shaped allocations. No mapper reaches into torus internals, so a dragonfly or fat-tree
+machine works as long as it implements those methods.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import RankmapError
+
+
+def needs_grid(pattern, machine, allocation) -> str | None:
+    """Applicability test: None when the pattern has a Cartesian grid, else why not."""
+    if pattern.grid is None:
+        return f"pattern {pattern.spec!r} has no Cartesian process grid"
+    return None
+
+
+def flows_all_phases(pattern) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Concatenated (src, dst, bytes) of every phase of ``pattern``."""
+    if not pattern.phases:
+        z = np.zeros(0, dtype=np.int64)
+        return z, z, np.zeros(0)
+    return (np.concatenate([p.src for p in pattern.phases]),
+            np.concatenate([p.dst for p in pattern.phases]),
+            np.concatenate([p.bytes for p in pattern.phases]))
+
+
+def average_hops(core_of_rank: np.ndarray, pattern, machine, allocation) -> float:
+    """Mean hop count (links) over every flow of every phase under ``core_of_rank``."""
+    src, dst, _ = flows_all_phases(pattern)
+    if len(src) == 0:
+        return 0.0
+    node = allocation.node_of_core(core_of_rank)
+    return float(machine.hop_distance(node[src], node[dst]).mean())
+
+
+def cores_of_node_order(node_order: np.ndarray, allocation) -> np.ndarray:
+    """Allocation cores listed node by node (cores of a node first) for allocation
+    positions ``node_order``."""
+    cpn = allocation.cores_per_node
+    return (np.asarray(node_order, dtype=np.int64)[:, None] * cpn
+            + np.arange(cpn, dtype=np.int64)).reshape(-1)
+
+
+def allocation_box(machine, allocation) -> tuple[np.ndarray, np.ndarray] | str:
+    """(origin, shape) of the box the allocated nodes fill exactly, or a reason string.
+
+    Needs a machine with Cartesian coordinates (``dims``); the box may not wrap around.
+    """
+    dims = getattr(machine, "dims", None)
+    if dims is None:
+        return f"the {machine.kind} machine has no Cartesian box of nodes"
+    c = machine.coords(allocation.nodes)
+    lo, hi = c.min(axis=0), c.max(axis=0)
+    shape = hi - lo + 1
+    if int(np.prod(shape)) != allocation.n_nodes:
+        return (f"the {allocation.n_nodes} allocated nodes do not fill a box "
+                f"(bounding box {'x'.join(map(str, shape))})")
+    return lo.astype(np.int64), shape.astype(np.int64)
+
+
+def box_core_array(machine, allocation, origin, shape) -> np.ndarray:
+    """Allocation core index at every (x, y, ..., t) of a box: shape ``(*shape, cpn)``."""
+    grids = np.meshgrid(*[np.arange(s) for s in shape], indexing="ij")
+    coords = np.stack([g.reshape(-1) for g in grids], axis=-1) + origin
+    pos = allocation.position_of_node(machine.node_ids(coords))
+    cpn = allocation.cores_per_node
+    cores = pos[:, None] * cpn + np.arange(cpn)
+    return cores.reshape(*[int(s) for s in shape], cpn)
+
+
+def bisect_order(points: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
+    """Order of the rows of ``points`` given by recursive coordinate bisection.
+
+    Each set is split at its (weighted) median along the coordinate of largest extent, the
+    lower half first, recursively, level by level (vectorised over all sets of a level).
+    Returns the permutation of row indices; consecutive positions are geometrically close.
+    """
+    n = len(points)
+    order = np.arange(n, dtype=np.int64)
+    if n <= 1:
+        return order
+    pts = np.asarray(points, dtype=np.float64)
+    # segments: [starts[k], starts[k+1]) of ``order`` form one set
+    bounds = np.array([0, n], dtype=np.int64)
+    while True:
+        sizes = np.diff(bounds)
+        if (sizes <= 1).all():
+            return order
+        seg = np.repeat(np.arange(len(sizes)), sizes)
+        p = pts[order]
+        mx = np.full((len(sizes), pts.shape[1]), -np.inf)
+        mn = np.full((len(sizes), pts.shape[1]), np.inf)
+        np.maximum.at(mx, seg, p)
+        np.minimum.at(mn, seg, p)
+        axis = np.argmax(mx - mn, axis=1)
+        key = p[np.arange(n), axis[seg]]
+        # stable sort inside each segment along its axis, ties keep the previous order
+        perm = np.lexsort((np.arange(n), key, seg))
+        order = order[perm]
+        half = bounds[:-1] + sizes // 2
+        split = sizes > 1
+        bounds = np.unique(np.concatenate([bounds, half[split]]))
+
+
+def check_seed(seed) -> int:
+    """The seed as a non-negative int (RankmapError otherwise)."""
+    try:
+        s = int(seed)
+    except (TypeError, ValueError):
+        raise RankmapError(f"bad seed {seed!r}: expected an integer") from None
+    if s < 0:
+        raise RankmapError(f"bad seed {seed}: must be non-negative")
+    return s

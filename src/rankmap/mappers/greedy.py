@@ -1,0 +1,152 @@
+"""``greedy``: the nearest-unused-processor walk of seed 003 (sections 3.2-3.3), generalised.
+
+The process grid is walked dimension by dimension (the innermost dimension is an even-sized
+one when there is one, as the paper advises; otherwise the grid's last dimension). Every step
+takes the unused allocated core nearest to a reference core: the previous core along the
+innermost dimension, or, when an outer index advances, the first core of the previous
+sub-block (so successive rows start next to each other). "Nearest" is the machine's hop
+distance between the nodes; ties go to the lowest logical distance (difference of allocation
+core numbers), then to the lowest core number. The walk starts on allocation core 0 when the
+number of ranks is even, on the highest allocation core when it is odd (seed 003).
+
+Only ``machine.hop_distance`` and the machine's link list are used, so the walk works on tori,
+meshes, scattered allocations and any other machine kind. Distance-1 candidates are found
+among the current node's link neighbours; only when none is free is every free node scanned.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .geometry import needs_grid
+from .registry import register
+
+
+def walk_dimension_order(grid: tuple[int, ...]) -> list[int]:
+    """Grid dimensions from innermost to outermost: the last dimension innermost, except that
+    an even-sized dimension goes first when the innermost one would be odd (seed 003)."""
+    dims = list(range(len(grid)))[::-1]
+    if grid[dims[0]] % 2 == 1:
+        even = [d for d in dims if grid[d] % 2 == 0]
+        if even:
+            dims.remove(even[0])
+            dims.insert(0, even[0])
+    return dims
+
+
+def _neighbour_csr(machine, allocation) -> tuple[np.ndarray, np.ndarray]:
+    """CSR (indptr, positions) of allocated link neighbours of every allocation position."""
+    pos_src = allocation.position_of_node(machine.link_src)
+    pos_dst = allocation.position_of_node(machine.link_dst)
+    ok = (pos_src >= 0) & (pos_dst >= 0) & (pos_src != pos_dst)
+    a = np.concatenate([pos_src[ok], pos_dst[ok]])
+    b = np.concatenate([pos_dst[ok], pos_src[ok]])
+    order = np.lexsort((b, a))
+    a, b = a[order], b[order]
+    keep = np.ones(len(a), dtype=bool)
+    keep[1:] = (a[1:] != a[:-1]) | (b[1:] != b[:-1])
+    a, b = a[keep], b[keep]
+    indptr = np.searchsorted(a, np.arange(allocation.n_nodes + 1))
+    return indptr, b
+
+
+class _CoreWalker:
+    """State of the walk: which cores are free; finds the nearest free core to a core."""
+
+    def __init__(self, machine, allocation):
+        self.machine = machine
+        self.nodes = allocation.nodes
+        self.cpn = allocation.cores_per_node
+        n = allocation.n_nodes
+        self.lo = np.arange(n, dtype=np.int64) * self.cpn          # lowest free core
+        self.hi = self.lo + self.cpn - 1                           # highest free core
+        self.indptr, self.nbrs = _neighbour_csr(machine, allocation)
+        self.free_nodes = np.arange(n, dtype=np.int64)             # compacted lazily
+        self.used_nodes = 0
+
+    def _has_free(self, k):
+        return self.lo[k] <= self.hi[k]
+
+    def take(self, core: int) -> None:
+        """Mark ``core`` used (it is always the lowest or highest free core of its node)."""
+        k = core // self.cpn
+        if core == self.lo[k]:
+            self.lo[k] += 1
+        else:
+            self.hi[k] -= 1
+        if not self._has_free(k):
+            self.used_nodes += 1
+
+    def _pick(self, cand: np.ndarray, core: int) -> int:
+        """Among candidate nodes, the free core of lowest logical distance, then lowest id."""
+        below = self.hi[cand] < core
+        best = np.where(below, self.hi[cand], self.lo[cand])
+        logical = np.abs(best - core)
+        i = np.lexsort((best, logical))[0]
+        return int(best[i])
+
+    def nearest(self, core: int) -> int:
+        """The free core nearest to ``core`` (hops, then logical distance, then id)."""
+        k = core // self.cpn
+        if self._has_free(k):
+            lo, hi = self.lo[k], self.hi[k]
+            return int(hi if hi < core else lo) if not (lo <= core <= hi) else int(core)
+        nb = self.nbrs[self.indptr[k]:self.indptr[k + 1]]
+        nb = nb[self.lo[nb] <= self.hi[nb]]
+        if len(nb):
+            d = self.machine.hop_distance(np.full(len(nb), self.nodes[k]), self.nodes[nb])
+            if d.min() <= 1:
+                return self._pick(nb[d == d.min()], core)
+        # full scan over the nodes that still have free cores
+        if self.used_nodes * 4 > len(self.free_nodes):
+            f = self.free_nodes
+            self.free_nodes = f[self.lo[f] <= self.hi[f]]
+            self.used_nodes = 0
+        f = self.free_nodes
+        f = f[self.lo[f] <= self.hi[f]]
+        d = self.machine.hop_distance(np.full(len(f), self.nodes[k]), self.nodes[f])
+        return self._pick(f[d == d.min()], core)
+
+
+def greedy_walk(grid: tuple[int, ...], machine, allocation) -> np.ndarray:
+    """Core of every rank (MPI row-major numbering of ``grid``) from the greedy walk."""
+    n = int(np.prod(grid))
+    dims = walk_dimension_order(grid)
+    sizes = [grid[d] for d in dims]
+    # position p of the walk -> mixed-radix digits, innermost first
+    strides = np.cumprod([1] + sizes[:-1])
+    walker = _CoreWalker(machine, allocation)
+    start = 0 if n % 2 == 0 else allocation.n_cores - 1
+    seq = np.empty(n, dtype=np.int64)
+    seq[0] = start
+    walker.take(start)
+    inner = sizes[0]
+    for p in range(1, n):
+        if p % inner:
+            ref = seq[p - 1]
+        else:
+            # lowest level whose digit advanced: start of the previous sub-block
+            level = 1
+            while (p // strides[level]) % sizes[level] == 0:
+                level += 1
+            ref = seq[p - strides[level]]
+        c = walker.nearest(int(ref))
+        seq[p] = c
+        walker.take(c)
+    # walk position -> grid coordinates (dims order) -> MPI rank
+    pos = np.arange(n)
+    coords = np.empty((n, len(grid)), dtype=np.int64)
+    for level, d in enumerate(dims):
+        coords[:, d] = (pos // strides[level]) % sizes[level]
+    ranks = np.ravel_multi_index(tuple(coords.T), grid)
+    core_of_rank = np.empty(n, dtype=np.int64)
+    core_of_rank[ranks] = seq
+    return core_of_rank
+
+
+@register("greedy", "nearest-unused-core walk of the process grid (seed 003)",
+          applies=needs_grid)
+def greedy(pattern, machine, allocation, seed):
+    """Greedy nearest-unused walk of the pattern's grid (see module docstring); deterministic,
+    ``seed`` unused."""
+    return greedy_walk(tuple(pattern.grid), machine, allocation)
