@@ -90,6 +90,10 @@ MACHINE_KINDS: dict[str, Callable[[Spec], Machine]] = {
     "bgl": _parse_preset,
 }
 
+from .dragonfly import Dragonfly, parse_dragonfly, parse_xc  # noqa: E402
+
+MACHINE_KINDS.update({"dragonfly": parse_dragonfly, "xc": parse_xc})
+
 
 def parse_machine(text: str | Machine) -> Machine:
     """Build a :class:`Machine` from a spec string (or a TOML file holding ``machine = ...``)."""

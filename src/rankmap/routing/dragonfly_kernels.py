@@ -1,0 +1,202 @@
+"""Compiled routing kernels for dragonfly networks (Cray XC / Aries style).
+
+Routers are numbered ``u = group*R*C + row*C + col``. Inside a group every router has a link
+to every other router of its row (class ``row``) and of its column (class ``col``). Between
+every ordered pair of groups there are ``L`` parallel global links.
+
+Routing is split into *stages* whose link sets never overlap for one flow, and each stage is
+computed once per distinct *key* (not once per flow), so a phase of a million flows between a
+few thousand routers costs little:
+
+* ``local``  key (u, v), same group: minimal intra-group path (row then column and column then
+  row, half each when both differ);
+* ``src``    key (u, target group): from u to the exit routers of the global links towards the
+  target group(s), equal share per global link;
+* ``glob``   key (source group, destination group): the global links themselves;
+* ``mid``    key (source group, destination group), Valiant only: inside every intermediate
+  group, from each entry router to each exit router;
+* ``dst``    key (source group, v): from the entry routers of the incoming global links to v.
+
+Each kernel returns a CSR-like triple (``indptr``, ``links``, ``fractions``): row k lists the
+links used by key k and the fraction of the key's bytes crossing each (a link used by several
+alternative paths of the same key appears once, with the fractions added).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True, nogil=True)
+def _add(link, w, scratch, touched, nt):
+    """Add weight ``w`` to ``link`` in the scratch row; return the new touched count."""
+    if scratch[link] == 0.0:
+        touched[nt] = link
+        nt += 1
+    scratch[link] += w
+    return nt
+
+
+@njit(cache=True, nogil=True)
+def _intra(u, v, w, R, C, row0, col0, scratch, touched, nt):
+    """Minimal path between routers u and v of one group, weight w (split on two orders)."""
+    if u == v:
+        return nt
+    nr = R * C
+    g = u // nr
+    r1 = (u % nr) // C
+    c1 = u % C
+    r2 = (v % nr) // C
+    c2 = v % C
+    if r1 == r2:
+        return _add(row0 + u * (C - 1) + (c2 if c2 < c1 else c2 - 1), w, scratch, touched, nt)
+    if c1 == c2:
+        return _add(col0 + u * (R - 1) + (r2 if r2 < r1 else r2 - 1), w, scratch, touched, nt)
+    h = 0.5 * w
+    # row first: along the row to column c2, then along that column to row r2
+    mid = g * nr + r1 * C + c2
+    nt = _add(row0 + u * (C - 1) + (c2 if c2 < c1 else c2 - 1), h, scratch, touched, nt)
+    nt = _add(col0 + mid * (R - 1) + (r2 if r2 < r1 else r2 - 1), h, scratch, touched, nt)
+    # column first
+    mid = g * nr + r2 * C + c1
+    nt = _add(col0 + u * (R - 1) + (r2 if r2 < r1 else r2 - 1), h, scratch, touched, nt)
+    nt = _add(row0 + mid * (C - 1) + (c2 if c2 < c1 else c2 - 1), h, scratch, touched, nt)
+    return nt
+
+
+@njit(cache=True, nogil=True)
+def _gidx(g1, g2, l, G, L):
+    """Index (among global links) of parallel link l from group g1 to group g2."""
+    j = (g2 - g1 - 1) % G
+    return (g1 * (G - 1) + j) * L + l
+
+
+@njit(cache=True, nogil=True)
+def _flush(k, scratch, touched, nt, rows_k, out_l, out_w, pos):
+    """Move the scratch row into the output arrays and clear it."""
+    for i in range(nt):
+        lk = touched[i]
+        out_l[pos] = lk
+        out_w[pos] = scratch[lk]
+        scratch[lk] = 0.0
+        pos += 1
+    rows_k[k + 1] = pos
+    return pos
+
+
+@njit(cache=True)
+def stage_rows(stage, valiant, a, b, G, R, C, L, row0, col0, glob0, g_src, g_dst, n_links):
+    """Links and fractions of every key (a[k], b[k]) of one stage.
+
+    ``stage``: 0 local (a=u, b=v), 1 src (a=u, b=destination group), 2 glob (a=source group,
+    b=destination group), 3 mid (groups, Valiant only), 4 dst (a=source group, b=v).
+    ``g_src``/``g_dst``: source and destination router of every global link.
+    Returns (indptr, links, fractions).
+    """
+    nk = a.shape[0]
+    nr = R * C
+    scratch = np.zeros(n_links, dtype=np.float64)
+    touched = np.empty(n_links, dtype=np.int64)
+    indptr = np.zeros(nk + 1, dtype=np.int64)
+    out_l = np.empty(max(4 * nk, 1024), dtype=np.int64)
+    out_w = np.empty(max(4 * nk, 1024), dtype=np.float64)
+    pos = 0
+    for k in range(nk):
+        nt = 0
+        if stage == 0:
+            nt = _intra(a[k], b[k], 1.0, R, C, row0, col0, scratch, touched, nt)
+        elif stage == 1:
+            u = a[k]
+            gs = u // nr
+            gd = b[k]
+            if not valiant:
+                for l in range(L):
+                    e = g_src[_gidx(gs, gd, l, G, L)]
+                    nt = _intra(u, e, 1.0 / L, R, C, row0, col0, scratch, touched, nt)
+            else:
+                w = 1.0 / ((G - 2) * L)
+                for gi in range(G):
+                    if gi == gs or gi == gd:
+                        continue
+                    for l in range(L):
+                        e = g_src[_gidx(gs, gi, l, G, L)]
+                        nt = _intra(u, e, w, R, C, row0, col0, scratch, touched, nt)
+        elif stage == 2:
+            gs = a[k]
+            gd = b[k]
+            if not valiant:
+                for l in range(L):
+                    nt = _add(glob0 + _gidx(gs, gd, l, G, L), 1.0 / L, scratch, touched, nt)
+            else:
+                w = 1.0 / ((G - 2) * L)
+                for gi in range(G):
+                    if gi == gs or gi == gd:
+                        continue
+                    for l in range(L):
+                        nt = _add(glob0 + _gidx(gs, gi, l, G, L), w, scratch, touched, nt)
+                        nt = _add(glob0 + _gidx(gi, gd, l, G, L), w, scratch, touched, nt)
+        elif stage == 3:
+            gs = a[k]
+            gd = b[k]
+            w = 1.0 / ((G - 2) * L * L)
+            for gi in range(G):
+                if gi == gs or gi == gd:
+                    continue
+                for l1 in range(L):
+                    entry = g_dst[_gidx(gs, gi, l1, G, L)]
+                    for l2 in range(L):
+                        ex = g_src[_gidx(gi, gd, l2, G, L)]
+                        nt = _intra(entry, ex, w, R, C, row0, col0, scratch, touched, nt)
+        else:
+            gs = a[k]
+            v = b[k]
+            gd = v // nr
+            if not valiant:
+                for l in range(L):
+                    e = g_dst[_gidx(gs, gd, l, G, L)]
+                    nt = _intra(e, v, 1.0 / L, R, C, row0, col0, scratch, touched, nt)
+            else:
+                w = 1.0 / ((G - 2) * L)
+                for gi in range(G):
+                    if gi == gs or gi == gd:
+                        continue
+                    for l in range(L):
+                        e = g_dst[_gidx(gi, gd, l, G, L)]
+                        nt = _intra(e, v, w, R, C, row0, col0, scratch, touched, nt)
+        if pos + nt > out_l.shape[0]:
+            size = max(2 * out_l.shape[0], pos + nt)
+            grown_l = np.empty(size, dtype=np.int64)
+            grown_w = np.empty(size, dtype=np.float64)
+            grown_l[:pos] = out_l[:pos]
+            grown_w[:pos] = out_w[:pos]
+            out_l = grown_l
+            out_w = grown_w
+        pos = _flush(k, scratch, touched, nt, indptr, out_l, out_w, pos)
+    return indptr, out_l[:pos].copy(), out_w[:pos].copy()
+
+
+@njit(cache=True)
+def min_router_hops(us, vs, G, R, C, L, g_src, g_dst):
+    """Links on a shortest router path between routers us[i] and vs[i] (row/col/global)."""
+    nr = R * C
+    out = np.empty(us.shape[0], dtype=np.int64)
+    for i in range(us.shape[0]):
+        u = us[i]
+        v = vs[i]
+        gu = u // nr
+        gv = v // nr
+        if gu == gv:
+            out[i] = (1 if (u % nr) // C != (v % nr) // C else 0) + (1 if u % C != v % C else 0)
+            continue
+        best = 1 << 30
+        for l in range(L):
+            gi = _gidx(gu, gv, l, G, L)
+            e = g_src[gi]
+            b = g_dst[gi]
+            h = 1 + (1 if (u % nr) // C != (e % nr) // C else 0) + (1 if u % C != e % C else 0) \
+                + (1 if (b % nr) // C != (v % nr) // C else 0) + (1 if b % C != v % C else 0)
+            if h < best:
+                best = h
+        out[i] = best
+    return out
