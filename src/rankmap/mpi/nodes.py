@@ -55,6 +55,6 @@ def resolve_node_labels(labels: list[str], machine) -> tuple[np.ndarray | None, 
         if alloc is not None and alloc.n_nodes == 1 and alloc.source != "whole machine":
             ids[label] = int(alloc.nodes[0])
             continue
-        return None, (f"host {label!r} is not a node of machine {machine.spec!r} (set "
-                      f"${NODE_ENV} to its node id or use the machine's host names)")
+        return None, (f"host {label!r} is not a node of machine {machine.spec!r} (its nodes "
+                      f"are named like {machine.node_name(0)!r})")
     return np.array([ids[lb] for lb in labels], dtype=np.int64), ""

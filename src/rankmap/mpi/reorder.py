@@ -18,7 +18,7 @@ import numpy as np
 
 from ..errors import RankmapError
 from ..machines import parse_machine
-from .nodes import MACHINE_ENV, local_node_label, resolve_node_labels
+from .nodes import MACHINE_ENV, NODE_ENV, local_node_label, resolve_node_labels
 from .placement import assign_ranks
 
 
@@ -71,7 +71,7 @@ def _plan(labels, pattern, machine, mapping, seed) -> Reordering:
                         f"no machine description: pass machine= or set ${MACHINE_ENV}")
     nodes, reason = resolve_node_labels(labels, m)
     if nodes is None:
-        return identity(size, pattern.n_ranks, reason)
+        return identity(size, pattern.n_ranks, f"{reason}; set ${NODE_ENV} to the node id")
     a = assign_ranks(pattern, m, nodes, mapping, seed)
     return Reordering(a.new_rank, a.mapping, "", nodes, a.moved)
 

@@ -1,0 +1,109 @@
+"""``rankmap launch``: run an MPI launcher with a computed placement (inside a batch job)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import shutil
+import sys
+
+from ..errors import RankmapError
+from ..io.atomic import check_writable, write_atomic
+from ..io.emit import get_emitter
+from ..launch import command_for, job_allocation, job_hosts, launcher_format, launcher_ranks
+from ..machines import parse_machine
+from ..mappers import build_mapping
+from ..mappers.base import check_fits
+from ..mpi.nodes import MACHINE_ENV
+from ..patterns import parse_pattern
+from .common import PATTERN_HELP, add_force, example
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser(
+        "launch", help="run srun/mpirun/mpiexec/smpirun/aprun with a computed placement",
+        description="Inside a batch job: read the allocated nodes from the environment "
+        "(Slurm SLURM_JOB_NODELIST + SLURM_TASKS_PER_NODE, PBS_NODEFILE, or an Open MPI "
+        "hostfile), compute the placement of the pattern on them, write the launcher's "
+        "placement file and run the launcher with the option or variable that reads it "
+        "(srun: SLURM_HOSTFILE + --distribution=arbitrary; mpirun: --rankfile; "
+        "mpiexec.hydra: -f; smpirun: -hostfile; aprun: MPICH_RANK_ORDER).",
+        epilog=example("rankmap launch --machine site.toml --pattern halo.toml -- "
+                       "srun -n 16384 ./app\n"
+                       "rankmap launch -m torus:8x8x8:cores=4 -p stencil:32x64 --mapping TXYZ "
+                       "--dry-run -- mpirun -n 2048 ./app"),
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--machine", "-m", metavar="SPEC",
+                   help=f"machine spec or .toml file (default: ${MACHINE_ENV})")
+    p.add_argument("--pattern", "-p", required=True, metavar="SPEC", help=PATTERN_HELP)
+    p.add_argument("--mapping", default="auto", metavar="NAME",
+                   help="placement to apply (default: auto)")
+    p.add_argument("--nodes", "-n", metavar="SPEC",
+                   help="machine node ids of the job's hosts, in the job's order (default: "
+                   "match host names to the machine's node names)")
+    p.add_argument("--hostfile", metavar="FILE",
+                   help="read the hosts from this file ('host' or 'host slots=N' lines) "
+                   "instead of the batch environment")
+    p.add_argument("--format", metavar="FORMAT",
+                   help="placement file format (default: from the launcher name)")
+    p.add_argument("-o", "--output", metavar="FILE",
+                   help="placement file to write (default: rankmap-<job id>.<format>; "
+                   "cray: MPICH_RANK_ORDER)")
+    p.add_argument("--seed", type=int, default=0, help="seed for random placements (default 0)")
+    p.add_argument("--dry-run", action="store_true",
+                   help="write the placement file and print the command instead of running it")
+    add_force(p)
+    p.add_argument("launcher_argv", nargs=argparse.REMAINDER, metavar="-- LAUNCHER ARGS",
+                   help="the launcher command line, after '--'")
+    p.set_defaults(func=run)
+
+
+def _output_path(args, fmt: str, job_id: str) -> str:
+    if fmt == "cray":
+        if args.output and os.path.basename(args.output) != "MPICH_RANK_ORDER":
+            raise RankmapError(f"-o {args.output!r}: Cray MPICH reads the file MPICH_RANK_ORDER "
+                               "in the working directory")
+        return args.output or "MPICH_RANK_ORDER"
+    return args.output or f"rankmap-{job_id or os.getpid()}.{fmt}"
+
+
+def run(args) -> int:
+    argv = list(args.launcher_argv)
+    if argv and argv[0] == "--":
+        argv = argv[1:]
+    fmt = launcher_format(argv, args.format)
+    emitter = get_emitter(fmt)
+    spec = args.machine or os.environ.get(MACHINE_ENV, "").strip()
+    if not spec:
+        raise RankmapError(f"no machine: pass --machine or set ${MACHINE_ENV}")
+    machine = parse_machine(spec)
+    job = job_hosts(hostfile=args.hostfile)
+    allocation = job_allocation(job, machine, args.nodes)
+    n_launch = launcher_ranks(argv)
+    pattern = parse_pattern(args.pattern, default_ranks=n_launch or allocation.n_cores)
+    if n_launch is not None and n_launch != pattern.n_ranks:
+        raise RankmapError(f"the launcher starts {n_launch} processes, pattern "
+                           f"{args.pattern!r} has {pattern.n_ranks} ranks")
+    try:
+        check_fits(pattern.n_ranks, allocation)
+    except RankmapError as exc:
+        raise RankmapError(f"allocation too small ({job.source}): {exc}") from None
+    path = _output_path(args, fmt, job.job_id)
+    check_writable(path, args.force)
+    plan = command_for(fmt, argv, path)
+    if not args.dry_run and shutil.which(argv[0]) is None:
+        raise RankmapError(f"launcher {argv[0]!r} not found on PATH")
+    mapping = build_mapping(args.mapping, pattern, machine, allocation, args.seed)
+    write_atomic(path, emitter.write(mapping, machine, allocation), force=args.force)
+    print(f"rankmap launch: {mapping.name} placement of {pattern.n_ranks} ranks on "
+          f"{allocation.n_nodes} nodes ({job.source}), wrote {path} ({fmt})", file=sys.stderr)
+    line = " ".join([f"{k}={shlex.quote(v)}" for k, v in plan.env.items()] +
+                    [shlex.join(plan.argv)])
+    if args.dry_run:
+        print(line)
+        return 0
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execvpe(plan.argv[0], plan.argv, {**os.environ, **plan.env})
+    return 0  # not reached: exec replaces the process

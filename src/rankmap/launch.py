@@ -1,0 +1,228 @@
+"""``rankmap launch``: find the job's nodes, compute a placement, write the launcher's file and
+build the launcher command that uses it.
+
+The allocation is read from the environment of a batch job:
+
+* Slurm: ``SLURM_JOB_NODELIST`` (a host list such as ``nid[00012-00015]``) and the tasks per
+  node (``SLURM_TASKS_PER_NODE`` like ``4(x3),2``, else ``SLURM_JOB_CPUS_PER_NODE``);
+* PBS / Torque: ``PBS_NODEFILE`` (one line per slot);
+* Open MPI: a hostfile (``host slots=N`` lines) given by ``--hostfile`` or
+  ``OMPI_MCA_orte_default_hostfile`` / ``PRTE_MCA_prte_default_hostfile``.
+
+Host names are matched to machine nodes as in :mod:`rankmap.mpi.nodes`, or ``--nodes`` gives
+the node ids in the same order. The launcher (first word of the command) decides the file:
+``srun`` -> SLURM_HOSTFILE + ``--distribution=arbitrary``; ``mpirun``/``mpiexec``/``orterun``
+-> Open MPI rankfile (``--rankfile``); ``mpiexec.hydra``/``mpiexec.mpich`` -> Hydra
+machinefile (``-f``); ``smpirun`` -> hostfile (``-hostfile``); ``aprun`` -> Cray
+``MPICH_RANK_ORDER`` + ``MPICH_RANK_REORDER_METHOD=3``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .allocation import Allocation, parse_allocation
+from .errors import RankmapError
+
+
+@dataclass
+class JobHosts:
+    """The hosts of a job in scheduler order, the MPI slots on each, and where they came from."""
+
+    hosts: list[str]
+    slots: list[int]
+    source: str
+    job_id: str = ""
+
+
+def expand_slurm_counts(text: str, what: str) -> list[int]:
+    """Expand Slurm's compressed counts ``4(x3),2`` into ``[4, 4, 4, 2]``."""
+    out: list[int] = []
+    for item in text.split(","):
+        m = re.fullmatch(r"\s*(\d+)(?:\(x(\d+)\))?\s*", item)
+        if not m:
+            raise RankmapError(f"bad {what} {text!r}: expected counts like 4(x3),2")
+        out.extend([int(m.group(1))] * int(m.group(2) or 1))
+    return out
+
+
+def expand_host_list(text: str) -> list[str]:
+    """Expand a Slurm host list (``nid[00012-00015,00020],login1``) into host names."""
+    try:
+        from hostlist import BadHostlist, expand_hostlist
+    except ImportError:  # pragma: no cover - python-hostlist is a dependency
+        raise RankmapError("reading Slurm host lists needs python-hostlist: pip install "
+                           "python-hostlist") from None
+    try:
+        hosts = expand_hostlist(text)
+    except BadHostlist as exc:
+        raise RankmapError(f"bad Slurm host list {text!r}: {exc}") from None
+    if not hosts:
+        raise RankmapError(f"Slurm host list {text!r} names no hosts")
+    return hosts
+
+
+def slurm_hosts(env) -> JobHosts | None:
+    """Hosts and tasks per node of the Slurm job in ``env`` (None outside Slurm)."""
+    nodelist = env.get("SLURM_JOB_NODELIST") or env.get("SLURM_NODELIST")
+    if not nodelist:
+        return None
+    hosts = expand_host_list(nodelist)
+    for var in ("SLURM_TASKS_PER_NODE", "SLURM_JOB_CPUS_PER_NODE"):
+        if env.get(var):
+            slots = expand_slurm_counts(env[var], var)
+            break
+    else:
+        raise RankmapError("Slurm job without SLURM_TASKS_PER_NODE or SLURM_JOB_CPUS_PER_NODE")
+    if len(slots) != len(hosts):
+        raise RankmapError(f"Slurm lists {len(hosts)} nodes ({nodelist}) but {len(slots)} task "
+                           f"counts ({env.get('SLURM_TASKS_PER_NODE') or env.get('SLURM_JOB_CPUS_PER_NODE')})")
+    return JobHosts(hosts, slots, "Slurm", env.get("SLURM_JOB_ID", ""))
+
+
+def read_slot_file(path: str, what: str) -> tuple[list[str], list[int]]:
+    """Hosts (first appearance order) and slots from a PBS node file or Open MPI hostfile.
+
+    Accepts ``host`` lines (one slot each, repeated hosts add up) and ``host slots=N``.
+    """
+    if not os.path.isfile(path):
+        raise RankmapError(f"{what} {path!r} not found")
+    counts: dict[str, int] = {}
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        for lineno, line in enumerate(fh, 1):
+            text = line.split("#", 1)[0].strip()
+            if not text:
+                continue
+            fields = text.split()
+            host, n = fields[0], 1
+            for f in fields[1:]:
+                m = re.fullmatch(r"(slots|max_slots|max-slots)=(\d+)", f)
+                if not m:
+                    raise RankmapError(f"{path}: line {lineno}: unknown field {f!r} (expected "
+                                       "'host' or 'host slots=N')")
+                if m.group(1) == "slots":
+                    n = int(m.group(2))
+            if n <= 0:
+                raise RankmapError(f"{path}: line {lineno}: host {host!r} has no slots")
+            counts[host] = counts.get(host, 0) + n
+    if not counts:
+        raise RankmapError(f"{what} {path!r} lists no hosts")
+    return list(counts), list(counts.values())
+
+
+def job_hosts(env=None, hostfile: str | None = None) -> JobHosts:
+    """The job's hosts from ``--hostfile``, Slurm, PBS or Open MPI's default hostfile."""
+    env = os.environ if env is None else env
+    if hostfile:
+        hosts, slots = read_slot_file(hostfile, "hostfile")
+        return JobHosts(hosts, slots, f"hostfile {hostfile}")
+    found = slurm_hosts(env)
+    if found is not None:
+        return found
+    if env.get("PBS_NODEFILE"):
+        hosts, slots = read_slot_file(env["PBS_NODEFILE"], "PBS_NODEFILE")
+        return JobHosts(hosts, slots, "PBS", env.get("PBS_JOBID", ""))
+    for var in ("OMPI_MCA_orte_default_hostfile", "PRTE_MCA_prte_default_hostfile"):
+        if env.get(var):
+            hosts, slots = read_slot_file(env[var], var)
+            return JobHosts(hosts, slots, f"Open MPI hostfile {env[var]}")
+    raise RankmapError("not inside a Slurm or PBS job (no SLURM_JOB_NODELIST or PBS_NODEFILE) "
+                       "and no --hostfile given: run inside a job allocation or pass --hostfile")
+
+
+def job_allocation(job: JobHosts, machine, nodes: str | None = None) -> Allocation:
+    """Allocation of the job's hosts on ``machine`` (ids from ``--nodes`` or the host names).
+
+    Cores per node are the job's slots per node; with uneven slots the smallest count is used
+    so that no node gets more ranks than it has slots.
+    """
+    from .mpi.nodes import resolve_node_labels
+    if nodes:
+        alloc = parse_allocation(nodes, machine)
+        if alloc.n_nodes != len(job.hosts):
+            raise RankmapError(f"--nodes gives {alloc.n_nodes} nodes, the job has "
+                               f"{len(job.hosts)} ({job.source})")
+        ids = alloc.nodes
+    else:
+        ids, reason = resolve_node_labels(job.hosts, machine)
+        if ids is None:
+            raise RankmapError(f"{reason}; or give the node ids in job order with --nodes")
+    if len(np.unique(ids)) != len(ids):
+        raise RankmapError(f"two hosts of the job ({job.source}) map to the same machine node")
+    return Allocation(np.asarray(ids, dtype=np.int64), int(min(job.slots)), names=list(job.hosts),
+                      source=job.source)
+
+
+@dataclass
+class LaunchPlan:
+    """What ``launch`` runs: the command, extra environment variables and the file it wrote."""
+
+    argv: list[str]
+    env: dict[str, str] = field(default_factory=dict)
+    path: str = ""
+    format: str = ""
+
+
+LAUNCHER_FORMATS = {"srun": "slurm", "aprun": "cray", "mpirun": "openmpi", "mpiexec": "openmpi",
+                    "orterun": "openmpi", "prterun": "openmpi", "mpiexec.openmpi": "openmpi",
+                    "mpirun.openmpi": "openmpi", "mpiexec.hydra": "mpich",
+                    "mpiexec.mpich": "mpich", "mpirun.mpich": "mpich", "smpirun": "hostfile"}
+
+
+def launcher_format(argv: list[str], fmt: str | None = None) -> str:
+    """Placement file format for the launcher ``argv[0]`` (``fmt`` overrides)."""
+    if not argv:
+        raise RankmapError("no launcher command: give it after '--', e.g. -- srun ./app")
+    if fmt:
+        return fmt
+    name = os.path.basename(argv[0])
+    if name not in LAUNCHER_FORMATS:
+        raise RankmapError(f"unknown launcher {name!r}: pass --format (one of slurm, openmpi, "
+                           "mpich, hostfile, cray)")
+    return LAUNCHER_FORMATS[name]
+
+
+_NP_OPTIONS = ("-n", "-np", "--np", "--ntasks", "-N")
+
+
+def launcher_ranks(argv: list[str]) -> int | None:
+    """The process count given to the launcher (``-n 16``, ``-np 16``, ``--ntasks=16``)."""
+    for i, arg in enumerate(argv[1:], 1):
+        key, eq, value = arg.partition("=")
+        if arg in ("-n", "-np", "--np", "--ntasks", "--n") and i + 1 < len(argv):
+            value = argv[i + 1]
+        elif eq and key in ("--ntasks", "--np", "-n", "-np"):
+            pass
+        elif re.fullmatch(r"-n\d+", arg):
+            value = arg[2:]
+        else:
+            continue
+        if not value.isdigit() or int(value) <= 0:
+            raise RankmapError(f"bad process count {value!r} in the launcher command")
+        return int(value)
+    return None
+
+
+def command_for(fmt: str, argv: list[str], path: str) -> LaunchPlan:
+    """The launcher command (and environment) that makes it read the placement file ``path``."""
+    head, rest = argv[:1], argv[1:]
+    if fmt == "slurm":
+        if any(a.startswith(("--distribution", "-m")) for a in rest):
+            raise RankmapError("remove --distribution/-m from the srun command: launch sets "
+                               "--distribution=arbitrary")
+        return LaunchPlan(head + ["--distribution=arbitrary"] + rest,
+                          {"SLURM_HOSTFILE": os.path.abspath(path)}, path, fmt)
+    if fmt == "openmpi":
+        return LaunchPlan(head + ["--rankfile", path] + rest, {}, path, fmt)
+    if fmt == "mpich":
+        return LaunchPlan(head + ["-f", path] + rest, {}, path, fmt)
+    if fmt == "hostfile":
+        return LaunchPlan(head + ["-hostfile", path] + rest, {}, path, fmt)
+    if fmt == "cray":
+        return LaunchPlan(list(argv), {"MPICH_RANK_REORDER_METHOD": "3"}, path, fmt)
+    raise RankmapError(f"format {fmt!r} cannot be launched: choose slurm, openmpi, mpich, "
+                       "hostfile or cray")
