@@ -65,7 +65,20 @@ class Allocation:
 
     def describe(self) -> dict:
         """JSON-ready summary."""
-        return {"nodes": int(self.n_nodes), "cores": int(self.n_cores), "source": self.source}
+        d = {"nodes": int(self.n_nodes), "cores": int(self.n_cores), "source": self.source}
+        if "threads" in self.extra:
+            d["threads_per_rank"] = int(self.extra["threads"])
+        return d
+
+    def with_threads(self, threads: int) -> "Allocation":
+        """The allocation seen by ranks of ``threads`` threads each: cores per node become
+        ranks per node (``cores_per_node // threads``); threads must divide the cores."""
+        if threads < 1 or self.cores_per_node % threads:
+            raise RankmapError(f"bad --threads {threads}: must divide the {self.cores_per_node} "
+                               "cores per node")
+        from dataclasses import replace
+        return replace(self, cores_per_node=self.cores_per_node // threads,
+                       extra={**self.extra, "threads": int(threads)})
 
 
 def whole_machine(machine: Machine) -> Allocation:
@@ -133,3 +146,6 @@ def _checked(alloc: Allocation, text: str) -> Allocation:
     if (counts > 1).any():
         raise RankmapError(f"node {int(uniq[counts > 1][0])} is listed twice in --nodes")
     return alloc
+
+
+from . import allocation_names  # noqa: E402,F401  (host lists, Cray names, topology files)

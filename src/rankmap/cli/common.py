@@ -14,11 +14,16 @@ from ..patterns import Pattern, parse_pattern
 
 MACHINE_HELP = ("machine spec or .toml file: torus:8x16x32:cores=4, mesh:8x8x8, "
                 "bgp:4096 (Blue Gene/P, 4 cores/node), bgl:512; options :bw=425MB/s "
-                ":lat=100ns :wrap=xy")
+                ":lat=100ns :wrap=xy; dragonfly:groups=G,rows=R,cols=C,nodes=N,cores=K, "
+                "xc:groups=26 (Cray XC/Aries), fattree:k=16:levels=3[:taper=2], "
+                "fattree:topology=topology.conf")
 PATTERN_HELP = ("pattern spec or .toml file: stencil:128x128[:box][:periodic][:bytes=1MiB], "
-                "fft2d:P0xP1, pairs:random[:seed=N], graph:FILE (.csv .mtx .grf .graph)")
+                "fft2d:P0xP1, pairs:random[:seed=N], graph:FILE (.csv .mtx .grf .graph), "
+                "minighost[:PXxPYxPZ], minimd[:PXxPYxPZ] (no grid: fill the allocation)")
 NODES_HELP = ("allocated nodes in scheduler order: ids and ranges (0-15,32-47) or a file "
-              "with one per line; default: the whole machine")
+              "with one per line; Slurm host lists (nid[00001-00128]), Cray names "
+              "(c0-0c0s0n0), site.csv[:HOSTLIST], random:N[:seed=S], contiguous:N[:start=S]; "
+              "default: the whole machine")
 
 
 def add_input_options(p: argparse.ArgumentParser, pattern_required: bool = True) -> None:
@@ -27,10 +32,13 @@ def add_input_options(p: argparse.ArgumentParser, pattern_required: bool = True)
     p.add_argument("--nodes", "-n", metavar="SPEC", help=NODES_HELP)
     p.add_argument("--pattern", "-p", required=pattern_required, metavar="SPEC", help=PATTERN_HELP)
     p.add_argument("--routing", "-r", metavar="NAME",
-                   help="routing model: dor or adaptive on a torus (default: the machine's first)")
+                   help="routing model: dor or adaptive on a torus, minimal, valiant or ugal on a "
+                   "dragonfly, dmodk or ecmp on a fat tree (default: the machine's first)")
     p.add_argument("--seed", type=int, default=0, help="seed for random placements (default 0)")
     p.add_argument("--y", type=float, default=DEFAULT_PLATEAU_Y, metavar="FRACTION",
                    help="fraction of links under the plateau point (default 0.99)")
+    p.add_argument("--threads", type=int, default=1, metavar="T",
+                   help="threads per rank: ranks per node = cores per node / T (default 1)")
 
 
 def add_force(p: argparse.ArgumentParser) -> None:
@@ -42,6 +50,8 @@ def load_inputs(args) -> tuple[Machine, Allocation, Pattern]:
     """Parse machine, allocation and pattern from the common options."""
     machine = parse_machine(args.machine)
     allocation = parse_allocation(args.nodes, machine)
+    if getattr(args, "threads", 1) != 1:
+        allocation = allocation.with_threads(args.threads)
     pattern = parse_pattern(args.pattern, default_ranks=allocation.n_cores)
     machine.check_routing(args.routing)
     if not 0 < args.y <= 1:

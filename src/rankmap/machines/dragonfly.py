@@ -60,6 +60,14 @@ DEFAULT_BW = {"row": 5.25e9, "col": 15.75e9, "global": 4.7e9, "inject": 10.0e9}
 DEFAULT_HOP_LATENCY = 100e-9
 
 
+def _register_hops_hook() -> None:
+    """Add the per-class hop metrics to evaluations (once, when a dragonfly is first built)."""
+    from ..evaluation import PHASE_METRIC_HOOKS
+    from ..routing.dragonfly_metrics import dragonfly_hops_hook
+    if dragonfly_hops_hook not in PHASE_METRIC_HOOKS:
+        PHASE_METRIC_HOOKS.append(dragonfly_hops_hook)
+
+
 class Dragonfly(Machine):
     """A dragonfly of ``groups`` x ``rows`` x ``cols`` routers with ``nodes`` nodes each."""
 
@@ -105,6 +113,7 @@ class Dragonfly(Machine):
         self.bw.update(bandwidth or {})
         self._build_links()
         self._hop_table = None
+        _register_hops_hook()
 
     # ---- links -------------------------------------------------------------------------
     @property

@@ -2,7 +2,10 @@
 
 Spec strings (sizes accept ``64``, ``8KiB``, ``1MiB``, ``1MB``):
 
-* ``stencil:128x128[:box][:periodic][:bytes=1MiB]`` — halo exchange, star or box;
+* ``stencil:128x128[:box][:periodic][:bytes=1MiB]`` — halo exchange, star or box; without a
+  grid (``stencil[:dims=3]``) it fills the allocation on a balanced grid (MPI_Dims_create);
+* ``minighost[:16x16x8]``, ``minimd[:16x16x8]`` — seed 002's mini-apps (see
+  :mod:`rankmap.patterns.miniapps`), filling the allocation when no grid is given;
 * ``fft2d:P0xP1[:bytes=...]`` — phases ``dim0`` and ``dim1`` of all-to-alls;
 * ``pairs:random[:seed=N][:ranks=N][:bytes=...]`` — random pairwise exchange (fills the
   allocation's cores unless ``ranks=`` is given);
@@ -46,8 +49,20 @@ def _need_grid(spec: Spec, example: str) -> tuple[int, ...]:
     return parse_shape(spec.words.pop(0), "process grid")
 
 
+def _grid_or_fill(spec: Spec, default_ranks: int | None, ndim: int) -> tuple[int, ...]:
+    """The spec's grid, or (no grid given) a balanced ``ndim``-D grid filling the allocation."""
+    from .miniapps import fill_grid
+    if spec.words and spec.words[0][:1].isdigit():
+        return parse_shape(spec.words.pop(0), "process grid")
+    return fill_grid(spec.text, default_ranks, ndim)
+
+
 def _parse_stencil(spec: Spec, default_ranks: int | None) -> Pattern:
-    grid = _need_grid(spec, "stencil:64x64")
+    if spec.words and spec.words[0][:1].isdigit():
+        grid = _need_grid(spec, "stencil:64x64")
+    else:  # no grid: fill the allocation on a balanced grid of dims=D (default 3) dimensions
+        ndim = parse_int(spec.pop_option("dims", "3"), "stencil dims", minimum=1)
+        grid = _grid_or_fill(spec, default_ranks, ndim)
     box = spec.pop_flag("box")
     star = spec.pop_flag("star")
     if box and star:
@@ -92,12 +107,32 @@ def _parse_graph(spec: Spec, default_ranks: int | None) -> Pattern:
     return make_graph_pattern(spec.text, path, nbytes=nbytes, n_ranks=n)
 
 
+def _parse_minighost(spec: Spec, default_ranks: int | None) -> Pattern:
+    from .miniapps import make_minighost
+    grid = _grid_or_fill(spec, default_ranks, 3)
+    nbytes = _bytes_option(spec, default=2 << 20)
+    spec.reject_leftovers("minighost")
+    return make_minighost(spec.text, grid, nbytes)
+
+
+def _parse_minimd(spec: Spec, default_ranks: int | None) -> Pattern:
+    from .miniapps import make_minimd
+    grid = _grid_or_fill(spec, default_ranks, 3)
+    nbytes = _bytes_option(spec, default=64 << 10)
+    value = spec.pop_option("allreduce", "8KiB")
+    allreduce = parse_size(value, "allreduce size")
+    spec.reject_leftovers("minimd")
+    return make_minimd(spec.text, grid, nbytes, allreduce)
+
+
 #: pattern kind -> parser(spec, default_ranks); other modules add their kinds here.
 PATTERN_KINDS: dict[str, Callable[[Spec, int | None], Pattern]] = {
     "stencil": _parse_stencil,
     "fft2d": _parse_fft2d,
     "pairs": _parse_pairs,
     "graph": _parse_graph,
+    "minighost": _parse_minighost,
+    "minimd": _parse_minimd,
 }
 
 

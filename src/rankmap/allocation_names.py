@@ -1,0 +1,242 @@
+"""Allocations from the real world: host names, Slurm host lists, Cray names, topology files,
+and synthetic allocations for studies. Registered into :data:`rankmap.allocation.NODE_PARSERS`.
+
+``--nodes`` forms handled here (the id/range form and id files stay in :mod:`rankmap.allocation`):
+
+* ``random:N[:seed=S]`` — N distinct nodes drawn uniformly from the machine, listed in node-id
+  order (as a scheduler lists a scattered allocation);
+* ``contiguous:N[:start=S]`` — nodes S, S+1, ..., S+N-1 (default S = 0);
+* a Slurm host list such as ``nid[00001-00128,00200]`` or ``c0-0c0s[0-3]n[0-3]`` (expanded by
+  python-hostlist; several lists may be separated by spaces or newlines, e.g. the output of
+  ``scontrol show hostnames``), or a file holding one;
+* ``site.csv`` or ``site.csv:HOSTLIST`` — a topology CSV mapping site host names to machine
+  coordinates; alone it allocates every row in file order, with a host list it allocates
+  those names in host-list order.
+
+Names resolve, in order, as: a Cray XC name ``cX-YcCsSnN`` (on an ``xc`` machine: group =
+floor(X/2) + Y*floor(cabinet_cols/2), router row = C + 3*(X mod 2), router column = S, node N);
+``nidNNNNN`` (node id NNNNN); the machine's own node names (``Machine.node_name``, e.g. the
+names of a Slurm topology.conf). Unknown names are an error listing the first few.
+
+Topology CSV: a header line naming the columns; ``name`` plus either the machine's coordinate
+columns (``group,row,col,node`` on a dragonfly, ``x,y,z`` on a 3-D torus) or ``id``.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import re
+
+import hostlist
+import numpy as np
+
+from .allocation import NODE_PARSERS, Allocation
+from .errors import RankmapError
+from .specs import parse_int
+
+_CNAME = re.compile(r"^c(\d+)-(\d+)c(\d+)s(\d+)n(\d+)$")
+_NID = re.compile(r"^nid0*(\d+)$")
+_IDS_ONLY = re.compile(r"^[\d\s,\-]+$")
+_MAX_NAME_TABLE = 2_000_000
+
+
+def cname_to_coords(name: str, cabinet_cols: int) -> tuple[int, int, int, int] | None:
+    """``(group, row, col, node)`` of a Cray XC name ``cX-YcCsSnN``; None if not one.
+
+    Raises RankmapError when the name has the form but a field is out of range.
+    """
+    m = _CNAME.match(name)
+    if not m:
+        return None
+    x, y, c, s, n = (int(v) for v in m.groups())
+    if c > 2 or s > 15 or n > 3:
+        raise RankmapError(f"bad Cray name {name!r}: chassis is 0-2, slot 0-15, node 0-3")
+    if x >= cabinet_cols:
+        raise RankmapError(f"bad Cray name {name!r}: cabinet column {x} but cabinet_cols="
+                           f"{cabinet_cols}")
+    return (x // 2 + y * (cabinet_cols // 2), c + 3 * (x % 2), s, n)
+
+
+def _name_table(machine) -> dict[str, int]:
+    table = getattr(machine, "_name_table_cache", None)
+    if table is None:
+        if machine.n_nodes > _MAX_NAME_TABLE:
+            return {}
+        table = {machine.node_name(i): i for i in range(machine.n_nodes)}
+        machine._name_table_cache = table
+    return table
+
+
+def resolve_names(names: list[str], machine, where: str) -> np.ndarray:
+    """Node ids of host names (Cray names, nidNNNNN, the machine's names); error on unknowns."""
+    ids = np.full(len(names), -1, dtype=np.int64)
+    cab = getattr(machine, "cabinet_cols", None)
+    table = None
+    unknown = []
+    for i, name in enumerate(names):
+        m = _NID.match(name)
+        if m:
+            ids[i] = int(m.group(1))
+            if ids[i] >= machine.n_nodes:
+                raise RankmapError(f"{name} in {where} is outside the machine "
+                                   f"(nid 0-{machine.n_nodes - 1})")
+            continue
+        if _CNAME.match(name):
+            if cab is None:
+                raise RankmapError(f"Cray name {name!r} in {where} needs an xc machine "
+                                   "(e.g. --machine xc:groups=26)")
+            ids[i] = int(machine.node_ids(np.array(cname_to_coords(name, cab))))
+            continue
+        if table is None:
+            table = _name_table(machine)
+        if name in table:
+            ids[i] = table[name]
+        else:
+            unknown.append(name)
+    if unknown:
+        more = f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
+        raise RankmapError(f"unknown node names in {where}: {', '.join(unknown[:5])}{more}")
+    return ids
+
+
+def expand_host_list(text: str) -> list[str]:
+    """Host names of one or more Slurm host lists separated by whitespace."""
+    names: list[str] = []
+    for part in text.split():
+        try:
+            names.extend(hostlist.expand_hostlist(part))
+        except hostlist.BadHostlist as exc:
+            raise RankmapError(f"bad host list {part!r}: {exc}") from None
+    if not names:
+        raise RankmapError("empty host list")
+    return names
+
+
+def _coord_columns(machine) -> list[str]:
+    if machine.kind == "dragonfly":
+        return ["group", "row", "col", "node"]
+    return [ch.lower() for ch in getattr(machine, "letters", "")]
+
+
+def read_topology_csv(path: str, machine) -> tuple[list[str], np.ndarray]:
+    """(names, node ids) of every row of a topology CSV (see module docstring)."""
+    with open(path, newline="", encoding="utf-8", errors="replace") as fh:
+        rows = [r for r in csv.reader(fh) if r and not r[0].lstrip().startswith("#")]
+    if not rows:
+        raise RankmapError(f"topology file {path!r} is empty")
+    header = [h.strip().lower() for h in rows[0]]
+    if "name" not in header:
+        raise RankmapError(f"topology file {path!r} needs a header line with a 'name' column")
+    want = _coord_columns(machine)
+    if "id" in header:
+        cols = ["id"]
+    elif want and all(c in header for c in want):
+        cols = want
+    else:
+        need = ",".join(["name"] + want) if want else "name,id"
+        raise RankmapError(f"topology file {path!r} has columns {','.join(header)}: expected "
+                           f"{need} (or name,id) for a {machine.kind}")
+    pos = [header.index(c) for c in cols]
+    ni = header.index("name")
+    names, values = [], []
+    for lineno, r in enumerate(rows[1:], start=2):
+        if len(r) < len(header):
+            raise RankmapError(f"topology file {path!r} line {lineno}: expected "
+                               f"{len(header)} fields, got {len(r)}")
+        names.append(r[ni].strip())
+        try:
+            values.append([int(r[p]) for p in pos])
+        except ValueError:
+            raise RankmapError(f"topology file {path!r} line {lineno}: coordinates must be "
+                               f"integers, got {','.join(r)!r}") from None
+    values = np.array(values, dtype=np.int64).reshape(len(names), len(cols))
+    if cols == ["id"]:
+        ids = values[:, 0]
+        bad = (ids < 0) | (ids >= machine.n_nodes)
+        if bad.any():
+            raise RankmapError(f"topology file {path!r}: node id {int(ids[bad][0])} is outside "
+                               f"the machine (0-{machine.n_nodes - 1})")
+    else:
+        ids = machine.node_ids(values)
+    seen: dict[str, int] = {}
+    for n in names:
+        if n in seen:
+            raise RankmapError(f"topology file {path!r} lists {n!r} twice")
+        seen[n] = 1
+    return names, np.asarray(ids, dtype=np.int64)
+
+
+def _parse_synthetic(text: str, machine) -> Allocation | None:
+    m = re.match(r"^(random|contiguous):(.*)$", text)
+    if not m:
+        return None
+    kind, rest = m.groups()
+    parts = [p.strip() for p in rest.split(":")]
+    n = parse_int(parts[0], f"{kind} node count", minimum=1)
+    opts = {}
+    for p in parts[1:]:
+        key, eq, val = p.partition("=")
+        allowed = "seed" if kind == "random" else "start"
+        if not eq or key != allowed:
+            raise RankmapError(f"bad --nodes {text!r}: unknown field {p!r} (use {allowed}=N)")
+        opts[key] = parse_int(val, f"{kind} {key}", minimum=0)
+    if n > machine.n_nodes:
+        raise RankmapError(f"--nodes {text!r} asks for {n} nodes, the machine has "
+                           f"{machine.n_nodes}")
+    if kind == "random":
+        rng = np.random.default_rng(opts.get("seed", 0))
+        nodes = np.sort(rng.choice(machine.n_nodes, size=n, replace=False)).astype(np.int64)
+    else:
+        start = opts.get("start", 0)
+        if start + n > machine.n_nodes:
+            raise RankmapError(f"--nodes {text!r} runs past the last node "
+                               f"{machine.n_nodes - 1}")
+        nodes = np.arange(start, start + n, dtype=np.int64)
+    return Allocation(nodes, machine.cores_per_node, source=text)
+
+
+def _from_names(names: list[str], machine, source: str) -> Allocation:
+    ids = resolve_names(names, machine, source)
+    return Allocation(ids, machine.cores_per_node, names=list(names), source=source)
+
+
+def parse_named_allocation(text: str, machine) -> Allocation | None:
+    """An Allocation for the ``--nodes`` forms of this module, or None for other forms."""
+    text = text.strip()
+    if _IDS_ONLY.match(text):
+        return None
+    alloc = _parse_synthetic(text, machine)
+    if alloc is not None:
+        return alloc
+    csv_path, sep, hosts = text.partition(".csv:")
+    if sep or text.lower().endswith(".csv"):
+        path = csv_path + ".csv" if sep else text
+        if not os.path.isfile(path):
+            raise RankmapError(f"topology file {path!r} not found")
+        names, ids = read_topology_csv(path, machine)
+        if not sep:
+            return Allocation(ids, machine.cores_per_node, names=names, source=f"file {path}")
+        wanted = expand_host_list(hosts)
+        lookup = dict(zip(names, ids.tolist()))
+        unknown = [w for w in wanted if w not in lookup]
+        if unknown:
+            more = f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
+            raise RankmapError(f"names not in topology file {path!r}: "
+                               f"{', '.join(unknown[:5])}{more}")
+        return Allocation(np.array([lookup[w] for w in wanted], dtype=np.int64),
+                          machine.cores_per_node, names=wanted, source=f"{path}:{hosts[:40]}")
+    if os.path.isfile(text):
+        with open(text, encoding="utf-8", errors="replace") as fh:
+            content = " ".join(ln.split("#", 1)[0] for ln in fh)
+        if not content.strip() or _IDS_ONLY.match(content):
+            return None  # an id file: the core parser reads it
+        return _from_names(expand_host_list(content), machine, f"file {text}")
+    if "/" in text:
+        return None
+    source = text if len(text) < 60 else text[:57] + "..."
+    return _from_names(expand_host_list(text), machine, source)
+
+
+if parse_named_allocation not in NODE_PARSERS:
+    NODE_PARSERS.append(parse_named_allocation)
