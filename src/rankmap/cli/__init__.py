@@ -15,7 +15,7 @@ from .. import __version__
 from ..errors import RankmapError
 
 #: command modules, in the order ``rankmap --help`` lists them.
-COMMANDS = ["compare", "evaluate", "map_cmd", "demo", "counters", "links", "launch"]
+COMMANDS = ["compare", "evaluate", "map_cmd", "demo", "counters", "links", "launch", "bench"]
 
 
 class _Parser(argparse.ArgumentParser):

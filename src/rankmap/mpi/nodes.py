@@ -1,8 +1,9 @@
 """Which machine node each MPI process runs on.
 
 Every process reports a *label*: the ``RANKMAP_NODE`` environment variable when set (a node id
-such as ``12`` or a host name; meant for tests and for sites whose host names do not match the
-machine description), else its host name (``MPI.Get_processor_name()``). The labels are mapped
+such as ``12`` or a host name, or a comma-separated list with one entry per process, entry p
+for rank p: ``RANKMAP_NODE=0,0,1,1``; meant for tests and for sites whose host names do not
+match the machine description), else its host name (``MPI.Get_processor_name()``). The labels are mapped
 to machine node ids: an integer is the id itself; a name is matched against the machine's own
 node names (``Machine.node_name``) and then against the ``--nodes`` parsers (host lists, site
 names). Unknown labels make the reordering fall back to the launcher's order.
@@ -22,9 +23,18 @@ NODE_ENV = "RANKMAP_NODE"
 MACHINE_ENV = "RANKMAP_MACHINE"
 
 
-def local_node_label(processor_name: str | None = None) -> str:
-    """This process's node label: $RANKMAP_NODE, else the processor (host) name."""
+def local_node_label(processor_name: str | None = None, rank: int = 0, size: int = 1) -> str:
+    """This process's node label: $RANKMAP_NODE (entry ``rank`` of a list), else the host name.
+
+    A list whose length is not ``size`` is an error.
+    """
     label = os.environ.get(NODE_ENV, "").strip()
+    if "," in label:
+        items = [x.strip() for x in label.split(",")]
+        if len(items) != size or not all(items):
+            raise RankmapError(f"${NODE_ENV}={label!r} has {len(items)} entries, the "
+                               f"communicator has {size} processes")
+        return items[rank]
     if label:
         return label
     return (processor_name or socket.gethostname()).strip()

@@ -82,10 +82,17 @@ def reorder_ranks(comm, pattern, machine=None, mapping: str = "auto", seed: int 
 
     ``pattern`` may be a zero-argument callable so that only the root builds a big pattern.
     """
-    labels = comm.gather(local_node_label(_processor_name()), root=root)
+    try:
+        label = local_node_label(_processor_name(), comm.Get_rank(), comm.Get_size())
+    except RankmapError as exc:
+        label = exc
+    labels = comm.gather(label, root=root)
     result = None
     if comm.Get_rank() == root:
         try:
+            bad = [lb for lb in labels if isinstance(lb, RankmapError)]
+            if bad:
+                raise bad[0]
             pat = pattern() if callable(pattern) else pattern
             result = ("ok", _plan(labels, pat, machine, mapping, seed))
         except RankmapError as exc:

@@ -1,0 +1,130 @@
+"""``rankmap bench``: MPI benchmarks with a placement applied by reordering ranks in the job."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+from ..errors import RankmapError
+from ..mpi.bench import KINDS, BenchConfig, check_config
+from ..mpi.nodes import MACHINE_ENV
+from ..specs import parse_shape
+from ..units import parse_size
+from .common import add_force, example
+
+MAX_SIZES = 40
+
+
+def parse_sizes(text: str) -> list[int]:
+    """Message sizes from ``1KiB..4MiB`` (doubling from the first) or ``1KiB,64KiB,1MiB``."""
+    if ".." in text:
+        lo_t, _, hi_t = text.partition("..")
+        lo, hi = parse_size(lo_t, "--sizes start"), parse_size(hi_t, "--sizes end")
+        if hi < lo:
+            raise RankmapError(f"bad --sizes {text!r}: the end is below the start")
+        sizes = []
+        s = lo
+        while s <= hi:
+            sizes.append(s)
+            s *= 2
+    else:
+        sizes = [parse_size(t, "--sizes entry") for t in text.split(",")]
+    if len(sizes) > MAX_SIZES:
+        raise RankmapError(f"bad --sizes {text!r}: {len(sizes)} sizes, at most {MAX_SIZES}")
+    return sizes
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser(
+        "bench", help="MPI benchmarks (pairs, cart, halo, fft) under a placement",
+        description="Run under mpirun or srun (needs mpi4py). Ranks are first reordered by the "
+        "placement of the benchmark's own pattern on the job's nodes (as rankmap.mpi."
+        "cart_create does); then every message size is exchanged --iters times, --repeats "
+        "times. Reports min and median time of the slowest process per exchange and the "
+        "bandwidth per process (bytes sent per process / median time, MB/s = 10^6 B/s). "
+        "pairs: random pairings with Isend/Irecv/Wait, best and worst pairing (seed 003 "
+        "section 2); cart: 1-D/2-D/3-D neighbour exchange, --cyclic or not (seed 003 "
+        "section 4); halo: 2-D/3-D star or --box halo; fft: Alltoall in every row then "
+        "every column of a P0xP1 grid.",
+        epilog=example("mpirun -n 16 rankmap bench halo --dims 4x4 --sizes 1KiB..4MiB "
+                       "--machine torus:4x4:cores=1 --mapping TXY --json out.json --plot out.png"),
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("kind", choices=KINDS, help="benchmark")
+    p.add_argument("--dims", metavar="SHAPE", help="process grid, e.g. 32, 4x8, 2x4x4")
+    p.add_argument("--sizes", default="1KiB..1MiB", metavar="RANGE",
+                   help="message sizes: 1KiB..4MiB (doubling) or 1KiB,1MiB (default 1KiB..1MiB)")
+    p.add_argument("--repeats", type=int, default=5, help="timed repeats per size (default 5)")
+    p.add_argument("--iters", type=int, help="exchanges per repeat (default: 1 MiB / size, "
+                   "1 to 50)")
+    p.add_argument("--box", action="store_true", help="halo: box stencil (3^d - 1 neighbours)")
+    p.add_argument("--cyclic", "--periodic", dest="periodic", action="store_true",
+                   help="cart/halo: periodic (cyclic) grid")
+    p.add_argument("--pairings", type=int, default=4,
+                   help="pairs: number of random pairings (default 4)")
+    p.add_argument("--machine", "-m", metavar="SPEC",
+                   help=f"machine spec or .toml (default ${MACHINE_ENV}; none: no reordering)")
+    p.add_argument("--mapping", default="auto", metavar="NAME",
+                   help="placement to apply, or 'none' for the launcher's order (default auto)")
+    p.add_argument("--seed", type=int, default=0, help="seed of placements and pairings")
+    p.add_argument("--json", metavar="FILE", help="write the results as JSON")
+    p.add_argument("--plot", metavar="FILE", help="write a plot of bandwidth vs size (.png/.pdf/.svg)")
+    add_force(p)
+    p.set_defaults(func=run)
+
+
+def _config(args) -> BenchConfig:
+    if args.repeats < 1:
+        raise RankmapError(f"bad --repeats {args.repeats}: must be at least 1")
+    if args.iters is not None and args.iters < 1:
+        raise RankmapError(f"bad --iters {args.iters}: must be at least 1")
+    if args.pairings < 1:
+        raise RankmapError(f"bad --pairings {args.pairings}: must be at least 1")
+    if args.plot and not args.plot.lower().endswith((".png", ".pdf", ".svg")):
+        raise RankmapError(f"bad --plot {args.plot!r}: use a .png, .pdf or .svg file")
+    dims = parse_shape(args.dims, "--dims", max_dims=3) if args.dims else None
+    machine = args.machine or os.environ.get(MACHINE_ENV, "").strip() or None
+    if machine is not None:
+        from ..machines import parse_machine
+        machine = parse_machine(machine)
+    return BenchConfig(args.kind, dims, parse_sizes(args.sizes), args.repeats, args.iters,
+                       args.box, args.periodic, args.pairings, args.mapping, machine, args.seed)
+
+
+def run(args) -> int:
+    try:
+        from mpi4py import MPI
+    except ImportError:
+        raise RankmapError("rankmap bench needs mpi4py: pip install 'rankmap[mpi]' (with an MPI "
+                           "library installed, e.g. apt-get install openmpi-bin "
+                           "libopenmpi-dev)") from None
+    from ..io.atomic import check_writable
+    from ..mpi.bench import run_benchmark
+    from ..mpi.bench_report import format_table, plot_bandwidth
+    comm = MPI.COMM_WORLD
+    cfg = _config(args)
+    check_config(cfg, comm.Get_size())
+    error = None
+    if comm.Get_rank() == 0:
+        try:
+            for path in (args.json, args.plot):
+                if path:
+                    check_writable(path, args.force)
+        except RankmapError as exc:
+            error = str(exc)
+    error = comm.bcast(error, root=0)
+    if error:
+        raise RankmapError(error)
+    result = run_benchmark(comm, cfg)
+    if result is None:
+        return 0
+    sys.stdout.write(format_table(result))
+    if args.json:
+        from ..io.atomic import write_atomic
+        write_atomic(args.json, json.dumps(result, indent=1) + "\n", force=args.force)
+        print(f"wrote {args.json}", file=sys.stderr)
+    if args.plot:
+        plot_bandwidth(result, args.plot, force=args.force)
+        print(f"wrote {args.plot}", file=sys.stderr)
+    return 0
