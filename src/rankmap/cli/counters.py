@@ -1,0 +1,177 @@
+"""``rankmap counters``: analyse per-link counters of one or more runs (seed 000)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from ..errors import RankmapError
+from ..metrics import DEFAULT_PLATEAU_Y
+from .common import add_force, example
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser(
+        "counters", help="plateau point, PDF/CDF and time correlation of link counters",
+        description="Read per-link counters (one CSV per placement or run: src,dim,dir,dst or "
+        "link, then bytes or packets, optional phase column; 'rankmap evaluate --links-out' "
+        "writes this format) and report per phase the links' max, mean, percentiles and the "
+        "plateau point x at fraction y (seed 000). With --times, correlate plateau x with "
+        "time for every y of a sweep (Pearson and Spearman) and name the y that predicts time "
+        "best, beside y = 1.0 (the busiest link).",
+        epilog=example("rankmap counters tile.csv txyz.csv --labels Tile,TXYZ --y 0.99 "
+                       "--plot cdf.png\nrankmap counters runs/*.csv --times times.csv "
+                       "--sweep-y 0.6:1.0 --plot corr.png --scatter fit.png --report r.html"),
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("files", nargs="+", metavar="FILE.csv", help="counters files")
+    p.add_argument("--labels", metavar="A,B,...",
+                   help="one label per file (default: the file names without .csv)")
+    p.add_argument("--y", type=float, default=DEFAULT_PLATEAU_Y, metavar="FRACTION",
+                   help="plateau fraction of links (default 0.99)")
+    p.add_argument("--percentiles", default="50,90,99", metavar="LIST",
+                   help="percentiles of the per-link counts to report (default 50,90,99)")
+    p.add_argument("--phase", metavar="NAME", help="analyse only this phase")
+    p.add_argument("--aggregate", action="store_true",
+                   help="sum each file's phases per link (a whole-run counter; warns)")
+    p.add_argument("--times", metavar="FILE.csv",
+                   help="measured times: label,phase,seconds (phase 'all' without phases)")
+    p.add_argument("--sweep-y", default="0.6:1.0", metavar="START:STOP[:STEP]",
+                   help="y values to correlate with --times (default 0.6:1.0, step 0.01)")
+    p.add_argument("--by", choices=("pearson", "spearman"), default="pearson",
+                   help="correlation that picks the best y (default pearson)")
+    p.add_argument("--bins", type=int, default=40, help="PDF histogram bins (default 40)")
+    p.add_argument("--plot", metavar="FILE.png|svg",
+                   help="PDF and CDF with plateau points; with --times: correlation vs y "
+                   "(one file per phase when there are several, named FILE-PHASE.png)")
+    p.add_argument("--scatter", metavar="FILE.png|svg",
+                   help="with --times: time vs plateau x at the best y and at y = 1, with fits")
+    p.add_argument("--format", choices=("table", "json"), default="table",
+                   help="output on stdout: readable tables (default) or JSON")
+    p.add_argument("--report", metavar="FILE.html", help="write a self-contained HTML report")
+    add_force(p)
+    p.set_defaults(func=run)
+
+
+def _check_outputs(args) -> None:
+    from ..io.atomic import check_writable
+    from ..report.figures import image_format
+
+    if args.scatter and not args.times:
+        raise RankmapError("--scatter needs --times")
+    for path in (args.plot, args.scatter):
+        if path:
+            image_format(path)
+    if args.report:
+        if not args.report.lower().endswith((".html", ".htm")):
+            raise RankmapError(f"--report {args.report!r}: expected a .html file name")
+        check_writable(args.report, args.force)
+    if args.bins < 1:
+        raise RankmapError(f"bad --bins {args.bins}: must be >= 1")
+
+
+def run(args) -> int:
+    from ..counters import parse_percentiles, parse_sweep, read_runs, read_times
+    from ..counters.summary import analyse
+
+    _check_outputs(args)
+    labels = [s.strip() for s in args.labels.split(",")] if args.labels else None
+    pct = parse_percentiles(args.percentiles)
+    ys = parse_sweep(args.sweep_y)
+    runs = read_runs(args.files, labels)
+    times = read_times(args.times) if args.times else None
+    doc = analyse(runs, args.y, pct, args.phase, args.aggregate, times, ys, args.by)
+    corr = doc.pop("_corr", None)
+    for w in doc["warnings"]:
+        print(f"rankmap counters: warning: {w}", file=sys.stderr)
+    if args.format == "json":
+        print(json.dumps(doc, indent=1))
+    else:
+        _print_tables(doc)
+    figures = _figures(runs, doc, corr, args)
+    for path, fig in figures.get("files", []):
+        from ..report.figures import save_figure
+        save_figure(fig, path, args.force)
+        print(f"wrote {path}", file=sys.stderr)
+    if args.report:
+        from ..report.counters_report import counters_report
+        rep = counters_report(runs, doc, corr, args)
+        rep.write(args.report, force=args.force)
+        print(f"wrote {args.report}", file=sys.stderr)
+    return 0
+
+
+def _figures(runs, doc, corr, args) -> dict:
+    """The figures to write to --plot and --scatter: {"files": [(path, figure)]}."""
+    from ..report.figures import suffixed
+
+    out = []
+    if args.plot and corr is None:
+        from ..plots.counters import plot_pdf_cdf
+
+        by_phase = phase_series(runs, args)
+        for ph, series in by_phase.items():
+            path = args.plot if len(by_phase) == 1 else suffixed(args.plot, ph)
+            out.append((path, plot_pdf_cdf(series, doc["unit"], args.y, args.bins,
+                                           title=f"phase {ph}")))
+    if args.plot and corr is not None:
+        from ..plots.correlation import plot_correlation_vs_y
+        out.append((args.plot, plot_correlation_vs_y(corr)))
+    if args.scatter:
+        from ..plots.correlation import plot_time_vs_plateau
+        out.append((args.scatter, plot_time_vs_plateau(corr, doc["unit"])))
+    from ..io.atomic import check_writable
+    for path, _fig in out:
+        check_writable(path, args.force)
+    return {"files": out}
+
+
+def phase_series(runs, args) -> dict:
+    """{phase: {label: per-link counts}} over the analysed phases, in file order."""
+    from ..counters.summary import selected_phases
+
+    by_phase: dict = {}
+    for r in runs:
+        for ph in selected_phases(r, args.phase, args.aggregate):
+            by_phase.setdefault(ph.name, {})[r.label] = ph.values
+    return by_phase
+
+
+def fmt_count(v: float, unit: str) -> str:
+    """A count for people: bytes with a binary suffix, packets as a number."""
+    from ..units import format_bytes
+
+    return format_bytes(v) if unit == "bytes" else f"{v:.4g}"
+
+
+def _print_tables(doc) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    con = Console(width=None if sys.stdout.isatty() else 120)
+    unit = doc["unit"]
+    t = Table(title=f"per-link {unit} counters, plateau at y = {doc['y']:g}",
+              title_justify="left", header_style="bold")
+    pkeys = list(doc["counters"][0]["percentiles"])
+    for h in ["label", "phase", "links", "max", "mean"] + pkeys + ["plateau x"]:
+        t.add_column(h, justify="left" if h in ("label", "phase") else "right")
+    for row in doc["counters"]:
+        t.add_row(row["label"], row["phase"], str(row["links"]), fmt_count(row["max"], unit),
+                  fmt_count(row["mean"], unit),
+                  *[fmt_count(row["percentiles"][k], unit) for k in pkeys],
+                  fmt_count(row["plateau"]["x"], unit))
+    con.print(t)
+    for ph, res in doc.get("correlation", {}).items():
+        c = Table(title=f"phase {ph}: correlation of plateau x with time over "
+                  f"{len(res['labels'])} runs", title_justify="left", header_style="bold")
+        for h in ("", "y", "Pearson r", "Spearman rho"):
+            c.add_column(h, justify="right" if h else "left")
+
+        def num(v):
+            return "n/a" if v is None else f"{v:.3f}"
+        b, busy = res["best"], res["busiest"]
+        if b is not None:
+            c.add_row(f"best y (by {res['by']})", f"{b['y']:g}", num(b["pearson"]),
+                      num(b["spearman"]), style="green")
+        c.add_row("busiest link", "1", num(busy["pearson"]), num(busy["spearman"]))
+        con.print(c)

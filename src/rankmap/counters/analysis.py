@@ -1,0 +1,57 @@
+"""Statistics of one phase's counters: empirical PDF and CDF, plateau point, percentiles.
+
+The plateau point (seed 000, section III) is the smallest x such that a fraction y of all
+links carry at most x (bytes or packets); it is computed by
+:func:`rankmap.metrics.plateau_point`, the same definition the model's metrics use.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import RankmapError
+from ..metrics import DEFAULT_PLATEAU_Y, plateau_point
+
+#: percentiles reported by default (of the per-link counts).
+DEFAULT_PERCENTILES = (50.0, 90.0, 99.0)
+
+
+def empirical_cdf(values) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted counts x and the fraction of links carrying at most each x (a step function)."""
+    v = np.sort(np.asarray(values, dtype=np.float64))
+    return v, np.arange(1, len(v) + 1) / max(len(v), 1)
+
+
+def empirical_pdf(values, bins: int | np.ndarray = 40) -> tuple[np.ndarray, np.ndarray]:
+    """Histogram of the counts: bin edges (count units) and the fraction of links per bin
+    (fractions add up to 1)."""
+    v = np.asarray(values, dtype=np.float64)
+    hist, edges = np.histogram(v, bins=bins)
+    return edges, hist / max(len(v), 1)
+
+
+def phase_stats(values, y: float = DEFAULT_PLATEAU_Y,
+                percentiles=DEFAULT_PERCENTILES) -> dict:
+    """``links``, ``max``, ``mean``, ``percentiles`` {"p50": x, ...} and ``plateau`` {y, x}
+    of one phase's per-link counts (same unit as the counts)."""
+    v = np.asarray(values, dtype=np.float64)
+    if v.size == 0:
+        raise RankmapError("no links to analyse")
+    pct = {f"p{p:g}": float(np.percentile(v, p)) for p in percentiles}
+    return {"links": int(v.size), "max": float(v.max()), "mean": float(v.mean()),
+            "percentiles": pct, "plateau": {"y": float(y), "x": plateau_point(v, y)}}
+
+
+def parse_percentiles(text: str) -> tuple[float, ...]:
+    """``"50,90,99"`` -> (50.0, 90.0, 99.0); each in [0, 100]."""
+    out = []
+    for part in text.split(","):
+        part = part.strip()
+        try:
+            p = float(part)
+        except ValueError:
+            raise RankmapError(f"bad percentile {part!r}: expected a number in [0, 100]") from None
+        if not 0 <= p <= 100:
+            raise RankmapError(f"bad percentile {part!r}: must be in [0, 100]")
+        out.append(p)
+    return tuple(out)

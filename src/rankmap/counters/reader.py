@@ -1,0 +1,176 @@
+"""Reading per-link counters from CSV.
+
+One row per directed link. A link is named either by torus columns ``src,dim,dir,dst`` (as
+``rankmap evaluate --links-out`` writes them, other machines add their own columns such as a
+link ``class``) or by a free ``link`` id. The counter is ``bytes`` or ``packets``; an optional
+``phase`` column splits the rows into phases (without it every row belongs to phase ``all``).
+Other columns (``streams``, ``class`` ...) are kept as text or numbers for link-load maps.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import RankmapError
+
+#: the phase name given to counters without a ``phase`` column.
+ALL_PHASES = "all"
+#: counter columns, in order of preference.
+VALUE_COLUMNS = ("bytes", "packets")
+TORUS_KEY = ("src", "dim", "dir", "dst")
+#: columns read as integers when present (torus and dragonfly link columns, stream counts).
+INT_COLUMNS = TORUS_KEY + ("streams", "src_router", "dst_router", "node")
+
+
+@dataclass
+class CounterPhase:
+    """The counters of one phase: ``values[i]`` is link i's count (bytes or packets);
+    ``columns`` holds the link-naming and extra columns, row-aligned with ``values``."""
+
+    name: str
+    values: np.ndarray
+    columns: dict[str, np.ndarray] = field(default_factory=dict)
+    lines: np.ndarray | None = None     # the file line of every row, for error messages
+
+
+@dataclass
+class CounterRun:
+    """One counters file (one placement or run): its label, unit and phases in file order."""
+
+    label: str
+    path: str
+    unit: str
+    phases: dict[str, CounterPhase]
+    has_phase_column: bool
+
+    def phase(self, name: str) -> CounterPhase:
+        """The phase called ``name`` (error naming the known phases otherwise)."""
+        if name not in self.phases:
+            raise RankmapError(f"{self.path}: no phase {name!r} (phases: {', '.join(self.phases)})")
+        return self.phases[name]
+
+    def aggregated(self) -> CounterPhase:
+        """Counters summed over all phases per link: what a whole-run counter reads."""
+        first = next(iter(self.phases.values()))
+        if len(self.phases) == 1:
+            return CounterPhase(ALL_PHASES, first.values, first.columns)
+        key_cols = [c for c in first.columns if c != "streams"]
+        keys = _row_keys(first.columns, key_cols)
+        total = dict(zip(keys, first.values.astype(np.float64)))
+        for ph in list(self.phases.values())[1:]:
+            for k, v in zip(_row_keys(ph.columns, key_cols), ph.values):
+                total[k] = total.get(k, 0.0) + float(v)
+        order = list(total)
+        if len(order) == len(keys):
+            cols = {c: first.columns[c] for c in key_cols}
+        else:
+            cols = {c: np.array([k[i] for k in order]) for i, c in enumerate(key_cols)}
+        return CounterPhase(ALL_PHASES, np.array([total[k] for k in order]), cols)
+
+
+def _row_keys(columns: dict, key_cols: list[str]) -> list[tuple]:
+    return list(zip(*[columns[c].tolist() for c in key_cols])) if key_cols else []
+
+
+def _column(text: np.ndarray, lines: np.ndarray, path: str, col: str, dtype) -> np.ndarray:
+    """Convert a text column to numbers; on failure name the first bad line."""
+    try:
+        if dtype is np.int64:
+            return np.char.lstrip(text, "+").astype(np.int64)
+        return text.astype(np.float64)
+    except ValueError:
+        for k, t in enumerate(text.tolist()):
+            try:
+                int(t) if dtype is np.int64 else float(t)
+            except ValueError:
+                raise RankmapError(f"{path}:{lines[k]}: bad {col} value {t!r}: expected "
+                                   f"{'an integer' if dtype is np.int64 else 'a number'}") from None
+        raise
+
+
+def read_counters(path: str, label: str | None = None) -> CounterRun:
+    """Read one counters CSV into a :class:`CounterRun` labelled ``label`` (default: the
+    file name without extension). Counts are bytes or packets per directed link; a malformed
+    row raises :class:`RankmapError` naming the file and line number."""
+    label = label or os.path.splitext(os.path.basename(path))[0]
+    with open(path, newline="", encoding="utf-8") as fh:
+        rows = list(csv.reader(fh))
+    if not rows:
+        raise RankmapError(f"{path}: empty file, expected a header such as src,dim,dir,dst,bytes")
+    header = [h.strip().lower() for h in rows[0]]
+    if len(set(header)) != len(header):
+        raise RankmapError(f"{path}:1: repeated column in header {','.join(header)}")
+    unit = next((c for c in VALUE_COLUMNS if c in header), None)
+    if unit is None:
+        raise RankmapError(f"{path}:1: header {','.join(header)} has no 'bytes' or 'packets' column")
+    if "link" not in header and not ("src" in header and "dst" in header):
+        raise RankmapError(f"{path}:1: header {','.join(header)} names no link: expected "
+                           "src,dim,dir,dst (or the machine's src,...,dst columns) or link")
+    has_phase = "phase" in header
+    idx = {c: i for i, c in enumerate(header)}
+    int_cols = [c for c in INT_COLUMNS if c in idx]
+    lines = np.arange(2, len(rows) + 1)
+    keep = [i for i, r in enumerate(rows[1:]) if any(f.strip() for f in r)]
+    body = [rows[1 + i] for i in keep]
+    lines = lines[keep]
+    widths = np.fromiter((len(r) for r in body), dtype=np.int64, count=len(body))
+    if (widths != len(header)).any():
+        k = int(np.nonzero(widths != len(header))[0][0])
+        raise RankmapError(f"{path}:{lines[k]}: {widths[k]} fields, the header has {len(header)}")
+    if not body:
+        raise RankmapError(f"{path}: no link rows after the header")
+    table = np.char.strip(np.array(body, dtype=str))
+    values = _column(table[:, idx[unit]], lines, path, unit, np.float64)
+    if not np.isfinite(values).all() or (values < 0).any():
+        k = int(np.nonzero(~np.isfinite(values) | (values < 0))[0][0])
+        raise RankmapError(f"{path}:{lines[k]}: bad {unit} value {table[k, idx[unit]]!r}: "
+                           "expected a finite count >= 0")
+    cols = {}
+    for c, i in idx.items():
+        if c in (unit, "phase"):
+            continue
+        cols[c] = (_column(table[:, i], lines, path, c, np.int64) if c in int_cols
+                   else table[:, i])
+    if "dir" in cols and not np.isin(cols["dir"], (1, -1)).all():
+        k = int(np.nonzero(~np.isin(cols["dir"], (1, -1)))[0][0])
+        raise RankmapError(f"{path}:{lines[k]}: bad dir value {table[k, idx['dir']]!r}: "
+                           "expected 1 or -1")
+    phase_of = table[:, idx["phase"]] if has_phase else np.full(len(table), ALL_PHASES)
+    if (phase_of == "").any():
+        raise RankmapError(f"{path}:{lines[int(np.nonzero(phase_of == '')[0][0])]}: empty phase name")
+    names = list(dict.fromkeys(phase_of.tolist()))
+    phases = {}
+    for name in names:
+        sel = np.nonzero(phase_of == name)[0]
+        phases[name] = CounterPhase(name, values[sel], {c: v[sel] for c, v in cols.items()},
+                                     lines[sel])
+    sizes = {len(p.values) for p in phases.values()}
+    if len(sizes) > 1:
+        raise RankmapError(f"{path}: phases have different numbers of links "
+                           f"({', '.join(f'{p.name}: {len(p.values)}' for p in phases.values())})")
+    return CounterRun(label, path, unit, phases, has_phase)
+
+
+def read_runs(paths: list[str], labels: list[str] | None = None) -> list[CounterRun]:
+    """Read several counters files (several placements or runs), labelled by ``labels`` or by
+    their file names; labels must be unique."""
+    if not paths:
+        raise RankmapError("no counters files given")
+    if labels is not None and len(labels) != len(paths):
+        raise RankmapError(f"--labels gives {len(labels)} labels for {len(paths)} files")
+    runs = [read_counters(p, labels[i] if labels else None) for i, p in enumerate(paths)]
+    seen: dict[str, str] = {}
+    for r in runs:
+        if r.label in seen:
+            raise RankmapError(f"label {r.label!r} is used for both {seen[r.label]} and {r.path}: "
+                               "give distinct --labels")
+        seen[r.label] = r.path
+    units = {r.unit for r in runs}
+    if len(units) > 1:
+        raise RankmapError("files mix bytes and packets counters: "
+                           + ", ".join(f"{r.path}: {r.unit}" for r in runs))
+    return runs

@@ -1,0 +1,57 @@
+"""The whole analysis of a set of counters files, as one JSON-ready document."""
+
+from __future__ import annotations
+
+from ..errors import RankmapError
+from .analysis import DEFAULT_PERCENTILES, phase_stats
+from .correlation import correlation_table
+from .reader import ALL_PHASES, CounterPhase, CounterRun
+
+
+def selected_phases(run: CounterRun, phase: str | None, aggregate: bool) -> list[CounterPhase]:
+    """The phases of ``run`` to analyse: one named phase, all summed, or each in turn."""
+    if aggregate:
+        return [run.aggregated()]
+    if phase is not None:
+        return [run.phase(phase)]
+    return list(run.phases.values())
+
+
+def analyse(runs: list[CounterRun], y: float, percentiles=DEFAULT_PERCENTILES,
+            phase: str | None = None, aggregate: bool = False, times: dict | None = None,
+            ys=None, by: str = "pearson") -> dict:
+    """``{"unit", "y", "counters": [{"label", "file", "phase", "links", "max", "mean",
+    "percentiles", "plateau": {"y", "x"}}], "warnings": [...]}`` plus ``"correlation"``
+    ({phase: sweep result}) when ``times`` are given. Counts are in ``unit`` (bytes/packets)."""
+    if not 0 < y <= 1:
+        raise RankmapError(f"bad --y {y}: must be in (0, 1]")
+    notes: list[str] = []
+    rows = []
+    for r in runs:
+        if aggregate and len(r.phases) > 1:
+            notes.append(f"{r.path}: summing its {len(r.phases)} phases "
+                         f"({', '.join(r.phases)}): counters spanning several phases hide "
+                         "contention and correlate poorly with time (seed 000, section V)")
+        for ph in selected_phases(r, phase, aggregate):
+            st = phase_stats(ph.values, y, percentiles)
+            rows.append({"label": r.label, "file": r.path, "phase": ph.name, **st})
+    doc = {"unit": runs[0].unit, "y": y, "counters": rows}
+    if times is not None:
+        use = runs
+        if aggregate or phase is not None:
+            use = [CounterRun(r.label, r.path, r.unit,
+                              {p.name: p for p in selected_phases(r, phase, aggregate)},
+                              r.has_phase_column) for r in runs]
+        corr, more = correlation_table(use, times, ys, by)
+        notes.extend(more)
+        doc["correlation"] = {
+            ph: {"labels": res["labels"], "seconds": res["seconds"], "by": res["by"],
+                 "best": res["best"], "busiest": res["busiest"], "sweep": res["sweep"],
+                 "plateau_x": [{"y": yy, "x": xs} for yy, xs in sorted(res["x"].items())]}
+            for ph, res in corr.items()}
+        doc["_corr"] = corr
+    doc["warnings"] = list(dict.fromkeys(notes))
+    return doc
+
+
+__all__ = ["ALL_PHASES", "analyse", "selected_phases"]

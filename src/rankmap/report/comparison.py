@@ -1,0 +1,112 @@
+"""The HTML report of ``compare`` and ``evaluate``: inputs, candidate table, the winner and
+why (:func:`rankmap.cli.render.explain`), link-load CDFs and the winner's link-load map."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+
+from ..evaluation import Comparison
+from .html import Report
+
+
+def _inputs(comp: Comparison, y: float, command: str | None) -> dict:
+    alloc = comp.allocation
+    d = {"machine": comp.machine.spec,
+         "allocation": f"{alloc.n_nodes} nodes x {alloc.cores_per_node} cores",
+         "pattern": comp.pattern.spec,
+         "ranks": comp.pattern.n_ranks,
+         "phases": ", ".join(p.name for p in comp.candidates[0].phases),
+         "routing": comp.routing,
+         "plateau y": f"{y:g}"}
+    if command:
+        d["command"] = command
+    return d
+
+
+def _candidate_table(rep: Report, comp: Comparison) -> None:
+    from ..cli.render import COLUMNS, reference
+
+    present = [c for c in COLUMNS if all(c[0] in e.metrics for e in comp.candidates)]
+    ref = reference(comp)
+    headers = ["mapping"] + [h.replace("\n", " ") for _k, h, _f in present] + \
+              [f"busiest link vs {ref.name}"]
+    rows = []
+    for e in comp.candidates:
+        ratio = (e.metrics["max_link_bytes"] / ref.metrics["max_link_bytes"]
+                 if ref.metrics["max_link_bytes"] else 1.0)
+        rows.append([e.name] + [fmt(e.metrics[k]) for k, _h, fmt in present] + [f"{ratio:.2f}"])
+    rep.table(headers, rows, caption="candidates, best first (combined over phases)",
+              best_row=0, table_id="candidates")
+    if len(comp.candidates[0].phases) > 1:
+        headers = ["mapping", "phase"] + [h.replace("\n", " ") for _k, h, _f in present]
+        rows = [[e.name, p.name] + [fmt(p.metrics[k]) if k in p.metrics else "" for k, _h, fmt
+                                    in present] for e in comp.candidates for p in e.phases]
+        rep.table(headers, rows, caption="per phase", table_id="phases")
+
+
+def comparison_report(comp: Comparison, y: float, title: str | None = None,
+                      command: str | None = None, links_map: bool = True) -> Report:
+    """Build the report of a comparison (or of one evaluated placement)."""
+    from ..cli.render import explain
+    from ..plots.cdf import plot_link_cdfs
+
+    rep = Report(title or f"rankmap: {comp.pattern.spec} on {comp.machine.spec}")
+    rep.heading("Inputs")
+    rep.inputs(_inputs(comp, y, command))
+    rep.heading("Candidates")
+    _candidate_table(rep, comp)
+    for name, why in comp.skipped.items():
+        rep.paragraph(f"skipped {name}: {why}", css="warn")
+    rep.heading("The winner and why")
+    rep.paragraph(f"best: {explain(comp)}", css="winner")
+    rep.paragraph("The best candidate has the lowest predicted time when a time model is "
+                  "available, else the lightest busiest link, ties broken by hop-bytes.")
+    rep.heading("Link-load distributions")
+    with tempfile.TemporaryDirectory(prefix="rankmap-report-") as tmp:
+        paths = plot_link_cdfs(comp, tmp, y=y)
+        for ph, path in zip(comp.candidates[0].phases, paths):
+            with open(path, "rb") as fh:
+                rep.image(fh.read(), "png", f"CDF of bytes per directed link, phase {ph.name}, "
+                          f"plateau points at y = {y:g}")
+    if links_map:
+        from ..plots.linkmap import plot_link_map, supports
+
+        best = comp.best
+        if supports(comp.machine):
+            rep.heading(f"Where the hot links are ({best.name})")
+            for ph in best.phases:
+                fig = plot_link_map(comp.machine, ph.link_bytes, "bytes",
+                                    title=f"{best.name}, phase {ph.name}")
+                rep.figure(fig, f"link loads of {best.name}, phase {ph.name}")
+    return rep
+
+
+def write_comparison_report(comp: Comparison, path: str, y: float, force: bool = False,
+                            command: str | None = None) -> str:
+    """Build and write the report to ``path`` (.html); return the path."""
+    rep = comparison_report(comp, y, command=command)
+    out = rep.write(path, force=force)
+    return os.fspath(out)
+
+
+def check_report_path(path: str, force: bool) -> None:
+    """Fail early (before any work) when ``--report`` cannot be written."""
+    from ..errors import RankmapError
+    from ..io.atomic import check_writable
+
+    if not path.lower().endswith((".html", ".htm")):
+        raise RankmapError(f"--report {path!r}: expected a .html file name")
+    check_writable(path, force)
+
+
+def write_report_from_args(comp: Comparison, args) -> str:
+    """Write ``--report`` of compare/evaluate from the parsed arguments; return the path."""
+    import shlex
+    import sys
+
+    command = "rankmap " + " ".join(shlex.quote(a) for a in sys.argv[1:]) \
+        if sys.argv and os.path.basename(sys.argv[0]) == "rankmap" else None
+    path = write_comparison_report(comp, args.report, args.y, args.force, command)
+    print(f"wrote {path}", file=sys.stderr)
+    return path

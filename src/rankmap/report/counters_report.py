@@ -1,0 +1,74 @@
+"""The HTML report of ``rankmap counters``: inputs, per-run statistics, the correlation of
+plateau x with time (best y and the busiest link), and the plots."""
+
+from __future__ import annotations
+
+from .html import Report
+
+
+def counters_report(runs, doc: dict, corr: dict | None, args) -> Report:
+    """Build the report from :func:`rankmap.counters.summary.analyse`'s document ``doc``,
+    its raw correlation results ``corr`` and the parsed command-line ``args``."""
+    from ..cli.counters import fmt_count, phase_series
+    from ..plots.counters import plot_pdf_cdf
+
+    unit = doc["unit"]
+    rep = Report(f"rankmap counters: {len(runs)} runs")
+    rep.heading("Inputs")
+    items = {f"run {r.label}": f"{r.path} ({len(r.phases)} phase(s): {', '.join(r.phases)})"
+             for r in runs}
+    items.update({"counter": unit, "plateau y": f"{doc['y']:g}"})
+    if args.times:
+        items.update({"times": args.times, "y sweep": args.sweep_y,
+                      "best y chosen by": args.by})
+    rep.inputs(items)
+    for w in doc["warnings"]:
+        rep.paragraph(f"warning: {w}", css="warn")
+    rep.heading("Runs (candidates)")
+    pkeys = list(doc["counters"][0]["percentiles"])
+    rows = [[row["label"], row["phase"], row["links"], fmt_count(row["max"], unit),
+             fmt_count(row["mean"], unit), *[fmt_count(row["percentiles"][k], unit)
+                                             for k in pkeys],
+             fmt_count(row["plateau"]["x"], unit)] for row in doc["counters"]]
+    order = sorted(range(len(rows)), key=lambda i: (doc["counters"][i]["phase"],
+                                                    doc["counters"][i]["plateau"]["x"]))
+    rep.table(["label", "phase", "links", "max", "mean"] + pkeys +
+              [f"plateau x (y = {doc['y']:g})"], [rows[i] for i in order],
+              caption="per run and phase, lowest plateau x first within a phase", best_row=0,
+              table_id="candidates")
+    rep.heading("The winner and why")
+    for ph in dict.fromkeys(r["phase"] for r in doc["counters"]):
+        mine = [r for r in doc["counters"] if r["phase"] == ph]
+        win = min(mine, key=lambda r: r["plateau"]["x"])
+        busy = min(mine, key=lambda r: r["max"])
+        text = (f"phase {ph}: {win['label']} has the lowest plateau point "
+                f"({fmt_count(win['plateau']['x'], unit)} at y = {doc['y']:g}): "
+                f"{doc['y']:.0%} of its links carry at most that")
+        text += ("; it also has the lightest busiest link." if busy is win else
+                 f"; the lightest busiest link is {busy['label']}'s "
+                 f"({fmt_count(busy['max'], unit)}), which the plateau point ranks lower.")
+        rep.paragraph(text, css="winner")
+    if corr:
+        rep.heading("Which y predicts time")
+        rows = []
+        for ph, res in corr.items():
+            b, busy = res["best"], res["busiest"]
+
+            def num(v):
+                return "n/a" if v is None else f"{v:.3f}"
+            if b is not None:
+                rows.append([ph, f"best y = {b['y']:g}", num(b["pearson"]), num(b["spearman"]),
+                             len(res["labels"])])
+            rows.append([ph, "busiest link (y = 1)", num(busy["pearson"]),
+                         num(busy["spearman"]), len(res["labels"])])
+        rep.table(["phase", "y", "Pearson r", "Spearman rho", "runs"], rows,
+                  caption="correlation of plateau x with time", table_id="correlation")
+        from ..plots.correlation import plot_correlation_vs_y, plot_time_vs_plateau
+
+        rep.figure(plot_correlation_vs_y(corr), "correlation of plateau x with time vs y")
+        rep.figure(plot_time_vs_plateau(corr, unit), "time vs plateau x, with fitted lines")
+    rep.heading("Distributions")
+    for ph, series in phase_series(runs, args).items():
+        rep.figure(plot_pdf_cdf(series, unit, doc["y"], args.bins, title=f"phase {ph}"),
+                   f"PDF and CDF of per-link {unit}, phase {ph}")
+    return rep
