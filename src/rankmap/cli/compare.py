@@ -28,12 +28,17 @@ def add_parser(sub) -> None:
                    help="output: a readable table (default), or json/csv on stdout")
     p.add_argument("--plot-dir", metavar="DIR",
                    help="write the link-load CDF of every phase (PNG) into DIR")
+    p.add_argument("--report", metavar="FILE.html",
+                   help="write a self-contained HTML report (inputs, candidates, winner, plots)")
     add_force(p)
     p.set_defaults(func=run)
 
 
 def run(args) -> int:
     machine, allocation, pattern = load_inputs(args)
+    if getattr(args, "report", None):
+        from ..report.comparison import check_report_path
+        check_report_path(args.report, args.force)
     names = expand_names(args.mappings, pattern, machine, allocation)
     explicit = args.mappings.strip().lower() != "all"
     with progress_bar(len(names), "evaluating") as advance:
@@ -55,6 +60,9 @@ def run(args) -> int:
             con.print(f"[dim]skipped {name}: {why}[/dim]")
     if args.plot_dir:
         write_plots(comp, args.plot_dir, args.y, args.force)
+    if args.report:
+        from ..report.comparison import write_report_from_args
+        write_report_from_args(comp, args)
     return 0
 
 

@@ -29,12 +29,17 @@ def add_parser(sub) -> None:
     src.add_argument("--mapping", metavar="NAME", help="a mapping name instead (e.g. TXYZ)")
     p.add_argument("--links-out", metavar="FILE.csv",
                    help="write src,dim,dir,dst,bytes,streams for every directed link")
+    p.add_argument("--report", metavar="FILE.html",
+                   help="write a self-contained HTML report (inputs, candidates, winner, plots)")
     add_force(p)
     p.set_defaults(func=run)
 
 
 def run(args) -> int:
     machine, allocation, pattern = load_inputs(args)
+    if getattr(args, "report", None):
+        from ..report.comparison import check_report_path
+        check_report_path(args.report, args.force)
     if args.links_out and not args.force:
         from ..io.atomic import check_writable
         check_writable(args.links_out, False)
@@ -49,4 +54,7 @@ def run(args) -> int:
         if not args.links_out.endswith(".csv"):
             raise RankmapError(f"--links-out {args.links_out!r}: expected a .csv file name")
         write_atomic(args.links_out, format_links_csv(machine, ev.phases), force=args.force)
+    if args.report:
+        from ..report.comparison import write_report_from_args
+        write_report_from_args(comp, args)
     return 0
