@@ -1,0 +1,205 @@
+"""Launcher placement formats: round trips through their readers, examples, and bad files."""
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from rankmap.allocation import Allocation, parse_allocation
+from rankmap.cli import main
+from rankmap.errors import RankmapError
+from rankmap.io import bgmap, bgq, cray, hostfile, mpich, openmpi, slurm
+from rankmap.io.emit import EMITTERS, get_emitter
+from rankmap.io.hostnames import apply_name_template
+from rankmap.machines import parse_machine
+from rankmap.mappers import build_mapping, validate_mapping
+from rankmap.patterns import parse_pattern
+
+HOST_READERS = {"slurm": slurm.read_slurm_hostfile, "mpich": mpich.read_machinefile,
+                "hostfile": hostfile.read_hostfile}
+
+
+def _write(tmp_path, name, text):
+    path = tmp_path / name
+    path.write_text(text)
+    return str(path)
+
+
+@st.composite
+def placements(draw, dims=(4, 3), exact_cray=False):
+    """A machine, a scattered allocation with names, and a random valid mapping."""
+    cpn = draw(st.integers(1, 4))
+    machine = parse_machine(f"torus:{'x'.join(map(str, dims))}:cores={cpn}")
+    n_nodes = draw(st.integers(1, machine.n_nodes))
+    seed = draw(st.integers(0, 2**31 - 1))
+    rng = np.random.default_rng(seed)
+    nodes = rng.permutation(machine.n_nodes)[:n_nodes]
+    alloc = Allocation(nodes.astype(np.int64), cpn, names=[f"h{int(n)}x" for n in nodes])
+    if exact_cray:
+        m = draw(st.integers(1, n_nodes))
+        k = draw(st.integers(1, cpn))
+        cores = np.array([p * cpn + s for p in range(m) for s in range(k)])
+        cores = rng.permutation(cores)
+    else:
+        n = draw(st.integers(1, alloc.n_cores))
+        cores = rng.permutation(alloc.n_cores)[:n]
+    return machine, alloc, validate_mapping("test", cores, len(cores), alloc)
+
+
+def _canonical_slots(mapping, alloc):
+    """Slots that host-only formats give back: ranks of a node in rank order take 0, 1, ..."""
+    pos = mapping.core_of_rank // alloc.cores_per_node
+    out = np.empty_like(pos)
+    for p in np.unique(pos):
+        ranks = np.nonzero(pos == p)[0]
+        out[ranks] = np.arange(len(ranks))
+    return out
+
+
+@given(placements())
+def test_host_formats_round_trip_nodes(tmp_path_factory, case):
+    machine, alloc, mapping = case
+    tmp = tmp_path_factory.mktemp("rt")
+    for fmt, reader in HOST_READERS.items():
+        path = _write(tmp, fmt, get_emitter(fmt).write(mapping, machine, alloc))
+        back = reader(path, machine, alloc, len(mapping.core_of_rank))
+        assert np.array_equal(back.nodes(alloc), mapping.nodes(alloc)), fmt
+        assert np.array_equal(back.slots(alloc), _canonical_slots(mapping, alloc)), fmt
+
+
+@given(placements())
+def test_rankfile_round_trip_is_exact(tmp_path_factory, case):
+    machine, alloc, mapping = case
+    path = _write(tmp_path_factory.mktemp("rf"), "rankfile",
+                  openmpi.format_rankfile(mapping, machine, alloc))
+    back = openmpi.read_rankfile(path, machine, alloc, len(mapping.core_of_rank))
+    assert np.array_equal(back.core_of_rank, mapping.core_of_rank)
+
+
+@given(placements(exact_cray=True))
+def test_cray_rank_order_round_trip(tmp_path_factory, case):
+    machine, alloc, mapping = case
+    text = cray.format_rank_order(mapping, machine, alloc)
+    path = _write(tmp_path_factory.mktemp("cr"), "MPICH_RANK_ORDER", text)
+    back = cray.read_rank_order(path, machine, alloc, len(mapping.core_of_rank))
+    assert np.array_equal(back.core_of_rank, mapping.core_of_rank)
+
+
+@given(placements(dims=(2, 2, 1, 2, 2)))
+def test_bgq_round_trip(tmp_path_factory, case):
+    machine, alloc, mapping = case
+    text = bgq.format_bgq_mapfile(mapping, machine, alloc)
+    assert len(text.splitlines()[1].split()) == 6  # a b c d e t
+    path = _write(tmp_path_factory.mktemp("bq"), "map", text)
+    back = bgq.read_bgq_mapfile(path, machine, alloc, len(mapping.core_of_rank))
+    assert np.array_equal(back.core_of_rank, mapping.core_of_rank)
+
+
+def test_every_format_documented_with_an_example():
+    assert {"bgp", "bgq", "cray", "slurm", "openmpi", "mpich", "hostfile"} <= set(EMITTERS)
+    for e in EMITTERS.values():
+        assert "e.g." in e.description and e.usage, e.name
+
+
+def _txy():
+    machine = parse_machine("torus:4x4:cores=4")
+    alloc = parse_allocation(None, machine)
+    mapping = build_mapping("TXY", parse_pattern("stencil:8x8"), machine, alloc)
+    return machine, alloc, mapping
+
+
+def test_known_texts():
+    machine, alloc, mapping = _txy()
+    lines = mpich.format_machinefile(mapping, machine, alloc).splitlines()
+    assert lines[:2] == ["node0-0:4", "node1-0:4"] and len(lines) == 16
+    rf = openmpi.format_rankfile(mapping, machine, alloc).splitlines()
+    assert rf[5] == "rank 5=node1-0 slot=1"
+    cr = cray.format_rank_order(mapping, machine, alloc).splitlines()
+    assert "ranks per node: 4" in cr[0] and cr[1] == "0-3" and cr[2] == "4-7"
+    # a scattered order: XYT puts consecutive ranks on different nodes
+    xyt = build_mapping("XYT", parse_pattern("stencil:8x8"), machine, alloc)
+    assert cray.format_rank_order(xyt, machine, alloc).splitlines()[1] == "0,16,32,48"
+    assert slurm.format_slurm_hostfile(xyt, machine, alloc).splitlines()[:2] == ["node0-0",
+                                                                                 "node1-0"]
+
+
+def test_name_template():
+    machine, alloc, mapping = _txy()
+    named = apply_name_template(alloc, machine, "nid{id:05d}")
+    assert hostfile.format_hostfile(mapping, machine, named).splitlines()[4] == "nid00001"
+    named = apply_name_template(alloc, machine, "c{x}-{y}")
+    assert named.names[5] == "c1-1"
+    with pytest.raises(RankmapError, match="unknown field 'q'"):
+        apply_name_template(alloc, machine, "n{q}")
+    with pytest.raises(RankmapError, match="same name"):
+        apply_name_template(alloc, machine, "n{x}")
+    with pytest.raises(RankmapError, match="needs a field"):
+        apply_name_template(alloc, machine, "node")
+
+
+@pytest.mark.parametrize("text,message", [
+    ("rank 0=node0-0 slot=0\nrank 2=node0-0 slot=1\n", "does not place rank 1"),
+    ("rank 0=node0-0 slot=0\nrank 1=nowhere slot=1\n", "host 'nowhere' is not in the allocation"),
+    ("rank 0=node0-0 slot=0\nrank 1=node0-0 slot=4\n", "slot 4 is not in 0-3"),
+    ("rank 0=node0-0 slot=0\nrank 0=node0-0 slot=1\n", "both place rank 0"),
+    ("rank 0=node0-0 slot=0\nrank 1=node0-0 slot=0\n", "same core"),
+    ("rank 0 node0-0\n", "expected 'rank N=host slot=S'"),
+])
+def test_bad_rankfiles(tmp_path, text, message):
+    machine, alloc, _ = _txy()
+    path = _write(tmp_path, "rf", text)
+    with pytest.raises(RankmapError, match=message):
+        openmpi.read_rankfile(path, machine, alloc)
+
+
+def test_bad_host_files(tmp_path):
+    machine, alloc, _ = _txy()
+    five = _write(tmp_path, "h", "node0-0\n" * 5)
+    with pytest.raises(RankmapError, match="5 ranks on host 'node0-0', which has 4 cores"):
+        hostfile.read_hostfile(five, machine, alloc)
+    with pytest.raises(RankmapError, match="line 2: host 'nid7' is not in the allocation"):
+        slurm.read_slurm_hostfile(_write(tmp_path, "s", "node0-0\nnid7\n"), machine, alloc)
+    with pytest.raises(RankmapError, match="bad rank count 'x'"):
+        mpich.read_machinefile(_write(tmp_path, "m", "node0-0:x\n"), machine, alloc)
+    with pytest.raises(RankmapError, match="places 2 ranks, the pattern has 3"):
+        mpich.read_machinefile(_write(tmp_path, "m2", "node0-0:2\n"), machine, alloc, 3)
+    with pytest.raises(RankmapError, match="lists rank 1 2 times"):
+        cray.read_rank_order(_write(tmp_path, "c", "0,1,1\n"), machine, alloc)
+    with pytest.raises(RankmapError, match="not found"):
+        hostfile.read_hostfile(str(tmp_path / "missing"), machine, alloc)
+
+
+def test_cray_refuses_uneven_or_gapped_placements():
+    machine = parse_machine("torus:4:cores=2")
+    alloc = parse_allocation(None, machine)
+    uneven = validate_mapping("u", np.array([0, 1, 2]), 3, alloc)
+    with pytest.raises(RankmapError, match="same number of ranks on every node"):
+        cray.format_rank_order(uneven, machine, alloc)
+    gap = validate_mapping("g", np.array([0, 4]), 2, alloc)
+    with pytest.raises(RankmapError, match="cannot skip allocated node 1"):
+        cray.format_rank_order(gap, machine, alloc)
+
+
+def test_bgq_needs_five_dimensions():
+    machine, alloc, mapping = _txy()
+    with pytest.raises(RankmapError, match="needs a 5-D torus"):
+        bgq.format_bgq_mapfile(mapping, machine, alloc)
+
+
+def test_map_cli_slurm_prints_srun_line(tmp_path, capsys):
+    out = tmp_path / "hosts"
+    rc = main(["map", "--machine", "torus:4x4:cores=4", "--pattern", "stencil:8x8",
+               "--mapping", "TXY", "--emit", "slurm", "-o", str(out), "--names", "nid{id:05d}"])
+    assert rc == 0
+    printed = capsys.readouterr().out
+    assert f"SLURM_HOSTFILE={out} srun --distribution=arbitrary -n 64" in printed
+    assert out.read_text().splitlines()[:5] == ["nid00000"] * 4 + ["nid00001"]
+
+
+def test_map_cli_errors(tmp_path, capsys):
+    rc = main(["map", "--machine", "torus:4x4", "--pattern", "stencil:4x4", "--mapping", "TXY",
+               "--emit", "lsf", "-o", str(tmp_path / "x")])
+    assert rc == 2 and "unknown --emit format 'lsf'" in capsys.readouterr().err
+    rc = main(["map", "--machine", "torus:4x4", "--pattern", "stencil:4x4", "--mapping", "TXY",
+               "--emit", "hostfile", "-o", str(tmp_path / "y"), "--names", "n{bad}"])
+    assert rc == 2 and "unknown field 'bad'" in capsys.readouterr().err

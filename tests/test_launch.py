@@ -1,0 +1,179 @@
+"""``rankmap launch``: job environments, launcher commands, dry runs and real exec."""
+
+import os
+import stat
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from rankmap.cli import main
+from rankmap.errors import RankmapError
+from rankmap.io.openmpi import read_rankfile
+from rankmap.io.slurm import read_slurm_hostfile
+from rankmap.launch import (command_for, expand_slurm_counts, job_allocation, job_hosts,
+                            launcher_format, launcher_ranks)
+from rankmap.machines import parse_machine
+from rankmap.mappers import build_mapping
+from rankmap.patterns import parse_pattern
+
+JOB_VARS = ("SLURM_JOB_NODELIST", "SLURM_NODELIST", "SLURM_TASKS_PER_NODE",
+            "SLURM_JOB_CPUS_PER_NODE", "SLURM_JOB_ID", "PBS_NODEFILE", "PBS_JOBID",
+            "OMPI_MCA_orte_default_hostfile", "PRTE_MCA_prte_default_hostfile", "RANKMAP_MACHINE")
+
+
+@pytest.fixture
+def no_job(monkeypatch, tmp_path):
+    for var in JOB_VARS:
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.chdir(tmp_path)
+    return monkeypatch
+
+
+@pytest.fixture
+def slurm_job(no_job):
+    no_job.setenv("SLURM_JOB_ID", "4242")
+    # torus 4x4 names are node<x>-<y>: node0-[0-3] are x = 0, y = 0..3 = ids 0, 4, 8, 12
+    no_job.setenv("SLURM_JOB_NODELIST", "node0-[0-3]")
+    no_job.setenv("SLURM_TASKS_PER_NODE", "4(x4)")
+    return no_job
+
+
+def test_slurm_counts_and_hosts(slurm_job):
+    assert expand_slurm_counts("4(x3),2", "x") == [4, 4, 4, 2]
+    with pytest.raises(RankmapError, match="bad SLURM_TASKS_PER_NODE '4x3'"):
+        expand_slurm_counts("4x3", "SLURM_TASKS_PER_NODE")
+    job = job_hosts()
+    assert job.hosts == ["node0-0", "node0-1", "node0-2", "node0-3"]
+    assert job.slots == [4, 4, 4, 4] and job.job_id == "4242"
+    alloc = job_allocation(job, parse_machine("torus:4x4:cores=8"))
+    assert alloc.nodes.tolist() == [0, 4, 8, 12] and alloc.cores_per_node == 4
+    slurm_job.setenv("SLURM_TASKS_PER_NODE", "4(x3)")
+    with pytest.raises(RankmapError, match="4 nodes .* but 3 task counts"):
+        job_hosts()
+
+
+def test_pbs_and_hostfile(no_job, tmp_path):
+    nodefile = tmp_path / "pbs"
+    nodefile.write_text("node0-0\nnode0-0\nnode1-0\nnode1-0\n")
+    no_job.setenv("PBS_NODEFILE", str(nodefile))
+    job = job_hosts()
+    assert job.hosts == ["node0-0", "node1-0"] and job.slots == [2, 2]
+    hf = tmp_path / "hf"
+    hf.write_text("node2-0 slots=3\nnode3-0 slots=3 # comment\n")
+    job = job_hosts(hostfile=str(hf))
+    assert job.hosts == ["node2-0", "node3-0"] and job.slots == [3, 3]
+    hf.write_text("node2-0 cpus=3\n")
+    with pytest.raises(RankmapError, match="unknown field 'cpus=3'"):
+        job_hosts(hostfile=str(hf))
+
+
+def test_outside_a_job(no_job):
+    with pytest.raises(RankmapError, match="not inside a Slurm or PBS job"):
+        job_hosts()
+
+
+def test_launcher_parsing():
+    assert launcher_ranks(["srun", "-n", "16", "./a"]) == 16
+    assert launcher_ranks(["srun", "--ntasks=8", "./a"]) == 8
+    assert launcher_ranks(["mpirun", "-np", "4", "./a"]) == 4
+    assert launcher_ranks(["mpirun", "-n12", "./a"]) == 12
+    assert launcher_ranks(["srun", "./a"]) is None
+    with pytest.raises(RankmapError, match="bad process count 'x'"):
+        launcher_ranks(["srun", "-n", "x"])
+    assert launcher_format(["/usr/bin/srun"]) == "slurm"
+    assert launcher_format(["mpiexec.hydra"]) == "mpich"
+    assert launcher_format(["mpirun"], "mpich") == "mpich"
+    with pytest.raises(RankmapError, match="unknown launcher 'qsub'"):
+        launcher_format(["qsub"])
+    plan = command_for("openmpi", ["mpirun", "-n", "4", "a"], "rf")
+    assert plan.argv == ["mpirun", "--rankfile", "rf", "-n", "4", "a"]
+    assert command_for("mpich", ["mpiexec", "a"], "m").argv == ["mpiexec", "-f", "m", "a"]
+    assert command_for("hostfile", ["smpirun", "a"], "h").argv[:3] == ["smpirun", "-hostfile", "h"]
+    assert command_for("cray", ["aprun", "a"], "M").env == {"MPICH_RANK_REORDER_METHOD": "3"}
+    with pytest.raises(RankmapError, match="remove --distribution"):
+        command_for("slurm", ["srun", "--distribution=block", "a"], "h")
+
+
+def test_dry_run_in_fake_slurm_job(slurm_job, tmp_path, capsys):
+    rc = main(["launch", "--machine", "torus:4x4:cores=4", "--pattern", "stencil:4x4",
+               "--mapping", "XYT", "--dry-run", "--", "srun", "-n", "16", "./app"])
+    assert rc == 0
+    out = capsys.readouterr().out.strip()
+    path = tmp_path / "rankmap-4242.slurm"
+    assert out == f"SLURM_HOSTFILE={path} srun --distribution=arbitrary -n 16 ./app"
+    machine = parse_machine("torus:4x4:cores=4")
+    alloc = job_allocation(job_hosts(), machine)
+    back = read_slurm_hostfile(str(path), machine, alloc, 16)
+    want = build_mapping("XYT", parse_pattern("stencil:4x4"), machine, alloc)
+    assert np.array_equal(back.nodes(alloc), want.nodes(alloc))
+    # XYT on 4 nodes: consecutive ranks on consecutive nodes
+    assert path.read_text().splitlines()[:5] == ["node0-0", "node0-1", "node0-2", "node0-3",
+                                                 "node0-0"]
+
+
+def test_dry_run_openmpi_with_nodes_and_env_machine(slurm_job, tmp_path, capsys):
+    slurm_job.setenv("SLURM_JOB_NODELIST", "cn[1-4]")
+    slurm_job.setenv("RANKMAP_MACHINE", "torus:4x4:cores=4")
+    rc = main(["launch", "-p", "stencil:4x4", "--mapping", "TXY", "--nodes", "0,1,4,5",
+               "--dry-run", "-o", "rf", "--", "mpirun", "-n", "16", "./app"])
+    assert rc == 0
+    assert capsys.readouterr().out.strip() == "mpirun --rankfile rf -n 16 ./app"
+    text = (tmp_path / "rf").read_text().splitlines()
+    assert text[0] == "rank 0=cn1 slot=0" and text[4] == "rank 4=cn2 slot=0"
+    machine = parse_machine("torus:4x4:cores=4")
+    job = job_hosts()
+    alloc = job_allocation(job, machine, "0,1,4,5")
+    assert read_rankfile(str(tmp_path / "rf"), machine, alloc, 16).core_of_rank.tolist() == \
+        list(range(16))
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["-p", "stencil:8x8", "--", "srun", "./app"], "allocation too small (Slurm): 64 ranks"),
+    (["-p", "stencil:4x4", "--", "srun", "-n", "8", "./app"],
+     "launcher starts 8 processes, pattern 'stencil:4x4' has 16"),
+    (["-p", "stencil:4x4", "--", "qsub", "./app"], "unknown launcher 'qsub'"),
+    (["-p", "stencil:4x4"], "no launcher command"),
+    (["-p", "stencil:4x4", "--nodes", "0-2", "--", "srun", "./app"],
+     "--nodes gives 3 nodes, the job has 4"),
+    (["-p", "stencil:4x4", "--format", "cray", "-o", "x", "--", "srun", "./app"],
+     "reads the file MPICH_RANK_ORDER"),
+])
+def test_launch_errors(slurm_job, capsys, argv, message):
+    rc = main(["launch", "--machine", "torus:4x4:cores=4", "--mapping", "TXY", "--dry-run",
+               *argv])
+    assert rc == 2
+    assert message in capsys.readouterr().err
+
+
+def test_unknown_host_and_no_machine(slurm_job, capsys):
+    slurm_job.setenv("SLURM_JOB_NODELIST", "cn[1-4]")
+    rc = main(["launch", "-m", "torus:4x4:cores=4", "-p", "stencil:4x4", "--dry-run", "--",
+               "srun", "./app"])
+    assert rc == 2 and "host 'cn1' is not a node of machine" in capsys.readouterr().err
+    rc = main(["launch", "-p", "stencil:4x4", "--dry-run", "--", "srun", "./app"])
+    assert rc == 2 and "no machine: pass --machine or set $RANKMAP_MACHINE" in \
+        capsys.readouterr().err
+
+
+def test_launch_execs_the_launcher(tmp_path):
+    """Without --dry-run the launcher really runs, with the file and option in place."""
+    fake = tmp_path / "bin" / "srun"
+    fake.parent.mkdir()
+    fake.write_text('#!/bin/sh\necho "ARGS $*"\necho "FILE $SLURM_HOSTFILE"\n'
+                    'head -n 1 "$SLURM_HOSTFILE"\n')
+    fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
+    env = {k: v for k, v in os.environ.items() if k not in JOB_VARS}
+    env.update(PATH=f"{fake.parent}{os.pathsep}{env.get('PATH', '')}", SLURM_JOB_ID="9",
+               SLURM_JOB_NODELIST="node[0-1]-0", SLURM_TASKS_PER_NODE="2(x2)")
+    proc = subprocess.run([sys.executable, "-c", "import sys; from rankmap.cli import main; "
+                           "sys.exit(main())", "launch", "-m",
+                           "torus:2x2:cores=2", "-p", "stencil:2x2", "--mapping", "XYT", "--",
+                           "srun", "-n", "4", "./app"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0] == "ARGS --distribution=arbitrary -n 4 ./app"
+    assert lines[1] == f"FILE {tmp_path / 'rankmap-9.slurm'}"
+    assert lines[2] == "node0-0"
