@@ -1,0 +1,97 @@
+"""The MPI reordering logic that needs no MPI: node labels, rank assignment, graph checks."""
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from rankmap.cli.bench import parse_sizes
+from rankmap.errors import RankmapError
+from rankmap.machines import parse_machine
+from rankmap.mpi.bench import BenchConfig, check_config
+from rankmap.mpi.cart import check_cart_args
+from rankmap.mpi.graph import graph_pattern, source_weights
+from rankmap.mpi.nodes import local_node_label, resolve_node_labels
+from rankmap.mpi.placement import assign_ranks
+from rankmap.patterns import parse_pattern
+
+
+@given(st.integers(1, 4), st.integers(1, 4), st.integers(0, 2**31 - 1),
+       st.sampled_from(["TX", "XT", "random", "inorder"]))
+def test_uniform_nodes_follow_the_placement_exactly(n_nodes, per_node, seed, name):
+    """Every node has the same number of processes: new rank r lands on the placed node."""
+    machine = parse_machine(f"torus:{n_nodes}:cores={per_node}")
+    rng = np.random.default_rng(seed)
+    proc_nodes = rng.permutation(np.repeat(np.arange(n_nodes), per_node))
+    pattern = parse_pattern(f"stencil:{n_nodes * per_node}")
+    a = assign_ranks(pattern, machine, proc_nodes, name, seed)
+    assert sorted(a.new_rank.tolist()) == list(range(len(proc_nodes)))
+    assert a.moved == 0
+    from rankmap.mappers import build_mapping
+    placed = build_mapping(name, pattern, machine, a.allocation, seed)
+    node_of_new = np.empty(len(proc_nodes), dtype=np.int64)
+    node_of_new[a.new_rank] = proc_nodes
+    assert np.array_equal(node_of_new, placed.nodes(a.allocation))
+
+
+@given(st.lists(st.integers(0, 5), min_size=2, max_size=24), st.integers(1, 24))
+def test_uneven_nodes_still_give_a_permutation(proc_nodes, n_ranks):
+    machine = parse_machine("torus:6:cores=1")
+    n_ranks = min(n_ranks, len(proc_nodes))
+    a = assign_ranks(parse_pattern(f"stencil:{n_ranks}"), machine, np.array(proc_nodes), "TX")
+    used = a.new_rank[a.new_rank >= 0]
+    assert sorted(used.tolist()) == list(range(n_ranks))
+    assert (a.new_rank == -1).sum() == len(proc_nodes) - n_ranks
+
+
+def test_known_assignment():
+    machine = parse_machine("torus:4:cores=4")
+    a = assign_ranks(parse_pattern("stencil:16"), machine, np.arange(16) % 4, "TX")
+    assert a.new_rank.tolist() == [0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15]
+
+
+def test_node_labels(monkeypatch):
+    machine = parse_machine("torus:4x2:cores=2")
+    ids, reason = resolve_node_labels(["3", "node1-1", "3"], machine)
+    assert ids.tolist() == [3, 5, 3] and reason == ""
+    ids, reason = resolve_node_labels(["3", "cn7"], machine)
+    assert ids is None and "host 'cn7' is not a node" in reason
+    ids, reason = resolve_node_labels(["9"], machine)
+    assert ids is None and "outside the machine" in reason
+    monkeypatch.setenv("RANKMAP_NODE", "5,6,7")
+    assert local_node_label("h", rank=1, size=3) == "6"
+    with pytest.raises(RankmapError, match="has 3 entries, the communicator has 4"):
+        local_node_label("h", rank=1, size=4)
+    monkeypatch.setenv("RANKMAP_NODE", "12")
+    assert local_node_label("h") == "12"
+    monkeypatch.delenv("RANKMAP_NODE")
+    assert local_node_label("h") == "h"
+
+
+def test_graph_checks():
+    lists = [([1], [1, 1], [3, 4]), ([0, 0], [0], [2])]
+    pattern = graph_pattern(lists)
+    assert pattern.n_ranks == 2 and pattern.phases[0].total_bytes == 9
+    assert source_weights(lists) == [[2], [3, 4]]
+    with pytest.raises(RankmapError, match="inconsistent graph: edge 0->1"):
+        graph_pattern([([], [1], [1]), ([], [], [])])
+
+
+def test_cart_and_bench_arguments():
+    assert check_cart_args(8, [2, 4], None) == ([2, 4], [False, False])
+    with pytest.raises(RankmapError, match="dims 3x3 need 9 processes, the communicator has 8"):
+        check_cart_args(8, [3, 3], None)
+    with pytest.raises(RankmapError, match="periods .* has 1 entries"):
+        check_cart_args(8, [2, 4], [True])
+    with pytest.raises(RankmapError, match="bad dims"):
+        check_cart_args(8, [2, 0], None)
+    assert parse_sizes("1KiB..8KiB") == [1024, 2048, 4096, 8192]
+    assert parse_sizes("64,1KiB") == [64, 1024]
+    with pytest.raises(RankmapError, match="end is below the start"):
+        parse_sizes("4MiB..1KiB")
+    with pytest.raises(RankmapError, match="needs --dims"):
+        check_config(BenchConfig("halo", None, [64]), 4)
+    with pytest.raises(RankmapError, match="bad --dims 8 for fft: 2 dimensions"):
+        check_config(BenchConfig("fft", (8,), [64]), 8)
+    with pytest.raises(RankmapError, match="at least 2 processes"):
+        check_config(BenchConfig("pairs", None, [64]), 1)

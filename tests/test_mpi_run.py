@@ -1,0 +1,149 @@
+"""Real MPI runs (mpirun --oversubscribe): reordered Cartesian and graph communicators are
+consistent and follow the placement, and the benchmarks give sane output.
+
+Skipped, with what to install, when mpirun or mpi4py is missing, unless RANKMAP_REQUIRE_MPI=1.
+"""
+
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SCRIPTS = Path(__file__).parent / "mpi_scripts"
+TIMEOUT = 180
+
+
+def _need_mpi():
+    missing = []
+    if shutil.which("mpirun") is None:
+        missing.append("mpirun (apt-get install openmpi-bin libopenmpi-dev)")
+    if importlib.util.find_spec("mpi4py") is None:
+        missing.append("mpi4py (pip install 'rankmap[mpi]')")
+    if missing:
+        message = "MPI tests need " + " and ".join(missing)
+        if os.environ.get("RANKMAP_REQUIRE_MPI") == "1":
+            pytest.fail(message + " (RANKMAP_REQUIRE_MPI=1)")
+        pytest.skip(message)
+
+
+def mpirun(n, argv, env=None, check=True):
+    """Run ``argv`` on ``n`` processes; return the CompletedProcess."""
+    _need_mpi()
+    cmd = ["mpirun", "--oversubscribe", "--bind-to", "none", "-n", str(n)]
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        cmd.append("--allow-run-as-root")
+    full_env = {**os.environ, **(env or {})}
+    if "RANKMAP_MACHINE" not in (env or {}):
+        full_env.pop("RANKMAP_MACHINE", None)
+    proc = subprocess.run(cmd + argv, capture_output=True, text=True, timeout=TIMEOUT,
+                          env=full_env)
+    if check:
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+    return proc
+
+
+def _json_line(proc):
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
+    assert lines, proc.stdout + proc.stderr
+    return json.loads(lines[-1])
+
+
+def _check_procs(procs):
+    errors = [e for p in procs for e in p["errors"]]
+    assert not errors, errors[:5]
+
+
+def test_cart_reordered_and_consistent():
+    """2x2 grid on 6 processes claiming nodes p % 3 of a 3-node ring with 2 cores each.
+
+    TX fills nodes in order, so new rank r must run on node r // 2; the 2 spare processes get
+    COMM_NULL; every process checks its Shift and neighbour-allgather neighbours' coordinates.
+    """
+    proc = mpirun(6, [sys.executable, str(SCRIPTS / "check_cart.py"), "2x2", "01",
+                      "torus:3:cores=2", "TX", "3"])
+    procs = _json_line(proc)["procs"]
+    _check_procs(procs)
+    used = [p for p in procs if p["new"] >= 0]
+    assert sorted(p["new"] for p in used) == list(range(4))
+    assert sum(p["new"] < 0 for p in procs) == 2
+    assert all(int(p["node"]) == p["new"] // 2 for p in used)
+    assert [p["new"] for p in procs] != [p["old"] for p in procs]  # really reordered
+
+
+def test_cart_periodic_3d_random_placement():
+    proc = mpirun(6, [sys.executable, str(SCRIPTS / "check_cart.py"), "2x1x3", "111",
+                      "torus:3:cores=2", "random", "3"])
+    procs = _json_line(proc)["procs"]
+    _check_procs(procs)
+    assert sorted(p["new"] for p in procs) == list(range(6))
+    assert not procs[0]["warnings"]
+
+
+def test_cart_without_machine_falls_back_with_warning():
+    proc = mpirun(4, [sys.executable, str(SCRIPTS / "check_cart.py"), "2x2", "00", "-", "TX",
+                      "2"])
+    procs = _json_line(proc)["procs"]
+    _check_procs(procs)
+    assert [p["new"] for p in procs] == [0, 1, 2, 3]
+    assert any("not reordered: no machine description" in w for w in procs[0]["warnings"])
+
+
+def test_dist_graph_reordered_and_consistent():
+    proc = mpirun(6, [sys.executable, str(SCRIPTS / "check_graph.py"), "torus:3:cores=2",
+                      "TX", "3"])
+    procs = _json_line(proc)["procs"]
+    _check_procs(procs)
+    assert sorted(p["new"] for p in procs) == list(range(6))
+    assert all(int(p["node"]) == p["new"] // 2 for p in procs)
+
+
+def _sane_rows(result, sizes, sent_per_size):
+    assert [r["size"] for r in result["rows"]] == sizes
+    for r in result["rows"]:
+        assert 0 < r["min_s"] <= r["median_s"] <= max(r["times_s"])
+        assert len(r["times_s"]) == result["repeats"]
+        assert r["bytes_per_process"] == pytest.approx(sent_per_size * r["size"])
+        assert r["bandwidth_MBps"] == pytest.approx(r["bytes_per_process"] / r["median_s"] / 1e6)
+
+
+def test_benchmarks_pairs_cart_fft(tmp_path):
+    mpirun(4, [sys.executable, str(SCRIPTS / "run_benches.py"), str(tmp_path),
+               "torus:2:cores=2"], env={"RANKMAP_NODE": "0,1,0,1"})
+    sizes = [1024, 16384]
+    pairs = json.loads((tmp_path / "pairs.json").read_text())
+    assert pairs["reordered"] and pairs["mapping"] == "TX" and pairs["pairings"] == 3
+    _sane_rows(pairs, sizes, 1.0)  # 4 ranks: everyone has a partner
+    for r in pairs["rows"]:
+        assert r["worst_median_s"] >= r["median_s"] == min(r["pairing_median_s"])
+    cart = json.loads((tmp_path / "cart.json").read_text())
+    _sane_rows(cart, sizes, 2.0)  # a cyclic ring: two neighbours each
+    fft = json.loads((tmp_path / "fft.json").read_text())
+    _sane_rows(fft, sizes, 2.0)  # 2x2: one partner in the row, one in the column
+
+
+def test_bench_halo_cli_table_json_plot(tmp_path):
+    rankmap = shutil.which("rankmap") or str(Path(sys.executable).parent / "rankmap")
+    out, png = tmp_path / "halo.json", tmp_path / "halo.png"
+    proc = mpirun(4, [rankmap, "bench", "halo", "--dims", "2x2", "--box", "--sizes",
+                      "1KiB..4KiB", "--repeats", "2", "--mapping", "none", "--json", str(out),
+                      "--plot", str(png)])
+    assert "halo benchmark: 4 processes, dims 2x2, placement none" in proc.stdout
+    assert len([ln for ln in proc.stdout.splitlines() if "KiB" in ln]) == 3
+    result = json.loads(out.read_text())
+    assert result["box"] is True and not result["reordered"]
+    _sane_rows(result, [1024, 2048, 4096], 3.0)  # 2x2 box, not periodic: 3 neighbours each
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_bench_bad_dims_fails_before_running():
+    _need_mpi()
+    rankmap = shutil.which("rankmap") or str(Path(sys.executable).parent / "rankmap")
+    proc = subprocess.run([rankmap, "bench", "halo", "--dims", "3x3"], capture_output=True,
+                          text=True, timeout=TIMEOUT)
+    assert proc.returncode == 2
+    assert "dims 3x3 need 9 processes, the communicator has 1" in proc.stderr
