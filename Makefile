@@ -10,6 +10,7 @@ $(STAMP): pyproject.toml
 	@$(PYTHON) -m venv $(VENV) || { echo "error: '$(PYTHON) -m venv' failed; on Debian run: apt-get install python3-venv" >&2; exit 1; }
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[test]'
+	@if command -v mpicc >/dev/null 2>&1; then echo 'MPI found: installing mpi4py'; $(PY) -m pip install -q -e '.[test,mpi]'; fi
 	@touch $(STAMP)
 
 install: $(STAMP)
