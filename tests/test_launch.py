@@ -177,3 +177,17 @@ def test_launch_execs_the_launcher(tmp_path):
     assert lines[0] == "ARGS --distribution=arbitrary -n 4 ./app"
     assert lines[1] == f"FILE {tmp_path / 'rankmap-9.slurm'}"
     assert lines[2] == "node0-0"
+
+
+def test_cray_node_names_from_slurm(slurm_job, tmp_path, capsys):
+    """Cray nid names in the Slurm host list map to their node ids (nid00005 = node 5)."""
+    slurm_job.setenv("SLURM_JOB_NODELIST", "nid[00005-00006,00009-00010]")
+    job = job_hosts()
+    alloc = job_allocation(job, parse_machine("torus:4x4:cores=4"))
+    assert alloc.nodes.tolist() == [5, 6, 9, 10] and alloc.names[0] == "nid00005"
+    rc = main(["launch", "-m", "torus:4x4:cores=4", "-p", "stencil:4x4", "--mapping", "TXY",
+               "--dry-run", "--", "mpiexec.hydra", "-n", "16", "./app"])
+    assert rc == 0
+    assert capsys.readouterr().out.strip() == "mpiexec.hydra -f rankmap-4242.mpich -n 16 ./app"
+    assert (tmp_path / "rankmap-4242.mpich").read_text().splitlines() == [
+        "nid00005:4", "nid00006:4", "nid00009:4", "nid00010:4"]

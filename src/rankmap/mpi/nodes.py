@@ -40,11 +40,25 @@ def local_node_label(processor_name: str | None = None, rank: int = 0, size: int
     return (processor_name or socket.gethostname()).strip()
 
 
+def _parse_names(names: list[str], machine) -> list[int] | None:
+    """Node ids of ``names`` through the ``--nodes`` parsers, or None when they cannot."""
+    try:
+        alloc = parse_allocation(",".join(names), machine)
+    except RankmapError:
+        return None
+    if alloc.source == "whole machine" or alloc.n_nodes != len(names):
+        return None
+    if alloc.names is not None and list(alloc.names) != list(names):
+        return None
+    return [int(v) for v in alloc.nodes]
+
+
 def resolve_node_labels(labels: list[str], machine) -> tuple[np.ndarray | None, str]:
     """Machine node id of every label, or (None, reason naming the first unknown label)."""
     unique = list(dict.fromkeys(labels))
     ids: dict[str, int] = {}
     names = None
+    rest = []
     for label in unique:
         if label.isdigit():
             node = int(label)
@@ -57,14 +71,16 @@ def resolve_node_labels(labels: list[str], machine) -> tuple[np.ndarray | None, 
             names = {machine.node_name(i): i for i in range(machine.n_nodes)}
         if label in names:
             ids[label] = names[label]
-            continue
-        try:
-            alloc = parse_allocation(label, machine)
-        except RankmapError:
-            alloc = None
-        if alloc is not None and alloc.n_nodes == 1 and alloc.source != "whole machine":
-            ids[label] = int(alloc.nodes[0])
-            continue
-        return None, (f"host {label!r} is not a node of machine {machine.spec!r} (its nodes "
-                      f"are named like {machine.node_name(0)!r})")
+        else:
+            rest.append(label)
+    if rest:
+        parsed = _parse_names(rest, machine)  # all at once: site names, Cray nids, ...
+        if parsed is None:  # find the first name no parser knows
+            for label in rest:
+                one = _parse_names([label], machine)
+                if one is None:
+                    return None, (f"host {label!r} is not a node of machine {machine.spec!r} "
+                                  f"(its nodes are named like {machine.node_name(0)!r})")
+            return None, f"hosts {', '.join(rest[:3])}... do not map to distinct machine nodes"
+        ids.update(zip(rest, parsed))
     return np.array([ids[lb] for lb in labels], dtype=np.int64), ""
