@@ -127,7 +127,7 @@ def read_counters(path: str, label: str | None = None) -> CounterRun:
     values = _column(table[:, idx[unit]], lines, path, unit, np.float64)
     if not np.isfinite(values).all() or (values < 0).any():
         k = int(np.nonzero(~np.isfinite(values) | (values < 0))[0][0])
-        raise RankmapError(f"{path}:{lines[k]}: bad {unit} value {table[k, idx[unit]]!r}: "
+        raise RankmapError(f"{path}:{lines[k]}: bad {unit} value {str(table[k, idx[unit]])!r}: "
                            "expected a finite count >= 0")
     cols = {}
     for c, i in idx.items():
@@ -137,7 +137,7 @@ def read_counters(path: str, label: str | None = None) -> CounterRun:
                    else table[:, i])
     if "dir" in cols and not np.isin(cols["dir"], (1, -1)).all():
         k = int(np.nonzero(~np.isin(cols["dir"], (1, -1)))[0][0])
-        raise RankmapError(f"{path}:{lines[k]}: bad dir value {table[k, idx['dir']]!r}: "
+        raise RankmapError(f"{path}:{lines[k]}: bad dir value {str(table[k, idx['dir']])!r}: "
                            "expected 1 or -1")
     phase_of = table[:, idx["phase"]] if has_phase else np.full(len(table), ALL_PHASES)
     if (phase_of == "").any():

@@ -73,6 +73,6 @@ def plot_time_vs_plateau(results: dict, unit: str = "bytes", title: str = ""):
         ax.set_ylabel("measured time (ms)")
         ax.set_title((title + ": " if title else "") + f"phase {phase}", fontsize=9)
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=7, loc="upper left")
+        ax.legend(fontsize=7, loc="best")
     fig.tight_layout()
     return fig

@@ -1,0 +1,280 @@
+"""Counters: CSV reading (with file:line errors), plateau/percentiles on hand-made counters,
+the y-sweep correlation with known answers, and ``rankmap counters`` end to end, including
+the round trip of ``rankmap evaluate --links-out`` through the real CLI."""
+
+import json
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rankmap.cli import main
+from rankmap.counters import (correlate, parse_sweep, phase_stats, read_counters, read_runs,
+                              read_times, sweep_phase)
+from rankmap.counters.analysis import empirical_cdf, empirical_pdf
+from rankmap.errors import RankmapError
+
+
+def run(capsys, *args):
+    code = main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def write(path, text):
+    path.write_text(text)
+    return str(path)
+
+
+def links_csv(values, phase=None):
+    head = ("phase," if phase else "") + "link,bytes\n"
+    return head + "".join(f"{phase + ',' if phase else ''}L{i},{v}\n" for i, v in enumerate(values))
+
+
+# ---- reading ---------------------------------------------------------------------------
+
+def test_read_torus_and_free_link_ids(tmp_path):
+    p = write(tmp_path / "a.csv", "src,dim,dir,dst,bytes,streams\n0,0,1,1,100,2\n1,0,-1,0,50,1\n")
+    r = read_counters(p)
+    assert r.label == "a" and r.unit == "bytes" and list(r.phases) == ["all"]
+    assert r.phases["all"].values.tolist() == [100.0, 50.0]
+    assert r.phases["all"].columns["dir"].tolist() == [1, -1]
+    q = write(tmp_path / "b.csv", "link,packets,phase\nx,3,p1\ny,4,p1\nx,5,p2\ny,6,p2\n")
+    r = read_counters(q, "B")
+    assert r.label == "B" and r.unit == "packets" and list(r.phases) == ["p1", "p2"]
+    assert r.phases["p2"].values.tolist() == [5.0, 6.0]
+    agg = r.aggregated()
+    assert agg.name == "all" and sorted(agg.values.tolist()) == [8.0, 10.0]
+
+
+@pytest.mark.parametrize("text, where, what", [
+    ("src,dim,dir,dst,bytes\n0,0,1,1,10\n0,0,1,2,abc\n", ":3:", "bad bytes value 'abc'"),
+    ("src,dim,dir,dst,bytes\n0,0,1,1,10\n\n0,0,1\n", ":4:", "3 fields"),
+    ("src,dim,dir,dst,bytes\n0,0,2,1,10\n", ":2:", "bad dir value '2'"),
+    ("src,dim,dir,dst,bytes\n0,0,1,1,-5\n", ":2:", "'-5'"),
+    ("src,dim,dir,dst,bytes\n0,x,1,1,5\n", ":2:", "bad dim value 'x'"),
+    ("link,bytes,phase\na,1,\n", ":2:", "empty phase"),
+    ("src,dst,weight\n0,1,5\n", ":1:", "no 'bytes' or 'packets'"),
+    ("node,bytes\n0,1\n", ":1:", "names no link"),
+])
+def test_malformed_rows_name_file_and_line(tmp_path, text, where, what):
+    p = write(tmp_path / "bad.csv", text)
+    with pytest.raises(RankmapError) as ei:
+        read_counters(p)
+    assert str(tmp_path / "bad.csv") + where in str(ei.value) and what in str(ei.value)
+
+
+def test_malformed_row_through_cli(tmp_path, capsys):
+    p = write(tmp_path / "bad.csv", "link,bytes\na,1\nb,one\n")
+    code, _out, err = run(capsys, "counters", p)
+    assert code == 2 and f"{p}:3: bad bytes value 'one'" in err and "Traceback" not in err
+
+
+def test_run_level_errors(tmp_path):
+    a = write(tmp_path / "a.csv", links_csv([1, 2]))
+    b = write(tmp_path / "b.csv", "link,packets\nL0,1\n")
+    with pytest.raises(RankmapError, match="mix bytes and packets"):
+        read_runs([a, b])
+    with pytest.raises(RankmapError, match="label 'x' is used for both"):
+        read_runs([a, a], ["x", "x"])
+    with pytest.raises(RankmapError, match="gives 1 labels for 2 files"):
+        read_runs([a, a], ["x"])
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.integers(min_value=0, max_value=10**12), min_size=1, max_size=50),
+       st.sampled_from([None, "halo", "x-1"]))
+def test_read_back_what_was_written(tmp_path_factory, values, phase):
+    p = tmp_path_factory.mktemp("rt") / "c.csv"
+    p.write_text(links_csv(values, phase))
+    r = read_counters(str(p))
+    assert list(r.phases) == [phase or "all"]
+    assert r.phases[phase or "all"].values.tolist() == [float(v) for v in values]
+
+
+# ---- statistics --------------------------------------------------------------------------
+
+def test_plateau_and_percentiles_known_answers():
+    v = np.array([0, 1, 2, 3, 4, 5, 6, 7, 8, 100], dtype=float)   # one hot link
+    s = phase_stats(v, y=0.9, percentiles=(50, 100))
+    assert s["links"] == 10 and s["max"] == 100 and s["mean"] == pytest.approx(13.6)
+    assert s["plateau"] == {"y": 0.9, "x": 8.0}           # 9 of 10 links carry <= 8
+    assert s["percentiles"] == {"p50": 4.5, "p100": 100.0}
+    assert phase_stats(v, y=1.0)["plateau"]["x"] == 100   # y = 1: the busiest link
+    assert phase_stats(v, y=0.5)["plateau"]["x"] == 4     # 5 of 10 carry <= 4
+    assert phase_stats(np.arange(200.0), y=0.99)["plateau"]["x"] == 197  # ceil(198)-th value
+
+
+def test_pdf_and_cdf():
+    v = np.array([0, 0, 1, 3], dtype=float)
+    edges, frac = empirical_pdf(v, bins=3)
+    assert frac.sum() == pytest.approx(1.0) and frac.tolist() == [0.5, 0.25, 0.25]
+    x, f = empirical_cdf(v)
+    assert x.tolist() == [0, 0, 1, 3] and f.tolist() == [0.25, 0.5, 0.75, 1.0]
+
+
+# ---- correlation -------------------------------------------------------------------------
+
+def test_parse_sweep():
+    ys = parse_sweep("0.6:1.0")
+    assert len(ys) == 41 and ys[0] == 0.6 and ys[-1] == 1.0 and 0.99 in ys.tolist()
+    assert parse_sweep("0.5:0.9:0.2").tolist() == [0.5, 0.7, 0.9]
+    assert parse_sweep("0.5:0.8:0.2").tolist() == [0.5, 0.7, 0.8]
+    for bad in ("0.6", "0:1", "0.9:0.5", "a:b", "0.5:1.2", "0.5:1:0"):
+        with pytest.raises(RankmapError, match="sweep-y"):
+            parse_sweep(bad)
+
+
+def test_correlate_known_values():
+    r, rho = correlate([1, 2, 3, 4], [2, 4, 6, 8])
+    assert r == pytest.approx(1.0) and rho == pytest.approx(1.0)
+    r, rho = correlate([1, 2, 3, 4], [1, 4, 9, 100])   # monotone, not linear
+    assert rho == pytest.approx(1.0) and r < 0.95
+    assert correlate([1, 1, 1], [1, 2, 3]) == (None, None)   # constant x: undefined
+
+
+def test_sweep_finds_the_y_where_the_bulk_predicts_time():
+    """Four placements of 100 links. Their bulk (99th value) grows 10, 20, 30, 40 and their
+    times are 1, 2, 3, 4 s; the hottest link is a decoy that shrinks. So y = 0.99 has r = 1,
+    y = 1 (busiest) is perfectly anti-correlated, and the median (all zero) is undefined."""
+    series = []
+    for k in range(4):
+        v = np.zeros(100)
+        v[60:99] = 10 * (k + 1)
+        v[99] = 1000 - 100 * k
+        series.append(v)
+    res = sweep_phase(series, np.array([1.0, 2.0, 3.0, 4.0]), [0.5, 0.9, 0.99])
+    by_y = {e["y"]: e for e in res["sweep"]}
+    assert by_y[0.5]["pearson"] is None
+    assert by_y[0.99]["pearson"] == pytest.approx(1.0)
+    assert by_y[1.0]["pearson"] == pytest.approx(-1.0) and by_y[1.0]["spearman"] == pytest.approx(-1.0)
+    assert res["best"]["y"] == 0.99 and res["busiest"]["y"] == 1.0
+    assert res["x"][0.99] == [10, 20, 30, 40]
+
+
+def test_read_times_errors(tmp_path):
+    good = write(tmp_path / "t.csv", "label,phase,seconds\na,all,1.5\n")
+    assert read_times(good) == {("a", "all"): 1.5}
+    for text, msg in [("label,seconds\na,1\n", ":1: header"),
+                      ("label,phase,seconds\na,all,x\n", ":2: bad seconds value 'x'"),
+                      ("label,phase,seconds\na,all,1\na,all,2\n", ":3: second time"),
+                      ("label,phase,seconds\na,all\n", ":2: 2 fields")]:
+        p = write(tmp_path / "bad.csv", text)
+        with pytest.raises(RankmapError, match=msg):
+            read_times(p)
+
+
+# ---- the command ---------------------------------------------------------------------------
+
+def _four_runs(tmp_path, phases=("all",)):
+    paths = []
+    for k in range(4):
+        rows = ["phase,link,bytes"]
+        for ph in phases:
+            for i in range(100):
+                rows.append(f"{ph},L{i},{(k + 1) * (i + 1) if i < 99 else 5000 - k * 1000}")
+        paths.append(write(tmp_path / f"m{k}.csv", "\n".join(rows) + "\n"))
+    return paths
+
+
+def test_counters_json_per_file_and_phase(tmp_path, capsys):
+    paths = _four_runs(tmp_path, phases=("a", "b"))
+    code, out, err = run(capsys, "counters", *paths, "--labels", "M0,M1,M2,M3", "--y", "0.9",
+                         "--format", "json")
+    assert code == 0, err
+    doc = json.loads(out)
+    rows = doc["counters"]
+    assert [(r["label"], r["phase"]) for r in rows][:3] == [("M0", "a"), ("M0", "b"), ("M1", "a")]
+    for r in rows:
+        assert set(r) >= {"label", "phase", "links", "max", "mean", "plateau"}
+        assert r["links"] == 100 and r["plateau"]["y"] == 0.9
+    assert rows[0]["plateau"]["x"] == 90 and rows[2]["plateau"]["x"] == 180
+    assert doc["warnings"] == [] and "correlation" not in doc
+
+
+def test_counters_times_sweep_json(tmp_path, capsys):
+    paths = _four_runs(tmp_path)
+    times = write(tmp_path / "times.csv", "label,phase,seconds\n" +
+                  "".join(f"m{k},all,{k + 1}\n" for k in range(4)))
+    code, out, err = run(capsys, "counters", *paths, "--times", times, "--sweep-y",
+                         "0.6:1.0:0.1", "--format", "json")
+    assert code == 0, err
+    corr = json.loads(out)["correlation"]["all"]
+    assert corr["labels"] == ["m0", "m1", "m2", "m3"] and corr["seconds"] == [1, 2, 3, 4]
+    assert corr["best"]["pearson"] == pytest.approx(1.0) and corr["best"]["y"] <= 0.99
+    assert corr["busiest"]["y"] == 1.0 and corr["busiest"]["pearson"] == pytest.approx(-1.0)
+    assert [e["y"] for e in corr["sweep"]] == [0.6, 0.7, 0.8, 0.9, 1.0]
+    code, out, _ = run(capsys, "counters", *paths, "--times", times)
+    assert code == 0 and "best y" in out and "busiest link" in out
+
+
+def test_counters_warns_when_counters_span_phases(tmp_path, capsys):
+    paths = _four_runs(tmp_path, phases=("a", "b"))
+    times = write(tmp_path / "times.csv", "label,phase,seconds\n" +
+                  "".join(f"m{k},all,{k + 1}\n" for k in range(4)))
+    code, out, err = run(capsys, "counters", *paths, "--times", times, "--format", "json")
+    assert code == 0
+    assert "warning" in err and "several phases" in err
+    doc = json.loads(out)
+    assert any("several phases" in w for w in doc["warnings"])
+    code, out, err = run(capsys, "counters", *paths, "--aggregate", "--format", "json")
+    assert code == 0 and "several phases" in err
+    assert {r["phase"] for r in json.loads(out)["counters"]} == {"all"}
+
+
+def test_counters_bad_options(tmp_path, capsys):
+    paths = _four_runs(tmp_path)
+    for args, msg in [(["--y", "1.5"], "bad --y 1.5"), (["--sweep-y", "2:3"], "bad --sweep-y"),
+                      (["--percentiles", "50,abc"], "bad percentile 'abc'"),
+                      (["--plot", str(tmp_path / "x.gif")], "expected a .png or .svg"),
+                      (["--scatter", str(tmp_path / "x.png")], "--scatter needs --times"),
+                      (["--phase", "nope"], "no phase 'nope'")]:
+        code, _o, err = run(capsys, "counters", *paths, *args)
+        assert code == 2 and msg in err, (args, err)
+
+
+def test_evaluate_links_out_reads_back_unchanged(tmp_path, capsys):
+    """The CSV of ``rankmap evaluate --links-out`` (here a two-phase pattern, so with a leading
+    phase column) reads back with the evaluated per-link bytes, phase by phase."""
+    out = tmp_path / "links.csv"
+    code, js, err = run(capsys, "evaluate", "--machine", "torus:4x4x2:cores=2", "--pattern",
+                        "fft2d:4x8", "--mapping", "XYZT", "--links-out", out)
+    assert code == 0, err
+    ev = json.loads(js)["candidates"][0]
+    r = read_counters(str(out))
+    assert r.has_phase_column and list(r.phases) == [p["name"] for p in ev["phases"]]
+    from rankmap.allocation import parse_allocation
+    from rankmap.evaluation import Evaluator
+    from rankmap.machines import parse_machine
+    from rankmap.mappers import build_mapping
+    from rankmap.patterns import parse_pattern
+    from rankmap.counters.links import align_to_machine
+
+    m = parse_machine("torus:4x4x2:cores=2")
+    a = parse_allocation(None, m)
+    p = parse_pattern("fft2d:4x8", default_ranks=a.n_cores)
+    e = Evaluator(m, a, p).evaluate(build_mapping("XYZT", p, m, a, 0))
+    for ph in e.phases:
+        got = r.phases[ph.name]
+        assert np.array_equal(got.values, ph.link_bytes)
+        assert np.array_equal(got.columns["streams"], ph.link_streams)
+        assert np.array_equal(align_to_machine(m, got), ph.link_bytes)
+    code, js2, _ = run(capsys, "counters", out, "--format", "json")
+    doc = json.loads(js2)
+    for row, ph in zip(doc["counters"], ev["phases"]):
+        assert row["max"] == ph["metrics"]["max_link_bytes"]
+        assert row["plateau"]["x"] == ph["metrics"]["plateau_bytes"]
+        assert math.isclose(row["mean"], ph["metrics"]["mean_link_bytes"])
+
+
+def test_counters_writes_plots(tmp_path, capsys):
+    paths = _four_runs(tmp_path, phases=("a", "b"))
+    code, _o, err = run(capsys, "counters", *paths, "--plot", tmp_path / "cdf.svg")
+    assert code == 0, err
+    for ph in ("a", "b"):
+        svg = (tmp_path / f"cdf-{ph}.svg").read_text()
+        assert svg.lstrip().startswith("<?xml") and "plateau" in svg
+    code, _o, err = run(capsys, "counters", *paths, "--plot", tmp_path / "cdf.svg")
+    assert code == 2 and "exists" in err
