@@ -15,7 +15,8 @@ from .. import __version__
 from ..errors import RankmapError
 
 #: command modules, in the order ``rankmap --help`` lists them.
-COMMANDS = ["compare", "evaluate", "map_cmd", "demo", "counters", "links", "launch", "bench"]
+COMMANDS = ["compare", "evaluate", "map_cmd", "demo", "counters", "links", "launch", "bench",
+            "nodes", "study"]
 
 
 class _Parser(argparse.ArgumentParser):

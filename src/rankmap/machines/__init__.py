@@ -92,7 +92,9 @@ MACHINE_KINDS: dict[str, Callable[[Spec], Machine]] = {
 
 from .dragonfly import Dragonfly, parse_dragonfly, parse_xc  # noqa: E402
 
-MACHINE_KINDS.update({"dragonfly": parse_dragonfly, "xc": parse_xc})
+from .fattree import FatTree, parse_fattree  # noqa: E402
+
+MACHINE_KINDS.update({"dragonfly": parse_dragonfly, "xc": parse_xc, "fattree": parse_fattree})
 
 
 def parse_machine(text: str | Machine) -> Machine:

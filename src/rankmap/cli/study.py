@@ -1,0 +1,99 @@
+"""``rankmap study``: seed 002's scaling study (node counts x threads per rank x mappers over
+random allocations, normalised to inorder), with a Figure-1-style plot."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+from ..errors import RankmapError
+from ..io.atomic import check_writable, write_atomic
+from ..study import StudyParams, parse_sweep, plot_study, run_study, summary_csv
+from .common import MACHINE_HELP, PATTERN_HELP, add_force, example, progress_bar
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser(
+        "study", help="sweep node counts and threads per rank over random allocations",
+        description="For every node count, threads-per-rank value and random allocation "
+        "(random:N:seed=S), fill the allocation with the pattern and evaluate every mapper; "
+        "report per mapper the median busiest-link bytes and predicted time normalised to "
+        "inorder (seed 002, Figure 1). With --out DIR every point is saved as it finishes and "
+        "a rerun resumes.",
+        epilog=example("rankmap study --machine xc:groups=26 --pattern minighost "
+                       "--nodes-sweep 1,2,4,...,256 --threads 1,2,4,8,16,32 --plot study.png "
+                       "--out study-dir"),
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--machine", "-m", required=True, metavar="SPEC", help=MACHINE_HELP)
+    p.add_argument("--pattern", "-p", required=True, metavar="SPEC",
+                   help=PATTERN_HELP + "; give no grid so it fills each allocation")
+    p.add_argument("--nodes-sweep", default="4,8,16,32", metavar="LIST",
+                   help="node counts, e.g. 1,2,4,...,4096 (default 4,8,16,32)")
+    p.add_argument("--threads", default="1,8,32", metavar="LIST",
+                   help="threads per rank, e.g. 1,2,4,...,32 (default 1,8,32); each must "
+                   "divide the cores per node")
+    p.add_argument("--mappings", default="inorder,random,rcb", metavar="LIST",
+                   help="mappers to compare (default inorder,random,rcb; inorder is the "
+                   "reference and is added when missing)")
+    p.add_argument("--allocs", type=int, default=8, metavar="K",
+                   help="random allocations per node count (default 8, like seed 002)")
+    p.add_argument("--routing", "-r", metavar="NAME", help="routing model (default: the "
+                   "machine's first)")
+    p.add_argument("--seed", type=int, default=0, help="base seed of allocations and mappers")
+    p.add_argument("--out", metavar="DIR", help="save points here (results.jsonl, study.json, "
+                   "summary.csv) and resume an interrupted study")
+    p.add_argument("--plot", metavar="FILE.png", help="write the Figure-1-style plot")
+    p.add_argument("--format", choices=("table", "json", "csv"), default="table",
+                   help="summary on stdout: table (default), json or csv")
+    add_force(p)
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    mappings = [m.strip() for m in args.mappings.split(",") if m.strip()]
+    if "inorder" not in mappings:
+        mappings.insert(0, "inorder")
+    params = StudyParams(machine=args.machine, pattern=args.pattern,
+                         nodes=parse_sweep(args.nodes_sweep, "--nodes-sweep"),
+                         threads=parse_sweep(args.threads, "--threads"),
+                         mappings=list(dict.fromkeys(mappings)), allocs=args.allocs,
+                         routing=args.routing, seed=args.seed)
+    if args.plot:
+        if not args.plot.lower().endswith(".png"):
+            raise RankmapError(f"--plot {args.plot!r}: expected a .png file name")
+        check_writable(args.plot, args.force)
+    if args.out and os.path.exists(args.out) and not os.path.isdir(args.out):
+        raise RankmapError(f"--out {args.out!r} is a file, not a folder")
+    total = len(params.nodes) * len(params.threads) * params.allocs
+    with progress_bar(total, "study") as advance:
+        study = run_study(params, args.out, progress=advance)
+    rows = study.summary()
+    if args.out:
+        write_atomic(os.path.join(args.out, "summary.csv"), summary_csv(rows), force=True)
+    if args.format == "json":
+        print(json.dumps({"params": params.key(), "summary": rows}, indent=1))
+    elif args.format == "csv":
+        sys.stdout.write(summary_csv(rows))
+    else:
+        _print_table(rows, params)
+    if args.plot:
+        print(f"wrote {plot_study(study, args.plot, args.force)}", file=sys.stderr)
+    return 0
+
+
+def _print_table(rows, params) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    src = rows[0]["time_source"] if rows else "model"
+    table = Table(title=f"{params.pattern} on {params.machine}: medians of {params.allocs} "
+                  f"random allocations, normalised to inorder (time: {src})")
+    for col in ("nodes", "threads/rank", "ranks", "mapping", "busiest link vs inorder",
+                "time vs inorder"):
+        table.add_column(col, justify="right")
+    for r in rows:
+        table.add_row(str(r["nodes"]), str(r["threads"]), str(r["ranks"]), r["mapping"],
+                      f"{r['bytes_vs_inorder']:.2f}", f"{r['time_vs_inorder']:.2f}")
+    Console(width=None if sys.stdout.isatty() else 120).print(table)

@@ -1,0 +1,213 @@
+"""Fat trees: k-ary n-trees (``fattree:k=16:levels=3``) and trees read from a Slurm
+``topology.conf`` (``fattree:topology=FILE``, see :mod:`rankmap.machines.slurm_topology`).
+
+k-ary n-tree: ``k^n`` hosts (the machine's nodes), ``n`` levels of ``k^(n-1)`` switches with
+``k`` down and ``k`` up ports (the top level has no up ports). Host ``h`` hangs off level-1
+switch ``h // k``. Numbering is in :mod:`rankmap.routing.fattree_kernels`.
+
+Links: every cable is two directed links. Host links (classes ``host-up``, ``host-down``)
+are network links here, so they count as hops: two hosts under the same level-1 switch are 2
+hops apart, and hosts whose nearest common ancestor is at level m are 2m apart.
+
+Bandwidth: ``bw=`` (default 12.5 GB/s, a 100 Gb/s port) on host links and, divided by
+``taper=`` (default 1: full bisection), on every switch-to-switch link.
+
+Routing:
+
+* ``dmodk``: up to the nearest common ancestor level m, taking at level l the up port given by
+  digit l-1 of the destination (``(dst // k^(l-1)) mod k``), then the unique way down;
+* ``ecmp``: equal split over all up ports at every level (so over all ``k^(m-1)`` common
+  ancestors), then down.
+"""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..errors import RankmapError
+from ..routing import fattree_kernels as fk
+from .base import LinkLoads, Machine
+
+DEFAULT_BANDWIDTH = 12.5e9
+DEFAULT_HOP_LATENCY = 100e-9
+CLASSES = ("host-up", "host-down", "up", "down")
+
+
+class TreeMachine(Machine):
+    """Shared parts of tree networks: links described by class/level, routes given as CSR rows
+    by :meth:`_rows` (flows x links)."""
+
+    routings = ("dmodk", "ecmp")
+    letters = ""
+
+    @abstractmethod
+    def _rows(self, src, dst, routing) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """CSR rows (indptr, links, fractions) of the flows' routes."""
+
+    def route_paths(self, src, dst, routing: str | None = None) -> sp.csr_matrix:
+        """Flows x links matrix: entry (f, l) = fraction of flow f's bytes on link l."""
+        routing = self.check_routing(routing)
+        src = np.ascontiguousarray(src, dtype=np.int64)
+        dst = np.ascontiguousarray(dst, dtype=np.int64)
+        indptr, links, frac = self._rows(src, dst, routing)
+        return sp.csr_matrix((frac, links, indptr), shape=(len(src), self.n_links))
+
+    def route(self, src, dst, nbytes, routing: str) -> LinkLoads:
+        """Link bytes and streams of the flows; ``flow_hops`` counts host links too."""
+        routing = self.check_routing(routing)
+        src = np.ascontiguousarray(src, dtype=np.int64)
+        dst = np.ascontiguousarray(dst, dtype=np.int64)
+        nbytes = np.asarray(nbytes, dtype=np.float64)
+        indptr, links, frac = self._rows(src, dst, routing)
+        counts = np.diff(indptr)
+        per_entry = np.repeat(nbytes, counts) * frac
+        link_bytes = np.bincount(links, weights=per_entry, minlength=self.n_links)
+        streams = np.bincount(links, minlength=self.n_links).astype(np.int64)
+        hops = np.add.reduceat(frac, indptr[:-1]) if len(frac) else np.zeros(len(src))
+        hops = np.where(counts > 0, hops, 0.0) if len(frac) else hops
+        return LinkLoads(bytes=link_bytes, streams=streams, flow_hops=hops)
+
+
+class FatTree(TreeMachine):
+    """A k-ary n-tree with ``cores`` cores per host and an optional taper."""
+
+    kind = "fattree"
+
+    def __init__(self, k: int, levels: int, cores_per_node: int = 1,
+                 bandwidth: float = DEFAULT_BANDWIDTH, taper: float = 1.0,
+                 hop_latency_s: float = DEFAULT_HOP_LATENCY, spec: str | None = None):
+        if k < 2:
+            raise RankmapError(f"bad fat-tree k={k}: at least 2 ports down per switch")
+        if levels < 1:
+            raise RankmapError(f"bad fat-tree levels={levels}: at least 1")
+        if k ** levels > 1 << 22:
+            raise RankmapError(f"fat tree k={k}, levels={levels} has {k ** levels} hosts: "
+                               "at most 4194304")
+        if not taper >= 1.0:
+            raise RankmapError(f"bad taper={taper}: must be at least 1 (1 = full bisection)")
+        self.k, self.levels = int(k), int(levels)
+        H = self.k ** self.levels
+        spec = spec or f"fattree:k={k}:levels={levels}:cores={cores_per_node}"
+        super().__init__(spec, H, cores_per_node, hop_latency_s)
+        self.bandwidth, self.taper = float(bandwidth), float(taper)
+        S = self.k ** (self.levels - 1)
+        n_sw = (self.levels - 1) * S * self.k
+        self._n_links = 2 * H + 2 * n_sw
+        hosts = np.arange(H, dtype=np.int64)
+        lvl = np.repeat(np.arange(1, self.levels), S * self.k)
+        w = np.tile(np.repeat(np.arange(S), self.k), self.levels - 1)
+        c = np.tile(np.arange(self.k), (self.levels - 1) * S)
+        kl1 = self.k ** (lvl - 1)
+        parent = (w // kl1 // self.k) * (kl1 * self.k) + (w % kl1) + c * kl1  # level l+1 index
+        # vertex ids for CSV: hosts 0..H-1, switch (l, w) = H + (l-1)*S + w
+        sw_lo = H + (lvl - 1) * S + w
+        sw_hi = H + lvl * S + parent
+        self._cls = np.concatenate([np.zeros(H), np.ones(H), np.full(n_sw, 2),
+                                    np.full(n_sw, 3)]).astype(np.int64)
+        self._level = np.concatenate([np.zeros(2 * H), lvl, lvl]).astype(np.int64)
+        self._vsrc = np.concatenate([hosts, H + hosts // self.k, sw_lo, sw_hi])
+        self._vdst = np.concatenate([H + hosts // self.k, hosts, sw_hi, sw_lo])
+        self._bw = np.where(self._cls >= 2, self.bandwidth / self.taper, self.bandwidth)
+
+    @property
+    def n_links(self) -> int:
+        return self._n_links
+
+    @property
+    def link_src(self) -> np.ndarray:
+        """Source vertex of every link: hosts are node ids, switches ``n_nodes + index``."""
+        return self._vsrc
+
+    @property
+    def link_dst(self) -> np.ndarray:
+        """Destination vertex of every link (hosts: node ids, switches: ``n_nodes + index``)."""
+        return self._vdst
+
+    @property
+    def link_bandwidth(self) -> np.ndarray:
+        return self._bw
+
+    def link_columns(self) -> dict[str, np.ndarray]:
+        """``class`` (host-up/host-down/up/down), ``level`` (lower end's switch level, 0 for
+        host links), ``src``, ``dst`` (hosts: node id; switch (l, w): hosts + (l-1)*k^(n-1) + w)."""
+        return {"class": np.array(CLASSES)[self._cls], "level": self._level,
+                "src": self._vsrc, "dst": self._vdst}
+
+    def coords(self, nodes) -> np.ndarray:
+        """Base-k digits of the host id, most significant first (``levels`` columns)."""
+        nodes = np.asarray(nodes, dtype=np.int64)
+        powers = self.k ** np.arange(self.levels - 1, -1, -1)
+        return (nodes[..., None] // powers) % self.k
+
+    def node_ids(self, coords) -> np.ndarray:
+        """Host ids of rows of base-k digits (most significant first)."""
+        c = np.asarray(coords, dtype=np.int64)
+        if c.shape[-1] != self.levels or (c < 0).any() or (c >= self.k).any():
+            raise RankmapError(f"fat-tree coordinates are {self.levels} digits in 0-{self.k - 1}")
+        return c @ (self.k ** np.arange(self.levels - 1, -1, -1))
+
+    def hop_distance(self, a, b) -> np.ndarray:
+        """2m links, m the level of the nearest common ancestor switch (0 for the same host)."""
+        a = np.asarray(a, dtype=np.int64)
+        b = np.asarray(b, dtype=np.int64)
+        m = np.zeros(np.broadcast(a, b).shape, dtype=np.int64)
+        for level in range(1, self.levels + 1):
+            m += (a // self.k ** (level - 1)) != (b // self.k ** (level - 1))
+        return 2 * m
+
+    def _rows(self, src, dst, routing):
+        return fk.ktree_rows(src, dst, self.k, self.levels, routing == "ecmp")
+
+    def route(self, src, dst, nbytes, routing: str) -> LinkLoads:
+        """Link bytes and streams (accumulated without building the path matrix)."""
+        routing = self.check_routing(routing)
+        src = np.ascontiguousarray(src, dtype=np.int64)
+        link_bytes = np.zeros(self._n_links)
+        streams = np.zeros(self._n_links, dtype=np.int64)
+        hops = np.zeros(len(src))
+        fk.ktree_accumulate(src, np.ascontiguousarray(dst, dtype=np.int64),
+                            np.ascontiguousarray(nbytes, dtype=np.float64), self.k,
+                            self.levels, routing == "ecmp", link_bytes, streams, hops)
+        return LinkLoads(bytes=link_bytes, streams=streams, flow_hops=hops)
+
+    def describe(self) -> dict:
+        """k, levels, hosts, links, bandwidths (bytes/s) and taper."""
+        return {"kind": self.kind, "spec": self.spec, "k": self.k, "levels": self.levels,
+                "nodes": self.n_nodes, "cores_per_node": self.cores_per_node,
+                "links": self._n_links, "link_bandwidth_Bps": self.bandwidth,
+                "taper": self.taper, "hop_latency_s": self.hop_latency_s}
+
+
+def parse_fattree(spec) -> Machine:
+    """``fattree:k=K:levels=N[:cores=C][:bw=..][:taper=T][:lat=..]`` or
+    ``fattree:topology=FILE[:cores=C][:bw=..][:lat=..]``."""
+    from ..specs import parse_int
+    from ..units import parse_bandwidth, parse_time
+
+    opts = {}
+    if (v := spec.pop_option("cores")) is not None:
+        opts["cores_per_node"] = parse_int(v, "cores per node", minimum=1)
+    if (v := spec.pop_option("bw")) is not None:
+        opts["bandwidth"] = parse_bandwidth(v, "link bandwidth")
+    if (v := spec.pop_option("lat")) is not None:
+        opts["hop_latency_s"] = parse_time(v, "per-hop latency")
+    path = spec.pop_option("topology")
+    if path is not None:
+        spec.reject_leftovers("fattree")
+        from .slurm_topology import read_topology_conf
+        return read_topology_conf(path, spec=spec.text, **opts)
+    if "k" not in spec.options or "levels" not in spec.options:
+        raise RankmapError(f"bad machine {spec.text!r}: give k= and levels=, e.g. "
+                           "fattree:k=16:levels=3, or topology=topology.conf")
+    k = parse_int(spec.pop_option("k"), "fat-tree k", minimum=2)
+    levels = parse_int(spec.pop_option("levels"), "fat-tree levels", minimum=1)
+    if (v := spec.pop_option("taper")) is not None:
+        try:
+            opts["taper"] = float(v)
+        except ValueError:
+            raise RankmapError(f"bad taper {v!r}: expected a number such as 2") from None
+    spec.reject_leftovers("fattree")
+    return FatTree(k, levels, spec=spec.text, **opts)

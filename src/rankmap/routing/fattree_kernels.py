@@ -1,0 +1,166 @@
+"""Compiled routing kernels for k-ary n-trees and for general trees (Slurm topology.conf).
+
+k-ary n-tree numbering (see :mod:`rankmap.machines.fattree`): host ``h`` in ``[0, k^n)``;
+level-``l`` switch (``l = 1..n``) ``w = prefix*k^(l-1) + rep`` with ``prefix = h // k^l`` of
+the hosts below it and ``rep`` in ``[0, k^(l-1))`` telling the replicas apart. The up link
+``c`` (``0..k-1``) of switch ``(l, prefix, rep)`` goes to ``(l+1, prefix // k,
+rep + c*k^(l-1))``; the down link back is the same cable in the other direction.
+
+Link ids: host up ``h``; host down ``H + h``; switch up ``2H + ((l-1)*S + w)*k + c``; switch
+down ``2H + (n-1)*S*k + ((l-1)*S + w)*k + c`` (the cable from (l,w) up-port c, downwards),
+with ``H = k^n`` hosts and ``S = k^(n-1)`` switches per level.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True, nogil=True)
+def _nca_level(s, d, k):
+    """Level of the nearest common ancestor switch of hosts s != d."""
+    m = 1
+    kp = k
+    while s // kp != d // kp:
+        m += 1
+        kp *= k
+    return m
+
+
+@njit(cache=True, nogil=True)
+def _ktree_flow(s, d, k, n, ecmp, links, frac, pos):
+    """Write the route of one flow s != d at ``pos``; return the new position."""
+    H = k ** n
+    S = k ** (n - 1)
+    down0 = 2 * H + (n - 1) * S * k
+    m = _nca_level(s, d, k)
+    links[pos] = s
+    frac[pos] = 1.0
+    pos += 1
+    links[pos] = H + d
+    frac[pos] = 1.0
+    pos += 1
+    kl1 = 1  # k^(l-1)
+    for l in range(1, m):
+        prefix_s = s // (kl1 * k)
+        prefix_d = d // (kl1 * k)
+        if ecmp:
+            w = 1.0 / (kl1 * k)
+            for rep in range(kl1):
+                ws = prefix_s * kl1 + rep
+                wd = prefix_d * kl1 + rep
+                for c in range(k):
+                    links[pos] = 2 * H + ((l - 1) * S + ws) * k + c
+                    frac[pos] = w
+                    pos += 1
+                    links[pos] = down0 + ((l - 1) * S + wd) * k + c
+                    frac[pos] = w
+                    pos += 1
+        else:
+            rep = d % kl1
+            c = (d // kl1) % k
+            links[pos] = 2 * H + ((l - 1) * S + prefix_s * kl1 + rep) * k + c
+            frac[pos] = 1.0
+            pos += 1
+            links[pos] = down0 + ((l - 1) * S + prefix_d * kl1 + rep) * k + c
+            frac[pos] = 1.0
+            pos += 1
+        kl1 *= k
+    return pos
+
+
+@njit(cache=True, nogil=True)
+def _ktree_entries(s, d, k, ecmp):
+    if s == d:
+        return 0
+    m = _nca_level(s, d, k)
+    if not ecmp:
+        return 2 * m
+    total = 2
+    p = 1
+    for _ in range(1, m):
+        p *= k
+        total += 2 * p
+    return total
+
+
+@njit(cache=True)
+def ktree_rows(src, dst, k, n, ecmp):
+    """CSR rows (indptr, links, fractions) of the routes of flows src[f] -> dst[f].
+
+    ``dmodk`` (``ecmp`` False): going up from level l the up port is digit l-1 of the
+    destination (``(dst // k^(l-1)) % k``). ``ecmp``: equal split over all up ports at every
+    level. The way down from the nearest common ancestor level is unique.
+    """
+    F = src.shape[0]
+    indptr = np.zeros(F + 1, dtype=np.int64)
+    for f in range(F):
+        indptr[f + 1] = indptr[f] + _ktree_entries(src[f], dst[f], k, ecmp)
+    links = np.empty(indptr[F], dtype=np.int64)
+    frac = np.empty(indptr[F], dtype=np.float64)
+    for f in range(F):
+        if src[f] != dst[f]:
+            _ktree_flow(src[f], dst[f], k, n, ecmp, links, frac, indptr[f])
+    return indptr, links, frac
+
+
+@njit(cache=True)
+def ktree_accumulate(src, dst, nbytes, k, n, ecmp, link_bytes, link_streams, hops):
+    """Add the flows' bytes and stream counts into per-link arrays; hops per flow (links)."""
+    cap = 2
+    p = 1
+    for _ in range(1, n):
+        p *= k
+        cap += 2 * p
+    links = np.empty(cap, dtype=np.int64)
+    frac = np.empty(cap, dtype=np.float64)
+    for f in range(src.shape[0]):
+        if src[f] == dst[f]:
+            hops[f] = 0.0
+            continue
+        end = _ktree_flow(src[f], dst[f], k, n, ecmp, links, frac, 0)
+        h = 0.0
+        for i in range(end):
+            link_bytes[links[i]] += nbytes[f] * frac[i]
+            link_streams[links[i]] += 1
+            h += frac[i]
+        hops[f] = h
+
+
+@njit(cache=True)
+def tree_rows(src, dst, parent, depth, up_link, down_link):
+    """CSR rows of flows on a tree: up from src to the lowest common ancestor, down to dst.
+
+    ``parent[v]`` (-1 at the root), ``depth[v]``, ``up_link[v]``/``down_link[v]`` (the links
+    between v and its parent) are indexed by vertex (hosts first, then switches).
+    """
+    F = src.shape[0]
+    indptr = np.zeros(F + 1, dtype=np.int64)
+    maxd = 0
+    for v in range(depth.shape[0]):
+        if depth[v] > maxd:
+            maxd = depth[v]
+    links = np.empty(F * 2 * (maxd + 1), dtype=np.int64)
+    pos = 0
+    for f in range(F):
+        a = src[f]
+        b = dst[f]
+        if a != b:
+            while depth[a] > depth[b]:
+                links[pos] = up_link[a]
+                pos += 1
+                a = parent[a]
+            while depth[b] > depth[a]:
+                links[pos] = down_link[b]
+                pos += 1
+                b = parent[b]
+            while a != b:
+                links[pos] = up_link[a]
+                pos += 1
+                links[pos] = down_link[b]
+                pos += 1
+                a = parent[a]
+                b = parent[b]
+        indptr[f + 1] = pos
+    return indptr, links[:pos].copy(), np.ones(pos, dtype=np.float64)

@@ -1,0 +1,293 @@
+"""Scaling studies in the style of seed 002: sweep node counts and threads per rank over random
+allocations, compare mappers, normalise to ``inorder``.
+
+For every node count N, every threads-per-rank value T and every allocation seed
+``0..allocs-1``, the allocation is ``random:N:seed=S`` (N nodes drawn uniformly, listed in
+node-id order as a scheduler lists a scattered allocation), the pattern fills it with
+``N * cores / T`` ranks, and every mapper is evaluated. A point's *time* is the evaluation's
+``predicted_time_s`` when the time model provides one (``time_source = "model"``), else the
+sum over phases of the busiest link's bytes / bandwidth (``time_source = "busiest-link"``).
+
+The summary takes, per (N, T, mapper), the median over allocations of the busiest-link bytes
+and of the time, and divides each by inorder's median (seed 002 plots the median of 8
+allocations normalised to in-order).
+
+With an output folder every finished point is appended to ``results.jsonl`` at once, so an
+interrupted study resumes where it stopped; ``study.json`` records the parameters and a
+different study in the same folder is refused.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import asdict, dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from .allocation import parse_allocation
+from .errors import RankmapError
+from .evaluation import Evaluator
+from .io.atomic import write_atomic
+from .machines import Machine, parse_machine
+from .mappers import build_mapping
+from .patterns import parse_pattern
+
+
+def parse_sweep(text: str, what: str) -> list[int]:
+    """``1,2,4,...,4096`` (``...`` continues the ratio of the two values before it up to the
+    value after it), or plain ``1,8,32``: a sorted list of distinct positive integers."""
+    parts = [p.strip() for p in str(text).split(",") if p.strip()]
+    out: list[int] = []
+    i = 0
+    while i < len(parts):
+        p = parts[i]
+        if p in ("...", "…"):
+            if len(out) < 2 or i + 1 >= len(parts):
+                raise RankmapError(f"bad {what} {text!r}: '...' needs two values before it and "
+                                   "one after, e.g. 1,2,4,...,64")
+            a, b = out[-2], out[-1]
+            end = _int(parts[i + 1], what, text)
+            if b <= a or b % a:
+                raise RankmapError(f"bad {what} {text!r}: '...' continues a doubling-like "
+                                   f"sequence, {a},{b} is not one")
+            r = b // a
+            v = b * r
+            while v <= end:
+                out.append(v)
+                v *= r
+            if out[-1] != end:
+                raise RankmapError(f"bad {what} {text!r}: {end} is not in the sequence "
+                                   f"{a},{b},{b * r},...")
+            i += 2
+            continue
+        out.append(_int(p, what, text))
+        i += 1
+    if not out:
+        raise RankmapError(f"bad {what} {text!r}: no values")
+    return sorted(set(out))
+
+
+def _int(p: str, what: str, text: str) -> int:
+    if not re.fullmatch(r"\d+", p) or int(p) < 1:
+        raise RankmapError(f"bad {what} {text!r}: {p!r} is not a positive integer")
+    return int(p)
+
+
+@dataclass
+class StudyParams:
+    """What a study sweeps (all JSON-ready)."""
+
+    machine: str
+    pattern: str
+    nodes: list[int]
+    threads: list[int]
+    mappings: list[str]
+    allocs: int = 8
+    routing: str | None = None
+    seed: int = 0
+
+    def key(self) -> dict:
+        """The parameters a resumed study must share."""
+        return asdict(self)
+
+
+@dataclass
+class Study:
+    """Raw points and the parameters that produced them."""
+
+    params: StudyParams
+    points: list[dict] = field(default_factory=list)
+
+    def summary(self) -> list[dict]:
+        """Per (nodes, threads, mapping): medians over allocations and ratios to inorder."""
+        groups: dict[tuple, list[dict]] = {}
+        for p in self.points:
+            groups.setdefault((p["nodes"], p["threads"], p["mapping"]), []).append(p)
+        rows = []
+        for (n, t, name), pts in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1],
+                                                                        kv[0][2])):
+            rows.append({"nodes": n, "threads": t, "ranks": pts[0]["ranks"],
+                         "total_threads": pts[0]["ranks"] * t, "mapping": name,
+                         "allocations": len(pts),
+                         "median_max_link_bytes": float(np.median([p["max_link_bytes"]
+                                                                   for p in pts])),
+                         "median_time_s": float(np.median([p["time_s"] for p in pts])),
+                         "time_source": pts[0]["time_source"]})
+        ref = {(r["nodes"], r["threads"]): r for r in rows if r["mapping"] == "inorder"}
+        for r in rows:
+            base = ref.get((r["nodes"], r["threads"]))
+            for key, out in (("median_max_link_bytes", "bytes_vs_inorder"),
+                             ("median_time_s", "time_vs_inorder")):
+                if base is None:
+                    r[out] = None
+                else:
+                    r[out] = r[key] / base[key] if base[key] > 0 else (1.0 if r[key] == 0
+                                                                       else float("inf"))
+        return rows
+
+
+def point_time(machine: Machine, evaluation) -> tuple[float, str]:
+    """(seconds, source) of one evaluation: the time model's, else busiest-link time."""
+    if "predicted_time_s" in evaluation.metrics:
+        return float(evaluation.metrics["predicted_time_s"]), "model"
+    bw = machine.link_bandwidth
+    return float(sum((ph.link_bytes / bw).max(initial=0.0) for ph in evaluation.phases)), \
+        "busiest-link"
+
+
+def _point_key(nodes: int, threads: int, alloc: int) -> str:
+    return f"{nodes}/{threads}/{alloc}"
+
+
+def study_points(params: StudyParams, machine: Machine, nodes: int, threads: int,
+                 alloc_seed: int) -> list[dict]:
+    """Evaluate every mapper on one random allocation; one dict per mapper."""
+    allocation = parse_allocation(f"random:{nodes}:seed={params.seed * 1000 + alloc_seed}",
+                                  machine).with_threads(threads)
+    pattern = parse_pattern(params.pattern, default_ranks=allocation.n_cores)
+    evaluator = Evaluator(machine, allocation, pattern, params.routing)
+    out = []
+    for name in params.mappings:
+        mapping = build_mapping(name, pattern, machine, allocation, params.seed + alloc_seed)
+        ev = evaluator.evaluate(mapping)
+        t, source = point_time(machine, ev)
+        out.append({"nodes": nodes, "threads": threads, "alloc": alloc_seed,
+                    "ranks": int(pattern.n_ranks), "mapping": name,
+                    "max_link_bytes": float(ev.metrics["max_link_bytes"]),
+                    "hop_bytes": float(ev.metrics["hop_bytes"]), "time_s": t,
+                    "time_source": source})
+    return out
+
+
+def check_params(params: StudyParams, machine: Machine) -> None:
+    """Raise on node counts or thread counts the machine cannot run."""
+    if not params.mappings:
+        raise RankmapError("no mappings to study")
+    if params.allocs < 1:
+        raise RankmapError(f"bad --allocs {params.allocs}: must be at least 1")
+    too_big = [n for n in params.nodes if n > machine.n_nodes]
+    if too_big:
+        raise RankmapError(f"--nodes-sweep asks for {too_big[0]} nodes, the machine has "
+                           f"{machine.n_nodes}")
+    bad = [t for t in params.threads if machine.cores_per_node % t]
+    if bad:
+        raise RankmapError(f"bad --threads {bad[0]}: must divide the {machine.cores_per_node} "
+                           "cores per node")
+    machine.check_routing(params.routing)
+
+
+def _load_existing(out_dir: str, params: StudyParams) -> list[dict]:
+    meta = os.path.join(out_dir, "study.json")
+    res = os.path.join(out_dir, "results.jsonl")
+    if not os.path.exists(meta):
+        if os.path.exists(res):
+            raise RankmapError(f"{out_dir!r} holds results.jsonl but no study.json: not a study "
+                               "folder of this version")
+        return []
+    with open(meta, encoding="utf-8") as fh:
+        try:
+            old = json.load(fh)
+        except json.JSONDecodeError:
+            raise RankmapError(f"{meta!r} is not valid JSON") from None
+    if old != params.key():
+        diff = [k for k in params.key() if old.get(k) != params.key()[k]]
+        raise RankmapError(f"{out_dir!r} holds a different study (differs in "
+                           f"{', '.join(diff) or 'format'}): use another --out folder")
+    points = []
+    if os.path.exists(res):
+        with open(res, encoding="utf-8") as fh:
+            for line in fh:
+                line = line.strip()
+                if line:
+                    try:
+                        points.append(json.loads(line))
+                    except json.JSONDecodeError:
+                        break  # a line cut by an interruption: redo from there
+    return points
+
+
+def run_study(params: StudyParams, out_dir: str | None = None,
+              progress: Callable[[str], None] | None = None) -> Study:
+    """Run (or resume, with ``out_dir``) the study; return all points."""
+    machine = parse_machine(params.machine)
+    check_params(params, machine)
+    points: list[dict] = []
+    if out_dir:
+        os.makedirs(out_dir, exist_ok=True)
+        points = _load_existing(out_dir, params)
+        write_atomic(os.path.join(out_dir, "study.json"), json.dumps(params.key(), indent=1),
+                     force=True)
+    per_key: dict[str, list[dict]] = {}
+    for p in points:
+        per_key.setdefault(_point_key(p["nodes"], p["threads"], p["alloc"]), []).append(p)
+    done = {k for k, v in per_key.items()
+            if sorted(x["mapping"] for x in v) == sorted(params.mappings)}
+    points = [p for p in points if _point_key(p["nodes"], p["threads"], p["alloc"]) in done]
+    if out_dir:  # rewrite without partial points before appending
+        write_atomic(os.path.join(out_dir, "results.jsonl"),
+                     "".join(json.dumps(p) + "\n" for p in points), force=True)
+    for n in params.nodes:
+        for t in params.threads:
+            for a in range(params.allocs):
+                key = _point_key(n, t, a)
+                if key not in done:
+                    new = study_points(params, machine, n, t, a)
+                    points.extend(new)
+                    if out_dir:
+                        with open(os.path.join(out_dir, "results.jsonl"), "a",
+                                  encoding="utf-8") as fh:
+                            fh.write("".join(json.dumps(p) + "\n" for p in new))
+                if progress:
+                    progress(f"{n} nodes, {t} threads")
+    return Study(params, points)
+
+
+def summary_csv(rows: list[dict]) -> str:
+    """The summary as CSV text."""
+    cols = ["nodes", "threads", "ranks", "total_threads", "mapping", "allocations",
+            "median_max_link_bytes", "median_time_s", "bytes_vs_inorder", "time_vs_inorder",
+            "time_source"]
+    lines = [",".join(cols)]
+    for r in rows:
+        lines.append(",".join("" if r[c] is None else (f"{r[c]:.6g}" if isinstance(r[c], float)
+                                                        else str(r[c])) for c in cols))
+    return "\n".join(lines) + "\n"
+
+
+def plot_study(study: Study, path: str, force: bool = False) -> str:
+    """Seed 002 Figure 1 style: one panel per threads-per-rank value, x = total threads (log),
+    y = time normalised to inorder, one line per mapper. Writes a PNG."""
+    import io
+
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = [r for r in study.summary() if r["time_vs_inorder"] is not None]
+    threads = sorted({r["threads"] for r in rows})
+    if not threads:
+        raise RankmapError("nothing to plot: the study needs the inorder mapping")
+    fig, axes = plt.subplots(1, len(threads), figsize=(4.2 * len(threads), 3.6), squeeze=False,
+                             sharey=True)
+    for ax, t in zip(axes[0], threads):
+        for name in study.params.mappings:
+            pts = sorted((r["total_threads"], r["time_vs_inorder"]) for r in rows
+                         if r["threads"] == t and r["mapping"] == name)
+            if pts:
+                x, y = zip(*pts)
+                ax.plot(x, y, marker="o", label=name)
+        ax.set_xscale("log", base=2)
+        ax.axhline(1.0, color="grey", lw=0.6, ls=":")
+        ax.set_title(f"{t} thread{'s' if t > 1 else ''} per rank")
+        ax.set_xlabel("threads (nodes x cores)")
+    axes[0][0].set_ylabel("time / inorder (median)")
+    axes[0][-1].legend(fontsize=8)
+    fig.suptitle(f"{study.params.pattern} on {study.params.machine}", fontsize=10)
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110)
+    plt.close(fig)
+    return write_atomic(path, buf.getvalue(), force=force)
