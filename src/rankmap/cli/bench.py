@@ -99,10 +99,19 @@ def run(args) -> int:
         raise RankmapError("rankmap bench needs mpi4py: pip install 'rankmap[mpi]' (with an MPI "
                            "library installed, e.g. apt-get install openmpi-bin "
                            "libopenmpi-dev)") from None
+    comm = MPI.COMM_WORLD
+    try:
+        return _run(args, comm)
+    except RankmapError:
+        if comm.Get_rank() != 0:  # every process fails alike: let rank 0 say it once
+            sys.exit(2)
+        raise
+
+
+def _run(args, comm) -> int:
     from ..io.atomic import check_writable
     from ..mpi.bench import run_benchmark
     from ..mpi.bench_report import format_table, plot_bandwidth
-    comm = MPI.COMM_WORLD
     cfg = _config(args)
     check_config(cfg, comm.Get_size())
     error = None
