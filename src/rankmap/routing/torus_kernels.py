@@ -1,7 +1,8 @@
 """Compiled routing kernels for torus and mesh networks.
 
-Both kernels add into dense per-link arrays indexed ``node*2*ndim + 2*dim + (0 for +, 1 for -)``:
-``link_bytes`` (bytes, float64) and ``link_streams`` (number of flows with a share, int64).
+Both models add into dense per-link arrays indexed ``node*2*ndim + 2*dim + (0 for +, 1 for -)``:
+``link_bytes`` (bytes, float64) and ``link_streams`` (number of flows with a share, int64), and
+write each flow's hop count into ``flow_hops``.
 
 * ``route_dor``: dimension-order routing. Dimensions in order 0, 1, ...; in each the shorter
   way round; an offset of exactly n/2 on a wrapped ring goes in the + direction; meshes never
@@ -11,9 +12,14 @@ Both kernels add into dense per-link arrays indexed ``node*2*ndim + 2*dim + (0 f
   one link per dimension with remaining offset, and both directions of a dimension whose
   offset is a tie (exactly n/2 on a wrapped ring) until the first step in it is taken.
 
-The adaptive kernel walks, per flow, the lattice of partial progress (one counter per
-dimension) in an order where every state comes after the states that feed it, so each state
-is visited once and each link it feeds gets ``weight / productive_links`` of the flow.
+Adaptive routing is computed per *distinct offset vector*: the split of a flow depends only on
+its offset (the torus looks the same from every node, and a minimal path on a mesh never
+leaves the box between its ends), so each distinct offset's split is worked out once, as a
+list of (link position relative to the source, share) -- a template -- and then added at every
+flow's source. Flows between the same two nodes are merged first (bytes add, stream counts
+add). The template itself walks the lattice of partial progress (one counter per dimension)
+in an order where every state comes after the states feeding it; each state passes
+``weight / productive_links`` to each productive link.
 """
 
 from __future__ import annotations
@@ -41,22 +47,25 @@ def _offset(src_c, dst_c, n, wrap):
 
 
 @njit(cache=True, nogil=True)
-def route_dor(src, dst, nbytes, dims, strides, wrap, link_bytes, link_streams):
-    """Add dimension-order routed flows into ``link_bytes``/``link_streams`` (dense layout)."""
+def route_dor(src, dst, nbytes, dims, strides, wrap, link_bytes, link_streams, flow_hops):
+    """Add dimension-order routed flows into the dense link arrays; hops into flow_hops."""
     nd = dims.shape[0]
     for f in range(src.shape[0]):
         s = src[f]
         t = dst[f]
         if s == t:
+            flow_hops[f] = 0
             continue
         b = nbytes[f]
         node = s
+        total = 0
         for d in range(nd):
             n = dims[d]
             stride = strides[d]
             c = (node // stride) % n
             tc = (t // stride) % n
             h, direction, _tie = _offset(c, tc, n, wrap[d])
+            total += h
             slot = 2 * d + (0 if direction > 0 else 1)
             for _ in range(h):
                 li = node * 2 * nd + slot
@@ -69,122 +78,227 @@ def route_dor(src, dst, nbytes, dims, strides, wrap, link_bytes, link_streams):
                     c2 = n - 1
                 node += (c2 - c) * stride
                 c = c2
+        flow_hops[f] = total
 
 
 @njit(cache=True, nogil=True)
-def _adaptive_sizes(src, dst, dims, strides, wrap):
-    """Largest per-flow state-lattice size (for the scratch buffer)."""
+def _flow_offsets(src, dst, dims, strides, wrap, flow_hops, codes):
+    """Hop count and a code of the offset vector of every flow (equal codes = same split)."""
     nd = dims.shape[0]
-    largest = 1
     for f in range(src.shape[0]):
-        total = 1
+        code = 0
+        total = 0
         for d in range(nd):
             n = dims[d]
-            h, _dir, tie = _offset((src[f] // strides[d]) % n, (dst[f] // strides[d]) % n,
-                                   n, wrap[d])
-            total *= (2 * h) if tie else (h + 1)
-        if total > largest:
-            largest = total
-    return largest
+            sc = (src[f] // strides[d]) % n
+            tc = (dst[f] // strides[d]) % n
+            h, _dir, _tie = _offset(sc, tc, n, wrap[d])
+            total += h
+            rel = (tc - sc) % n if wrap[d] else tc - sc + n - 1
+            code = code * (2 * n) + rel
+        flow_hops[f] = total
+        codes[f] = code
 
 
 @njit(cache=True, nogil=True)
-def route_adaptive(src, dst, nbytes, dims, strides, wrap, link_bytes, link_streams):
-    """Add minimal-adaptive (equal split per hop) flows into the dense link arrays."""
+def _adaptive_template(s, t, dims, strides, wrap):
+    """Equal-split shares of one flow from node s to node t.
+
+    Returns (rel, slot, share): for each link with a share, its source node's coordinate
+    offsets from s (shape (k, ndim), in steps taken, may be negative), its slot ``2*dim + (0|1)``
+    and the fraction of the flow it carries.
+    """
     nd = dims.shape[0]
-    weights = np.zeros(_adaptive_sizes(src, dst, dims, strides, wrap), dtype=np.float64)
     hops = np.zeros(nd, dtype=np.int64)
     dirs = np.zeros(nd, dtype=np.int64)
     ties = np.zeros(nd, dtype=np.bool_)
     size = np.zeros(nd, dtype=np.int64)
     radix = np.zeros(nd, dtype=np.int64)
-    src_c = np.zeros(nd, dtype=np.int64)
     state = np.zeros(nd, dtype=np.int64)
+    offs = np.zeros(nd, dtype=np.int64)
+    total = 1
+    n_ties = 0
+    for d in range(nd):
+        n = dims[d]
+        h, direction, tie = _offset((s // strides[d]) % n, (t // strides[d]) % n, n, wrap[d])
+        hops[d] = h
+        dirs[d] = direction
+        ties[d] = tie
+        n_ties += 1 if tie else 0
+        size[d] = 2 * h if tie else h + 1
+        radix[d] = total
+        total *= size[d]
+    weights = np.zeros(total, dtype=np.float64)
+    weights[0] = 1.0
+    cap = total * (nd + n_ties)
+    rel = np.zeros((cap, nd), dtype=np.int64)
+    slots = np.zeros(cap, dtype=np.int64)
+    share_out = np.zeros(cap, dtype=np.float64)
+    k_out = 0
+    for k in range(total):
+        w = weights[k]
+        if w == 0.0:
+            continue
+        productive = 0
+        rem = k
+        for d in range(nd):
+            st = rem % size[d]
+            rem //= size[d]
+            state[d] = st
+            h = hops[d]
+            if ties[d]:
+                if st == 0:
+                    offs[d] = 0
+                    productive += 2
+                elif st == 2 * h - 1:
+                    offs[d] = h
+                elif st < h:
+                    offs[d] = st
+                    productive += 1
+                else:
+                    offs[d] = -(st - h + 1)
+                    productive += 1
+            else:
+                offs[d] = st * dirs[d]
+                if st < h:
+                    productive += 1
+        if productive == 0:
+            continue
+        share = w / productive
+        for d in range(nd):
+            st = state[d]
+            h = hops[d]
+            n_links = 1
+            if ties[d]:
+                done = 2 * h - 1
+                if st == done:
+                    continue
+                if st == 0:
+                    n_links = 2
+                    nxt_a = 1 if h > 1 else done
+                    nxt_b = h if h > 1 else done
+                    slot_a = 0
+                elif st < h:
+                    nxt_a = st + 1 if st + 1 <= h - 1 else done
+                    slot_a = 0
+                else:
+                    nxt_a = st + 1 if st + 1 <= 2 * h - 2 else done
+                    slot_a = 1
+            else:
+                if st >= h:
+                    continue
+                nxt_a = st + 1
+                slot_a = 0 if dirs[d] > 0 else 1
+            for j in range(n_links):
+                slot = slot_a if j == 0 else 1
+                nxt = nxt_a if j == 0 else nxt_b
+                for e in range(nd):
+                    rel[k_out, e] = offs[e]
+                slots[k_out] = 2 * d + slot
+                share_out[k_out] = share
+                k_out += 1
+                weights[k + (nxt - st) * radix[d]] += share
+    return rel[:k_out], slots[:k_out], share_out[:k_out]
+
+
+@njit(cache=True, nogil=True)
+def _scatter_templates(src, nbytes, count, tid, ptr, rel, slots, shares, dims, strides,
+                       link_bytes, link_streams):
+    """Add template ``tid[f]`` at source ``src[f]`` with ``nbytes[f]`` bytes, ``count[f]`` streams.
+
+    Flow-major (a flow's links are near its source, which keeps the updates cache-local). When
+    a template's bounding box fits around the source without wrapping, each entry is a single
+    precomputed offset in the dense link array.
+    """
+    nd = dims.shape[0]
+    n_t = ptr.shape[0] - 1
+    lin = np.zeros(rel.shape[0], dtype=np.int64)
+    lo = np.zeros((n_t, nd), dtype=np.int64)
+    hi = np.zeros((n_t, nd), dtype=np.int64)
+    for t in range(n_t):
+        for e in range(ptr[t], ptr[t + 1]):
+            off = 0
+            for d in range(nd):
+                r = rel[e, d]
+                off += r * strides[d]
+                if e == ptr[t] or r < lo[t, d]:
+                    lo[t, d] = r
+                if e == ptr[t] or r > hi[t, d]:
+                    hi[t, d] = r
+            lin[e] = off * 2 * nd + slots[e]
+    sc = np.zeros(nd, dtype=np.int64)
     for f in range(src.shape[0]):
         s = src[f]
-        t = dst[f]
-        if s == t:
-            continue
-        b = nbytes[f]
-        total = 1
+        t = tid[f]
+        inside = True
         for d in range(nd):
-            n = dims[d]
-            src_c[d] = (s // strides[d]) % n
-            h, direction, tie = _offset(src_c[d], (t // strides[d]) % n, n, wrap[d])
-            hops[d] = h
-            dirs[d] = direction
-            ties[d] = tie
-            size[d] = 2 * h if tie else h + 1
-            radix[d] = total
-            total *= size[d]
-        weights[:total] = 0.0
-        weights[0] = 1.0
-        for k in range(total):
-            w = weights[k]
-            if w == 0.0:
-                continue
-            # decode the state and find the current node
+            sc[d] = (s // strides[d]) % dims[d]
+            if sc[d] + lo[t, d] < 0 or sc[d] + hi[t, d] >= dims[d]:
+                inside = False
+        b = nbytes[f]
+        c = count[f]
+        if inside:
+            base = s * 2 * nd
+            for e in range(ptr[t], ptr[t + 1]):
+                li = base + lin[e]
+                link_bytes[li] += shares[e] * b
+                link_streams[li] += c
+            continue
+        for e in range(ptr[t], ptr[t + 1]):
             node = 0
-            productive = 0
-            rem = k
             for d in range(nd):
-                st = rem % size[d]
-                rem //= size[d]
-                state[d] = st
+                x = sc[d] + rel[e, d]
                 n = dims[d]
-                h = hops[d]
-                if ties[d]:
-                    if st == 0:
-                        off = 0
-                        productive += 2
-                    elif st == 2 * h - 1:
-                        off = h
-                    elif st < h:
-                        off = st
-                        productive += 1
-                    else:
-                        off = -(st - h + 1)
-                        productive += 1
-                else:
-                    off = st * dirs[d]
-                    if st < h:
-                        productive += 1
-                c = (src_c[d] + off) % n
-                node += c * strides[d]
-            if productive == 0:
-                continue
-            share = w / productive
-            for d in range(nd):
-                st = state[d]
-                h = hops[d]
-                if ties[d]:
-                    done = 2 * h - 1
-                    if st == done:
-                        continue
-                    if st == 0:
-                        nxt_plus = 1 if h > 1 else done
-                        nxt_minus = h if h > 1 else done
-                        li = node * 2 * nd + 2 * d
-                        link_bytes[li] += share * b
-                        link_streams[li] += 1
-                        weights[k + (nxt_plus - st) * radix[d]] += share
-                        li = node * 2 * nd + 2 * d + 1
-                        link_bytes[li] += share * b
-                        link_streams[li] += 1
-                        weights[k + (nxt_minus - st) * radix[d]] += share
-                        continue
-                    if st < h:
-                        slot = 0
-                        nxt = st + 1 if st + 1 <= h - 1 else done
-                    else:
-                        slot = 1
-                        nxt = st + 1 if st + 1 <= 2 * h - 2 else done
-                else:
-                    if st >= h:
-                        continue
-                    slot = 0 if dirs[d] > 0 else 1
-                    nxt = st + 1
-                li = node * 2 * nd + 2 * d + slot
-                link_bytes[li] += share * b
-                link_streams[li] += 1
-                weights[k + (nxt - st) * radix[d]] += share
+                if x >= n:
+                    x -= n
+                elif x < 0:
+                    x += n
+                node += x * strides[d]
+            li = node * 2 * nd + slots[e]
+            link_bytes[li] += shares[e] * b
+            link_streams[li] += c
+
+
+def adaptive_templates(src, dst, dims, strides, wrap):
+    """Templates of the distinct offset vectors among flows (src, dst).
+
+    Returns (tid, ptr, rel, slots, shares, hops): flow f uses template ``tid[f]`` whose
+    entries are ``ptr[tid]:ptr[tid+1]`` of rel/slots/shares; ``hops[f]`` is its hop count.
+    Flows inside a node get an empty template.
+    """
+    hops = np.zeros(len(src), dtype=np.int64)
+    codes = np.zeros(len(src), dtype=np.int64)
+    _flow_offsets(src, dst, dims, strides, wrap, hops, codes)
+    uniq, first, tid = np.unique(codes, return_index=True, return_inverse=True)
+    parts_rel, parts_slot, parts_share = [], [], []
+    ptr = np.zeros(len(uniq) + 1, dtype=np.int64)
+    for i, f in enumerate(first):
+        r, sl, sh = _adaptive_template(src[f], dst[f], dims, strides, wrap)
+        parts_rel.append(r)
+        parts_slot.append(sl)
+        parts_share.append(sh)
+        ptr[i + 1] = ptr[i] + len(sl)
+    nd = len(dims)
+    rel = np.concatenate(parts_rel) if parts_rel else np.zeros((0, nd), dtype=np.int64)
+    slots = np.concatenate(parts_slot) if parts_slot else np.zeros(0, dtype=np.int64)
+    shares = np.concatenate(parts_share) if parts_share else np.zeros(0)
+    return tid.astype(np.int64), ptr, np.ascontiguousarray(rel), slots, shares, hops
+
+
+def route_adaptive(src, dst, nbytes, dims, strides, wrap, link_bytes, link_streams, flow_hops):
+    """Add minimal-adaptive (equal split per hop) flows into the dense link arrays.
+
+    Flows between the same two nodes are merged (bytes and stream counts add), then each
+    distinct offset's split is computed once and scattered (see module docstring).
+    """
+    if len(src) == 0:
+        return
+    n_nodes = int(np.prod(dims))
+    key = src * n_nodes + dst
+    pairs, inverse, count = np.unique(key, return_inverse=True, return_counts=True)
+    merged_bytes = np.bincount(inverse, weights=nbytes, minlength=len(pairs))
+    psrc, pdst = pairs // n_nodes, pairs % n_nodes
+    tid, ptr, rel, slots, shares, hops = adaptive_templates(psrc, pdst, dims, strides, wrap)
+    _scatter_templates(psrc, merged_bytes, count.astype(np.int64), tid, ptr, rel, slots,
+                       shares, dims, strides, link_bytes, link_streams)
+    flow_hops[:] = hops[inverse]

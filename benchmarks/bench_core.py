@@ -1,0 +1,120 @@
+"""Core engine benchmark (issue: core engine, item 12).
+
+Evaluates a 131,072-rank 3-D box stencil (stencil:64x64x32:box:periodic, 26 neighbours,
+3.4 M flows) on torus:32x32x32:cores=4 with TXYZ and TZXY, under dor and adaptive routing:
+
+* the whole ``rankmap compare`` process with one candidate (start-up, pattern, placement,
+  routing, metrics, table), median of several runs, and its peak memory;
+* for reference, a single-threaded C loop (benchmarks/c/route_dor.c, gcc -O2) that only routes
+  the same flows by dimension order.
+
+Writes benchmarks/RESULTS_core.md. Run: ``make bench`` or ``.venv/bin/python benchmarks/bench_core.py``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+MACHINE = "torus:32x32x32:cores=4"
+PATTERN = "stencil:64x64x32:box:periodic"
+REPEATS = int(os.environ.get("RANKMAP_BENCH_REPEATS", "5"))
+
+
+def rankmap_exe() -> list[str]:
+    exe = os.path.join(os.path.dirname(sys.executable), "rankmap")
+    return [exe] if os.path.exists(exe) else [sys.executable, "-m", "rankmap.cli"]
+
+
+def timed_process(cmd: list[str]) -> tuple[float, float]:
+    """Wall seconds and peak resident memory (MiB) of one child process."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t0
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        raise SystemExit(f"benchmark command failed: {' '.join(cmd)}\n{proc.stderr.read().decode()}")
+    return wall, usage.ru_maxrss / 1024.0
+
+
+def c_reference(mapping: str) -> tuple[float, float] | None:
+    """Median seconds of the C DOR loop on the same flows, and its total link bytes."""
+    if shutil.which("gcc") is None:
+        return None
+    from rankmap.allocation import whole_machine
+    from rankmap.machines import parse_machine
+    from rankmap.mappers import build_mapping
+    from rankmap.patterns import parse_pattern
+
+    m = parse_machine(MACHINE)
+    a = whole_machine(m)
+    p = parse_pattern(PATTERN)
+    nodes = build_mapping(mapping, p, m, a).nodes(a)
+    ph = p.phases[0]
+    with tempfile.TemporaryDirectory() as tmp:
+        exe = os.path.join(tmp, "route_dor")
+        subprocess.run(["gcc", "-O2", "-o", exe, os.path.join(HERE, "c", "route_dor.c")], check=True)
+        flows = os.path.join(tmp, "flows.bin")
+        with open(flows, "wb") as fh:
+            np.array([ph.n_flows], dtype=np.int64).tofile(fh)
+            nodes[ph.src].astype(np.int64).tofile(fh)
+            nodes[ph.dst].astype(np.int64).tofile(fh)
+            ph.bytes.astype(np.float64).tofile(fh)
+        out = subprocess.run([exe, flows, "3", *map(str, m.dims), str(REPEATS)], check=True,
+                             capture_output=True, text=True).stdout.split()
+    return float(out[0]), float(out[1])
+
+
+def main() -> int:
+    rows = []
+    cmd0 = rankmap_exe()
+    # warm the numba cache once so compile time is not measured
+    subprocess.run(cmd0 + ["compare", "-m", "torus:4x4", "-p", "stencil:4x4", "--mappings",
+                           "TXY", "--routing", "adaptive"], check=True, capture_output=True)
+    subprocess.run(cmd0 + ["compare", "-m", "torus:4x4", "-p", "stencil:4x4", "--mappings",
+                           "TXY"], check=True, capture_output=True)
+    for routing in ("dor", "adaptive"):
+        for mapping in ("TXYZ", "TZXY"):
+            cmd = cmd0 + ["compare", "-m", MACHINE, "-p", PATTERN, "--mappings", mapping,
+                          "--routing", routing]
+            runs = [timed_process(cmd) for _ in range(REPEATS)]
+            wall = statistics.median(r[0] for r in runs)
+            mem = max(r[1] for r in runs)
+            rows.append((routing, mapping, wall, mem))
+            print(f"rankmap compare {routing:8s} {mapping}: median {wall:.2f} s over {REPEATS} "
+                  f"runs, peak {mem:.0f} MiB", flush=True)
+    ref = {m: c_reference(m) for m in ("TXYZ", "TZXY")}
+    lines = ["# Core engine benchmark", "",
+             f"`{PATTERN}` (131,072 ranks, 26 neighbours, 3.4 M flows of 1 MiB) on `{MACHINE}`.",
+             f"Whole `rankmap compare` process with one candidate (start-up included, numba cache warm); "
+             f"median of {REPEATS} runs on this 2-core machine; peak resident memory.", "",
+             "| routing | mapping | median wall (s) | peak memory (MiB) | C DOR loop (s) | ratio to C |",
+             "|---|---|---|---|---|---|"]
+    for routing, mapping, wall, mem in rows:
+        c = ref.get(mapping)
+        if routing == "dor" and c:
+            cs, ratio = f"{c[0]:.3f}", f"{wall / c[0]:.1f}x"
+        else:
+            cs, ratio = "", ""
+        lines.append(f"| {routing} | {mapping} | {wall:.2f} | {mem:.0f} | {cs} | {ratio} |")
+    lines += ["", "The C loop (benchmarks/c/route_dor.c, gcc -O2, single thread) only routes the "
+              "same node-level flows by dimension order; its time excludes reading the flows. "
+              "Targets: dor within 4x of the C loop; adaptive under 10 s.", ""]
+    text = "\n".join(lines)
+    print(text)
+    with open(os.path.join(HERE, "RESULTS_core.md"), "w") as fh:
+        fh.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
