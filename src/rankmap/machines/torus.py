@@ -167,11 +167,35 @@ class Torus(Machine):
         nbytes = np.ascontiguousarray(nbytes, dtype=np.float64)
         dense_bytes = np.zeros(self._n_dense, dtype=np.float64)
         dense_streams = np.zeros(self._n_dense, dtype=np.int64)
+        hops = np.zeros(len(src), dtype=np.int64)
         kernel = torus_kernels.route_dor if routing == "dor" else torus_kernels.route_adaptive
-        kernel(src, dst, nbytes, self.dims, self.strides, self.wrap, dense_bytes, dense_streams)
+        kernel(src, dst, nbytes, self.dims, self.strides, self.wrap, dense_bytes, dense_streams,
+               hops)
         return LinkLoads(bytes=dense_bytes[self._dense_index],
                          streams=dense_streams[self._dense_index],
-                         flow_hops=self.hop_distance(src, dst).astype(np.float64))
+                         flow_hops=hops.astype(np.float64))
+
+    def route_paths(self, src, dst, routing: str):
+        """Flow x link incidence: a ``scipy.sparse.csr_matrix`` of shape (flows, n_links)
+        whose entry (f, l) is the fraction of flow f's bytes that crosses link l.
+
+        Same rules as :meth:`route` (``dor``: 1 on each link of the path; ``adaptive``: the
+        equal-split shares), so ``paths.T @ nbytes`` equals ``route(...).bytes``. Flows inside
+        a node have an empty row. Kernel: :mod:`rankmap.routing.torus_paths`.
+        """
+        from scipy.sparse import csr_matrix
+
+        from ..routing.torus_paths import path_incidence
+
+        routing = self.check_routing(routing)
+        indptr, slots, frac = path_incidence(src, dst, self.dims, self.strides, self.wrap,
+                                             routing)
+        if not hasattr(self, "_slot_to_link"):
+            lookup = np.full(self._n_dense, -1, dtype=np.int64)
+            lookup[self._dense_index] = np.arange(self.n_links)
+            self._slot_to_link = lookup
+        return csr_matrix((frac, self._slot_to_link[slots], indptr),
+                          shape=(len(indptr) - 1, self.n_links))
 
     def describe(self) -> dict:
         d = {"kind": self.kind, "spec": self.spec, "dims": [int(v) for v in self.dims],
