@@ -37,6 +37,7 @@ def parse_sizes(text: str) -> list[int]:
 
 
 def add_parser(sub) -> None:
+    """Register the ``bench`` subcommand."""
     p = sub.add_parser(
         "bench", help="MPI benchmarks (pairs, cart, halo, fft) under a placement",
         description="Run under mpirun or srun (needs mpi4py). Ranks are first reordered by the "
@@ -93,6 +94,7 @@ def _config(args) -> BenchConfig:
 
 
 def run(args) -> int:
+    """Run the benchmark on MPI.COMM_WORLD; rank 0 prints the table and writes the files."""
     try:
         from mpi4py import MPI
     except ImportError:

@@ -21,6 +21,7 @@ from .common import PATTERN_HELP, add_force, example
 
 
 def add_parser(sub) -> None:
+    """Register the ``launch`` subcommand."""
     p = sub.add_parser(
         "launch", help="run srun/mpirun/mpiexec/smpirun/aprun with a computed placement",
         description="Inside a batch job: read the allocated nodes from the environment "
@@ -69,6 +70,7 @@ def _output_path(args, fmt: str, job_id: str) -> str:
 
 
 def run(args) -> int:
+    """Compute the placement, write the launcher file, then exec (or print) the launcher."""
     argv = list(args.launcher_argv)
     if argv and argv[0] == "--":
         argv = argv[1:]

@@ -119,6 +119,7 @@ def _exchange_with(comm, peers_send, peers_recv, nbytes: int):
     rbufs = [np.empty(nbytes, dtype=np.uint8) for _ in peers_recv]
 
     def exchange():
+        """One exchange: post every receive and send, wait for all."""
         reqs = [comm.Irecv(b, source=p, tag=7) for b, p in zip(rbufs, peers_recv)]
         reqs += [comm.Isend(sbuf, dest=p, tag=7) for p in peers_send]
         MPI.Request.Waitall(reqs)
@@ -206,6 +207,7 @@ def _run_fft(comm, cfg: BenchConfig, cart) -> dict:
                           np.empty(k * nbytes, dtype=np.uint8))
 
         def exchange():
+            """One FFT transpose step: Alltoall in the row, then in the column."""
             for sub, s, r in bufs.values():
                 sub.Alltoall(s, r)
         sent = nbytes * (rows_c.Get_size() - 1 + cols.Get_size() - 1)
