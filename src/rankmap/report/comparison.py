@@ -29,7 +29,7 @@ def _candidate_table(rep: Report, comp: Comparison) -> None:
 
     present = [c for c in COLUMNS if all(c[0] in e.metrics for e in comp.candidates)]
     ref = reference(comp)
-    headers = ["mapping"] + [h.replace("\n", " ") for _k, h, _f in present] + \
+    headers = ["mapping"] + [h.replace("-\n", "-").replace("\n", " ") for _k, h, _f in present] + \
               [f"busiest link vs {ref.name}"]
     rows = []
     for e in comp.candidates:
@@ -39,7 +39,8 @@ def _candidate_table(rep: Report, comp: Comparison) -> None:
     rep.table(headers, rows, caption="candidates, best first (combined over phases)",
               best_row=0, table_id="candidates")
     if len(comp.candidates[0].phases) > 1:
-        headers = ["mapping", "phase"] + [h.replace("\n", " ") for _k, h, _f in present]
+        headers = ["mapping", "phase"] + [h.replace("-\n", "-").replace("\n", " ")
+                                          for _k, h, _f in present]
         rows = [[e.name, p.name] + [fmt(p.metrics[k]) if k in p.metrics else "" for k, _h, fmt
                                     in present] for e in comp.candidates for p in e.phases]
         rep.table(headers, rows, caption="per phase", table_id="phases")
