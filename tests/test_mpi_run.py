@@ -147,3 +147,37 @@ def test_bench_bad_dims_fails_before_running():
                           text=True, timeout=TIMEOUT)
     assert proc.returncode == 2
     assert "dims 3x3 need 9 processes, the communicator has 1" in proc.stderr
+
+
+def test_launch_runs_open_mpi_with_the_rankfile(tmp_path):
+    """End to end with the real mpirun: each rank is bound to the core its rankfile line names."""
+    _need_mpi()
+    if not hasattr(os, "sched_getaffinity") or len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("needs 2 usable cores to check core binding")
+    import socket
+    host = socket.gethostname()
+    hostfile = tmp_path / "hf"
+    hostfile.write_text(f"{host} slots=2\n")
+    rankmap = shutil.which("rankmap") or str(Path(sys.executable).parent / "rankmap")
+    probe = ("import os; print('BOUND', os.environ['OMPI_COMM_WORLD_RANK'], "
+             "sorted(os.sched_getaffinity(0)))")
+    argv = [rankmap, "launch", "-m", "torus:1:cores=2", "-p", "pairs:random:ranks=2",
+            "--mapping", "random", "--seed", "3", "--hostfile", str(hostfile), "--nodes", "0",
+            "-o", "rf", "--", "mpirun", "-n", "2", "--hostfile", str(hostfile)]
+    if os.geteuid() == 0:
+        argv.append("--allow-run-as-root")
+    proc = subprocess.run(argv + [sys.executable, "-c", probe], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=TIMEOUT)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    slots = {}
+    for line in (tmp_path / "rf").read_text().splitlines():
+        rank, _, slot = line.removeprefix("rank ").partition(f"={host} slot=")
+        slots[int(rank)] = int(slot)
+    bound = {int(ln.split()[1]): json.loads(ln.split(" ", 2)[2]) for ln in
+             proc.stdout.splitlines() if ln.startswith("BOUND")}
+    assert sorted(bound) == [0, 1] and sorted(slots) == [0, 1]
+    # each rank is bound to its own core; the one on slot 0 to the lower-numbered one
+    assert not set(bound[0]) & set(bound[1]), bound
+    by_slot = sorted(slots, key=slots.get)
+    assert min(bound[by_slot[0]]) < min(bound[by_slot[1]]), (slots, bound)
+    assert slots != {0: 0, 1: 1}  # the seed swaps them, so the order really came from the file
