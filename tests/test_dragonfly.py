@@ -1,0 +1,239 @@
+"""Dragonfly machine: layout, hand-computed minimal/Valiant/UGAL routes, conservation,
+shortest-path hop distance, path matrix agreement, per-class hop metrics, CLI."""
+
+import json
+
+import numpy as np
+import pytest
+from scipy.sparse.csgraph import shortest_path
+import scipy.sparse as sp
+
+from rankmap.allocation import parse_allocation
+from rankmap.cli import main
+from rankmap.errors import RankmapError
+from rankmap.evaluation import compare
+from rankmap.machines import parse_machine
+from rankmap.patterns import parse_pattern
+
+TINY = "dragonfly:groups=4,rows=2,cols=3,nodes=2,cores=4"
+# 3 groups of 2x2 routers, one node per router, one global link per group pair:
+# global links (by the spread layout): g0->g1 router 0->5, g0->g2 1->8, g1->g2 4->9.
+HAND = "dragonfly:groups=3,rows=2,cols=2,nodes=1,cores=1,global=1"
+
+
+def loads_by_link(m, loads):
+    """{(class, src_router, dst_router): bytes} of the loaded links (router links only)."""
+    cols = m.link_columns()
+    out = {}
+    for i in np.nonzero(loads.bytes)[0]:
+        if cols["class"][i] in ("row", "col", "global"):
+            out[(str(cols["class"][i]), int(cols["src_router"][i]),
+                 int(cols["dst_router"][i]))] = float(loads.bytes[i])
+    return out
+
+
+def test_global_link_layout_hand_checked():
+    m = parse_machine(HAND)
+    pairs = set(zip(m.g_src.tolist(), m.g_dst.tolist()))
+    assert {(0, 5), (5, 0), (1, 8), (8, 1), (4, 9), (9, 4)} == pairs
+
+
+def test_minimal_route_hand_computed():
+    m = parse_machine(HAND)
+    # node 3 = router 3 (group 0, row 1, col 1) -> node 6 = router 6 (group 1, row 1, col 0)
+    loads = m.route(np.array([3]), np.array([6]), np.array([8.0]), "minimal")
+    assert loads_by_link(m, loads) == {
+        ("row", 3, 2): 4.0, ("col", 2, 0): 4.0,      # row first to the exit router 0
+        ("col", 3, 1): 4.0, ("row", 1, 0): 4.0,      # column first
+        ("global", 0, 5): 8.0,
+        ("row", 5, 4): 4.0, ("col", 4, 6): 4.0,      # entry router 5 -> 6, both orders
+        ("col", 5, 7): 4.0, ("row", 7, 6): 4.0}
+    assert loads.flow_hops[0] == pytest.approx(5.0)
+    assert m.hop_distance(np.array([3]), np.array([6]))[0] == 5
+    # the injection and ejection links carry the flow too
+    cls = m.link_columns()["class"]
+    assert loads.bytes[(cls == "inject")].sum() == 8.0
+    assert loads.bytes[(cls == "eject")].sum() == 8.0
+
+
+def test_valiant_route_hand_computed():
+    m = parse_machine(HAND)
+    loads = m.route(np.array([3]), np.array([6]), np.array([8.0]), "valiant")
+    # via group 2: 3 -col-> 1 -global-> 8 -row-> 9 -global-> 4 -col-> 6
+    assert loads_by_link(m, loads) == {
+        ("col", 3, 1): 8.0, ("global", 1, 8): 8.0, ("row", 8, 9): 8.0,
+        ("global", 9, 4): 8.0, ("col", 4, 6): 8.0}
+    assert loads.flow_hops[0] == pytest.approx(5.0)
+
+
+def test_same_group_and_same_router():
+    m = parse_machine(TINY)
+    # nodes 0 and 1 share router 0: only injection + ejection, 0 hops
+    loads = m.route(np.array([0, 0]), np.array([1, 0]), np.array([5.0, 7.0]), "minimal")
+    assert loads.flow_hops.tolist() == [0.0, 0.0]
+    assert loads.bytes.sum() == 10.0
+    # router 0 (row 0, col 0) -> router 4 (row 1, col 1): two orders, half each
+    loads = m.route(np.array([0]), np.array([8]), np.array([2.0]), "valiant")
+    assert loads_by_link(m, loads) == {("row", 0, 1): 1.0, ("col", 1, 4): 1.0,
+                                       ("col", 0, 3): 1.0, ("row", 3, 4): 1.0}
+
+
+def test_ugal_rule():
+    m = parse_machine(HAND)
+    # all traffic from group 0 to group 1: the minimal global link is the only loaded one
+    src, dst = np.array([0, 1, 2, 3]), np.array([4, 5, 6, 7])
+    assert m.ugal_valiant_pairs(src, dst, np.ones(4))[0, 1]
+    ugal = m.route(src, dst, np.ones(4), "ugal")
+    val = m.route(src, dst, np.ones(4), "valiant")
+    np.testing.assert_allclose(ugal.bytes, val.bytes)
+    # uniform all-to-all between groups: every global link equally loaded, stay minimal
+    a, b = np.meshgrid(np.arange(12), np.arange(12))
+    keep = (a // 4) != (b // 4)
+    src, dst = a[keep], b[keep]
+    assert not m.ugal_valiant_pairs(src, dst, np.ones(len(src))).any()
+    np.testing.assert_allclose(m.route(src, dst, np.ones(len(src)), "ugal").bytes,
+                               m.route(src, dst, np.ones(len(src)), "minimal").bytes)
+
+
+@pytest.mark.parametrize("routing", ["minimal", "valiant", "ugal"])
+@pytest.mark.parametrize("spec", [TINY, "dragonfly:groups=5,rows=2,cols=2,nodes=1,cores=1,"
+                                        "gports=2,layout=consecutive"])
+def test_conservation_and_paths_agree(spec, routing):
+    m = parse_machine(spec)
+    rng = np.random.default_rng(7)
+    src = rng.integers(0, m.n_nodes, 300)
+    dst = rng.integers(0, m.n_nodes, 300)
+    nbytes = rng.integers(1, 1000, 300).astype(float)
+    loads = m.route(src, dst, nbytes, routing)
+    cls = m.link_columns()["class"]
+    off = src != dst
+    # every off-node byte is injected and ejected exactly once
+    assert loads.bytes[cls == "inject"].sum() == pytest.approx(nbytes[off].sum())
+    assert loads.bytes[cls == "eject"].sum() == pytest.approx(nbytes[off].sum())
+    # bytes on router links = sum of bytes x hops
+    net = np.isin(cls, ["row", "col", "global"])
+    assert loads.bytes[net].sum() == pytest.approx(float(nbytes @ loads.flow_hops))
+    per_group = m.R * m.C * m.N
+    inter = (src // per_group) != (dst // per_group)
+    glob = loads.bytes[cls == "global"].sum()
+    if routing == "minimal":
+        assert glob == pytest.approx(nbytes[inter].sum())
+    elif routing == "valiant":
+        assert glob == pytest.approx(2 * nbytes[inter].sum())
+    else:
+        assert nbytes[inter].sum() - 1e-6 <= glob <= 2 * nbytes[inter].sum() + 1e-6
+    P = m.route_paths(src, dst, routing if routing != "ugal" else "minimal")
+    if routing != "ugal":
+        np.testing.assert_allclose(P.T @ nbytes, loads.bytes)
+        assert ((P != 0).sum(axis=0).A1 == loads.streams).all()
+        np.testing.assert_allclose(np.asarray(P.sum(axis=1)).ravel()[off],
+                                   loads.flow_hops[off] + 2)
+    assert P[np.nonzero(~off)[0]].nnz == 0
+
+
+def test_hop_distance_is_shortest_router_path():
+    m = parse_machine("dragonfly:groups=4,rows=2,cols=3,nodes=1,cores=1,global=1")
+    cols = m.link_columns()
+    net = np.isin(cols["class"], ["row", "col", "global"])
+    g = sp.csr_matrix((np.ones(net.sum()), (cols["src_router"][net], cols["dst_router"][net])),
+                      shape=(m.n_routers, m.n_routers))
+    dist = shortest_path(g, unweighted=True)
+    a, b = np.meshgrid(np.arange(m.n_nodes), np.arange(m.n_nodes), indexing="ij")
+    np.testing.assert_array_equal(m.hop_distance(a, b), dist.astype(int))
+    # minimal routes never take more than 2 + 1 + 2 router hops
+    assert dist.max() <= 5
+
+
+def test_coords_geometry_and_names():
+    m = parse_machine(TINY)
+    nodes = np.arange(m.n_nodes)
+    c = m.coords(nodes)
+    np.testing.assert_array_equal(m.node_ids(c), nodes)
+    assert c[m.node_ids([3, 1, 2, 1])].tolist() == [3, 1, 2, 1]
+    np.testing.assert_array_equal(m.geometry(nodes), c[:, [2, 1, 0]])
+    with pytest.raises(RankmapError, match="outside the dragonfly"):
+        m.node_ids([[4, 0, 0, 0]])
+    x = parse_machine("xc:groups=26")
+    assert x.n_nodes == 26 * 384 and x.cores_per_node == 32
+    assert x.node_name(0) == "c0-0c0s0n0"
+    assert x.describe()["global_links_per_group_pair"] == 96 * 10 // 25
+
+
+def test_link_bandwidths_by_class():
+    m = parse_machine(TINY + ",bw_global=1GB/s")
+    cols = m.link_columns()
+    bw = m.link_bandwidth
+    assert set(bw[cols["class"] == "global"]) == {1e9}
+    assert set(bw[cols["class"] == "row"]) == {5.25e9}
+    assert set(bw[cols["class"] == "col"]) == {15.75e9}
+    assert set(bw[cols["class"] == "inject"]) == {10e9}
+    # 2 links per node + row/col all-to-all + G(G-1)L global
+    n = m.n_nodes
+    assert m.n_links == 2 * n + m.n_routers * (3 - 1) + m.n_routers * (2 - 1) + 4 * 3 * m.L
+
+
+@pytest.mark.parametrize("bad,msg", [
+    ("dragonfly:groups=0", "groups .0."),
+    ("dragonfly:rows=2", "give groups"),
+    ("dragonfly:groups=30,rows=1,cols=2", "cannot reach 29 other groups"),
+    ("dragonfly:groups=3,rows=1,cols=2,global=2", "need 4 ports"),
+    ("dragonfly:groups=3,layout=zigzag", "layout"),
+    ("dragonfly:groups=3,colour=red", "colour"),
+    ("xc:groups=2,cabinet_cols=5", "even"),
+])
+def test_bad_specs(bad, msg):
+    with pytest.raises(RankmapError, match=msg):
+        parse_machine(bad)
+
+
+def test_hop_counts_by_class_in_json(capsys):
+    assert main(["compare", "--machine", TINY, "--pattern", "minimd", "--mappings",
+                 "inorder,random", "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    for cand in doc["candidates"]:
+        for ph in cand["phases"]:
+            m = ph["metrics"]
+            assert m["avg_row_hops"] + m["avg_col_hops"] + m["avg_global_hops"] == \
+                pytest.approx(m["avg_hops"])
+            assert m["hop_bytes_row"] + m["hop_bytes_col"] + m["hop_bytes_global"] == \
+                pytest.approx(m["hop_bytes"])
+    assert doc["machine"]["kind"] == "dragonfly"
+
+
+def test_links_out_has_classes(tmp_path, capsys):
+    out = tmp_path / "links.csv"
+    assert main(["evaluate", "--machine", TINY, "--pattern", "stencil:4x4x2", "--mapping",
+                 "inorder", "--routing", "valiant", "--links-out", str(out)]) == 0
+    lines = out.read_text().splitlines()
+    assert lines[0] == "class,src_router,dst_router,node,src,dst,bytes,streams"
+    m = parse_machine(TINY)
+    assert len(lines) == m.n_links + 1
+    assert {ln.split(",")[0] for ln in lines[1:]} == {"inject", "eject", "row", "col", "global"}
+
+
+def test_cli_bad_routing(capsys):
+    assert main(["compare", "--machine", TINY, "--pattern", "stencil:4x4", "--routing",
+                 "dor"]) == 2
+    assert "unknown routing 'dor'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("mapper", ["inorder", "random", "rcb", "greedy"])
+def test_mappers_work_on_a_dragonfly(mapper):
+    m = parse_machine(TINY)
+    alloc = parse_allocation("random:10:seed=2", m)
+    pat = parse_pattern("minighost", default_ranks=alloc.n_cores)
+    comp = compare(m, alloc, pat, [mapper])
+    assert comp.best.name == mapper
+    assert comp.best.metrics["flows"] == pat.phases[0].n_flows
+
+
+def test_rcb_beats_random_on_a_whole_group():
+    """RCB with group as z keeps a stencil inside groups; random spreads it over all."""
+    m = parse_machine("dragonfly:groups=4,rows=2,cols=4,nodes=1,cores=1")
+    alloc = parse_allocation(None, m)
+    pat = parse_pattern("stencil:2x4x4")
+    comp = compare(m, alloc, pat, ["rcb", "random"])
+    by = {c.name: c for c in comp.candidates}
+    hops = [p["metrics"]["avg_global_hops"] for p in by["rcb"].to_json()["phases"]]
+    rhops = [p["metrics"]["avg_global_hops"] for p in by["random"].to_json()["phases"]]
+    assert hops[0] < rhops[0]
