@@ -167,6 +167,9 @@ def compare(machine: Machine, allocation: Allocation, pattern: Pattern, names,
     return Comparison(machine, allocation, pattern, evaluator.routing, results, skipped)
 
 
+# The time model registers its phase hook (predicted_time_s) on import.
+from . import timing as _timing  # noqa: E402,F401
+
 # The bisection model of seed 004 adds bisection_m / bisection_time_s to fft2d phases.
 from .metrics.bisection import bisection_hook as _bisection_hook  # noqa: E402
 

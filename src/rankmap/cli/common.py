@@ -39,6 +39,25 @@ def add_input_options(p: argparse.ArgumentParser, pattern_required: bool = True)
                    help="fraction of links under the plateau point (default 0.99)")
     p.add_argument("--threads", type=int, default=1, metavar="T",
                    help="threads per rank: ranks per node = cores per node / T (default 1)")
+    add_time_options(p)
+
+
+def add_time_options(p: argparse.ArgumentParser) -> None:
+    """Options of the time model (rankmap.timing): --time-model, --nic-bw, --mem-bw,
+    --msg-overhead."""
+    g = p.add_argument_group("time model (predicted_time_s; best = lowest predicted time)")
+    g.add_argument("--time-model", choices=("on", "off"), default="on",
+                   help="predict each phase's time by max-min bandwidth sharing (default on; "
+                   "off ranks by the busiest link)")
+    g.add_argument("--nic-bw", metavar="BW",
+                   help="per-node injection and ejection bandwidth, e.g. 2GB/s (default: "
+                   "unlimited, only network links limit)")
+    g.add_argument("--mem-bw", metavar="BW",
+                   help="memory bandwidth shared by a node's intra-node messages (default "
+                   "10GB/s; 'none' = free)")
+    g.add_argument("--msg-overhead", metavar="TIME",
+                   help="per-message overhead added to every flow (default 1us); per-hop "
+                   "latency is the machine's lat= option")
 
 
 def add_force(p: argparse.ArgumentParser) -> None:
@@ -56,6 +75,12 @@ def load_inputs(args) -> tuple[Machine, Allocation, Pattern]:
     machine.check_routing(args.routing)
     if not 0 < args.y <= 1:
         raise RankmapError(f"bad --y {args.y}: must be in (0, 1]")
+    if hasattr(args, "time_model"):
+        from ..timing import parse_time_options, set_time_options
+
+        set_time_options(machine, parse_time_options(
+            nic=args.nic_bw, mem=args.mem_bw, overhead=args.msg_overhead,
+            enabled=args.time_model == "on"))
     return machine, allocation, pattern
 
 

@@ -120,6 +120,23 @@ class Machine(ABC):
         Flows with ``src == dst`` stay inside a node and load no link.
         """
 
+    def route_paths(self, src: np.ndarray, dst: np.ndarray, routing: str):
+        """Flow x link incidence of the flows (src[f] -> dst[f]) under ``routing``.
+
+        Returns a ``scipy.sparse.csr_matrix`` of shape (len(src), n_links) whose entry (f, l)
+        is the fraction (0..1] of flow f's bytes that crosses directed link l: 1 on every link
+        of a single path, the split shares under a routing that splits (adaptive). It must
+        agree with :meth:`route`: ``route_paths(s, d, r).T @ nbytes == route(s, d, nbytes,
+        r).bytes``. Rows of flows inside a node are empty. The time model
+        (:mod:`rankmap.timing`) needs it; a machine without it gets no predicted time.
+        """
+        raise RankmapError(f"a {self.kind} machine has no per-flow path model (route_paths)")
+
+    @property
+    def has_route_paths(self) -> bool:
+        """Whether this machine provides :meth:`route_paths` (the time model needs it)."""
+        return type(self).route_paths is not Machine.route_paths
+
     @abstractmethod
     def describe(self) -> dict:
         """A JSON-ready description (kind, shape, cores, bandwidths)."""

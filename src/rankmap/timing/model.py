@@ -1,0 +1,196 @@
+"""The flow-level time model of one phase: resources, bandwidth sharing, latency.
+
+A phase's flows all start at t = 0. Each inter-node flow crosses the machine links its
+routing gives it (:meth:`rankmap.machines.Machine.route_paths`; split into sub-flows under
+adaptive routing) and, when a NIC bandwidth is set, the injection port of its source node and
+the ejection port of its destination node. A flow inside one node uses only that node's
+memory resource (capacity ``mem_bw``, shared by all the node's intra-node flows). Bandwidth
+is shared max-min fairly and re-shared whenever flows finish (:mod:`rankmap.timing.maxmin`).
+
+A flow's time is its transfer finish time plus its latency: ``overhead_s`` (per message)
+plus hops x the machine's ``hop_latency_s`` (its expected hop count under adaptive routing).
+The phase's predicted time is the largest flow time (the phase ends when its last message
+has arrived), in seconds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+from ..errors import RankmapError
+from ..units import parse_bandwidth, parse_time
+from .maxmin import completion_times
+
+#: default memory bandwidth for a flow between two ranks of one node (bytes/s).
+DEFAULT_MEM_BW = 10e9
+#: default per-message software overhead (seconds).
+DEFAULT_OVERHEAD_S = 1e-6
+#: default relative tolerance for retiring near-simultaneous flows together.
+DEFAULT_TOLERANCE = 1e-3
+
+
+@dataclass(frozen=True)
+class TimeOptions:
+    """Options of the time model.
+
+    ``nic_bw``: injection and ejection bandwidth per node in bytes/s (None: unlimited, the
+    node's links are the only limit). ``mem_bw``: bandwidth of a node's memory for flows
+    between its own ranks, bytes/s, shared by those flows (None: intra-node flows cost only
+    their overhead). ``overhead_s``: per-message overhead in seconds. ``tolerance``: flows
+    finishing within this relative time of the first are retired in one re-sharing event.
+    ``enabled``: False turns the model off (no ``predicted_time_s``).
+    """
+
+    nic_bw: float | None = None
+    mem_bw: float | None = DEFAULT_MEM_BW
+    overhead_s: float = DEFAULT_OVERHEAD_S
+    tolerance: float = DEFAULT_TOLERANCE
+    enabled: bool = True
+
+    def __post_init__(self):
+        for name in ("nic_bw", "mem_bw"):
+            v = getattr(self, name)
+            if v is not None and not v > 0:
+                raise RankmapError(f"bad {name} {v!r}: must be a positive bandwidth")
+        if not self.overhead_s >= 0:
+            raise RankmapError(f"bad per-message overhead {self.overhead_s!r}: must be >= 0")
+        if not 0 <= self.tolerance < 1:
+            raise RankmapError(f"bad time tolerance {self.tolerance!r}: must be in [0, 1)")
+
+    def describe(self) -> dict:
+        """JSON-ready options (bandwidths in bytes/s, times in seconds)."""
+        return {"nic_bw_Bps": self.nic_bw, "mem_bw_Bps": self.mem_bw,
+                "overhead_s": self.overhead_s, "tolerance": self.tolerance}
+
+
+def parse_time_options(nic: str | None = None, mem: str | None = None,
+                       overhead: str | None = None, enabled: bool = True) -> TimeOptions:
+    """TimeOptions from text such as ``nic="2GB/s"``, ``mem="none"``, ``overhead="1us"``.
+
+    ``none`` or ``inf`` means unlimited for a bandwidth; absent values keep the defaults.
+    """
+    def bw(text, what, default):
+        if text is None:
+            return default
+        if str(text).strip().lower() in ("none", "inf", "unlimited"):
+            return None
+        return parse_bandwidth(text, what)
+
+    return TimeOptions(nic_bw=bw(nic, "NIC bandwidth", None),
+                       mem_bw=bw(mem, "memory bandwidth", DEFAULT_MEM_BW),
+                       overhead_s=(DEFAULT_OVERHEAD_S if overhead is None
+                                   else parse_time(overhead, "per-message overhead")),
+                       enabled=enabled)
+
+
+@njit(cache=True, nogil=True)
+def _augment(indptr, indices, data, src, dst, n_links, n_nodes, use_nic, use_mem):
+    """Add NIC (injection n_links+node, ejection n_links+n_nodes+node) and memory
+    (n_links+2*n_nodes+node) columns to a flow x link CSR."""
+    n = src.shape[0]
+    extra = np.zeros(n, dtype=np.int64)
+    for f in range(n):
+        if src[f] == dst[f]:
+            extra[f] = 1 if use_mem else 0
+        else:
+            extra[f] = 2 if use_nic else 0
+    out_ptr = np.zeros(n + 1, dtype=np.int64)
+    for f in range(n):
+        out_ptr[f + 1] = out_ptr[f] + (indptr[f + 1] - indptr[f]) + extra[f]
+    out_idx = np.empty(out_ptr[n], dtype=np.int64)
+    out_val = np.empty(out_ptr[n], dtype=np.float64)
+    for f in range(n):
+        p = out_ptr[f]
+        for k in range(indptr[f], indptr[f + 1]):
+            out_idx[p] = indices[k]
+            out_val[p] = data[k]
+            p += 1
+        if src[f] == dst[f]:
+            if use_mem:
+                out_idx[p] = n_links + 2 * n_nodes + src[f]
+                out_val[p] = 1.0
+        elif use_nic:
+            out_idx[p] = n_links + src[f]
+            out_val[p] = 1.0
+            out_idx[p + 1] = n_links + n_nodes + dst[f]
+            out_val[p + 1] = 1.0
+    return out_ptr, out_idx, out_val
+
+
+def resource_incidence(machine, src_node, dst_node, routing: str, options: TimeOptions):
+    """(indptr, indices, data, capacity) of the flows over links, NIC ports and memories.
+
+    Columns: the machine's links, then injection and ejection ports, then node memories
+    (capacities in bytes/s; unlimited resources are left out).
+    """
+    paths = machine.route_paths(src_node, dst_node, routing)
+    n_links, n_nodes = machine.n_links, machine.n_nodes
+    src_node = np.ascontiguousarray(src_node, dtype=np.int64)
+    dst_node = np.ascontiguousarray(dst_node, dtype=np.int64)
+    indptr = paths.indptr.astype(np.int64, copy=False)
+    indices = paths.indices.astype(np.int64, copy=False)
+    data = paths.data.astype(np.float64, copy=False)
+    use_nic = options.nic_bw is not None
+    use_mem = options.mem_bw is not None
+    if use_nic or use_mem:
+        indptr, indices, data = _augment(indptr, indices, data, src_node, dst_node,
+                                         n_links, n_nodes, use_nic, use_mem)
+    cap = np.concatenate([np.asarray(machine.link_bandwidth, dtype=np.float64),
+                          np.full(2 * n_nodes, options.nic_bw or np.inf),
+                          np.full(n_nodes, options.mem_bw or np.inf)])
+    return indptr, indices, data, cap
+
+
+def unique_flows(src_node, dst_node, nbytes):
+    """Group identical flows (same source node, destination node and bytes).
+
+    Returns (src, dst, bytes, multiplicity) of the groups and ``inverse`` such that flow
+    ``f`` belongs to group ``inverse[f]``. Identical flows get identical max-min rates, so
+    the model works on groups (a big win for stencils with several ranks per node).
+    """
+    src_node = np.asarray(src_node, dtype=np.int64)
+    dst_node = np.asarray(dst_node, dtype=np.int64)
+    nbytes = np.asarray(nbytes, dtype=np.float64)
+    n = max(int(src_node.max(initial=0)), int(dst_node.max(initial=0))) + 1
+    key = src_node * n + dst_node
+    if nbytes.size and np.all(nbytes == nbytes[0]):
+        uniq, first, inverse, counts = np.unique(key, return_index=True, return_inverse=True,
+                                                 return_counts=True)
+    else:
+        order = np.lexsort((nbytes, key))
+        ks, bs = key[order], nbytes[order]
+        start = np.ones(len(order), dtype=bool)
+        start[1:] = (ks[1:] != ks[:-1]) | (bs[1:] != bs[:-1])
+        group = np.cumsum(start) - 1
+        inverse = np.empty(len(order), dtype=np.int64)
+        inverse[order] = group
+        first = order[start]
+        counts = np.bincount(group)
+    return (src_node[first], dst_node[first], nbytes[first], counts.astype(np.float64),
+            inverse.reshape(-1))
+
+
+def flow_times(machine, src_node, dst_node, nbytes, routing: str, options: TimeOptions,
+               flow_hops=None) -> np.ndarray:
+    """Time (s) at which each flow of a phase has fully arrived: bandwidth-shared transfer
+    finish time + per-message overhead + hops x per-hop latency."""
+    nbytes = np.ascontiguousarray(nbytes, dtype=np.float64)
+    if nbytes.size == 0:
+        return np.zeros(0)
+    us, ud, ub, mult, inverse = unique_flows(src_node, dst_node, nbytes)
+    indptr, indices, data, cap = resource_incidence(machine, us, ud, routing, options)
+    finish, _events = completion_times(indptr, indices, data, cap, ub, options.tolerance, mult)
+    if flow_hops is None:
+        flow_hops = machine.hop_distance(np.asarray(src_node), np.asarray(dst_node))
+    latency = options.overhead_s + np.asarray(flow_hops, dtype=np.float64) * machine.hop_latency_s
+    return finish[inverse] + latency
+
+
+def phase_time(machine, src_node, dst_node, nbytes, routing: str, options: TimeOptions,
+               flow_hops=None) -> float:
+    """Predicted time (s) of one phase: when its last flow has arrived (0 with no flows)."""
+    t = flow_times(machine, src_node, dst_node, nbytes, routing, options, flow_hops)
+    return float(t.max()) if t.size else 0.0
