@@ -105,7 +105,7 @@ def expand_host_list(text: str) -> list[str]:
     names: list[str] = []
     for part in text.split():
         try:
-            names.extend(hostlist.expand_hostlist(part))
+            names.extend(hostlist.expand_hostlist(part, allow_duplicates=True))
         except hostlist.BadHostlist as exc:
             raise RankmapError(f"bad host list {part!r}: {exc}") from None
     if not names:

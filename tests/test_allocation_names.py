@@ -1,0 +1,151 @@
+"""Allocations from host lists, Cray names, topology CSVs, random:/contiguous:, and
+``rankmap nodes``."""
+
+import json
+
+import numpy as np
+import pytest
+from hypothesis import given, strategies as st
+
+from rankmap.allocation import parse_allocation
+from rankmap.allocation_names import cname_to_coords, expand_host_list
+from rankmap.cli import main
+from rankmap.errors import RankmapError
+from rankmap.machines import parse_machine
+
+XC = parse_machine("xc:groups=26")
+TINY = "dragonfly:groups=4,rows=2,cols=3,nodes=2,cores=4"
+
+
+def test_cname_formula_hand_checked():
+    # cabinet column 3, row 1 with 12 cabinets per row: group 1 + 1*6 = 7;
+    # odd cabinet: router row = chassis 2 + 3 = 5; column = slot 9; node 3
+    assert cname_to_coords("c3-1c2s9n3", 12) == (7, 5, 9, 3)
+    assert cname_to_coords("c0-0c0s0n0", 12) == (0, 0, 0, 0)
+    assert cname_to_coords("c3-1c2s9n3", 8) == (5, 5, 9, 3)  # 4 groups per cabinet row
+    assert cname_to_coords("nid00012", 12) is None
+
+
+@given(st.integers(0, XC.n_nodes - 1))
+def test_cname_round_trip(node):
+    name = XC.node_name(node)
+    a = parse_allocation(name, XC)
+    assert a.nodes.tolist() == [node] and a.names == [name]
+
+
+@pytest.mark.parametrize("bad,msg", [("c0-0c3s0n0", "chassis is 0-2"),
+                                     ("c0-0c0s16n0", "slot 0-15"),
+                                     ("c0-0c0s0n4", "node 0-3"),
+                                     ("c12-0c0s0n0", "cabinet_cols=12"),
+                                     ("c0-5c0s0n0", "outside the dragonfly")])
+def test_bad_cnames(bad, msg):
+    with pytest.raises(RankmapError, match=msg):
+        parse_allocation(bad, XC)
+
+
+def test_cnames_need_an_xc_machine():
+    with pytest.raises(RankmapError, match="needs an xc machine"):
+        parse_allocation("c0-0c0s0n0", parse_machine(TINY))
+
+
+def test_host_lists():
+    assert expand_host_list("nid[00001-00003,00200]") == ["nid00001", "nid00002", "nid00003",
+                                                          "nid00200"]
+    a = parse_allocation("nid[00001-00128,00200]", XC)
+    assert a.n_nodes == 129 and a.nodes[0] == 1 and a.nodes[-1] == 200
+    a = parse_allocation("c0-0c0s[0-1]n[0-3]", XC)
+    assert a.nodes.tolist() == [0, 1, 2, 3, 4, 5, 6, 7]
+    # lists separated by whitespace (e.g. scontrol show hostnames output)
+    a = parse_allocation("nid00005\nnid00002 c0-0c0s0n0", XC)
+    assert a.nodes.tolist() == [5, 2, 0]
+
+
+def test_host_list_file(tmp_path):
+    f = tmp_path / "nodes.txt"
+    f.write_text("# my job\nnid[00010-00011]\nnid00003\n")
+    assert parse_allocation(str(f), XC).nodes.tolist() == [10, 11, 3]
+    ids = tmp_path / "ids.txt"
+    ids.write_text("4\n5-6\n")
+    assert parse_allocation(str(ids), XC).nodes.tolist() == [4, 5, 6]
+
+
+@pytest.mark.parametrize("bad,msg", [("nid[1-3", "bad host list"),
+                                     ("foo[1-9]", "unknown node names in foo\\[1-9\\]: foo1, "
+                                      "foo2, foo3, foo4, foo5 and 4 more"),
+                                     ("nid99999", "outside the machine"),
+                                     ("nid[1-2],nid1", "listed twice")])
+def test_bad_host_lists(bad, msg):
+    with pytest.raises(RankmapError, match=msg):
+        parse_allocation(bad, XC)
+
+
+def test_random_and_contiguous():
+    m = parse_machine(TINY)
+    a = parse_allocation("random:10:seed=4", m)
+    assert a.n_nodes == 10 and len(set(a.nodes.tolist())) == 10
+    assert (np.diff(a.nodes) > 0).all()
+    assert parse_allocation("random:10:seed=4", m).nodes.tolist() == a.nodes.tolist()
+    assert parse_allocation("random:10:seed=5", m).nodes.tolist() != a.nodes.tolist()
+    assert parse_allocation("contiguous:3:start=5", m).nodes.tolist() == [5, 6, 7]
+    for bad, msg in [("random:49", "machine has 48"), ("random:3:sed=1", "unknown field"),
+                     ("contiguous:5:start=45", "past the last node"),
+                     ("random:x", "not an integer")]:
+        with pytest.raises(RankmapError, match=msg):
+            parse_allocation(bad, m)
+
+
+def test_topology_csv(tmp_path):
+    m = parse_machine(TINY)
+    f = tmp_path / "site.csv"
+    f.write_text("name,group,row,col,node\nhostA,1,0,2,1\nhostB,0,0,0,0\nhostC,3,1,2,1\n")
+    a = parse_allocation(str(f), m)
+    assert a.nodes.tolist() == [m.node_ids([1, 0, 2, 1]), 0, 47] and a.names[0] == "hostA"
+    a = parse_allocation(f"{f}:hostC,hostA", m)
+    assert a.nodes.tolist() == [47, m.node_ids([1, 0, 2, 1])] and a.names == ["hostC", "hostA"]
+    with pytest.raises(RankmapError, match="names not in topology file .*: hostZ"):
+        parse_allocation(f"{f}:hostZ", m)
+    torus = parse_machine("torus:4x4x4")
+    g = tmp_path / "t.csv"
+    g.write_text("name,x,y,z\nn1,1,2,3\nn2,0,0,1\n")
+    assert parse_allocation(str(g), torus).nodes.tolist() == [1 + 4 * 2 + 16 * 3, 16]
+    with pytest.raises(RankmapError, match="expected name,group,row,col,node"):
+        parse_allocation(str(g), m)
+    h = tmp_path / "bad.csv"
+    h.write_text("name,group,row,col,node\nq,9,0,0,0\n")
+    with pytest.raises(RankmapError, match="outside the dragonfly"):
+        parse_allocation(str(h), m)
+    with pytest.raises(RankmapError, match="not found"):
+        parse_allocation(str(tmp_path / "missing.csv"), m)
+
+
+def test_nodes_command(capsys, tmp_path):
+    assert main(["nodes", "--machine", "xc:groups=26", "--nodes", "c0-0c0s[0-1]n0,nid00384",
+                 "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc == [{"name": "c0-0c0s0n0", "id": 0, "coords": [0, 0, 0, 0]},
+                   {"name": "c0-0c0s1n0", "id": 4, "coords": [0, 0, 1, 0]},
+                   {"name": "nid00384", "id": 384, "coords": [1, 0, 0, 0]}]
+    assert main(["nodes", "--machine", TINY, "--nodes", "random:3"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].split() == ["name", "id", "coords"] and len(out) == 4
+    assert main(["nodes", "--machine", "xc:groups=2", "--nodes", "bogus[1-2]"]) == 2
+    assert "unknown node names in bogus[1-2]: bogus1, bogus2" in capsys.readouterr().err
+
+
+def test_names_reach_the_allocation_for_launchers():
+    a = parse_allocation("c0-0c0s[0-1]n0", XC)
+    assert a.host_names(XC) == ["c0-0c0s0n0", "c0-0c0s1n0"]
+
+
+def test_threads_turn_cores_into_ranks(capsys):
+    m = parse_machine(TINY)
+    a = parse_allocation("random:4", m).with_threads(2)
+    assert a.cores_per_node == 2 and a.n_cores == 8
+    with pytest.raises(RankmapError, match="bad --threads 3"):
+        parse_allocation(None, m).with_threads(3)
+    assert main(["compare", "--machine", TINY, "--nodes", "random:4", "--pattern", "minimd",
+                 "--threads", "2", "--mappings", "inorder", "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["pattern"]["ranks"] == 8 and doc["allocation"]["threads_per_rank"] == 2
+    assert main(["compare", "--machine", TINY, "--pattern", "minimd", "--threads", "3"]) == 2
+    assert "bad --threads 3" in capsys.readouterr().err
