@@ -186,7 +186,6 @@ def launcher_format(argv: list[str], fmt: str | None = None) -> str:
     return LAUNCHER_FORMATS[name]
 
 
-_NP_OPTIONS = ("-n", "-np", "--np", "--ntasks", "-N")
 
 
 def launcher_ranks(argv: list[str]) -> int | None:
