@@ -17,18 +17,19 @@ def _codes(machine_col: np.ndarray, csv_col: np.ndarray) -> tuple[np.ndarray, np
     return inv[:len(machine_col)], inv[len(machine_col):], len(uniq)
 
 
-def _with_occurrence(key: np.ndarray) -> np.ndarray:
-    """Make repeated keys distinct by their order of appearance (parallel links that share
-    every column, e.g. a dragonfly's parallel global links between the same two routers)."""
+def _occurrence(key: np.ndarray) -> np.ndarray:
+    """How many earlier entries have the same key (0 for the first): tells apart parallel
+    links that share every column, e.g. a dragonfly's parallel global links between the same
+    two routers, by their order of appearance."""
     if len(key) == 0:
-        return key
+        return np.zeros(0, dtype=np.int64)
     order = np.argsort(key, kind="stable")
     sk = key[order]
     start = np.r_[True, sk[1:] != sk[:-1]]
     first = np.maximum.accumulate(np.where(start, np.arange(len(sk)), 0))
     occ = np.empty(len(key), dtype=np.int64)
     occ[order] = np.arange(len(sk)) - first
-    return key * (int(occ.max()) + 1) + occ
+    return occ
 
 
 def align_to_machine(machine, phase: CounterPhase, source: str = "counters") -> np.ndarray:
@@ -45,8 +46,10 @@ def align_to_machine(machine, phase: CounterPhase, source: str = "counters") -> 
     for c in mcols:   # combine column codes, re-coded after each step so keys stay small
         cm, cc, n = _codes(mcols[c], phase.columns[c])
         key_m, key_c, _n = _codes(key_m * n + cm, key_c * n + cc)
-    key_m = _with_occurrence(key_m)
-    key_c = _with_occurrence(key_c)
+    base_m, base_c = key_m, key_c
+    occ_m, occ_c = _occurrence(base_m), _occurrence(base_c)
+    span = int(max(occ_m.max(initial=0), occ_c.max(initial=0))) + 1
+    key_m, key_c = base_m * span + occ_m, base_c * span + occ_c
     order = np.argsort(key_m, kind="stable")
     pos = np.searchsorted(key_m[order], key_c)
     pos = np.minimum(pos, len(order) - 1)
@@ -55,14 +58,10 @@ def align_to_machine(machine, phase: CounterPhase, source: str = "counters") -> 
         k = int(np.nonzero(~found)[0][0])
         row = ",".join(f"{c}={phase.columns[c][k]}" for c in mcols)
         where = f"{source}:{phase.lines[k]}" if phase.lines is not None else source
+        if np.isin(base_c[k], base_m):
+            raise RankmapError(f"{where}: link {row} appears twice in phase {phase.name}")
         raise RankmapError(f"{where}: link {row} is not a link of {machine.spec}")
     idx = order[pos]
-    if len(np.unique(idx)) != len(idx):
-        dup = int(np.nonzero(np.bincount(idx) > 1)[0][0])
-        k = int(np.nonzero(idx == dup)[0][1])
-        where = f"{source}:{phase.lines[k]}" if phase.lines is not None else source
-        row = ",".join(f"{c}={phase.columns[c][k]}" for c in mcols)
-        raise RankmapError(f"{where}: link {row} appears twice in phase {phase.name}")
     out = np.zeros(machine.n_links, dtype=np.float64)
     out[idx] = phase.values
     return out

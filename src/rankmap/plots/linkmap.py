@@ -72,43 +72,54 @@ def torus_panels(machine, loads: np.ndarray, reduce: str = "max") -> list[dict]:
 
 def plot_torus_links(machine, loads: np.ndarray, unit: str = "bytes", reduce: str = "max",
                      title: str = ""):
-    """Heat maps of a torus's link loads (see module doc); the busiest link of each panel is
-    starred. ``loads`` are per-link counts in machine link order; returns the figure."""
+    """Heat maps of a torus's link loads (see module doc) on one shared colour scale; the
+    busiest link of each panel is starred. ``loads`` are per-link counts in machine link
+    order; returns the figure."""
+    from matplotlib.ticker import MaxNLocator
+
     plt = pyplot()
     panels = torus_panels(machine, loads, reduce)
-    vmax = float(np.nanmax(loads)) if len(loads) else 0.0
+    vmax = max(float(np.nanmax(p["grid"])) if np.isfinite(p["grid"]).any() else 0.0
+               for p in panels)
     div, ulabel = _scale(vmax, unit)
     letters = machine.letters
-    ncols = 2
     nrows = (len(panels) + 1) // 2
     shape_ratio = max(p["grid"].shape[0] / max(p["grid"].shape[1], 1) for p in panels)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(11, max(2.6, 3.6 * min(shape_ratio, 1.5))
-                                                          * nrows), dpi=100, squeeze=False)
+    fig, axes = plt.subplots(nrows, 2, figsize=(10, max(2.4, 3.4 * min(shape_ratio, 1.5))
+                                                      * nrows + 0.8), dpi=100, squeeze=False,
+                             layout="constrained")
     for ax in axes.ravel()[len(panels):]:
         ax.set_visible(False)
+    hidden = set()
+    im = None
     for ax, p in zip(axes.ravel(), panels):
         name = f"{letters[p['dim']]}{'+' if p['dir'] > 0 else '-'}"
         im = ax.imshow(p["grid"] / div, origin="lower", cmap="inferno", vmin=0,
                        vmax=(vmax / div) or 1.0, aspect="auto", interpolation="nearest")
         red = ",".join(letters[a] for a in p["reduced"])
-        what = f"{unit} on {name} links" + (f", {reduce} over {red}" if red else "")
-        cb = fig.colorbar(im, ax=ax)
-        cb.set_label(f"{what} {ulabel}", fontsize=8)
+        if red:
+            hidden.add(red)
         hx = p["hot_coords"][p["axes"][0]]
         hy = p["hot_coords"][p["axes"][1]] if len(p["axes"]) > 1 else 0
-        ax.plot([hx], [hy], "*", color="cyan", markersize=12, markeredgecolor="black",
-                label=f"busiest {name} link at {tuple(p['hot_coords'])}: "
-                      f"{p['hot_load'] / div:.4g} {ulabel.strip('()')}")
+        if p["hot_load"] > 0:
+            ax.plot([hx], [hy], "*", color="cyan", markersize=12, markeredgecolor="black",
+                    label=f"busiest {name} link at {tuple(p['hot_coords'])}: "
+                          f"{p['hot_load'] / div:.4g} {ulabel.strip('()')}")
+        else:
+            ax.plot([], [], " ", label=f"no traffic on {name} links")
         ax.set_xlabel(f"{letters[p['axes'][0]]} coordinate (node)")
         ax.set_ylabel(f"{letters[p['axes'][1]]} coordinate (node)" if len(p["axes"]) > 1
                       else "(1-D machine)")
         ax.set_title(f"{name} links" + (f" ({reduce} over {red})" if red else ""), fontsize=9)
         ax.legend(fontsize=7, loc="upper right", framealpha=0.8)
-        from matplotlib.ticker import MaxNLocator
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+    what = f"{unit} on a directed link"
+    if hidden:
+        what += f", {reduce} over the hidden dimension ({' / '.join(sorted(hidden))})"
+    cb = fig.colorbar(im, ax=axes.ravel()[:len(panels)].tolist(), shrink=0.9)
+    cb.set_label(f"{what} {ulabel}", fontsize=8)
     fig.suptitle((title + "\n" if title else "") + f"link loads on {machine.spec}", fontsize=10)
-    fig.tight_layout()
     return fig
 
 

@@ -1,0 +1,154 @@
+"""Link-load maps: torus panels put each link's load in the right cell (max/sum over the
+hidden dimensions), dragonfly group and router matrices, matching CSV rows to machine links,
+and ``rankmap links`` end to end."""
+
+import json
+
+import numpy as np
+import pytest
+
+from rankmap.cli import main
+from rankmap.counters import read_counters
+from rankmap.counters.links import align_to_machine
+from rankmap.errors import RankmapError
+from rankmap.machines import parse_machine
+from rankmap.plots.linkmap import dragonfly_arrays, plot_link_map, torus_panels
+
+
+def run(capsys, *args):
+    code = main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def loads_on(machine, entries):
+    v = np.zeros(machine.n_links)
+    for coords, dim, direction, load in entries:
+        node = int(machine.node_ids(np.array(coords)))
+        v[machine.link_index(node, dim, direction)] = load
+    return v
+
+
+def panel(panels, dim, direction):
+    return next(p for p in panels if p["dim"] == dim and p["dir"] == direction)
+
+
+def test_torus_3d_projects_onto_the_other_dimensions():
+    m = parse_machine("torus:4x3x2")
+    v = loads_on(m, [((1, 2, 0), 0, 1, 5.0), ((3, 2, 0), 0, 1, 7.0), ((0, 0, 1), 2, -1, 9.0)])
+    pm = torus_panels(m, v, "max")
+    assert len(pm) == 6
+    xp = panel(pm, 0, 1)
+    assert xp["axes"] == [1, 2] and xp["reduced"] == [0]
+    assert xp["grid"].shape == (2, 3)                  # rows = Z, columns = Y
+    assert xp["grid"][0, 2] == 7 and xp["grid"].sum() == 7
+    assert xp["hot_coords"] == [3, 2, 0] and xp["hot_load"] == 7
+    xs = panel(torus_panels(m, v, "sum"), 0, 1)
+    assert xs["grid"][0, 2] == 12 and xs["grid"].sum() == 12
+    zm = panel(pm, 2, -1)
+    assert zm["axes"] == [0, 1] and zm["grid"][0, 0] == 9   # Z- links shown over X (cols), Y
+
+
+def test_torus_2d_shows_every_link_and_mesh_edges_are_empty():
+    m = parse_machine("mesh:4x3")
+    v = loads_on(m, [((2, 1), 0, 1, 3.0)])
+    xp = panel(torus_panels(m, v), 0, 1)
+    assert xp["axes"] == [0, 1] and xp["reduced"] == []
+    assert xp["grid"].shape == (3, 4) and xp["grid"][1, 2] == 3
+    assert np.isnan(xp["grid"][:, 3]).all()            # no X+ link leaves the mesh edge
+    assert np.nansum(xp["grid"]) == 3
+    with pytest.raises(RankmapError, match="bad reduction"):
+        torus_panels(m, v, "mean")
+
+
+def test_dragonfly_group_and_router_matrices():
+    m = parse_machine("dragonfly:groups=3,rows=2,cols=2,nodes=1")
+    cols = m.link_columns()
+    v = np.zeros(m.n_links)
+    glob = np.nonzero(cols["class"] == "global")[0]
+    g_of = cols["src_router"] // 4
+    h_of = cols["dst_router"] // 4
+    k = glob[(g_of[glob] == 2) & (h_of[glob] == 0)][0]
+    v[k] = 11.0
+    row = np.nonzero(cols["class"] == "row")[0][0]
+    v[row] = 4.0
+    v[np.nonzero(cols["class"] == "inject")[0][0]] = 100.0   # injection is not a router link
+    arr = dragonfly_arrays(m, v, "sum")
+    assert arr["groups"][2, 0] == 11 and np.nansum(arr["groups"]) == 11
+    assert np.isnan(np.diag(arr["groups"])).all()
+    r = arr["routers"]
+    assert r.shape == (3, 2, 2) and r.sum() == 15
+    u = cols["src_router"][k]
+    assert r[u // 4, (u % 4) // 2, u % 2] >= 11
+
+
+def test_align_rows_to_links_and_errors(tmp_path):
+    m = parse_machine("torus:4x4")
+    p = tmp_path / "c.csv"
+    p.write_text("src,dim,dir,dst,bytes\n5,1,-1,1,42\n0,0,1,1,7\n")
+    v = align_to_machine(m, read_counters(str(p)).phases["all"], str(p))
+    assert v[m.link_index(5, 1, -1)] == 42 and v[m.link_index(0, 0, 1)] == 7 and v.sum() == 49
+    p.write_text("src,dim,dir,dst,bytes\n0,0,1,1,7\n0,0,1,2,7\n")
+    with pytest.raises(RankmapError, match=r"c.csv:3: link src=0,dim=0,dir=1,dst=2 is not a link"):
+        align_to_machine(m, read_counters(str(p)).phases["all"], str(p))
+    p.write_text("src,dim,dir,dst,bytes\n0,0,1,1,7\n0,0,1,1,8\n")
+    with pytest.raises(RankmapError, match=r"c.csv:3: .* appears twice"):
+        align_to_machine(m, read_counters(str(p)).phases["all"], str(p))
+    p.write_text("link,bytes\na,1\n")
+    with pytest.raises(RankmapError, match="columns src,dim,dir,dst are needed"):
+        align_to_machine(m, read_counters(str(p)).phases["all"], str(p))
+
+
+def test_links_command_torus(tmp_path, capsys):
+    links = tmp_path / "l.csv"
+    assert run(capsys, "evaluate", "-m", "torus:4x4x2", "-p", "fft2d:4x8", "--mapping",
+               "YXZT", "--links-out", links)[0] == 0
+    code, out, err = run(capsys, "links", links, "-m", "torus:4x4x2", "--top", "2",
+                         "--format", "json", "--plot", tmp_path / "map.png")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert [p["phase"] for p in doc["phases"]] == ["dim0", "dim1"]
+    r = read_counters(str(links))
+    for ph in doc["phases"]:
+        vals = r.phases[ph["phase"]].values
+        assert ph["max"] == vals.max() and [h["load"] for h in ph["hottest"]] == \
+            sorted(vals, reverse=True)[:2]
+    for ph in ("dim0", "dim1"):   # several phases: one map per phase
+        assert (tmp_path / f"map-{ph}.png").read_bytes()[:4] == b"\x89PNG"
+    code, _o, err = run(capsys, "links", links, "-m", "torus:4x4x2", "--phase", "dim1",
+                        "--plot", tmp_path / "one.svg", "--reduce", "sum")
+    assert code == 0, err
+    svg = (tmp_path / "one.svg").read_text()
+    assert "sum over" in svg and "busiest" in svg
+    # a summed map's colour scale reaches the largest sum, not the largest single link
+    m = parse_machine("torus:4x4x2")
+    v = align_to_machine(m, read_counters(str(links)).phases["dim1"])
+    sums = max(np.nanmax(p["grid"]) for p in torus_panels(m, v, "sum"))
+    assert sums > v.max()
+    code, _o, err = run(capsys, "links", links, "-m", "torus:4x4x4")
+    assert code == 2 and "is not a link of torus:4x4x4" in err and "l.csv:" in err
+
+
+def test_links_command_dragonfly(tmp_path, capsys):
+    spec = "dragonfly:groups=4,rows=2,cols=3,nodes=2"
+    links = tmp_path / "d.csv"
+    assert run(capsys, "evaluate", "-m", spec, "-p", "stencil:6x8", "--mapping", "random",
+               "--links-out", links)[0] == 0
+    code, out, err = run(capsys, "links", links, "-m", spec, "--plot", tmp_path / "d.svg")
+    assert code == 0, err
+    svg = (tmp_path / "d.svg").read_text()
+    assert "global links between groups" in svg and "routers of every group" in svg
+    assert "busiest" in out or "global" in out
+
+
+def test_link_map_figure_labels():
+    m = parse_machine("torus:4x4x4")
+    v = np.random.default_rng(1).uniform(0, 2**21, m.n_links)
+    fig = plot_link_map(m, v, "bytes", "max")
+    axes = [a for a in fig.axes if a.get_label() != "<colorbar>" and a.get_xlabel()]
+    assert len(axes) == 6
+    for a in axes:
+        assert "coordinate" in a.get_xlabel() and "coordinate" in a.get_ylabel()
+        assert a.get_legend() is not None
+    cbars = [a for a in fig.axes if "MiB" in a.get_ylabel()]
+    assert len(cbars) == 1 and "max over the hidden dimension (X / Y / Z)" in cbars[0].get_ylabel()
