@@ -1,0 +1,83 @@
+"""The counters pictures: PDF/CDF with plateau points, correlation vs y, time vs plateau x.
+Each is produced as PNG and SVG, non-empty, with labelled axes (units) and a legend."""
+
+import numpy as np
+import pytest
+
+from rankmap.counters import sweep_phase
+from rankmap.errors import RankmapError
+from rankmap.plots.correlation import plot_correlation_vs_y, plot_time_vs_plateau
+from rankmap.plots.counters import count_scale, plot_pdf_cdf
+from rankmap.report.figures import save_figure, suffixed
+
+
+def _series():
+    rng = np.random.default_rng(3)
+    return {f"map{k}": rng.gamma(2.0 + k, 2**20, 300) for k in range(4)}
+
+
+def _corr():
+    s = list(_series().values())
+    res = sweep_phase(s, np.array([1.0, 1.3, 1.2, 2.0]), np.round(np.arange(0.6, 1.001, 0.05), 2))
+    res["labels"], res["seconds"] = ["map0", "map1", "map2", "map3"], [1.0, 1.3, 1.2, 2.0]
+    return {"halo": res}
+
+
+def _check_axes(fig, n_legends=1):
+    drawn = [a for a in fig.axes if a.get_visible()]
+    assert drawn
+    for a in drawn:
+        assert a.get_xlabel() or a.get_ylabel()
+    assert sum(a.get_legend() is not None for a in drawn) >= n_legends
+
+
+@pytest.mark.parametrize("ext", ["png", "svg"])
+def test_pdf_cdf_plot(tmp_path, ext):
+    fig = plot_pdf_cdf(_series(), "bytes", 0.99, bins=30, title="t")
+    top, bot = fig.axes
+    assert top.get_ylabel() == "fraction of links in the bin"
+    assert bot.get_xlabel() == "bytes on a directed link (MiB)"
+    assert bot.get_ylabel() == "fraction of links carrying at most x"
+    texts = [t.get_text() for t in bot.get_legend().get_texts()]
+    assert sum("plateau x" in t for t in texts) == 4 and "y = 0.99" in texts
+    _check_axes(fig, 2)
+    path = save_figure(fig, str(tmp_path / f"cdf.{ext}"))
+    data = open(path, "rb").read()
+    assert len(data) > 5000
+    assert data.startswith(b"\x89PNG") if ext == "png" else b"<svg" in data
+
+
+@pytest.mark.parametrize("ext", ["png", "svg"])
+def test_correlation_plots(tmp_path, ext):
+    corr = _corr()
+    fig = plot_correlation_vs_y(corr)
+    ax = fig.axes[0]
+    assert "plateau fraction y" in ax.get_xlabel() and "unitless" in ax.get_ylabel()
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert "halo: Pearson r" in labels and "halo: Spearman rho" in labels
+    assert any("busiest link" in t for t in labels) and any("best y" in t for t in labels)
+    assert len(open(save_figure(fig, str(tmp_path / f"c.{ext}")), "rb").read()) > 5000
+    fig = plot_time_vs_plateau(corr, "bytes")
+    ax = fig.axes[0]
+    assert ax.get_ylabel() == "measured time (ms)" and "(MiB)" in ax.get_xlabel()
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert any(t.startswith("fit:") and "ms per MiB" in t for t in labels)
+    assert any("busiest link (y = 1)" in t for t in labels)
+    assert len(open(save_figure(fig, str(tmp_path / f"s.{ext}")), "rb").read()) > 5000
+
+
+def test_plot_file_names(tmp_path):
+    fig = plot_pdf_cdf(_series())
+    with pytest.raises(RankmapError, match="expected a .png or .svg"):
+        save_figure(fig, str(tmp_path / "x.jpg"))
+    assert suffixed("/a/links.png", "x y") == "/a/links-x_y.png"
+    p = save_figure(fig, str(tmp_path / "x.png"))
+    with pytest.raises(RankmapError, match="exists"):
+        save_figure(plot_pdf_cdf(_series()), p)
+
+
+def test_count_scale_units():
+    assert count_scale("bytes", 3 * 2**20) == (2**20, "bytes on a directed link (MiB)")
+    assert count_scale("bytes", 5000)[1].endswith("(KiB)")
+    assert count_scale("packets", 3e6) == (1e6, "packets on a directed link (millions)")
+    assert count_scale("packets", 12) == (1.0, "packets on a directed link")
