@@ -9,6 +9,7 @@ import os
 import sys
 
 from ..errors import RankmapError
+from ..machines import parse_machine
 from ..io.atomic import check_writable, write_atomic
 from ..study import StudyParams, parse_sweep, plot_study, run_study, summary_csv
 from .common import MACHINE_HELP, PATTERN_HELP, add_force, example, progress_bar
@@ -31,9 +32,9 @@ def add_parser(sub) -> None:
                    help=PATTERN_HELP + "; give no grid so it fills each allocation")
     p.add_argument("--nodes-sweep", default="4,8,16,32", metavar="LIST",
                    help="node counts, e.g. 1,2,4,...,4096 (default 4,8,16,32)")
-    p.add_argument("--threads", default="1,8,32", metavar="LIST",
-                   help="threads per rank, e.g. 1,2,4,...,32 (default 1,8,32); each must "
-                   "divide the cores per node")
+    p.add_argument("--threads", metavar="LIST",
+                   help="threads per rank, e.g. 1,2,4,...,32; each must divide the cores per "
+                   "node (default: 1, a middle power of two, and all cores: 1,8,32 on an xc)")
     p.add_argument("--mappings", default="inorder,random,rcb", metavar="LIST",
                    help="mappers to compare (default inorder,random,rcb; inorder is the "
                    "reference and is added when missing)")
@@ -51,13 +52,21 @@ def add_parser(sub) -> None:
     p.set_defaults(func=run)
 
 
+def default_threads(cores: int) -> list[int]:
+    """1, the middle power of two dividing ``cores``, and the largest one (1,8,32 for 32)."""
+    powers = [1 << i for i in range(cores.bit_length()) if cores % (1 << i) == 0]
+    return sorted({powers[0], powers[len(powers) // 2], powers[-1]})
+
+
 def run(args) -> int:
     mappings = [m.strip() for m in args.mappings.split(",") if m.strip()]
     if "inorder" not in mappings:
         mappings.insert(0, "inorder")
+    threads = (parse_sweep(args.threads, "--threads") if args.threads is not None
+               else default_threads(parse_machine(args.machine).cores_per_node))
     params = StudyParams(machine=args.machine, pattern=args.pattern,
                          nodes=parse_sweep(args.nodes_sweep, "--nodes-sweep"),
-                         threads=parse_sweep(args.threads, "--threads"),
+                         threads=threads,
                          mappings=list(dict.fromkeys(mappings)), allocs=args.allocs,
                          routing=args.routing, seed=args.seed)
     if args.plot:
