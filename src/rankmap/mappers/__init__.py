@@ -6,7 +6,7 @@ built-in mapper.
 """
 
 from . import rank_order  # noqa: F401  (registers rank orders, inorder, random)
-from . import greedy, mueller_resch, rcb, cubes  # noqa: F401,E401  (issue 3 mappers)
+from . import greedy, mueller_resch, rcb, cubes, graph_partition, rubik  # noqa: F401,E401
 from .base import Mapping, check_fits, validate_mapping
 from .registry import (FAMILIES, MAPPERS, MapperFamily, MapperInfo, all_candidate_names,
                        build_mapping, register, register_family, resolve)
