@@ -11,7 +11,6 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import RankmapError
-from ..patterns.stencil import make_stencil
 from .reorder import reorder_ranks, split_by_new_rank
 
 
@@ -50,10 +49,13 @@ def cart_create(comm, dims, periods=None, reorder: bool = True, machine=None,
     dims, periods = check_cart_args(comm.Get_size(), dims, periods)
     if not reorder:
         return comm.Create_cart(dims, periods, reorder=False)
-    reordering = reorder_ranks(
-        comm, lambda: make_stencil(f"cart:{'x'.join(map(str, dims))}", tuple(dims), box=box,
-                                   periodic=tuple(periods)),
-        machine, mapping, seed)
+    def pattern():
+        """The Cartesian halo pattern (built on the root process only)."""
+        from ..patterns.stencil import make_stencil
+        return make_stencil(f"cart:{'x'.join(map(str, dims))}", tuple(dims), box=box,
+                            periodic=tuple(periods))
+
+    reordering = reorder_ranks(comm, pattern, machine, mapping, seed)
     return cart_from_reordering(comm, dims, periods, reordering)
 
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import RankmapError
-from ..patterns.base import Pattern, Phase
 from .reorder import reorder_ranks, split_by_new_rank
 
 
@@ -30,11 +29,12 @@ def _ranks(values, size: int, what: str) -> list[int]:
     return out
 
 
-def graph_pattern(lists) -> Pattern:
+def graph_pattern(lists):
     """Pattern of the whole graph from every vertex's (sources, destinations, weights).
 
     Raises when an edge u->v is given by u but v does not list u as a source (or vice versa).
     """
+    from ..patterns.base import Pattern, Phase
     size = len(lists)
     src = np.concatenate([np.full(len(d), v) for v, (_, d, _) in enumerate(lists)] or [[]])
     dst = np.concatenate([np.asarray(d, dtype=np.int64) for _, d, _ in lists] or [[]])

@@ -16,7 +16,6 @@ import socket
 
 import numpy as np
 
-from ..allocation import parse_allocation
 from ..errors import RankmapError
 
 NODE_ENV = "RANKMAP_NODE"
@@ -42,6 +41,7 @@ def local_node_label(processor_name: str | None = None, rank: int = 0, size: int
 
 def _parse_names(names: list[str], machine) -> list[int] | None:
     """Node ids of ``names`` through the ``--nodes`` parsers, or None when they cannot."""
+    from ..allocation import parse_allocation
     try:
         alloc = parse_allocation(",".join(names), machine)
     except RankmapError:

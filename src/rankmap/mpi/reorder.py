@@ -17,9 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import RankmapError
-from ..machines import parse_machine
 from .nodes import MACHINE_ENV, NODE_ENV, local_node_label, resolve_node_labels
-from .placement import assign_ranks
 
 
 class ReorderWarning(UserWarning):
@@ -55,6 +53,7 @@ def identity(size: int, n_ranks: int, reason: str, nodes=None) -> Reordering:
 
 
 def _machine(machine):
+    from ..machines import parse_machine  # root only: keeps the other processes' start-up light
     if machine is None:
         spec = os.environ.get(MACHINE_ENV, "").strip()
         if not spec:
@@ -69,6 +68,7 @@ def _plan(labels, pattern, machine, mapping, seed) -> Reordering:
     if m is None:
         return identity(size, pattern.n_ranks,
                         f"no machine description: pass machine= or set ${MACHINE_ENV}")
+    from .placement import assign_ranks
     nodes, reason = resolve_node_labels(labels, m)
     if nodes is None:
         return identity(size, pattern.n_ranks, f"{reason}; set ${NODE_ENV} to the node id")
