@@ -92,6 +92,12 @@ def test_launcher_parsing():
     assert command_for("mpich", ["mpiexec", "a"], "m").argv == ["mpiexec", "-f", "m", "a"]
     assert command_for("hostfile", ["smpirun", "a"], "h").argv[:3] == ["smpirun", "-hostfile", "h"]
     assert command_for("cray", ["aprun", "a"], "M").env == {"MPICH_RANK_REORDER_METHOD": "3"}
+    # a missing process count is added, an existing one kept
+    assert command_for("hostfile", ["smpirun", "a"], "h", 8).argv == ["smpirun", "-hostfile", "h",
+                                                                     "-np", "8", "a"]
+    assert command_for("slurm", ["srun", "-n", "8", "a"], "h", 8).argv == [
+        "srun", "--distribution=arbitrary", "-n", "8", "a"]
+    assert command_for("cray", ["aprun", "a"], "M", 4).argv == ["aprun", "-n", "4", "a"]
     with pytest.raises(RankmapError, match="remove --distribution"):
         command_for("slurm", ["srun", "--distribution=block", "a"], "h")
 

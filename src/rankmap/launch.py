@@ -206,22 +206,29 @@ def launcher_ranks(argv: list[str]) -> int | None:
     return None
 
 
-def command_for(fmt: str, argv: list[str], path: str) -> LaunchPlan:
-    """The launcher command (and environment) that makes it read the placement file ``path``."""
+def command_for(fmt: str, argv: list[str], path: str, n_ranks: int | None = None) -> LaunchPlan:
+    """The launcher command (and environment) that makes it read the placement file ``path``.
+
+    When ``n_ranks`` is given and the command has no process count, ``-n N`` (``-np N`` for
+    smpirun) is added so the launcher starts exactly the ranks placed.
+    """
     head, rest = argv[:1], argv[1:]
+    count: list[str] = []
+    if n_ranks is not None and launcher_ranks(argv) is None:
+        count = ["-np" if fmt == "hostfile" else "-n", str(n_ranks)]
     if fmt == "slurm":
         if any(a.startswith(("--distribution", "-m")) for a in rest):
             raise RankmapError("remove --distribution/-m from the srun command: launch sets "
                                "--distribution=arbitrary")
-        return LaunchPlan(head + ["--distribution=arbitrary"] + rest,
+        return LaunchPlan(head + ["--distribution=arbitrary"] + count + rest,
                           {"SLURM_HOSTFILE": os.path.abspath(path)}, path, fmt)
     if fmt == "openmpi":
-        return LaunchPlan(head + ["--rankfile", path] + rest, {}, path, fmt)
+        return LaunchPlan(head + ["--rankfile", path] + count + rest, {}, path, fmt)
     if fmt == "mpich":
-        return LaunchPlan(head + ["-f", path] + rest, {}, path, fmt)
+        return LaunchPlan(head + ["-f", path] + count + rest, {}, path, fmt)
     if fmt == "hostfile":
-        return LaunchPlan(head + ["-hostfile", path] + rest, {}, path, fmt)
+        return LaunchPlan(head + ["-hostfile", path] + count + rest, {}, path, fmt)
     if fmt == "cray":
-        return LaunchPlan(list(argv), {"MPICH_RANK_REORDER_METHOD": "3"}, path, fmt)
+        return LaunchPlan(head + count + rest, {"MPICH_RANK_REORDER_METHOD": "3"}, path, fmt)
     raise RankmapError(f"format {fmt!r} cannot be launched: choose slurm, openmpi, mpich, "
                        "hostfile or cray")

@@ -93,7 +93,7 @@ def run(args) -> int:
         raise RankmapError(f"allocation too small ({job.source}): {exc}") from None
     path = _output_path(args, fmt, job.job_id)
     check_writable(path, args.force)
-    plan = command_for(fmt, argv, path)
+    plan = command_for(fmt, argv, path, pattern.n_ranks)
     if not args.dry_run and shutil.which(argv[0]) is None:
         raise RankmapError(f"launcher {argv[0]!r} not found on PATH")
     mapping = build_mapping(args.mapping, pattern, machine, allocation, args.seed)

@@ -97,9 +97,13 @@ def reorder_ranks(comm, pattern, machine=None, mapping: str = "auto", seed: int 
             result = ("ok", _plan(labels, pat, machine, mapping, seed))
         except RankmapError as exc:
             result = ("error", str(exc))
+        except Exception as exc:  # a bug: still tell the other processes, never leave them waiting
+            result = ("crash", f"{type(exc).__name__}: {exc}")
     status, payload = comm.bcast(result, root=root)
     if status == "error":
         raise RankmapError(payload)
+    if status == "crash":
+        raise RuntimeError(f"rankmap reordering failed on rank {root}: {payload}")
     if not payload.reordered and comm.Get_rank() == root:
         warnings.warn(f"rankmap: ranks not reordered: {payload.reason}", ReorderWarning,
                       stacklevel=3)
