@@ -16,7 +16,7 @@ from ..errors import RankmapError
 
 #: command modules, in the order ``rankmap --help`` lists them.
 COMMANDS = ["compare", "evaluate", "map_cmd", "demo", "counters", "links", "launch", "bench",
-            "nodes", "study"]
+            "nodes", "study", "validate"]
 
 
 class _Parser(argparse.ArgumentParser):

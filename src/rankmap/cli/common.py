@@ -55,6 +55,9 @@ def add_time_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--mem-bw", metavar="BW",
                    help="memory bandwidth shared by a node's intra-node messages (default "
                    "10GB/s; 'none' = free)")
+    g.add_argument("--mem-sharing", choices=("node", "flow"), default="node",
+                   help="node: a node's intra-node messages share --mem-bw (default); flow: "
+                   "each gets all of it")
     g.add_argument("--msg-overhead", metavar="TIME",
                    help="per-message overhead added to every flow (default 1us); per-hop "
                    "latency is the machine's lat= option")
@@ -80,7 +83,7 @@ def load_inputs(args) -> tuple[Machine, Allocation, Pattern]:
 
         set_time_options(machine, parse_time_options(
             nic=args.nic_bw, mem=args.mem_bw, overhead=args.msg_overhead,
-            enabled=args.time_model == "on"))
+            enabled=args.time_model == "on", mem_sharing=args.mem_sharing))
     return machine, allocation, pattern
 
 

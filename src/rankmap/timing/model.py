@@ -41,7 +41,9 @@ class TimeOptions:
     between its own ranks, bytes/s, shared by those flows (None: intra-node flows cost only
     their overhead). ``overhead_s``: per-message overhead in seconds. ``tolerance``: flows
     finishing within this relative time of the first are retired in one re-sharing event.
-    ``enabled``: False turns the model off (no ``predicted_time_s``).
+    ``enabled``: False turns the model off (no ``predicted_time_s``). ``mem_shared``: True
+    (default) makes a node's memory one resource shared by its intra-node flows; False gives
+    every intra-node flow the full ``mem_bw`` (SimGrid's loopback link behaves so).
     """
 
     nic_bw: float | None = None
@@ -49,6 +51,7 @@ class TimeOptions:
     overhead_s: float = DEFAULT_OVERHEAD_S
     tolerance: float = DEFAULT_TOLERANCE
     enabled: bool = True
+    mem_shared: bool = True
 
     def __post_init__(self):
         for name in ("nic_bw", "mem_bw"):
@@ -63,15 +66,21 @@ class TimeOptions:
     def describe(self) -> dict:
         """JSON-ready options (bandwidths in bytes/s, times in seconds)."""
         return {"nic_bw_Bps": self.nic_bw, "mem_bw_Bps": self.mem_bw,
-                "overhead_s": self.overhead_s, "tolerance": self.tolerance}
+                "overhead_s": self.overhead_s, "tolerance": self.tolerance,
+                "mem_shared": self.mem_shared}
 
 
 def parse_time_options(nic: str | None = None, mem: str | None = None,
-                       overhead: str | None = None, enabled: bool = True) -> TimeOptions:
+                       overhead: str | None = None, enabled: bool = True,
+                       mem_sharing: str = "node") -> TimeOptions:
     """TimeOptions from text such as ``nic="2GB/s"``, ``mem="none"``, ``overhead="1us"``.
 
     ``none`` or ``inf`` means unlimited for a bandwidth; absent values keep the defaults.
+    ``mem_sharing`` is ``node`` (a node's intra-node flows share mem) or ``flow`` (each
+    gets all of it).
     """
+    if mem_sharing not in ("node", "flow"):
+        raise RankmapError(f"bad memory sharing {mem_sharing!r}: choose node or flow")
     def bw(text, what, default):
         if text is None:
             return default
@@ -83,7 +92,7 @@ def parse_time_options(nic: str | None = None, mem: str | None = None,
                        mem_bw=bw(mem, "memory bandwidth", DEFAULT_MEM_BW),
                        overhead_s=(DEFAULT_OVERHEAD_S if overhead is None
                                    else parse_time(overhead, "per-message overhead")),
-                       enabled=enabled)
+                       enabled=enabled, mem_shared=mem_sharing == "node")
 
 
 @njit(cache=True, nogil=True)
@@ -134,7 +143,7 @@ def resource_incidence(machine, src_node, dst_node, routing: str, options: TimeO
     indices = paths.indices.astype(np.int64, copy=False)
     data = paths.data.astype(np.float64, copy=False)
     use_nic = options.nic_bw is not None
-    use_mem = options.mem_bw is not None
+    use_mem = options.mem_bw is not None and options.mem_shared
     if use_nic or use_mem:
         indptr, indices, data = _augment(indptr, indices, data, src_node, dst_node,
                                          n_links, n_nodes, use_nic, use_mem)
@@ -186,7 +195,11 @@ def flow_times(machine, src_node, dst_node, nbytes, routing: str, options: TimeO
     if flow_hops is None:
         flow_hops = machine.hop_distance(np.asarray(src_node), np.asarray(dst_node))
     latency = options.overhead_s + np.asarray(flow_hops, dtype=np.float64) * machine.hop_latency_s
-    return finish[inverse] + latency
+    finish = finish[inverse]
+    if options.mem_bw is not None and not options.mem_shared:
+        inside = np.asarray(src_node) == np.asarray(dst_node)
+        finish = np.where(inside, nbytes / options.mem_bw, finish)
+    return finish + latency
 
 
 def phase_time(machine, src_node, dst_node, nbytes, routing: str, options: TimeOptions,

@@ -1,0 +1,90 @@
+"""``rankmap validate``: rankmap's predicted time versus SimGrid SMPI's simulated time."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from ..errors import RankmapError
+from ..evaluation import expand_names
+from ..io.atomic import check_writable, write_atomic
+from .common import add_force, add_input_options, example, load_inputs, progress_bar
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser(
+        "validate", help="predicted time (rankmap) vs simulated time (SimGrid SMPI) per placement",
+        description="For each candidate placement, predict its time with rankmap's max-min "
+        "bandwidth-sharing model and simulate the same flows in SimGrid SMPI (real MPI code, "
+        "platform XML of the machine, hostfile of the placement). Prints both times, their "
+        "ratio, Spearman and Pearson correlation and which placement each ranks first. Needs "
+        "smpicc/smpirun (Debian: apt-get install libsimgrid-dev simgrid); torus machines, "
+        "dor routing.",
+        epilog=example("rankmap validate --machine torus:8x8x16 --pattern stencil:32x32:periodic "
+                       "--mappings XYZT,random,greedy,graph --plot v.png"),
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_input_options(p)
+    p.add_argument("--mappings", default="all", metavar="LIST",
+                   help="comma-separated mapping names, or 'all' (default)")
+    p.add_argument("--timeout", type=float, default=600.0, metavar="SECONDS",
+                   help="wall-clock limit per simulation (default 600); a candidate that "
+                   "exceeds it is reported without a simulated time")
+    p.add_argument("--plot", metavar="FILE.png", help="scatter plot of simulated vs predicted")
+    p.add_argument("--json", metavar="FILE", help="also write the results as JSON")
+    add_force(p)
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from ..simgrid import validation as V
+
+    if not args.timeout > 0:
+        raise RankmapError(f"bad --timeout {args.timeout}: must be positive")
+    for out in (args.plot, args.json):
+        if out:
+            check_writable(out, args.force)
+    if args.plot and not args.plot.lower().endswith(".png"):
+        raise RankmapError(f"--plot {args.plot!r}: expected a .png file name")
+    machine, allocation, pattern = load_inputs(args)
+    names = expand_names(args.mappings, pattern, machine, allocation)
+    with progress_bar(2 * len(names), "predicting / simulating") as advance:
+        val = V.validate(machine, allocation, pattern, names, routing=args.routing,
+                         seed=args.seed, timeout=args.timeout, progress=advance)
+    print_table(val)
+    if args.plot:
+        print(f"wrote {V.scatter_plot(val, args.plot, args.force)}", file=sys.stderr)
+    if args.json:
+        write_atomic(args.json, json.dumps(val.to_json(), indent=1) + "\n", force=args.force)
+        print(f"wrote {args.json}", file=sys.stderr)
+    return 0
+
+
+def print_table(val) -> None:
+    """The per-candidate table and the agreement summary."""
+    from rich.console import Console
+    from rich.table import Table
+
+    con = Console(width=None if sys.stdout.isatty() else 120)
+    t = Table(title=val.scenario, title_justify="left", header_style="bold")
+    for head in ("mapping", "predicted", "simulated", "pred/sim", "sim wall"):
+        t.add_column(head, justify="left" if head == "mapping" else "right")
+    for r in sorted(val.rows, key=lambda r: r.predicted_s):
+        t.add_row(r.mapping, f"{r.predicted_s * 1e3:.3f} ms",
+                  f"{r.simulated_s * 1e3:.3f} ms" if r.simulated_s is not None else "timeout",
+                  f"{r.ratio:.3f}" if r.ratio is not None else "-",
+                  f"{r.wall_s:.1f} s" if r.wall_s is not None else "-")
+    con.print(t)
+    sp, pe = val.correlations()
+    fmt = lambda v: "n/a (fewer than 3 simulated or constant)" if v is None else f"{v:.3f}"  # noqa: E731
+    con.print(f"Spearman {fmt(sp)}   Pearson {fmt(pe)}")
+    bs = val.best_simulated()
+    bp = val.best_predicted()
+    if bs is not None:
+        gap = val.best_gap()
+        con.print(f"rankmap ranks first: {bp.mapping}; SMPI ranks first: {bs.mapping}"
+                  + (f" (rankmap's pick is {gap * 100:.1f}% slower in SMPI)" if gap else
+                     " (same time)"))
+    for r in val.rows:
+        if r.error:
+            con.print(f"[dim]{r.mapping}: {r.error}[/dim]")

@@ -1,0 +1,67 @@
+"""Compiling the shipped SMPI programs with ``smpicc`` into a cache, once per source version.
+
+The cache directory is ``$RANKMAP_CACHE/smpi`` or ``~/.cache/rankmap/smpi``; a binary is
+named after its program and a hash of its source, so an edited program is rebuilt.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+from importlib import resources
+
+from ..errors import RankmapError
+
+INSTALL_HINT = ("SimGrid SMPI is not installed: install it with 'apt-get install "
+                "libsimgrid-dev simgrid' (Debian/Ubuntu), which provides smpicc and smpirun")
+
+
+def find_tool(name: str) -> str:
+    """Path of ``smpicc``/``smpirun`` on PATH; RankmapError saying what to install if absent."""
+    path = shutil.which(name)
+    if not path:
+        raise RankmapError(f"{name} not found. {INSTALL_HINT}")
+    return path
+
+
+def smpi_available() -> bool:
+    """Whether both smpicc and smpirun are on PATH."""
+    return bool(shutil.which("smpicc") and shutil.which("smpirun"))
+
+
+def cache_dir() -> str:
+    """Directory holding compiled SMPI programs (created on demand)."""
+    base = os.environ.get("RANKMAP_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "rankmap")
+    return os.path.join(base, "smpi")
+
+
+def program_source(name: str) -> str:
+    """Text of the shipped C program ``programs/<name>.c``."""
+    ref = resources.files(__package__).joinpath("programs", f"{name}.c")
+    if not ref.is_file():
+        raise RankmapError(f"no SMPI program named {name!r}")
+    return ref.read_text()
+
+
+def compiled_program(name: str) -> str:
+    """Path of the compiled program ``name``, compiling it with smpicc on first use."""
+    src = program_source(name)
+    digest = hashlib.sha256(src.encode()).hexdigest()[:16]
+    out_dir = cache_dir()
+    exe = os.path.join(out_dir, f"{name}-{digest}")
+    if os.path.exists(exe):
+        return exe
+    smpicc = find_tool("smpicc")
+    os.makedirs(out_dir, exist_ok=True)
+    c_path = os.path.join(out_dir, f"{name}-{digest}.c")
+    with open(c_path, "w") as fh:
+        fh.write(src)
+    tmp = f"{exe}.tmp{os.getpid()}"
+    proc = subprocess.run([smpicc, "-O2", "-o", tmp, c_path], capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RankmapError(f"smpicc failed on {name}.c: {proc.stderr.strip().splitlines()[-1:]}")
+    os.replace(tmp, exe)
+    return exe

@@ -1,0 +1,165 @@
+"""Predicted (rankmap) versus simulated (SimGrid SMPI) time of candidate placements.
+
+:func:`validate` evaluates every candidate with rankmap's time model, simulates it in SMPI,
+and reports per candidate both times and their ratio, plus the Spearman and Pearson
+correlations over candidates and which candidate each side ranks first. To compare like with
+like, the prediction uses memory bandwidth per flow (SimGrid's loopback link is not shared).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import RankmapError
+from ..evaluation import compare
+from ..timing import set_time_options
+from ..timing.hook import DEFAULT_OPTIONS
+from .platform import check_supported
+from .runner import SimulationTimeout, simulate
+
+
+@dataclass
+class ValidationRow:
+    """One candidate: predicted and simulated seconds (None when the simulation failed)."""
+
+    mapping: str
+    predicted_s: float
+    simulated_s: float | None
+    wall_s: float | None = None
+    error: str | None = None
+
+    @property
+    def ratio(self) -> float | None:
+        """predicted / simulated (1 = exact)."""
+        if not self.simulated_s:
+            return None
+        return self.predicted_s / self.simulated_s
+
+
+@dataclass
+class Validation:
+    """All candidates of one scenario and the agreement statistics."""
+
+    scenario: str
+    rows: list[ValidationRow]
+    options: dict = field(default_factory=dict)
+
+    @property
+    def done(self) -> list[ValidationRow]:
+        """Rows with a simulated time."""
+        return [r for r in self.rows if r.simulated_s is not None]
+
+    def correlations(self) -> tuple[float | None, float | None]:
+        """(Spearman, Pearson) between predicted and simulated times; None with < 3 rows
+        or when one side is constant."""
+        done = self.done
+        if len(done) < 3:
+            return None, None
+        from scipy.stats import pearsonr, spearmanr
+
+        p = np.array([r.predicted_s for r in done])
+        s = np.array([r.simulated_s for r in done])
+        if np.ptp(p) == 0 or np.ptp(s) == 0:
+            same = bool(np.ptp(p) == 0 and np.ptp(s) == 0)
+            return (1.0, 1.0) if same else (None, None)
+        return float(spearmanr(p, s).statistic), float(pearsonr(p, s).statistic)
+
+    def best_predicted(self) -> ValidationRow:
+        """The candidate rankmap ranks first (lowest predicted time) among simulated rows."""
+        return min(self.done or self.rows, key=lambda r: r.predicted_s)
+
+    def best_simulated(self) -> ValidationRow | None:
+        """The candidate SMPI ranks first."""
+        return min(self.done, key=lambda r: r.simulated_s) if self.done else None
+
+    def best_gap(self) -> float | None:
+        """How much slower (simulated) rankmap's pick is than SMPI's best: 0.03 = 3 %."""
+        bs = self.best_simulated()
+        if bs is None or not bs.simulated_s:
+            return None
+        return self.best_predicted().simulated_s / bs.simulated_s - 1.0
+
+    def to_json(self) -> dict:
+        """JSON-ready summary."""
+        sp, pe = self.correlations()
+        bs = self.best_simulated()
+        return {"scenario": self.scenario, "options": self.options,
+                "candidates": [{"mapping": r.mapping, "predicted_s": r.predicted_s,
+                                "simulated_s": r.simulated_s, "ratio": r.ratio,
+                                "wall_s": r.wall_s, "error": r.error} for r in self.rows],
+                "spearman": sp, "pearson": pe,
+                "best_predicted": self.best_predicted().mapping,
+                "best_simulated": bs.mapping if bs else None, "best_gap": self.best_gap()}
+
+
+def validate(machine, allocation, pattern, names, routing: str | None = None, seed: int = 0,
+             timeout: float | None = None, progress=None) -> Validation:
+    """Predict and simulate every named candidate (see the module docstring).
+
+    ``timeout`` bounds each simulation (wall-clock seconds); a candidate that times out is
+    kept with ``simulated_s = None`` and its error. ``progress(name)`` is called per step.
+    """
+    routing = machine.check_routing(routing)
+    check_supported(machine, routing)
+    base = getattr(machine, "time_options", None) or DEFAULT_OPTIONS
+    if not base.enabled:
+        raise RankmapError("validate needs the time model: drop --time-model off")
+    opts = dataclasses.replace(base, mem_shared=False)
+    set_time_options(machine, opts)
+    try:
+        comp = compare(machine, allocation, pattern, names, routing=routing, seed=seed,
+                       progress=progress, skip_inapplicable=True)
+    finally:
+        set_time_options(machine, base)
+    rows = []
+    for cand in comp.candidates:
+        row = ValidationRow(cand.name, cand.metrics["predicted_time_s"], None)
+        try:
+            res = simulate(machine, pattern, cand.mapping.nodes(allocation), routing,
+                           mem_bw=opts.mem_bw, timeout=timeout)
+            row.simulated_s, row.wall_s = res.total_s, res.wall_s
+        except SimulationTimeout as exc:
+            row.error = str(exc)
+        rows.append(row)
+        if progress:
+            progress(cand.name)
+    scenario = f"{pattern.spec} on {machine.spec} ({routing})"
+    return Validation(scenario, rows, {**opts.describe(), "routing": routing})
+
+
+def scatter_plot(val: Validation, path: str, force: bool = False) -> str:
+    """Scatter plot (PNG) of simulated versus predicted time per candidate; returns path."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    done = val.done
+    fig, ax = plt.subplots(figsize=(5.5, 5))
+    p = np.array([r.predicted_s for r in done]) * 1e3
+    s = np.array([r.simulated_s for r in done]) * 1e3
+    ax.scatter(p, s, zorder=3)
+    for r, x, y in zip(done, p, s):
+        ax.annotate(r.mapping, (x, y), fontsize=7, xytext=(3, 3), textcoords="offset points")
+    if len(done):
+        lo, hi = min(p.min(), s.min()), max(p.max(), s.max())
+        ax.plot([lo, hi], [lo, hi], "k--", lw=0.8, label="predicted = simulated")
+    sp, pe = val.correlations()
+    fmt = lambda v: "n/a" if v is None else f"{v:.3f}"  # noqa: E731
+    ax.set_title(f"{val.scenario}\nSpearman {fmt(sp)}, Pearson {fmt(pe)}", fontsize=8)
+    ax.set_xlabel("rankmap predicted time (ms)")
+    ax.set_ylabel("SimGrid SMPI simulated time (ms)")
+    ax.legend(fontsize=7)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    import io
+
+    from ..io.atomic import write_atomic
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=120)
+    plt.close(fig)
+    return write_atomic(path, buf.getvalue(), force=force)
