@@ -156,7 +156,8 @@ def test_coords_geometry_and_names():
     x = parse_machine("xc:groups=26")
     assert x.n_nodes == 26 * 384 and x.cores_per_node == 32
     assert x.node_name(0) == "c0-0c0s0n0"
-    assert x.describe()["global_links_per_group_pair"] == 96 * 10 // 25
+    assert x.describe()["global_links_per_group_pair"] == 96 * 5 // 25
+    assert x.describe()["link_bandwidth_Bps"]["global"] == 9.4e9
 
 
 def test_link_bandwidths_by_class():

@@ -41,6 +41,14 @@ def test_study_summary_is_normalised_to_inorder():
             assert r["time_vs_inorder"] == 1.0 and r["bytes_vs_inorder"] == 1.0
 
 
+def test_busiest_link_time_switches_the_model_off():
+    st = run_study(params(nodes=[4], threads=[1], time="busiest-link"))
+    assert {p["time_source"] for p in st.points} == {"busiest-link"}
+    assert all(p["time_s"] > 0 for p in st.points)
+    assert {p["time_source"] for p in run_study(params(nodes=[4], threads=[1])).points} == \
+        {"model"}
+
+
 def test_study_resumes(tmp_path):
     out = tmp_path / "st"
     first = run_study(params(nodes=[2]), str(out))

@@ -5,8 +5,9 @@ For every node count N, every threads-per-rank value T and every allocation seed
 ``0..allocs-1``, the allocation is ``random:N:seed=S`` (N nodes drawn uniformly, listed in
 node-id order as a scheduler lists a scattered allocation), the pattern fills it with
 ``N * cores / T`` ranks, and every mapper is evaluated. A point's *time* is the evaluation's
-``predicted_time_s`` when the time model provides one (``time_source = "model"``), else the
-sum over phases of the busiest link's bytes / bandwidth (``time_source = "busiest-link"``).
+``predicted_time_s`` when the time model provides one (``time_source = "model"``), else (or
+with ``time="busiest-link"``, which switches the model off for speed) the sum over phases of the
+busiest link's bytes / bandwidth (``time_source = "busiest-link"``).
 
 The summary takes, per (N, T, mapper), the median over allocations of the busiest-link bytes
 and of the time, and divides each by inorder's median (seed 002 plots the median of 8
@@ -88,6 +89,10 @@ class StudyParams:
     allocs: int = 8
     routing: str | None = None
     seed: int = 0
+    #: "model": the time model's predicted_time_s; "busiest-link": the model is switched off
+    #: and a point's time is the sum over phases of the busiest link's bytes / bandwidth
+    #: (much faster on big machines).
+    time: str = "model"
 
     def key(self) -> dict:
         """The parameters a resumed study must share."""
@@ -177,6 +182,8 @@ def check_params(params: StudyParams, machine: Machine) -> None:
         raise RankmapError(f"bad --threads {bad[0]}: must divide the {machine.cores_per_node} "
                            "cores per node")
     machine.check_routing(params.routing)
+    if params.time not in ("model", "busiest-link"):
+        raise RankmapError(f"bad --time {params.time!r}: choose model or busiest-link")
 
 
 def _load_existing(out_dir: str, params: StudyParams) -> list[dict]:
@@ -214,6 +221,10 @@ def run_study(params: StudyParams, out_dir: str | None = None,
     """Run (or resume, with ``out_dir``) the study; return all points."""
     machine = parse_machine(params.machine)
     check_params(params, machine)
+    if params.time == "busiest-link":
+        from .timing.hook import set_time_options
+        from .timing.model import TimeOptions
+        set_time_options(machine, TimeOptions(enabled=False))
     points: list[dict] = []
     if out_dir:
         os.makedirs(out_dir, exist_ok=True)

@@ -43,6 +43,9 @@ def add_parser(sub) -> None:
     p.add_argument("--routing", "-r", metavar="NAME", help="routing model (default: the "
                    "machine's first)")
     p.add_argument("--seed", type=int, default=0, help="base seed of allocations and mappers")
+    p.add_argument("--time", choices=("model", "busiest-link"), default="model",
+                   help="time of a point: the time model's prediction (default) or, much "
+                   "faster on big machines, the busiest link's bytes / bandwidth")
     p.add_argument("--out", metavar="DIR", help="save points here (results.jsonl, study.json, "
                    "summary.csv) and resume an interrupted study")
     p.add_argument("--plot", metavar="FILE.png", help="write the Figure-1-style plot")
@@ -68,7 +71,7 @@ def run(args) -> int:
                          nodes=parse_sweep(args.nodes_sweep, "--nodes-sweep"),
                          threads=threads,
                          mappings=list(dict.fromkeys(mappings)), allocs=args.allocs,
-                         routing=args.routing, seed=args.seed)
+                         routing=args.routing, seed=args.seed, time=args.time)
     if args.plot:
         if not args.plot.lower().endswith(".png"):
             raise RankmapError(f"--plot {args.plot!r}: expected a .png file name")

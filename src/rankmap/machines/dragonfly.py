@@ -24,8 +24,9 @@ links. ``link_src``/``link_dst`` give node ids; a router end of a link is repres
 router's first node (``u*N``); ``link_columns()`` gives the exact routers and the link class.
 
 Bandwidths (bytes/s per direction; Aries-like defaults): row 5.25 GB/s (one Aries tile),
-column 15.75 GB/s (three tiles bundled), global 4.7 GB/s per link (one optical tile),
-injection/ejection 10 GB/s (the NIC). Options ``bw_row=``, ``bw_col=``, ``bw_global=``,
+column 15.75 GB/s (three tiles bundled), global 4.7 GB/s per link (one optical tile; the
+``xc`` preset models a global link as one optical connector of two tiles, 9.4 GB/s, with 5
+connectors per router), injection/ejection 10 GB/s (the NIC). Options ``bw_row=``, ``bw_col=``, ``bw_global=``,
 ``bw_inject=`` change them.
 
 Routing (see :mod:`rankmap.routing.dragonfly_kernels`):
@@ -440,9 +441,11 @@ def parse_dragonfly(spec) -> Dragonfly:
                      gports=gports, spec=spec.text, **opts)
 
 
-#: Cray XC (Aries) group: 6 rows (chassis) x 16 columns (slots) of routers, 4 nodes each,
-#: 10 global ports per router; Trinity-like nodes with 32 cores.
-XC = {"rows": 6, "cols": 16, "nodes": 4, "cores": 32, "gports": 10, "cabinet_cols": 12}
+#: Cray XC (Aries) group: 6 rows (chassis) x 16 columns (slots) of routers, 4 nodes each;
+#: Trinity-like nodes with 32 cores. Each Aries has 10 optical links in 5 connectors: a global
+#: link here is one connector (two links, 2 x 4.7 GB/s), so 5 global ports per router.
+XC = {"rows": 6, "cols": 16, "nodes": 4, "cores": 32, "gports": 5, "cabinet_cols": 12,
+      "bw_global": 9.4e9}
 
 
 def parse_xc(spec) -> Dragonfly:
@@ -463,6 +466,7 @@ def parse_xc(spec) -> Dragonfly:
         raise RankmapError(f"bad cabinet_cols={cab}: a group is a pair of cabinets, use an even "
                            "number")
     opts = _pop_common(spec)
+    opts["bandwidth"] = {"global": XC["bw_global"], **opts["bandwidth"]}
     spec.reject_leftovers("xc")
     return Dragonfly(groups, XC["rows"], XC["cols"], XC["nodes"], cores, gports=gports,
                      spec=spec.text, name=f"Cray XC {groups} groups", cabinet_cols=cab, **opts)
