@@ -86,7 +86,7 @@ def test_toml_phases(tmp_path):
 
 
 @pytest.mark.parametrize("spec,needle", [
-    ("stencil", "grid"), ("stencil:4x0", "positive"), ("stencil:4x4:bytes=0", "positive"),
+    ("stencil:4x0", "positive"), ("stencil:4x4:bytes=0", "positive"),
     ("stencil:4x4:bytes=-1KiB", "-1KiB"), ("stencil:4x4:bytes=lots", "lots"),
     ("stencil:4x4:diagonal", "diagonal"), ("fft2d:4x4x4", "P0xP1"), ("pairs:sorted", "random"),
     ("graph:/no/such.csv", "not found"), ("wave:8", "wave"), ("stencil:4x4:star:box", "both"),
@@ -94,6 +94,11 @@ def test_toml_phases(tmp_path):
 def test_bad_pattern_specs(spec, needle):
     with pytest.raises(RankmapError, match=needle):
         parse_pattern(spec, default_ranks=16)
+
+
+def test_stencil_without_grid_needs_an_allocation():
+    with pytest.raises(RankmapError, match="no grid"):
+        parse_pattern("stencil")
 
 
 @pytest.mark.parametrize("text,needle", [

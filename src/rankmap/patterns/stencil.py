@@ -13,6 +13,7 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
+from numba import njit
 
 from ..errors import RankmapError
 from .base import Pattern, Phase
@@ -32,27 +33,51 @@ def stencil_offsets(ndim: int, box: bool) -> np.ndarray:
     return np.array(offs, dtype=np.int64)
 
 
-def stencil_flows(grid, periodic, offsets, nbytes) -> tuple[np.ndarray, np.ndarray]:
-    """Flows (src, dst) of every rank of ``grid`` to every offset neighbour."""
-    grid = np.array(grid, dtype=np.int64)
+@njit(cache=True)
+def _stencil_kernel(grid, periodic, offsets, src, dst):
+    """Fill src/dst with every (rank, neighbour) pair; returns the number of flows written."""
+    nd = grid.shape[0]
+    n = 1
+    for d in range(nd):
+        n *= grid[d]
+    cstride = np.ones(nd, dtype=np.int64)  # row-major, last dimension fastest
+    for d in range(nd - 2, -1, -1):
+        cstride[d] = cstride[d + 1] * grid[d + 1]
+    coords = np.zeros(nd, dtype=np.int64)
+    k = 0
+    for r in range(n):
+        rem = r
+        for d in range(nd):
+            coords[d] = rem // cstride[d]
+            rem -= coords[d] * cstride[d]
+        for o in range(offsets.shape[0]):
+            target = 0
+            ok = True
+            for d in range(nd):
+                x = coords[d] + offsets[o, d]
+                if x < 0 or x >= grid[d]:
+                    if not periodic[d]:
+                        ok = False
+                        break
+                    x %= grid[d]
+                target += x * cstride[d]
+            if ok and target != r:
+                src[k] = r
+                dst[k] = target
+                k += 1
+    return k
+
+
+def stencil_flows(grid, periodic, offsets, nbytes=None) -> tuple[np.ndarray, np.ndarray]:
+    """Flows (src, dst) of every rank of ``grid`` to every offset neighbour, rank-major."""
+    grid = np.asarray(grid, dtype=np.int64)
     n = int(np.prod(grid))
-    coords = np.stack(np.unravel_index(np.arange(n), tuple(grid)), axis=-1)
-    srcs, dsts = [], []
-    periodic = np.array(periodic, dtype=bool)
-    for off in offsets:
-        nc = coords + off
-        ok = np.ones(n, dtype=bool)
-        for d in range(len(grid)):
-            if periodic[d]:
-                nc[:, d] %= grid[d]
-            else:
-                ok &= (nc[:, d] >= 0) & (nc[:, d] < grid[d])
-        dst = np.ravel_multi_index(tuple(nc[ok].T), tuple(grid))
-        src = np.nonzero(ok)[0]
-        keep = src != dst
-        srcs.append(src[keep])
-        dsts.append(dst[keep])
-    return np.concatenate(srcs), np.concatenate(dsts)
+    cap = n * len(offsets)
+    src = np.empty(cap, dtype=np.int64)
+    dst = np.empty(cap, dtype=np.int64)
+    k = _stencil_kernel(grid, np.asarray(periodic, dtype=np.bool_),
+                        np.ascontiguousarray(offsets, dtype=np.int64), src, dst)
+    return src[:k], dst[:k]
 
 
 def make_stencil(spec_text: str, grid: tuple[int, ...], box: bool = False,
