@@ -218,7 +218,7 @@ def test_cli_bad_routing(capsys):
     assert "unknown routing 'dor'" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("mapper", ["inorder", "random", "rcb", "greedy"])
+@pytest.mark.parametrize("mapper", ["inorder", "random", "rcb", "greedy", "graph"])
 def test_mappers_work_on_a_dragonfly(mapper):
     m = parse_machine(TINY)
     alloc = parse_allocation("random:10:seed=2", m)

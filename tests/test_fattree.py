@@ -131,3 +131,16 @@ def test_compare_cli_on_fat_tree(capsys):
     doc = json.loads(capsys.readouterr().out)
     assert doc["routing"] == "ecmp" and doc["machine"]["kind"] == "fattree"
     assert {c["mapping"] for c in doc["candidates"]} == {"inorder", "random"}
+
+
+@pytest.mark.parametrize("mapper", ["inorder", "random", "rcb", "greedy", "graph"])
+def test_mappers_work_on_a_fat_tree(mapper):
+    from rankmap.evaluation import compare
+    from rankmap.patterns import parse_pattern
+
+    m = parse_machine("fattree:k=4:levels=2:cores=2")
+    alloc = parse_allocation("random:8:seed=1", m)
+    pat = parse_pattern("stencil:dims=2", default_ranks=alloc.n_cores)
+    comp = compare(m, alloc, pat, [mapper])
+    assert comp.best.metrics["flows"] == pat.phases[0].n_flows
+    assert comp.best.metrics["avg_hops"] <= 4.0
