@@ -149,3 +149,13 @@ def test_threads_turn_cores_into_ranks(capsys):
     assert doc["pattern"]["ranks"] == 8 and doc["allocation"]["threads_per_rank"] == 2
     assert main(["compare", "--machine", TINY, "--pattern", "minimd", "--threads", "3"]) == 2
     assert "bad --threads 3" in capsys.readouterr().err
+
+
+@given(st.lists(st.integers(0, XC.n_nodes - 1), min_size=1, max_size=40, unique=True))
+def test_compressed_host_lists_round_trip(ids):
+    import hostlist
+
+    text = hostlist.collect_hostlist([f"nid{i:05d}" for i in ids])
+    a = parse_allocation(text, XC)
+    assert sorted(a.nodes.tolist()) == sorted(ids)
+    assert all(n == f"nid{i:05d}" for n, i in zip(a.names, a.nodes.tolist()))
