@@ -8,6 +8,7 @@ import sys
 from ..errors import RankmapError
 from ..evaluation import compare, expand_names
 from ..io.atomic import check_writable
+from ..mappers.refine import settings as refine_settings
 from .common import add_force, add_input_options, example, load_inputs, progress_bar
 from . import render
 
@@ -24,6 +25,8 @@ def add_parser(sub) -> None:
     p.add_argument("--mappings", default="all", metavar="LIST",
                    help="comma-separated mapping names, or 'all' (default): rank orders such "
                    "as TXYZ, inorder, random, ...")
+    p.add_argument("--budget", type=float, default=None, metavar="SECONDS",
+                   help="time budget of each refine:NAME candidate (default 2)")
     p.add_argument("--format", choices=("table", "json", "csv"), default="table",
                    help="output: a readable table (default), or json/csv on stdout")
     p.add_argument("--plot-dir", metavar="DIR",
@@ -41,7 +44,8 @@ def run(args) -> int:
         check_report_path(args.report, args.force)
     names = expand_names(args.mappings, pattern, machine, allocation)
     explicit = args.mappings.strip().lower() != "all"
-    with progress_bar(len(names), "evaluating") as advance:
+    with progress_bar(len(names), "evaluating") as advance, \
+            refine_settings(budget=args.budget, routing=args.routing):
         comp = compare(machine, allocation, pattern, names, routing=args.routing,
                        seed=args.seed, plateau_y=args.y, progress=advance,
                        skip_inapplicable=not explicit)

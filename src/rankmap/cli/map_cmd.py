@@ -9,7 +9,8 @@ from ..io.atomic import check_writable, write_atomic
 from ..io.emit import EMITTERS, get_emitter, usage_text
 from ..io.hostnames import apply_name_template
 from ..mappers import build_mapping
-from .common import add_force, add_input_options, example, load_inputs
+from ..mappers.refine import settings as refine_settings
+from .common import add_force, add_input_options, example, load_inputs, progress_bar
 
 
 def add_parser(sub) -> None:
@@ -23,7 +24,11 @@ def add_parser(sub) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter)
     add_input_options(p)
     p.add_argument("--mapping", required=True, metavar="NAME",
-                   help="mapping name (e.g. TZXY, inorder, random)")
+                   help="mapping name (e.g. TZXY, inorder, greedy, rcb, graph, cubes, "
+                   "'refine:greedy', 'rubik: app tile 1,8,16; net tile 8,8,2'), or auto: "
+                   "evaluate every applicable one, print the table and write the best")
+    p.add_argument("--budget", type=float, default=None, metavar="SECONDS",
+                   help="time budget of each refine step (default 2)")
     p.add_argument("--emit", required=True, metavar="FORMAT",
                    help="file format: " + ", ".join(EMITTERS))
     p.add_argument("-o", "--output", required=True, metavar="FILE", help="file to write")
@@ -41,10 +46,33 @@ def run(args) -> int:
     machine, allocation, pattern = load_inputs(args)
     if getattr(args, "names", None):
         allocation = apply_name_template(allocation, machine, args.names)
-    mapping = build_mapping(args.mapping, pattern, machine, allocation, args.seed)
+    with refine_settings(budget=args.budget, routing=args.routing):
+        if args.mapping.strip().lower() == "auto":
+            mapping = run_auto(args, machine, allocation, pattern)
+        else:
+            mapping = build_mapping(args.mapping, pattern, machine, allocation, args.seed)
     write_atomic(args.output, emitter.write(mapping, machine, allocation), force=args.force)
     print(f"wrote {args.output}: {mapping.name} placement of {pattern.n_ranks} ranks "
           f"({emitter.name})", file=sys.stderr)
     if emitter.usage:
         print(usage_text(emitter, args.output, mapping, allocation))
     return 0
+
+
+def run_auto(args, machine, allocation, pattern):
+    """``--mapping auto``: evaluate every candidate (progress on stderr), print the table and
+    the reason for the winner on stdout, return the winning Mapping."""
+    from rich.console import Console
+
+    from ..mappers.auto import REFINE_TOP, auto_select, candidate_names
+    from . import render
+
+    total = len(candidate_names(pattern, machine, allocation)) + REFINE_TOP
+    with progress_bar(total, "auto") as advance:
+        comp = auto_select(pattern, machine, allocation, args.seed, routing=args.routing,
+                           plateau_y=args.y, progress=advance)
+    con = Console(width=None if sys.stdout.isatty() else 120)
+    con.print(render.table(comp, title=f"auto: {pattern.spec} on {machine.spec} "
+                           f"({allocation.n_nodes} nodes, {comp.routing} routing)"))
+    con.print(f"winner: {render.explain(comp)}")
+    return comp.best.mapping
