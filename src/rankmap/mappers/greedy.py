@@ -7,7 +7,9 @@ innermost dimension, or, when an outer index advances, the first core of the pre
 sub-block (so successive rows start next to each other). "Nearest" is the machine's hop
 distance between the nodes; ties go to the lowest logical distance (difference of allocation
 core numbers), then to the lowest core number. The walk starts on allocation core 0 when the
-number of ranks is even, on the highest allocation core when it is odd (seed 003).
+number of ranks is even, on the highest allocation core when it is odd (seed 003). Small
+problems also try a few other start cores, and the allocation's own order is returned when
+it beats every walk on average hops (see :func:`greedy`).
 
 Only ``machine.hop_distance`` and the machine's link list are used, so the walk works on tori,
 meshes, scattered allocations and any other machine kind. Distance-1 candidates are found
@@ -18,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .geometry import needs_grid
+from .geometry import average_hops, needs_grid
 from .registry import register
 
 
@@ -108,15 +110,17 @@ class _CoreWalker:
         return self._pick(f[d == d.min()], core)
 
 
-def greedy_walk(grid: tuple[int, ...], machine, allocation) -> np.ndarray:
-    """Core of every rank (MPI row-major numbering of ``grid``) from the greedy walk."""
+def greedy_walk(grid: tuple[int, ...], machine, allocation, start: int | None = None) -> np.ndarray:
+    """Core of every rank (MPI row-major numbering of ``grid``) from the greedy walk starting
+    on allocation core ``start`` (default: seed 003's rule)."""
     n = int(np.prod(grid))
     dims = walk_dimension_order(grid)
     sizes = [grid[d] for d in dims]
     # position p of the walk -> mixed-radix digits, innermost first
     strides = np.cumprod([1] + sizes[:-1])
     walker = _CoreWalker(machine, allocation)
-    start = 0 if n % 2 == 0 else allocation.n_cores - 1
+    if start is None:
+        start = 0 if n % 2 == 0 else allocation.n_cores - 1
     seq = np.empty(n, dtype=np.int64)
     seq[0] = start
     walker.take(start)
@@ -144,9 +148,32 @@ def greedy_walk(grid: tuple[int, ...], machine, allocation) -> np.ndarray:
     return core_of_rank
 
 
+#: up to this many ranks, the walk is also tried from EXTRA_STARTS other start cores
+SMALL_WALK = 4096
+EXTRA_STARTS = 4
+
+
 @register("greedy", "nearest-unused-core walk of the process grid (seed 003)",
           applies=needs_grid)
 def greedy(pattern, machine, allocation, seed):
-    """Greedy nearest-unused walk of the pattern's grid (see module docstring); deterministic,
-    ``seed`` unused."""
-    return greedy_walk(tuple(pattern.grid), machine, allocation)
+    """Greedy nearest-unused walk of the pattern's grid (see module docstring).
+
+    Up to :data:`SMALL_WALK` ranks the walk is also started from a few other cores (evenly
+    spread over the allocation) and the walk with the lowest average hops is kept; the
+    allocation's own order is kept instead when it has fewer average hops than every walk,
+    so greedy is never worse than the default on that measure. Deterministic; ``seed`` unused.
+    """
+    grid = tuple(pattern.grid)
+    best = greedy_walk(grid, machine, allocation)
+    best_h = average_hops(best, pattern, machine, allocation)
+    if pattern.n_ranks <= SMALL_WALK:
+        starts = np.linspace(0, allocation.n_cores - 1, EXTRA_STARTS + 2).astype(np.int64)[1:-1]
+        for st in starts:
+            cand = greedy_walk(grid, machine, allocation, int(st))
+            h = average_hops(cand, pattern, machine, allocation)
+            if h < best_h - 1e-12:
+                best, best_h = cand, h
+    default = np.arange(pattern.n_ranks, dtype=np.int64)
+    if average_hops(default, pattern, machine, allocation) < best_h - 1e-12:
+        return default
+    return best

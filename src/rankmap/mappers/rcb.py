@@ -47,7 +47,9 @@ def rcb_cores(points: np.ndarray, machine, allocation) -> np.ndarray:
     used = np.sort(bisect_order(geo_all)[:need]) if need < allocation.n_nodes \
         else np.arange(allocation.n_nodes, dtype=np.int64)
     geo = geo_all[used]
-    pts = np.asarray(points, dtype=np.float64)
+    # grid columns reversed: on equal extents the last (fastest-varying, MPI) grid dimension
+    # is split together with the first machine axis (X), matching the two numbering rules
+    pts = np.asarray(points, dtype=np.float64)[:, ::-1]
     node_order = np.arange(len(used), dtype=np.int64)
     rank_order = np.arange(n_ranks, dtype=np.int64)
     nb = np.array([0, len(used)], dtype=np.int64)              # node segment bounds

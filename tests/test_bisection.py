@@ -1,0 +1,56 @@
+"""The bisection model of seed 004, section 4: Table 1 reproduced exactly."""
+
+import numpy as np
+import pytest
+
+from rankmap.allocation import parse_allocation
+from rankmap.evaluation import Evaluator
+from rankmap.machines import parse_machine
+from rankmap.mappers import build_mapping
+from rankmap.metrics.bisection import effective_lengths
+from rankmap.patterns import parse_pattern
+
+# seed 004 Table 1: (rows = phase dim0, columns = phase dim1) m_x m_y m_z
+TABLE1 = {
+    ("fft2d:8x64", "cubes"): ([2, 2, 2], [4, 4, 4]),
+    ("fft2d:8x64", "XYZT"): ([0, 0, 4], [4, 4, 0]),
+    ("fft2d:64x8", "cubes"): ([4, 4, 4], [4, 4, 4]),
+    ("fft2d:64x8", "XYZT"): ([0, 4, 4], [4, 0, 0]),
+}
+
+
+@pytest.mark.parametrize("key", list(TABLE1))
+def test_seed004_table1(key):
+    spec, mapping = key
+    m = parse_machine("torus:8x8x8")
+    a = parse_allocation(None, m)
+    p = parse_pattern(spec)
+    ev = Evaluator(m, a, p).evaluate(build_mapping(mapping, p, m, a))
+    got = [ph.metrics["bisection_m"] for ph in ev.phases]
+    assert got == [list(map(float, r)) for r in TABLE1[key]]
+    # time = max_i m_i * D_T / (4 P B_l)
+    for ph, pat_ph in zip(ev.phases, p.phases):
+        want = max(ph.metrics["bisection_m"]) * pat_ph.total_bytes / (4 * 512 * 425e6)
+        assert ph.metrics["bisection_time_s"] == pytest.approx(want)
+
+
+def test_mesh_uses_g_t_one_and_no_plane_offset():
+    # a group spanning the whole line of a mesh: n / 1
+    assert effective_lengths(np.array([[[0], [7]]]), [8], [False]) == [8.0]
+    assert effective_lengths(np.array([[[0], [4]]]), [8], [True]) == [4.0]
+    # on a torus 7 and 0 are neighbours: they fit in one slab of width 2 (offset 7)
+    assert effective_lengths(np.array([[[0], [7]]]), [8], [True]) == [2.0]
+    # groups {1,2} and {5,6}: width-2 slabs need offset 1 -> torus only; mesh falls to width 4
+    c = np.array([[[1], [2]], [[5], [6]]])
+    assert effective_lengths(c, [8], [True]) == [2.0]
+    assert effective_lengths(c, [8], [False]) == [4.0]
+    # one group never spreading: 0
+    assert effective_lengths(np.array([[[3], [3]]]), [8], [True]) == [0.0]
+
+
+def test_not_added_for_stencils():
+    m = parse_machine("torus:4x4x4")
+    a = parse_allocation(None, m)
+    p = parse_pattern("stencil:4x4x4")
+    ev = Evaluator(m, a, p).evaluate(build_mapping("XYZT", p, m, a))
+    assert "bisection_m" not in ev.phases[0].metrics

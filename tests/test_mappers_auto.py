@@ -1,0 +1,113 @@
+"""refine (incremental search) and auto (one evaluator, best by ranking_key, CLI)."""
+
+import numpy as np
+import pytest
+
+from rankmap.allocation import parse_allocation
+from rankmap.cli import main
+from rankmap.evaluation import Evaluator
+from rankmap.machines import parse_machine
+from rankmap.mappers import build_mapping
+from rankmap.mappers.auto import auto_select
+from rankmap.mappers.refine import _State, refine_cores, settings
+from rankmap.metrics import ranking_key
+from rankmap.patterns import parse_pattern
+
+
+def _setup(machine="torus:4x4x4", pattern="stencil:4x4x4:periodic", nodes=None):
+    m = parse_machine(machine)
+    a = parse_allocation(nodes, m)
+    return m, a, parse_pattern(pattern, default_ranks=a.n_cores)
+
+
+def test_incremental_state_matches_full_routing():
+    m, a, p = _setup()
+    start = build_mapping("random", p, m, a, seed=1).core_of_rank
+    st = _State(p, m, a, "adaptive", start)
+    rng = np.random.default_rng(0)
+    for _ in range(40):
+        r1, r2 = rng.choice(p.n_ranks, 2, replace=False)
+        st.try_move({int(r1): int(st.cores[r2]), int(r2): int(st.cores[r1])})
+    full = _State(p, m, a, "adaptive", st.cores)
+    for x, y in zip(st.loads, full.loads):
+        assert np.allclose(x, y)
+    assert st.hb == pytest.approx(full.hb)
+    assert st.max == pytest.approx(full.max)
+
+
+def test_refine_improves_a_random_start():
+    m, a, p = _setup()
+    start = build_mapping("random", p, m, a, seed=2).core_of_rank
+    out = refine_cores(start, p, m, a, seed=0, budget=1.0)
+    before = _State(p, m, a, "dor", start).objective()
+    after = _State(p, m, a, "dor", out).objective()
+    assert after < before and after[1] < before[1]
+
+
+def test_refine_budget_zero_returns_start():
+    m, a, p = _setup()
+    start = build_mapping("random", p, m, a, seed=2).core_of_rank
+    with settings(budget=0):
+        out = build_mapping("refine:random", p, m, a, seed=2).core_of_rank
+    assert np.array_equal(out, start)
+
+
+def test_refine_moves_to_free_cores_on_partial_allocation():
+    m, a, p = _setup(machine="torus:4x4x4:cores=2", pattern="stencil:4x4:periodic")
+    start = build_mapping("random", p, m, a, seed=3).core_of_rank
+    out = refine_cores(start, p, m, a, seed=0, budget=0.5)
+    assert len(set(out.tolist())) == 16
+    assert _State(p, m, a, "dor", out).objective() < _State(p, m, a, "dor", start).objective()
+
+
+def test_auto_picks_best_by_ranking_key_and_reuses_one_evaluator(monkeypatch):
+    import rankmap.evaluation as evaluation
+    made = []
+    orig = evaluation.Evaluator.__init__
+
+    def counting(self, *args, **kw):
+        made.append(1)
+        orig(self, *args, **kw)
+
+    monkeypatch.setattr(evaluation.Evaluator, "__init__", counting)
+    m, a, p = _setup(nodes="0-31", pattern="stencil:4x8")
+    with settings(budget=0.2):
+        comp = auto_select(p, m, a)
+    assert len(made) == 1
+    keys = [ranking_key(e.metrics) for e in comp.candidates]
+    assert keys == sorted(keys)
+    names = {e.name for e in comp.candidates}
+    assert {"greedy", "rcb", "graph", "mueller-resch", "TXYZ"} <= names
+    assert any(n.startswith("refine:") for n in names)
+    # the winner is at least as good as every candidate evaluated independently
+    ev = Evaluator(m, a, p)
+    for name in ("inorder", "greedy", "rcb", "graph"):
+        assert ranking_key(comp.best.metrics) <= ranking_key(
+            ev.evaluate(build_mapping(name, p, m, a)).metrics)
+
+
+def test_auto_as_plain_registered_mapper():
+    m, a, p = _setup(nodes="0-15", pattern="stencil:4x4")
+    with settings(budget=0.1):
+        cores = build_mapping("auto", p, m, a).core_of_rank
+    assert sorted(cores.tolist()) == list(range(16))
+
+
+def test_cli_map_auto_prints_table_reason_and_writes_winner(capsys, tmp_path):
+    out = tmp_path / "map"
+    rc = main(["map", "--machine", "torus:8x8x8", "--nodes", "0-255", "--pattern",
+               "stencil:8x4x8", "--mapping", "auto", "--emit", "bgp", "-o", str(out),
+               "--budget", "0.2"])
+    cap = capsys.readouterr()
+    assert rc == 0, cap.err
+    assert "winner:" in cap.out and "lighter" in cap.out and "than inorder" in cap.out
+    winner = cap.out.split("winner: ", 1)[1].split(":", 1)[0]
+    assert f"{winner} placement of 256 ranks" in cap.err
+    lines = [ln for ln in out.read_text().splitlines() if not ln.startswith("#")]
+    assert len(lines) == 256
+
+
+def test_cli_budget_rejects_negative(capsys, tmp_path):
+    rc = main(["compare", "--machine", "torus:4x4", "--pattern", "stencil:4x4",
+               "--mappings", "refine:rcb", "--budget", "-2"])
+    assert rc == 2 and "--budget -2" in capsys.readouterr().err
