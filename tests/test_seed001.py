@@ -5,6 +5,7 @@ import pytest
 from rankmap.allocation import parse_allocation
 from rankmap.evaluation import compare
 from rankmap.machines import parse_machine
+from rankmap.mappers.rank_order import rank_order_names
 from rankmap.patterns import parse_pattern
 
 
@@ -12,7 +13,7 @@ from rankmap.patterns import parse_pattern
 def comparison():
     m = parse_machine("torus:8x16x32:cores=4")
     return compare(m, parse_allocation(None, m), parse_pattern("stencil:128x128:box"),
-                   "all", routing="dor")
+                   rank_order_names(m) + ["inorder"], routing="dor")
 
 
 def test_txyz_busiest_link_about_four_times_tzxy(comparison):

@@ -15,7 +15,8 @@ import os
 import sys
 
 from ..allocation import whole_machine
-from ..evaluation import compare, expand_names
+from ..evaluation import compare
+from ..mappers.rank_order import rank_order_names
 from ..io.atomic import write_atomic
 from ..machines import parse_machine
 from ..patterns import parse_pattern
@@ -42,7 +43,7 @@ def run(args) -> int:
     machine = parse_machine(DEMO_MACHINE)
     allocation = whole_machine(machine)
     pattern = parse_pattern(DEMO_PATTERN)
-    names = expand_names("all", pattern, machine, allocation)
+    names = rank_order_names(machine) + ["inorder", "random"]
     con.print(f"[bold]rankmap demo[/bold]: {pattern.n_ranks} ranks of {DEMO_PATTERN} "
               f"(8 neighbours, 1 MiB each) on {DEMO_MACHINE} = torus "
               f"{'x'.join(map(str, machine.dims))}, {machine.cores_per_node} cores/node, "
