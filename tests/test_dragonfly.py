@@ -122,12 +122,11 @@ def test_conservation_and_paths_agree(spec, routing):
         assert glob == pytest.approx(2 * nbytes[inter].sum())
     else:
         assert nbytes[inter].sum() - 1e-6 <= glob <= 2 * nbytes[inter].sum() + 1e-6
-    P = m.route_paths(src, dst, routing if routing != "ugal" else "minimal")
-    if routing != "ugal":
-        np.testing.assert_allclose(P.T @ nbytes, loads.bytes)
-        assert ((P != 0).sum(axis=0).A1 == loads.streams).all()
-        np.testing.assert_allclose(np.asarray(P.sum(axis=1)).ravel()[off],
-                                   loads.flow_hops[off] + 2)
+    P = m.route_paths(src, dst, routing, nbytes=nbytes)
+    np.testing.assert_allclose(P.T @ nbytes, loads.bytes)
+    assert ((P != 0).sum(axis=0).A1 == loads.streams).all()
+    np.testing.assert_allclose(np.asarray(P.sum(axis=1)).ravel()[off],
+                               loads.flow_hops[off] + 2)
     assert P[np.nonzero(~off)[0]].nnz == 0
 
 

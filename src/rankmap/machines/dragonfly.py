@@ -322,12 +322,13 @@ class Dragonfly(Machine):
             out.append(self._keyed(4, valiant, f, gu[sel], rv[sel]))
         return [s for s in out if s is not None]
 
-    def route_paths(self, src, dst, routing: str | None = None) -> sp.csr_matrix:
+    def route_paths(self, src, dst, routing: str | None = None,
+                    nbytes=None) -> sp.csr_matrix:
         """Flows x links matrix: entry (f, l) = fraction of flow f's bytes crossing link l.
 
         Includes the injection and ejection links; rows of flows with ``src == dst`` are empty.
-        For ``ugal`` the choice uses equal bytes per flow (use :meth:`route` for the load-aware
-        choice with real sizes).
+        ``ugal`` chooses from the phase's load, so give the flows' ``nbytes`` to get exactly the
+        choice :meth:`route` makes; without them every flow counts as the same size.
         """
         src = np.asarray(src, dtype=np.int64)
         dst = np.asarray(dst, dtype=np.int64)
@@ -338,7 +339,8 @@ class Dragonfly(Machine):
                            (np.concatenate([off, off]),
                             np.concatenate([src[off], self.n_nodes + dst[off]]))),
                           shape=(F, self._n_links))
-        for flows, keys, A in self._stages(src, dst, np.ones(F), routing):
+        weights = np.ones(F) if nbytes is None else np.asarray(nbytes, dtype=np.float64)
+        for flows, keys, A in self._stages(src, dst, weights, routing):
             sel = sp.csr_matrix((np.ones(len(flows)), (flows, keys)), shape=(F, A.shape[0]))
             P = P + sel @ A
         return P.tocsr()
