@@ -60,6 +60,11 @@ def test_host_lists():
     assert a.nodes.tolist() == [5, 2, 0]
 
 
+def test_missing_node_file_is_reported_as_missing():
+    with pytest.raises(RankmapError, match="node file 'nodes.txt' not found"):
+        parse_allocation("nodes.txt", XC)
+
+
 def test_host_list_file(tmp_path):
     f = tmp_path / "nodes.txt"
     f.write_text("# my job\nnid[00010-00011]\nnid00003\n")

@@ -232,8 +232,8 @@ def parse_named_allocation(text: str, machine) -> Allocation | None:
         if not content.strip() or _IDS_ONLY.match(content):
             return None  # an id file: the core parser reads it
         return _from_names(expand_host_list(content), machine, f"file {text}")
-    if "/" in text:
-        return None
+    if "/" in text or text.lower().endswith((".txt", ".list", ".hosts")):
+        return None  # a file name that does not exist: the core parser says so
     source = text if len(text) < 60 else text[:57] + "..."
     return _from_names(expand_host_list(text), machine, source)
 
