@@ -35,3 +35,9 @@ def test_ranking_prefers_time_then_busiest_link():
     assert ranking_key({"max_link_bytes": 1, "hop_bytes": 2}) < ranking_key({"max_link_bytes": 1, "hop_bytes": 3})
     assert ranking_key({"predicted_time_s": 1, "max_link_bytes": 9, "hop_bytes": 9}) < \
         ranking_key({"predicted_time_s": 2, "max_link_bytes": 1, "hop_bytes": 1})
+
+
+def test_equal_times_up_to_float_noise_fall_back_to_links():
+    a = {"predicted_time_s": 0.029608 + 1e-17, "max_link_bytes": 1, "hop_bytes": 5}
+    b = {"predicted_time_s": 0.029608, "max_link_bytes": 1, "hop_bytes": 9}
+    assert ranking_key(a) < ranking_key(b)

@@ -76,5 +76,7 @@ def ranking_key(metrics: dict) -> tuple:
     link bytes, ties broken by hop-bytes (design.md).
     """
     if "predicted_time_s" in metrics:
-        return (metrics["predicted_time_s"], metrics["max_link_bytes"], metrics["hop_bytes"])
+        # times equal to 9 significant digits are a tie (float noise from the time model)
+        t = float(f"{metrics['predicted_time_s']:.9g}")
+        return (t, metrics["max_link_bytes"], metrics["hop_bytes"])
     return (metrics["max_link_bytes"], metrics["hop_bytes"])
