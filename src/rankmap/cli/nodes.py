@@ -11,6 +11,7 @@ from .common import MACHINE_HELP, NODES_HELP, example
 
 
 def add_parser(sub) -> None:
+    """Register ``rankmap nodes``."""
     p = sub.add_parser(
         "nodes", help="list the allocated nodes: name, node id, coordinates",
         description="Resolve --nodes on the machine and list every allocated node in "
@@ -36,6 +37,7 @@ def node_records(machine, allocation) -> list[dict]:
 
 
 def run(args) -> int:
+    """List the allocation (table or JSON on stdout); exit status 0."""
     machine = parse_machine(args.machine)
     allocation = parse_allocation(args.nodes, machine)
     records = node_records(machine, allocation)

@@ -16,6 +16,7 @@ from .common import MACHINE_HELP, PATTERN_HELP, add_force, example, progress_bar
 
 
 def add_parser(sub) -> None:
+    """Register ``rankmap study``."""
     p = sub.add_parser(
         "study", help="sweep node counts and threads per rank over random allocations",
         description="For every node count, threads-per-rank value and random allocation "
@@ -62,6 +63,7 @@ def default_threads(cores: int) -> list[int]:
 
 
 def run(args) -> int:
+    """Run or resume the study, print the summary, write the plot; exit status 0."""
     mappings = [m.strip() for m in args.mappings.split(",") if m.strip()]
     if "inorder" not in mappings:
         mappings.insert(0, "inorder")

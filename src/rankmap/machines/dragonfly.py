@@ -26,8 +26,8 @@ router's first node (``u*N``); ``link_columns()`` gives the exact routers and th
 Bandwidths (bytes/s per direction; Aries-like defaults): row 5.25 GB/s (one Aries tile),
 column 15.75 GB/s (three tiles bundled), global 4.7 GB/s per link (one optical tile; the
 ``xc`` preset models a global link as one optical connector of two tiles, 9.4 GB/s, with 5
-connectors per router), injection/ejection 10 GB/s (the NIC). Options ``bw_row=``, ``bw_col=``, ``bw_global=``,
-``bw_inject=`` change them.
+connectors per router), injection/ejection 10 GB/s (the NIC). Options ``bw_row=``,
+``bw_col=``, ``bw_global=``, ``bw_inject=`` change them.
 
 Routing (see :mod:`rankmap.routing.dragonfly_kernels`):
 
@@ -175,18 +175,22 @@ class Dragonfly(Machine):
 
     @property
     def n_links(self) -> int:
+        """Number of directed links (see the module docstring for their order)."""
         return self._n_links
 
     @property
     def link_src(self) -> np.ndarray:
+        """Source node id of every link (a router end: the router's first node)."""
         return self._src
 
     @property
     def link_dst(self) -> np.ndarray:
+        """Destination node id of every link (a router end: the router's first node)."""
         return self._dst
 
     @property
     def link_bandwidth(self) -> np.ndarray:
+        """Bandwidth of every directed link, bytes per second."""
         return self._bw
 
     @property

@@ -114,6 +114,7 @@ class FatTree(TreeMachine):
 
     @property
     def n_links(self) -> int:
+        """Number of directed links (see the module docstring for their order)."""
         return self._n_links
 
     @property
@@ -128,6 +129,7 @@ class FatTree(TreeMachine):
 
     @property
     def link_bandwidth(self) -> np.ndarray:
+        """Bandwidth of every directed link, bytes per second."""
         return self._bw
 
     def link_columns(self) -> dict[str, np.ndarray]:

@@ -136,6 +136,7 @@ class SlurmTree(TreeMachine):
 
     @property
     def n_links(self) -> int:
+        """Number of directed links (see the module docstring for their order)."""
         return len(self._src)
 
     @property
@@ -150,6 +151,7 @@ class SlurmTree(TreeMachine):
 
     @property
     def link_bandwidth(self) -> np.ndarray:
+        """Bandwidth of every directed link, bytes per second."""
         return self._bw
 
     def _vertex_name(self, v: np.ndarray) -> np.ndarray:
