@@ -323,7 +323,7 @@ class Dragonfly(Machine):
             out.append(self._keyed(2, valiant, f, gu[sel], gv[sel]))
             if valiant:
                 out.append(self._keyed(3, True, f, gu[sel], gv[sel]))
-            out.append(self._keyed(4, valiant, f, gu[sel], rv[sel]))
+            out.append(self._keyed(4, valiant, f, rv[sel], gu[sel]))
         return [s for s in out if s is not None]
 
     def route_paths(self, src, dst, routing: str | None = None,

@@ -15,7 +15,7 @@ few thousand routers costs little:
 * ``glob``   key (source group, destination group): the global links themselves;
 * ``mid``    key (source group, destination group), Valiant only: inside every intermediate
   group, from each entry router to each exit router;
-* ``dst``    key (source group, v): from the entry routers of the incoming global links to v.
+* ``dst``    key (v, source group): from the entry routers of the incoming global links to v.
 
 Each kernel returns a CSR-like triple (``indptr``, ``links``, ``fractions``): row k lists the
 links used by key k and the fraction of the key's bytes crossing each (a link used by several
@@ -74,15 +74,37 @@ def _gidx(g1, g2, l, G, L):
 
 @njit(cache=True, nogil=True)
 def _flush(k, scratch, touched, nt, rows_k, out_l, out_w, pos):
-    """Move the scratch row into the output arrays and clear it."""
+    """Move the scratch row into the output arrays and clear it (dropping cancelled links:
+    a real share is at least 1/(2*G*L*L), far above the rounding left by a subtraction)."""
     for i in range(nt):
         lk = touched[i]
-        out_l[pos] = lk
-        out_w[pos] = scratch[lk]
+        w = scratch[lk]
         scratch[lk] = 0.0
-        pos += 1
+        if abs(w) > 1e-12:
+            out_l[pos] = lk
+            out_w[pos] = w
+            pos += 1
     rows_k[k + 1] = pos
     return pos
+
+
+@njit(cache=True, nogil=True)
+def _spread(u, own, src_side, G, R, C, L, row0, col0, g_src, g_dst, tot, tt, ntt):
+    """Into ``tot``: the Valiant share (1/((G-2)L) per global link) of the intra-group paths
+    between router u and every global link of u's group towards (``src_side``) or from every
+    other group; ``own`` is u's group. Returns the touched count."""
+    w = 1.0 / ((G - 2) * L)
+    for gi in range(G):
+        if gi == own:
+            continue
+        for l in range(L):
+            if src_side:
+                e = g_src[_gidx(own, gi, l, G, L)]
+                ntt = _intra(u, e, w, R, C, row0, col0, tot, tt, ntt)
+            else:
+                e = g_dst[_gidx(gi, own, l, G, L)]
+                ntt = _intra(e, u, w, R, C, row0, col0, tot, tt, ntt)
+    return ntt
 
 
 @njit(cache=True)
@@ -90,7 +112,8 @@ def stage_rows(stage, valiant, a, b, G, R, C, L, row0, col0, glob0, g_src, g_dst
     """Links and fractions of every key (a[k], b[k]) of one stage.
 
     ``stage``: 0 local (a=u, b=v), 1 src (a=u, b=destination group), 2 glob (a=source group,
-    b=destination group), 3 mid (groups, Valiant only), 4 dst (a=source group, b=v).
+    b=destination group), 3 mid (groups, Valiant only), 4 dst (a=v, b=source group). Keys
+    sharing a router should be consecutive (Valiant rows are cached per router).
     ``g_src``/``g_dst``: source and destination router of every global link.
     Returns (indptr, links, fractions).
     """
@@ -102,6 +125,10 @@ def stage_rows(stage, valiant, a, b, G, R, C, L, row0, col0, glob0, g_src, g_dst
     out_l = np.empty(max(4 * nk, 1024), dtype=np.int64)
     out_w = np.empty(max(4 * nk, 1024), dtype=np.float64)
     pos = 0
+    tot = np.zeros(n_links, dtype=np.float64)   # cached Valiant row of the current router
+    tt = np.empty(n_links, dtype=np.int64)
+    ntt = 0
+    cur = -1
     for k in range(nk):
         nt = 0
         if stage == 0:
@@ -115,13 +142,19 @@ def stage_rows(stage, valiant, a, b, G, R, C, L, row0, col0, glob0, g_src, g_dst
                     e = g_src[_gidx(gs, gd, l, G, L)]
                     nt = _intra(u, e, 1.0 / L, R, C, row0, col0, scratch, touched, nt)
             else:
+                # all intermediate groups but gd: the row towards every other group (cached
+                # while the keys share u), minus the part towards gd
+                if u != cur:
+                    for i in range(ntt):
+                        tot[tt[i]] = 0.0
+                    ntt = _spread(u, gs, True, G, R, C, L, row0, col0, g_src, g_dst, tot, tt, 0)
+                    cur = u
+                for i in range(ntt):
+                    nt = _add(tt[i], tot[tt[i]], scratch, touched, nt)
                 w = 1.0 / ((G - 2) * L)
-                for gi in range(G):
-                    if gi == gs or gi == gd:
-                        continue
-                    for l in range(L):
-                        e = g_src[_gidx(gs, gi, l, G, L)]
-                        nt = _intra(u, e, w, R, C, row0, col0, scratch, touched, nt)
+                for l in range(L):
+                    e = g_src[_gidx(gs, gd, l, G, L)]
+                    nt = _intra(u, e, -w, R, C, row0, col0, scratch, touched, nt)
         elif stage == 2:
             gs = a[k]
             gd = b[k]
@@ -149,21 +182,25 @@ def stage_rows(stage, valiant, a, b, G, R, C, L, row0, col0, glob0, g_src, g_dst
                         ex = g_src[_gidx(gi, gd, l2, G, L)]
                         nt = _intra(entry, ex, w, R, C, row0, col0, scratch, touched, nt)
         else:
-            gs = a[k]
-            v = b[k]
+            v = a[k]
+            gs = b[k]
             gd = v // nr
             if not valiant:
                 for l in range(L):
                     e = g_dst[_gidx(gs, gd, l, G, L)]
                     nt = _intra(e, v, 1.0 / L, R, C, row0, col0, scratch, touched, nt)
             else:
+                if v != cur:
+                    for i in range(ntt):
+                        tot[tt[i]] = 0.0
+                    ntt = _spread(v, gd, False, G, R, C, L, row0, col0, g_src, g_dst, tot, tt, 0)
+                    cur = v
+                for i in range(ntt):
+                    nt = _add(tt[i], tot[tt[i]], scratch, touched, nt)
                 w = 1.0 / ((G - 2) * L)
-                for gi in range(G):
-                    if gi == gs or gi == gd:
-                        continue
-                    for l in range(L):
-                        e = g_dst[_gidx(gi, gd, l, G, L)]
-                        nt = _intra(e, v, w, R, C, row0, col0, scratch, touched, nt)
+                for l in range(L):
+                    e = g_dst[_gidx(gs, gd, l, G, L)]
+                    nt = _intra(e, v, -w, R, C, row0, col0, scratch, touched, nt)
         if pos + nt > out_l.shape[0]:
             size = max(2 * out_l.shape[0], pos + nt)
             grown_l = np.empty(size, dtype=np.int64)
