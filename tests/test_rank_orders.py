@@ -91,7 +91,7 @@ def test_more_ranks_than_cores_is_an_error():
 
 
 @pytest.mark.parametrize("text,needle", [
-    ("0-3,2", "listed twice"), ("5-2", "end before start"), ("0,99", "99"), ("a,b", "'a'"),
+    ("0-3,2", "listed twice"), ("5-2", "end before start"), ("0,99", "99"), ("a,b", "unknown node names"),
     ("nodes.txt", "not found"),
 ])
 def test_bad_allocations(text, needle):
