@@ -152,3 +152,11 @@ def test_demo_writes_plot_and_json(capsys, tmp_path, monkeypatch):
     assert (tmp_path / "rankmap-demo" / "cdf-halo.png").stat().st_size > 10000
     doc = json.load(open(tmp_path / "rankmap-demo" / "compare.json"))
     assert len(doc["candidates"]) == 26 and doc["best"] == "TZYX"
+
+
+def test_bgp_mapfile_needs_a_torus(capsys, tmp_path):
+    code, _, err = run(capsys, "map", "-m", "dragonfly:groups=4,rows=2,cols=3,nodes=2,cores=4",
+                       "-p", "stencil:4x4", "--mapping", "inorder", "--emit", "bgp",
+                       "-o", str(tmp_path / "m.map"))
+    assert code == 2 and "needs a torus or mesh" in err
+    assert not (tmp_path / "m.map").exists()

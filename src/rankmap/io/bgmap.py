@@ -17,8 +17,16 @@ from ..errors import RankmapError
 from ..mappers.base import Mapping, validate_mapping
 
 
+def _require_grid(machine) -> None:
+    """Blue Gene mapfiles name nodes by torus/mesh coordinates: refuse other machines."""
+    if not hasattr(machine, "dims") or not getattr(machine, "letters", ""):
+        raise RankmapError(f"a Blue Gene mapfile needs a torus or mesh, not a {machine.kind}; "
+                           "use a host-based format (slurm, openmpi, mpich, hostfile)")
+
+
 def format_mapfile(mapping: Mapping, machine, allocation: Allocation) -> str:
     """Text of a Blue Gene mapfile for ``mapping`` (coordinates then core, one rank a line)."""
+    _require_grid(machine)
     nodes = mapping.nodes(allocation)
     coords = machine.coords(nodes)
     slots = mapping.slots(allocation)
@@ -33,9 +41,8 @@ def read_mapfile(path: str, machine, allocation: Allocation, n_ranks: int) -> Ma
     """Read a Blue Gene mapfile into a validated Mapping (errors name file and line)."""
     if not os.path.isfile(path):
         raise RankmapError(f"mapfile {path!r} not found")
+    _require_grid(machine)
     ndim = len(machine.letters)
-    if not ndim:
-        raise RankmapError(f"a {machine.kind} has no coordinates for a Blue Gene mapfile")
     rows, linenos = [], []
     with open(path, encoding="utf-8", errors="replace") as fh:
         for lineno, line in enumerate(fh, 1):
