@@ -18,7 +18,7 @@ from .refine import refine_cores
 from .registry import all_candidate_names, build_mapping, register, validate_mapping
 
 #: above this many ranks ``auto`` does not run the (slow) graph mapper
-GRAPH_RANK_LIMIT = 20000
+GRAPH_RANK_LIMIT = 8192
 #: how many of the best candidates ``auto`` refines
 REFINE_TOP = 2
 

@@ -28,7 +28,7 @@ from .registry import MapperFamily, MapperInfo, build_mapping, register, registe
 #: default time budget of one refinement, seconds
 DEFAULT_BUDGET_S = 2.0
 #: stop after this many refused proposals in a row
-MAX_REFUSED = 20000
+MAX_REFUSED = 1500
 
 _SETTINGS = contextvars.ContextVar("refine_settings", default={"budget": DEFAULT_BUDGET_S,
                                                                "routing": None})
