@@ -85,6 +85,8 @@ def print_table(val) -> None:
         con.print(f"rankmap ranks first: {bp.mapping}; SMPI ranks first: {bs.mapping}"
                   + (f" (rankmap's pick is {gap * 100:.1f}% slower in SMPI)" if gap else
                      " (same time)"))
+    for name, why in val.skipped.items():
+        con.print(f"[dim]skipped {name}: {why}[/dim]")
     for r in val.rows:
         if r.error:
             con.print(f"[dim]{r.mapping}: {r.error}[/dim]")

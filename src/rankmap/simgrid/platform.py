@@ -8,6 +8,11 @@ direction, like rankmap's directed links) with the machine's link bandwidth and 
 latency. Intra-node messages use the cluster's loopback link (``loopback_bw`` = the time
 model's memory bandwidth).
 
+Link latency: SimGrid's CM02 model shares a link's bandwidth in inverse proportion to each
+flow's route latency (its "sharing penalty", a TCP round-trip unfairness model), so a 3-hop
+flow gets a third of a 1-hop flow's share. rankmap's model is plain max-min (equal shares),
+so validation writes ``lat=0`` (``link_latency=0``): SimGrid then gives every flow penalty 1.
+
 SimGrid's torus always wraps and routes by dimension order, the shorter way round. A tie
 (offset exactly n/2) goes + except from coordinate n/2 itself, where it goes - (rankmap's
 ``dor`` always goes +): the same hop count, a mirrored link choice.
@@ -43,11 +48,15 @@ def check_supported(machine, routing: str) -> None:
                            f"not {routing!r}")
 
 
-def platform_xml(machine, mem_bw: float | None = None) -> str:
-    """The SimGrid platform (XML text) of ``machine`` (see the module docstring)."""
+def platform_xml(machine, mem_bw: float | None = None, link_latency: float | None = None) -> str:
+    """The SimGrid platform (XML text) of ``machine`` (see the module docstring).
+
+    ``link_latency`` (s) overrides the machine's per-hop latency on every link.
+    """
     check_supported(machine, "dor")
     dims = ",".join(str(int(d)) for d in machine.dims)
     bw = float(np.max(machine.link_bandwidth)) if machine.n_links else machine.bandwidth
+    lat = machine.hop_latency_s if link_latency is None else float(link_latency)
     loop = ""
     if mem_bw is not None:
         loop = f' loopback_bw="{_bw(mem_bw)}" loopback_lat="0s"'
@@ -57,7 +66,7 @@ def platform_xml(machine, mem_bw: float | None = None) -> str:
         '<platform version="4.1">\n'
         f'  <cluster id="rankmap" prefix="{HOST_PREFIX}" suffix="" '
         f'radical="0-{machine.n_nodes - 1}" speed="1Gf" core="{machine.cores_per_node}" '
-        f'bw="{_bw(bw)}" lat="{_time(machine.hop_latency_s)}" sharing_policy="SPLITDUPLEX" '
+        f'bw="{_bw(bw)}" lat="{_time(lat)}" sharing_policy="SPLITDUPLEX" '
         f'topology="TORUS" topo_parameters="{dims}"{loop}/>\n'
         "</platform>\n")
 

@@ -43,8 +43,12 @@ class SmpiResult:
 
 
 def simulate(machine, pattern, node_of_rank, routing: str = "dor", mem_bw: float | None = None,
-             timeout: float | None = None, workdir: str | None = None) -> SmpiResult:
+             timeout: float | None = None, workdir: str | None = None,
+             link_latency: float | None = 0.0) -> SmpiResult:
     """Simulate ``pattern`` with rank r on node ``node_of_rank[r]`` in SMPI.
+
+    ``link_latency`` (s, default 0 for plain max-min sharing, see :mod:`.platform`; None:
+    the machine's per-hop latency) is written on every link.
 
     Raises :class:`SimulationTimeout` after ``timeout`` wall-clock seconds.
     """
@@ -56,7 +60,7 @@ def simulate(machine, pattern, node_of_rank, routing: str = "dor", mem_bw: float
     with tempfile.TemporaryDirectory(prefix="rankmap-smpi-", dir=workdir) as tmp:
         plat, hosts, flows = (os.path.join(tmp, n) for n in ("platform.xml", "hosts", "flows.bin"))
         with open(plat, "w") as fh:
-            fh.write(platform_xml(machine, mem_bw))
+            fh.write(platform_xml(machine, mem_bw, link_latency))
         with open(hosts, "w") as fh:
             fh.write(hostfile(node_of_rank))
         with open(flows, "wb") as fh:

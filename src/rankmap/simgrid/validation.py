@@ -3,7 +3,11 @@
 :func:`validate` evaluates every candidate with rankmap's time model, simulates it in SMPI,
 and reports per candidate both times and their ratio, plus the Spearman and Pearson
 correlations over candidates and which candidate each side ranks first. To compare like with
-like, the prediction uses memory bandwidth per flow (SimGrid's loopback link is not shared).
+like, the prediction uses memory bandwidth per flow (SimGrid's loopback link is not shared),
+and both sides drop latency terms: SimGrid's links get zero latency (otherwise its CM02 model
+shares bandwidth in inverse proportion to route latency, see :mod:`.platform`) and the
+prediction uses zero per-hop latency and per-message overhead. What is compared is the
+bandwidth-sharing part of the model, which dominates for messages of kilobytes and more.
 """
 
 from __future__ import annotations
@@ -46,6 +50,7 @@ class Validation:
     scenario: str
     rows: list[ValidationRow]
     options: dict = field(default_factory=dict)
+    skipped: dict = field(default_factory=dict)
 
     @property
     def done(self) -> list[ValidationRow]:
@@ -107,13 +112,16 @@ def validate(machine, allocation, pattern, names, routing: str | None = None, se
     base = getattr(machine, "time_options", None) or DEFAULT_OPTIONS
     if not base.enabled:
         raise RankmapError("validate needs the time model: drop --time-model off")
-    opts = dataclasses.replace(base, mem_shared=False)
+    original = getattr(machine, "time_options", None)
+    opts = dataclasses.replace(base, mem_shared=False, overhead_s=0.0)
     set_time_options(machine, opts)
+    hop_latency, machine.hop_latency_s = machine.hop_latency_s, 0.0
     try:
         comp = compare(machine, allocation, pattern, names, routing=routing, seed=seed,
                        progress=progress, skip_inapplicable=True)
     finally:
-        set_time_options(machine, base)
+        set_time_options(machine, original)
+        machine.hop_latency_s = hop_latency
     rows = []
     for cand in comp.candidates:
         row = ValidationRow(cand.name, cand.metrics["predicted_time_s"], None)
@@ -127,7 +135,9 @@ def validate(machine, allocation, pattern, names, routing: str | None = None, se
         if progress:
             progress(cand.name)
     scenario = f"{pattern.spec} on {machine.spec} ({routing})"
-    return Validation(scenario, rows, {**opts.describe(), "routing": routing})
+    return Validation(scenario, rows, {**opts.describe(), "routing": routing,
+                                       "hop_latency_s": 0.0, "smpi_link_latency_s": 0.0},
+                      skipped=comp.skipped)
 
 
 def scatter_plot(val: Validation, path: str, force: bool = False) -> str:

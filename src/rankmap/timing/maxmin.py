@@ -11,20 +11,23 @@ max-min fair allocation (the model of SimGrid's CM02 network model and of seed 0
 :func:`completion_times` runs the phase: all flows start at t = 0, rates are the max-min
 allocation of the flows still running, and it is recomputed each time flows finish. Flows
 whose finish time is within a relative ``tolerance`` of the earliest one are retired
-together (each at its own finish time under the current rates), which bounds the number of
-re-sharing events by about ln(T_last / T_first) / tolerance.
+together (each at its own finish time under the current rates), and every event retires at
+least a fraction ``retire_fraction`` of the running flows (the soonest-finishing ones, again
+each at its own finish time under the current rates). The second rule bounds the work to
+about (1 / retire_fraction) passes over the incidence however spread out the finish times
+are (random placements); flows retired early free their bandwidth slightly before they
+would have, so others finish slightly early. ``retire_fraction = 0`` gives the exact event
+sequence (up to ``tolerance``).
 
 Everything runs in numba on CSR (flow -> resources) and CSC (resource -> flows) arrays.
 """
 
 from __future__ import annotations
 
+import heapq
+
 import numpy as np
 from numba import njit
-
-#: relative capacity left below which a resource counts as saturated.
-_SATURATED = 1e-9
-
 
 @njit(cache=True, nogil=True)
 def transpose_csr(indptr, indices, data, n_cols):
@@ -53,12 +56,22 @@ def maxmin_rates(indptr, indices, data, col_ptr, col_rows, col_vals, cap, active
 
     Row ``f`` stands for ``mult[f]`` identical flows (same resources and bytes); ``rate[f]``
     is the rate of each of them. Active flows that use no resource get ``inf``. Returns the
-    number of filling rounds.
+    number of saturation steps.
+
+    Progressive filling with a heap: while the unfrozen flows all run at level L, resource r
+    carries ``F[r] + W[r] * L`` (F: frozen flows' usage, W: unfrozen weight), so it
+    saturates at ``L_r = (cap[r] - F[r]) / W[r]``. The resource with the smallest ``L_r``
+    saturates next; its flows freeze at that level and the ``L`` of the resources they
+    cross is updated (stale heap entries are skipped by a version number).
     """
     n_flows = indptr.shape[0] - 1
     n_res = cap.shape[0]
     weight = np.zeros(n_res, dtype=np.float64)
+    frozen_use = np.zeros(n_res, dtype=np.float64)
     count = np.zeros(n_res, dtype=np.int64)
+    version = np.zeros(n_res, dtype=np.int64)
+    touched = np.zeros(n_res, dtype=np.bool_)
+    touched_list = np.empty(n_res, dtype=np.int64)
     frozen = np.ones(n_flows, dtype=np.bool_)
     n_open = 0
     for f in range(n_flows):
@@ -72,55 +85,52 @@ def maxmin_rates(indptr, indices, data, col_ptr, col_rows, col_vals, cap, active
         for k in range(indptr[f], indptr[f + 1]):
             weight[indices[k]] += data[k] * mult[f]
             count[indices[k]] += 1
-    rem = cap.copy()
-    live = np.empty(n_res, dtype=np.int64)
-    n_live = 0
+    heap = [(0.0, np.int64(0), np.int64(0))]
+    heap.pop()
     for r in range(n_res):
         if count[r] > 0:
-            live[n_live] = r
-            n_live += 1
+            heap.append((cap[r] / weight[r], np.int64(r), np.int64(0)))
+    heapq.heapify(heap)
+    steps = 0
     level = 0.0
-    rounds = 0
-    while n_open > 0 and n_live > 0:
-        rounds += 1
-        m = np.inf
-        for i in range(n_live):
-            r = live[i]
-            v = rem[r] / weight[r]
-            if v < m:
-                m = v
-        if m < 0.0:
-            m = 0.0
-        level += m
-        for i in range(n_live):
-            r = live[i]
-            rem[r] -= m * weight[r]
-        for i in range(n_live):
-            r = live[i]
-            if count[r] == 0 or rem[r] > _SATURATED * cap[r]:
+    while n_open > 0 and len(heap) > 0:
+        key, r, ver = heapq.heappop(heap)
+        if ver != version[r] or count[r] == 0:
+            continue
+        if key > level:
+            level = key
+        steps += 1
+        version[r] += 1
+        n_touched = 0
+        for k in range(col_ptr[r], col_ptr[r + 1]):
+            f = col_rows[k]
+            if frozen[f]:
                 continue
-            for k in range(col_ptr[r], col_ptr[r + 1]):
-                f = col_rows[k]
-                if frozen[f]:
-                    continue
-                frozen[f] = True
-                n_open -= 1
-                rate[f] = level
-                for j in range(indptr[f], indptr[f + 1]):
-                    q = indices[j]
-                    count[q] -= 1
-                    weight[q] -= data[j] * mult[f]
-                    if count[q] == 0:
-                        weight[q] = 0.0
-        # compact the live list
-        k2 = 0
-        for i in range(n_live):
-            r = live[i]
-            if count[r] > 0:
-                live[k2] = r
-                k2 += 1
-        n_live = k2
-    return rounds
+            frozen[f] = True
+            n_open -= 1
+            rate[f] = level
+            for j in range(indptr[f], indptr[f + 1]):
+                q = indices[j]
+                w = data[j] * mult[f]
+                frozen_use[q] += w * level
+                weight[q] -= w
+                count[q] -= 1
+                if not touched[q]:
+                    touched[q] = True
+                    touched_list[n_touched] = q
+                    n_touched += 1
+        for i in range(n_touched):
+            q = touched_list[i]
+            touched[q] = False
+            if q == r or count[q] == 0:
+                continue
+            version[q] += 1
+            w = weight[q]
+            sat = (cap[q] - frozen_use[q]) / w if w > 0 else np.inf
+            if sat < level:
+                sat = level
+            heapq.heappush(heap, (sat, np.int64(q), version[q]))
+    return steps
 
 
 @njit(cache=True, nogil=True)
@@ -150,7 +160,7 @@ def _compact(indptr, indices, data, keep):
 
 
 @njit(cache=True, nogil=True)
-def completion_times(indptr, indices, data, cap, nbytes, tolerance, mult):
+def completion_times(indptr, indices, data, cap, nbytes, tolerance, mult, retire_fraction):
     """Finish time (s) of every flow of a phase under max-min sharing with re-sharing.
 
     Row ``f`` stands for ``mult[f]`` identical flows. Flows of zero bytes finish at 0;
@@ -195,6 +205,17 @@ def completion_times(indptr, indices, data, cap, nbytes, tolerance, mult):
                 if v < dt:
                     dt = v
         horizon = (t + dt) * (1.0 + tolerance) - t
+        k_min = int(n_active * retire_fraction)
+        if k_min > 1:
+            vs = np.empty(n_active, dtype=np.float64)
+            j = 0
+            for f in range(m):
+                if active[f]:
+                    vs[j] = remaining[f] / rate[f]
+                    j += 1
+            vs.sort()
+            if vs[k_min - 1] > horizon:
+                horizon = vs[k_min - 1]
         for f in range(m):
             if not active[f]:
                 continue

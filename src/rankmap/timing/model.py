@@ -30,6 +30,8 @@ DEFAULT_MEM_BW = 10e9
 DEFAULT_OVERHEAD_S = 1e-6
 #: default relative tolerance for retiring near-simultaneous flows together.
 DEFAULT_TOLERANCE = 1e-3
+#: default smallest fraction of the running flows retired per re-sharing event.
+DEFAULT_RETIRE_FRACTION = 0.02
 
 
 @dataclass(frozen=True)
@@ -41,6 +43,9 @@ class TimeOptions:
     between its own ranks, bytes/s, shared by those flows (None: intra-node flows cost only
     their overhead). ``overhead_s``: per-message overhead in seconds. ``tolerance``: flows
     finishing within this relative time of the first are retired in one re-sharing event.
+    ``retire_fraction``: every event retires at least this fraction of the running flows
+    (the soonest ones), which bounds the cost on placements with spread-out finish times
+    (see :mod:`rankmap.timing.maxmin`); 0 = exact event sequence.
     ``enabled``: False turns the model off (no ``predicted_time_s``). ``mem_shared``: True
     (default) makes a node's memory one resource shared by its intra-node flows; False gives
     every intra-node flow the full ``mem_bw`` (SimGrid's loopback link behaves so).
@@ -50,6 +55,7 @@ class TimeOptions:
     mem_bw: float | None = DEFAULT_MEM_BW
     overhead_s: float = DEFAULT_OVERHEAD_S
     tolerance: float = DEFAULT_TOLERANCE
+    retire_fraction: float = DEFAULT_RETIRE_FRACTION
     enabled: bool = True
     mem_shared: bool = True
 
@@ -62,11 +68,14 @@ class TimeOptions:
             raise RankmapError(f"bad per-message overhead {self.overhead_s!r}: must be >= 0")
         if not 0 <= self.tolerance < 1:
             raise RankmapError(f"bad time tolerance {self.tolerance!r}: must be in [0, 1)")
+        if not 0 <= self.retire_fraction < 1:
+            raise RankmapError(f"bad retire fraction {self.retire_fraction!r}: must be in [0, 1)")
 
     def describe(self) -> dict:
         """JSON-ready options (bandwidths in bytes/s, times in seconds)."""
         return {"nic_bw_Bps": self.nic_bw, "mem_bw_Bps": self.mem_bw,
                 "overhead_s": self.overhead_s, "tolerance": self.tolerance,
+                "retire_fraction": self.retire_fraction,
                 "mem_shared": self.mem_shared}
 
 
@@ -191,7 +200,8 @@ def flow_times(machine, src_node, dst_node, nbytes, routing: str, options: TimeO
         return np.zeros(0)
     us, ud, ub, mult, inverse = unique_flows(src_node, dst_node, nbytes)
     indptr, indices, data, cap = resource_incidence(machine, us, ud, routing, options)
-    finish, _events = completion_times(indptr, indices, data, cap, ub, options.tolerance, mult)
+    finish, _events = completion_times(indptr, indices, data, cap, ub, options.tolerance, mult,
+                                       options.retire_fraction)
     if flow_hops is None:
         flow_hops = machine.hop_distance(np.asarray(src_node), np.asarray(dst_node))
     latency = options.overhead_s + np.asarray(flow_hops, dtype=np.float64) * machine.hop_latency_s
