@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import RankmapError
 from .geometry import average_hops, needs_grid
 from .registry import register
 
@@ -121,6 +122,8 @@ def greedy_walk(grid: tuple[int, ...], machine, allocation, start: int | None = 
     walker = _CoreWalker(machine, allocation)
     if start is None:
         start = 0 if n % 2 == 0 else allocation.n_cores - 1
+    elif start % allocation.cores_per_node:
+        raise RankmapError(f"greedy walk start {start} is not the first core of a node")
     seq = np.empty(n, dtype=np.int64)
     seq[0] = start
     walker.take(start)
@@ -167,8 +170,8 @@ def greedy(pattern, machine, allocation, seed):
     best = greedy_walk(grid, machine, allocation)
     best_h = average_hops(best, pattern, machine, allocation)
     if pattern.n_ranks <= SMALL_WALK:
-        starts = np.linspace(0, allocation.n_cores - 1, EXTRA_STARTS + 2).astype(np.int64)[1:-1]
-        for st in starts:
+        starts = np.linspace(0, allocation.n_nodes - 1, EXTRA_STARTS + 2).astype(np.int64)[1:-1]
+        for st in np.unique(starts * allocation.cores_per_node):   # first core of a node
             cand = greedy_walk(grid, machine, allocation, int(st))
             h = average_hops(cand, pattern, machine, allocation)
             if h < best_h - 1e-12:
