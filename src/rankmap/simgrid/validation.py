@@ -65,8 +65,9 @@ class Validation:
             return None, None
         from scipy.stats import pearsonr, spearmanr
 
-        p = np.array([r.predicted_s for r in done])
-        s = np.array([r.simulated_s for r in done])
+        # times equal to 4 significant digits are ties (within the 1e-3 event tolerance)
+        p = np.array([float(f"{r.predicted_s:.4g}") for r in done])
+        s = np.array([float(f"{r.simulated_s:.4g}") for r in done])
         if np.ptp(p) == 0 or np.ptp(s) == 0:
             same = bool(np.ptp(p) == 0 and np.ptp(s) == 0)
             return (1.0, 1.0) if same else (None, None)
