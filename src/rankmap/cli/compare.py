@@ -23,8 +23,9 @@ def add_parser(sub) -> None:
         formatter_class=__import__("argparse").RawDescriptionHelpFormatter)
     add_input_options(p)
     p.add_argument("--mappings", default="all", metavar="LIST",
-                   help="comma-separated mapping names, or 'all' (default): rank orders such "
-                   "as TXYZ, inorder, random, ...")
+                   help="comma-separated mapping names, or 'all' (default: every one that "
+                   "applies): rank orders such as TXYZ, inorder, random, greedy, mueller-resch, "
+                   "rcb, cubes, graph, refine:NAME, rubik-tile, 'rubik: ...', auto")
     p.add_argument("--budget", type=float, default=None, metavar="SECONDS",
                    help="time budget of each refine:NAME candidate (default 2)")
     p.add_argument("--format", choices=("table", "json", "csv"), default="table",
