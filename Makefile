@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test bench install clean
+.PHONY: demo test bench install clean fidelity
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -m venv $(VENV) || { echo "error: '$(PYTHON) -m venv' failed; on Debian run: apt-get install python3-venv" >&2; exit 1; }
@@ -23,6 +23,10 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) benchmarks/run_all.py
+
+# predicted vs SimGrid SMPI simulated time; needs smpicc/smpirun (libsimgrid-dev simgrid)
+fidelity: $(STAMP)
+	$(PY) benchmarks/fidelity/run.py --timeout $(or $(FIDELITY_TIMEOUT),300)
 
 clean:
 	rm -rf $(VENV) rankmap-demo build src/*.egg-info
