@@ -44,8 +44,10 @@ MAPPERS = ["inorder", "greedy", "mueller-resch", "rcb", "graph", "refine:rcb", "
 #: seconds scotch_gmap may take before it counts as failed
 SCOTCH_TIMEOUT = float(os.environ.get("RANKMAP_BENCH_SCOTCH_TIMEOUT", "120"))
 #: mappers left out above a rank count, and why (measured: too slow to be useful there)
-SKIP_ABOVE = {"graph": (20000, "KaHIP recursion takes minutes at this size"),
-              "refine:rcb": (20000, "the 2 s budget changes nothing measurable at this size")}
+SKIP_ABOVE = {"graph": (20000, "not run at this size to keep the benchmark short "
+                              "(its time grows with size; not measured here)"),
+              "refine:rcb": (20000, "not run at this size to keep the benchmark short "
+                                    "(not measured here)")}
 
 
 def write_scotch_graph(path: str, pattern) -> None:
