@@ -264,14 +264,16 @@ def _parse_family(name: str, machine):
 
 
 def _all_presets(pattern, machine, allocation):
+    """Presets whose statements can be built here (cheap test: the placement itself is only
+    computed when the preset is evaluated; a leaf mismatch then shows as skipped)."""
     out = []
     for name in PRESETS:
         try:
-            rubik_cores(preset_spec(name, pattern, machine, allocation), pattern, machine,
-                        allocation)
+            preset_spec(name, pattern, machine, allocation)
         except RankmapError:
             continue
-        out.append(name)
+        if pattern.n_ranks == allocation.n_cores:
+            out.append(name)
     return out
 
 
