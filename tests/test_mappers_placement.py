@@ -65,15 +65,11 @@ def test_same_seed_same_result(name):
     a = parse_allocation(None, m)
     p = parse_pattern("fft2d:8x16" if name == "cubes" else "stencil:4x4x8")
     from rankmap.mappers.refine import settings
-    with settings(budget=0.2):
+    # a generous budget: refine then stops on its refusal limit, not on the clock
+    with settings(budget=60):
         x = build_mapping(name, p, m, a, seed=5).core_of_rank
         y = build_mapping(name, p, m, a, seed=5).core_of_rank
-    if name.startswith("refine"):
-        # time-bounded search: same seed gives the same proposals; compare the objective
-        from rankmap.mappers.refine import _State
-        assert _State(p, m, a, "dor", x).objective() == _State(p, m, a, "dor", y).objective()
-    else:
-        assert np.array_equal(x, y)
+    assert np.array_equal(x, y)
 
 
 def test_graph_is_deterministic_per_seed():
