@@ -87,3 +87,23 @@ def test_validate_cli_errors(capsys):
     assert main(["validate", "-m", "torus:4x4", "-p", "stencil:4x4", "--routing",
                  "adaptive"]) == 2
     assert "dimension order" in capsys.readouterr().err
+
+
+@needs_smpi
+def test_validate_cli_table_plot_json(tmp_path, capsys):
+    import json
+
+    png, js = tmp_path / "v.png", tmp_path / "v.json"
+    assert main(["validate", "-m", "torus:4x4x4", "-p", "stencil:4x4x4:periodic",
+                 "--mappings", "XYZT,ZYXT,random", "--plot", str(png), "--json", str(js),
+                 "--timeout", "120"]) == 0
+    out = capsys.readouterr().out
+    assert "Spearman" in out and "rankmap ranks first" in out
+    assert png.read_bytes()[:4] == b"\x89PNG"
+    doc = json.loads(js.read_text())
+    assert {c["mapping"] for c in doc["candidates"]} == {"XYZT", "ZYXT", "random"}
+    assert doc["best_predicted"] == doc["best_simulated"]
+    # refuses to overwrite without --force
+    assert main(["validate", "-m", "torus:4x4x4", "-p", "stencil:4x4x4:periodic",
+                 "--mappings", "XYZT", "--plot", str(png)]) == 2
+    assert "--force" in capsys.readouterr().err
