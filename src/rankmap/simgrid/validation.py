@@ -4,7 +4,7 @@
 and reports per candidate both times and their ratio, plus the Spearman and Pearson
 correlations over candidates and which candidate each side ranks first. To compare like with
 like, the prediction uses memory bandwidth per flow (SimGrid's loopback link is not shared),
-and both sides drop latency terms: SimGrid's links get zero latency (otherwise its CM02 model
+no NIC limit (a SimGrid torus cluster has none), and both sides drop latency terms: SimGrid's links get zero latency (otherwise its CM02 model
 shares bandwidth in inverse proportion to route latency, see :mod:`.platform`) and the
 prediction uses zero per-hop latency and per-message overhead. What is compared is the
 bandwidth-sharing part of the model, which dominates for messages of kilobytes and more.
@@ -114,7 +114,8 @@ def validate(machine, allocation, pattern, names, routing: str | None = None, se
     if not base.enabled:
         raise RankmapError("validate needs the time model: drop --time-model off")
     original = getattr(machine, "time_options", None)
-    opts = dataclasses.replace(base, mem_shared=False, overhead_s=0.0)
+    # SimGrid's torus cluster has no NIC resource: predict without one as well
+    opts = dataclasses.replace(base, mem_shared=False, overhead_s=0.0, nic_bw=None)
     set_time_options(machine, opts)
     hop_latency, machine.hop_latency_s = machine.hop_latency_s, 0.0
     try:
