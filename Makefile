@@ -22,7 +22,7 @@ test: $(STAMP)
 	$(PY) -m pytest
 
 bench: $(STAMP)
-	$(PY) benchmarks/run_all.py
+	$(PY) benchmarks/run_all.py $(ONLY)
 
 # predicted vs SimGrid SMPI simulated time; needs smpicc/smpirun (libsimgrid-dev simgrid)
 fidelity: $(STAMP)
