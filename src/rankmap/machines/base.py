@@ -48,25 +48,29 @@ class Machine(ABC):
         self.hop_latency_s = float(hop_latency_s)
 
     # ---- links -------------------------------------------------------------------------
+    # Every machine builds three parallel arrays when it is constructed: ``_src`` and
+    # ``_dst`` (int64 vertex ids of each directed link's ends) and ``_bw`` (bytes/s).
+
     @property
-    @abstractmethod
     def n_links(self) -> int:
         """Number of directed links in the whole machine."""
+        return len(self._src)
 
     @property
-    @abstractmethod
     def link_src(self) -> np.ndarray:
-        """Source node id of every directed link (int64, length ``n_links``)."""
+        """Source vertex of every directed link (int64, length ``n_links``): a node id, or
+        what the machine's module docstring says for switch/router ends."""
+        return self._src
 
     @property
-    @abstractmethod
     def link_dst(self) -> np.ndarray:
-        """Destination node id of every directed link (int64, length ``n_links``)."""
+        """Destination vertex of every directed link (int64, length ``n_links``)."""
+        return self._dst
 
     @property
-    @abstractmethod
     def link_bandwidth(self) -> np.ndarray:
         """Bandwidth of every directed link in bytes per second (float64)."""
+        return self._bw
 
     def link_columns(self) -> dict[str, np.ndarray]:
         """Columns describing every link for CSV output (at least ``src`` and ``dst``)."""

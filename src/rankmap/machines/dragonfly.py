@@ -174,26 +174,6 @@ class Dragonfly(Machine):
         self._n_links = len(self._class)
 
     @property
-    def n_links(self) -> int:
-        """Number of directed links (see the module docstring for their order)."""
-        return self._n_links
-
-    @property
-    def link_src(self) -> np.ndarray:
-        """Source node id of every link (a router end: the router's first node)."""
-        return self._src
-
-    @property
-    def link_dst(self) -> np.ndarray:
-        """Destination node id of every link (a router end: the router's first node)."""
-        return self._dst
-
-    @property
-    def link_bandwidth(self) -> np.ndarray:
-        """Bandwidth of every directed link, bytes per second."""
-        return self._bw
-
-    @property
     def link_class(self) -> np.ndarray:
         """Class of every link as an index into :data:`LINK_CLASSES`."""
         return self._class

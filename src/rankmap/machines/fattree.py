@@ -108,35 +108,15 @@ class FatTree(TreeMachine):
         self._cls = np.concatenate([np.zeros(H), np.ones(H), np.full(n_sw, 2),
                                     np.full(n_sw, 3)]).astype(np.int64)
         self._level = np.concatenate([np.zeros(2 * H), lvl, lvl]).astype(np.int64)
-        self._vsrc = np.concatenate([hosts, H + hosts // self.k, sw_lo, sw_hi])
-        self._vdst = np.concatenate([H + hosts // self.k, hosts, sw_hi, sw_lo])
+        self._src = np.concatenate([hosts, H + hosts // self.k, sw_lo, sw_hi])
+        self._dst = np.concatenate([H + hosts // self.k, hosts, sw_hi, sw_lo])
         self._bw = np.where(self._cls >= 2, self.bandwidth / self.taper, self.bandwidth)
-
-    @property
-    def n_links(self) -> int:
-        """Number of directed links (see the module docstring for their order)."""
-        return self._n_links
-
-    @property
-    def link_src(self) -> np.ndarray:
-        """Source vertex of every link: hosts are node ids, switches ``n_nodes + index``."""
-        return self._vsrc
-
-    @property
-    def link_dst(self) -> np.ndarray:
-        """Destination vertex of every link (hosts: node ids, switches: ``n_nodes + index``)."""
-        return self._vdst
-
-    @property
-    def link_bandwidth(self) -> np.ndarray:
-        """Bandwidth of every directed link, bytes per second."""
-        return self._bw
 
     def link_columns(self) -> dict[str, np.ndarray]:
         """``class`` (host-up/host-down/up/down), ``level`` (lower end's switch level, 0 for
         host links), ``src``, ``dst`` (hosts: node id; switch (l, w): hosts + (l-1)*k^(n-1) + w)."""
         return {"class": np.array(CLASSES)[self._cls], "level": self._level,
-                "src": self._vsrc, "dst": self._vdst}
+                "src": self._src, "dst": self._dst}
 
     def coords(self, nodes) -> np.ndarray:
         """Base-k digits of the host id, most significant first (``levels`` columns)."""

@@ -134,26 +134,6 @@ class SlurmTree(TreeMachine):
             members = np.nonzero(self._leaf == s)[0]
             self._pos[members] = np.arange(len(members))
 
-    @property
-    def n_links(self) -> int:
-        """Number of directed links (see the module docstring for their order)."""
-        return len(self._src)
-
-    @property
-    def link_src(self) -> np.ndarray:
-        """Source vertex: hosts are node ids, switch i is ``n_nodes + i`` (file order)."""
-        return self._src
-
-    @property
-    def link_dst(self) -> np.ndarray:
-        """Destination vertex (hosts: node ids, switch i: ``n_nodes + i``)."""
-        return self._dst
-
-    @property
-    def link_bandwidth(self) -> np.ndarray:
-        """Bandwidth of every directed link, bytes per second."""
-        return self._bw
-
     def _vertex_name(self, v: np.ndarray) -> np.ndarray:
         names = np.array(self.host_names + self.switch_names, dtype=object)
         return names[v]

@@ -92,18 +92,6 @@ class Torus(Machine):
         self._bw = np.full(len(self._dense_index), self.bandwidth)
 
     @property
-    def n_links(self) -> int:
-        return len(self._dense_index)
-
-    @property
-    def link_src(self) -> np.ndarray:
-        return self._src
-
-    @property
-    def link_dst(self) -> np.ndarray:
-        return self._dst
-
-    @property
     def link_dim(self) -> np.ndarray:
         """Dimension (0-based) of every directed link."""
         return self._dim
@@ -112,10 +100,6 @@ class Torus(Machine):
     def link_dir(self) -> np.ndarray:
         """Direction (+1 or -1) of every directed link."""
         return self._dir
-
-    @property
-    def link_bandwidth(self) -> np.ndarray:
-        return self._bw
 
     def link_columns(self) -> dict[str, np.ndarray]:
         """``src``, ``dim``, ``dir``, ``dst`` of every directed link."""
