@@ -19,8 +19,8 @@ from typing import Callable
 
 from ..errors import RankmapError
 from ..specs import Spec, parse_int, parse_shape, split_spec
-from ..units import parse_bandwidth, parse_time
 from .base import LinkLoads, Machine
+from .options import common_options
 from .presets import PRESETS
 from .torus import DEFAULT_BANDWIDTH, DEFAULT_HOP_LATENCY, LETTER_SETS, Torus
 
@@ -44,23 +44,12 @@ def _wrap_flags(spec: Spec, ndim: int, default: bool) -> tuple[bool, ...]:
     return tuple(ch in v for ch in letters)
 
 
-def _common_options(spec: Spec) -> dict:
-    opts = {}
-    if (v := spec.pop_option("cores")) is not None:
-        opts["cores_per_node"] = parse_int(v, "cores per node", minimum=1)
-    if (v := spec.pop_option("bw")) is not None:
-        opts["bandwidth"] = parse_bandwidth(v, "link bandwidth")
-    if (v := spec.pop_option("lat")) is not None:
-        opts["hop_latency_s"] = parse_time(v, "per-hop latency")
-    return opts
-
-
 def _parse_grid_machine(spec: Spec) -> Machine:
     if not spec.words:
         raise RankmapError(f"bad machine {spec.text!r}: give a shape, e.g. {spec.kind}:8x8x8")
     dims = parse_shape(spec.words.pop(0), "machine shape", max_dims=6)
     wrap = _wrap_flags(spec, len(dims), default=(spec.kind == "torus"))
-    opts = _common_options(spec)
+    opts = common_options(spec)
     spec.reject_leftovers("machine")
     return Torus(dims, wrap=wrap, spec=spec.text, **opts)
 
@@ -77,7 +66,7 @@ def _parse_preset(spec: Spec) -> Machine:
                            f"{', '.join(str(k) for k in shapes)}")
     opts = {"cores_per_node": cores, "bandwidth": DEFAULT_BANDWIDTH,
             "hop_latency_s": DEFAULT_HOP_LATENCY}
-    opts.update(_common_options(spec))
+    opts.update(common_options(spec))
     spec.reject_leftovers("machine")
     return Torus(shapes[n], spec=spec.text, name=f"{label} {n}", **opts)
 

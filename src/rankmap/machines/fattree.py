@@ -167,15 +167,9 @@ def parse_fattree(spec) -> Machine:
     """``fattree:k=K:levels=N[:cores=C][:bw=..][:taper=T][:lat=..]`` or
     ``fattree:topology=FILE[:cores=C][:bw=..][:lat=..]``."""
     from ..specs import parse_int
-    from ..units import parse_bandwidth, parse_time
+    from .options import common_options
 
-    opts = {}
-    if (v := spec.pop_option("cores")) is not None:
-        opts["cores_per_node"] = parse_int(v, "cores per node", minimum=1)
-    if (v := spec.pop_option("bw")) is not None:
-        opts["bandwidth"] = parse_bandwidth(v, "link bandwidth")
-    if (v := spec.pop_option("lat")) is not None:
-        opts["hop_latency_s"] = parse_time(v, "per-hop latency")
+    opts = common_options(spec)
     path = spec.pop_option("topology")
     if path is not None:
         spec.reject_leftovers("fattree")
