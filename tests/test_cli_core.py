@@ -3,9 +3,7 @@
 import csv
 import io
 import json
-import os
 
-import numpy as np
 import pytest
 
 from rankmap.cli import main

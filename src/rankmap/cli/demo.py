@@ -10,7 +10,6 @@ previous outputs in that folder).
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 
