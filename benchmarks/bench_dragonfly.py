@@ -15,21 +15,13 @@ Writes benchmarks/RESULTS_dragonfly.md. Run: ``.venv/bin/python benchmarks/bench
 from __future__ import annotations
 
 import os
-import statistics
-import time
+import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-REPEATS = int(os.environ.get("RANKMAP_BENCH_REPEATS", "5"))
+sys.path.insert(0, HERE)
+from timing_util import REPEATS, median_time  # noqa: E402
 
 
-def _median_time(fn) -> float:
-    fn()  # warm-up: numba compilation, lazy tables
-    times = []
-    for _ in range(REPEATS):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
 
 
 def main() -> int:
@@ -47,16 +39,16 @@ def main() -> int:
         nodes = build_mapping(mapping, p, m, a).nodes(a)
         s, d = nodes[ph.src], nodes[ph.dst]
         for routing in m.routings:
-            t = _median_time(lambda: m.route(s, d, ph.bytes, routing))
+            t = median_time(lambda: m.route(s, d, ph.bytes, routing), warmup=True)
             rows.append(("xc:groups=26", "stencil:32x32x32", mapping, routing, "route",
                          ph.n_flows, t))
-        t = _median_time(lambda: m.route_paths(s, d, "minimal"))
+        t = median_time(lambda: m.route_paths(s, d, "minimal"), warmup=True)
         rows.append(("xc:groups=26", "stencil:32x32x32", mapping, "minimal", "route_paths",
                      ph.n_flows, t))
     f = parse_machine("fattree:k=16:levels=3")
     q = parse_pattern("fft2d:64x64").phases[0]
     for routing in f.routings:
-        t = _median_time(lambda: f.route(q.src, q.dst, q.bytes, routing))
+        t = median_time(lambda: f.route(q.src, q.dst, q.bytes, routing), warmup=True)
         rows.append(("fattree:k=16:levels=3", "fft2d:64x64 (one phase)", "inorder", routing,
                      "route", q.n_flows, t))
     lines = ["# Dragonfly and fat-tree routing", "",

@@ -15,24 +15,17 @@ benchmarks/RESULTS_launch.md. Run: ``make bench ONLY=launch`` or
 from __future__ import annotations
 
 import os
-import statistics
-import time
+import sys
 
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-REPEATS = int(os.environ.get("RANKMAP_BENCH_REPEATS", "5"))
+sys.path.insert(0, HERE)
+from timing_util import REPEATS, median_time  # noqa: E402
 MACHINE = "bgp:32768"
 PATTERN = "stencil:512x256"
 
 
-def _median(fn) -> float:
-    times = []
-    for _ in range(REPEATS):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
 
 
 def main() -> int:
@@ -52,15 +45,15 @@ def main() -> int:
     proc_nodes = rng.permutation(np.repeat(np.arange(machine.n_nodes), cpn))
     labels = [machine.node_name(int(n)) for n in proc_nodes]
     rows = [("resolve 131,072 host names to node ids",
-             _median(lambda: resolve_node_labels(labels, machine)))]
+             median_time(lambda: resolve_node_labels(labels, machine)))]
     rows.append(("assign_ranks (TXYZ placement + new rank of every process)",
-                 _median(lambda: assign_ranks(pattern, machine, proc_nodes, "TXYZ"))))
+                 median_time(lambda: assign_ranks(pattern, machine, proc_nodes, "TXYZ"))))
     alloc = whole_machine(machine)
     mapping = build_mapping("TXYZ", pattern, machine, alloc)
     for name, emitter in EMITTERS.items():
         if name == "bgq":
             continue  # needs a 5-D machine
-        rows.append((f"write the {name} file", _median(lambda e=emitter: e.write(mapping, machine,
+        rows.append((f"write the {name} file", median_time(lambda e=emitter: e.write(mapping, machine,
                                                                                  alloc))))
     lines = ["# Launch-time overhead (benchmarks/bench_launch.py)", "",
              f"{MACHINE} ({machine.n_nodes} nodes x {cpn} cores = {pattern.n_ranks} processes), "
