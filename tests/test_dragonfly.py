@@ -38,6 +38,18 @@ def test_global_link_layout_hand_checked():
     assert {(0, 5), (5, 0), (1, 8), (8, 1), (4, 9), (9, 4)} == pairs
 
 
+def test_absolute_layout_puts_the_link_to_group_p_on_router_p():
+    # 3 groups of 1x4 routers: group g's link to group p leaves from router p of g
+    m = parse_machine("dragonfly:groups=3,rows=1,cols=4,nodes=1,global=1,layout=absolute")
+    pairs = set(zip(m.g_src.tolist(), m.g_dst.tolist()))
+    assert pairs == {(1, 4), (4, 1), (2, 8), (8, 2), (6, 9), (9, 6)}
+    # two links per pair: the second one on router (G + p) mod 4
+    m2 = parse_machine("dragonfly:groups=3,rows=1,cols=4,nodes=1,global=2,gports=2,"
+                       "layout=absolute")
+    assert (0 * 4 + (3 + 1) % 4, 1 * 4 + (3 + 0) % 4) in set(zip(m2.g_src.tolist(),
+                                                                  m2.g_dst.tolist()))
+
+
 def test_minimal_route_hand_computed():
     m = parse_machine(HAND)
     # node 3 = router 3 (group 0, row 1, col 1) -> node 6 = router 6 (group 1, row 1, col 0)
@@ -178,6 +190,7 @@ def test_link_bandwidths_by_class():
     ("dragonfly:groups=30,rows=1,cols=2", "cannot reach 29 other groups"),
     ("dragonfly:groups=3,rows=1,cols=2,global=2", "need 4 ports"),
     ("dragonfly:groups=3,layout=zigzag", "layout"),
+    ("dragonfly:groups=5,rows=1,cols=4,global=1,layout=absolute", "raise gports"),
     ("dragonfly:groups=3,colour=red", "colour"),
     ("xc:groups=2,cabinet_cols=5", "even"),
 ])

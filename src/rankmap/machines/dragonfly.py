@@ -14,6 +14,10 @@ Layout and numbering
   the order ``g+1, g+2, ...`` modulo G); port ``q`` sits on router ``q mod (R*C)`` with
   ``layout=spread`` (the default: global links spread evenly over routers) or on router
   ``q // gports`` with ``layout=consecutive`` (ports fill router 0 first, then router 1, ...).
+  ``layout=absolute`` places the ``l``-th link from group ``g`` to group ``p`` on router
+  ``(l*G + p) mod (R*C)`` of ``g``, whatever ``g`` is: with one link per pair, router ``p`` of
+  every group leads to group ``p`` (SimGrid's ``DRAGONFLY`` cluster, see
+  :mod:`rankmap.simgrid.platform`). It needs ``ceil(G*L / (R*C)) <= gports``.
 * Every node also has an injection link (node -> router, class ``inject``) and an ejection
   link (router -> node, class ``eject``). They are directed links of the machine, so they
   carry load and count in ``mean_link_bytes`` and the plateau point, but they are not *hops*:
@@ -55,6 +59,7 @@ from ..errors import RankmapError
 from ..routing import dragonfly_kernels as dk
 from .base import LinkLoads, Machine
 
+LAYOUTS = ("spread", "consecutive", "absolute")
 LINK_CLASSES = ("inject", "eject", "row", "col", "global")
 #: Aries-like link bandwidths, bytes per second per direction.
 DEFAULT_BW = {"row": 5.25e9, "col": 15.75e9, "global": 4.7e9, "inject": 10.0e9}
@@ -87,8 +92,8 @@ class Dragonfly(Machine):
                 raise RankmapError(f"bad dragonfly {what}={v}: must be at least 1")
         G, R, C, N = int(groups), int(rows), int(cols), int(nodes)
         nr = R * C
-        if layout not in ("spread", "consecutive"):
-            raise RankmapError(f"bad dragonfly layout {layout!r}: choose spread or consecutive")
+        if layout not in LAYOUTS:
+            raise RankmapError(f"bad dragonfly layout {layout!r}: choose {', '.join(LAYOUTS)}")
         if G > 1:
             ports = nr * int(gports)
             if global_links is None:
@@ -103,6 +108,10 @@ class Dragonfly(Machine):
             L = int(global_links)
             if L < 1:
                 raise RankmapError(f"bad global={global_links}: must be at least 1")
+            if layout == "absolute" and -(-G * L // nr) > int(gports):
+                raise RankmapError(f"layout=absolute puts {-(-G * L // nr)} global links on one "
+                                   f"router ({G} groups x global={L} over {nr} routers): raise "
+                                   f"gports= to {-(-G * L // nr)} or lower global=")
         else:
             L = 0
         spec = spec or f"dragonfly:groups={G},rows={R},cols={C},nodes={N},cores={cores}"
@@ -149,8 +158,12 @@ class Dragonfly(Machine):
             l = np.tile(np.arange(L), G * (G - 1))
             g2 = (g1 + 1 + j) % G
             j_back = (g1 - g2 - 1) % G
-            g_src = g1 * nr + self._port_router(j * L + l)
-            g_dst = g2 * nr + self._port_router(j_back * L + l)
+            if self.layout == "absolute":
+                g_src = g1 * nr + (l * G + g2) % nr
+                g_dst = g2 * nr + (l * G + g1) % nr
+            else:
+                g_src = g1 * nr + self._port_router(j * L + l)
+                g_dst = g2 * nr + self._port_router(j_back * L + l)
         else:
             g_src = g_dst = np.zeros(0, dtype=np.int64)
         self.g_src = np.ascontiguousarray(g_src, dtype=np.int64)
@@ -409,7 +422,7 @@ def _pop_common(spec) -> dict:
 
 def parse_dragonfly(spec) -> Dragonfly:
     """``dragonfly:groups=G,rows=R,cols=C,nodes=N,cores=K[,global=L][,gports=P]
-    [,layout=spread|consecutive][,bw_row=..,bw_col=..,bw_global=..,bw_inject=..][,lat=..]``.
+    [,layout=spread|consecutive|absolute][,bw_row=..,bw_col=..,bw_global=..,bw_inject=..][,lat=..]``.
 
     Defaults: rows=1, cols=1, nodes=1, cores=1, gports=1 (so ``global`` defaults to
     ``floor(R*C/(G-1))``), layout spread, Aries-like bandwidths.
