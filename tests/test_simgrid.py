@@ -24,11 +24,38 @@ def test_platform_xml_torus():
     assert 'lat="0s"' in platform_xml(parse_machine("torus:4x4"), link_latency=0.0)
 
 
-def test_unsupported_machines_are_refused():
-    with pytest.raises(RankmapError, match="torus machines"):
-        platform_xml(parse_machine("mesh:4x4"))
-    with pytest.raises(RankmapError, match="always wraps"):
-        platform_xml(parse_machine("torus:4x4:wrap=x"))
+DF = ("dragonfly:groups=4,rows=1,cols=4,nodes=2,cores=2,global=1,layout=absolute,"
+      "bw_inject=5GB/s,bw_row=10GB/s,bw_col=5GB/s,bw_global=15GB/s")
+
+
+def test_platform_xml_fat_tree_and_dragonfly():
+    xml = platform_xml(parse_machine("fattree:k=4:levels=3:cores=2:bw=2GB/s"))
+    assert 'topology="FAT_TREE"' in xml and 'topo_parameters="3;4,4,4;1,4,4;1,1,1"' in xml
+    assert 'radical="0-63"' in xml and 'bw="2000000000Bps"' in xml
+    xml = platform_xml(parse_machine(DF))
+    # node links at the base bandwidth, green (row) x2, black (col) x1, blue (global) x3
+    assert 'topology="DRAGONFLY"' in xml and 'topo_parameters="4,3;1,1;4,2;2"' in xml
+    assert 'radical="0-31"' in xml and 'bw="5000000000Bps"' in xml and 'core="2"' in xml
+
+
+@pytest.mark.parametrize("spec, routing, message", [
+    ("mesh:4x4", "dor", "torus, k-ary fat-tree and dragonfly"),
+    ("torus:4x4:wrap=x", "dor", "always wraps"),
+    ("torus:4x4", "adaptive", "dimension order"),
+    ("fattree:k=4:levels=2:taper=2", "dmodk", "taper=2"),
+    ("fattree:k=4:levels=2", "ecmp", "d-mod-k"),
+    (DF.replace("layout=absolute", "layout=spread"), "minimal", "layout=absolute"),
+    (DF.replace("groups=4", "groups=5").replace("layout=", "gports=2,layout="), "minimal",
+     "groups <= cols"),
+    (DF.replace("rows=1", "rows=2"), "minimal", "rows=1"),
+    (DF, "valiant", "minimally"),
+    (DF.replace("bw_row=10GB/s", "bw_row=7GB/s"), "minimal", "bw_row=7e\\+09"),
+])
+def test_unsupported_machines_are_refused(spec, routing, message):
+    from rankmap.simgrid.platform import check_supported
+
+    with pytest.raises(RankmapError, match=message):
+        check_supported(parse_machine(spec), routing)
 
 
 def test_hostfile_line_r_is_host_of_rank_r():
@@ -64,6 +91,37 @@ def test_simgrid_torus_numbers_hosts_first_dimension_fastest():
 
 
 @needs_smpi
+@pytest.mark.parametrize("spec, identical", [
+    ("torus:3x5x3", True), ("torus:4x4x4", False), ("fattree:k=4:levels=3", True),
+    ("fattree:k=3:levels=2", True), (DF, True)])
+def test_simgrid_routes_equal_rankmaps_up_to_link_names(spec, identical):
+    """All host pairs (or 4,000 of them): the same links carry the same pairs. Even tori
+    differ by SimGrid's n/2 tie rule (see rankmap.simgrid.platform)."""
+    from rankmap.simgrid.routes import compare_routes, sample_pairs
+
+    m = parse_machine(spec)
+    agreement = compare_routes(m, sample_pairs(m.n_nodes))
+    assert agreement.identical == identical, agreement.describe()
+    assert agreement.matched > 0
+
+
+@needs_smpi
+@pytest.mark.parametrize("spec, pattern, names", [
+    ("fattree:k=4:levels=2:cores=4", "stencil:8x8:periodic", "inorder,rcb,random"),
+    (DF, "fft2d:8x8", "inorder,greedy,random"),
+])
+def test_small_validation_on_fat_tree_and_dragonfly(spec, pattern, names):
+    """SMPI and rankmap give the same times (within 2 %) on the other two topologies."""
+    from rankmap.simgrid.validation import validate
+
+    m = parse_machine(spec)
+    val = validate(m, parse_allocation(None, m), parse_pattern(pattern), names, timeout=120)
+    assert len(val.done) == 3 and val.routes.identical
+    assert all(abs(r.ratio - 1) < 0.02 for r in val.rows), [(r.mapping, r.ratio) for r in val.rows]
+    assert val.best_gap() == pytest.approx(0.0, abs=0.01)
+
+
+@needs_smpi
 def test_small_validation_agrees_on_ranking():
     """64 ranks, 3 placements: SMPI and rankmap rank them the same, times within 2 %."""
     from rankmap.simgrid.validation import validate
@@ -81,7 +139,7 @@ def test_small_validation_agrees_on_ranking():
 
 def test_validate_cli_errors(capsys):
     assert main(["validate", "-m", "mesh:4x4", "-p", "stencil:4x4", "--mappings", "XYT"]) == 2
-    assert "torus machines" in capsys.readouterr().err
+    assert "not mesh" in capsys.readouterr().err
     assert main(["validate", "-m", "torus:4x4", "-p", "stencil:4x4", "--timeout", "0"]) == 2
     assert "bad --timeout" in capsys.readouterr().err
     assert main(["validate", "-m", "torus:4x4", "-p", "stencil:4x4", "--routing",

@@ -19,8 +19,10 @@ def add_parser(sub) -> None:
         "bandwidth-sharing model and simulate the same flows in SimGrid SMPI (real MPI code, "
         "platform XML of the machine, hostfile of the placement). Prints both times, their "
         "ratio, Spearman and Pearson correlation and which placement each ranks first. Needs "
-        "smpicc/smpirun (Debian: apt-get install libsimgrid-dev simgrid); torus machines, "
-        "dor routing.",
+        "smpicc/smpirun (Debian: apt-get install libsimgrid-dev simgrid). Machines SimGrid "
+        "routes like rankmap: tori (dor), k-ary fat trees (dmodk, taper=1) and dragonflies "
+        "with rows=1,global=1,layout=absolute (minimal); the route check line says whether "
+        "SimGrid's routes are rankmap's.",
         epilog=example("rankmap validate --machine torus:8x8x16 --pattern stencil:32x32:periodic "
                        "--mappings XYZT,random,greedy,graph --plot v.png"),
         formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -75,6 +77,8 @@ def print_table(val) -> None:
                   f"{r.ratio:.3f}" if r.ratio is not None else "-",
                   f"{r.wall_s:.1f} s" if r.wall_s is not None else "-")
     con.print(t)
+    if val.routes is not None:
+        con.print(val.routes.describe())
     sp, pe = val.correlations()
     fmt = lambda v: "n/a (fewer than 3 simulated or constant)" if v is None else f"{v:.3f}"  # noqa: E731
     con.print(f"Spearman {fmt(sp)}   Pearson {fmt(pe)}")

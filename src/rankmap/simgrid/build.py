@@ -38,30 +38,39 @@ def cache_dir() -> str:
     return os.path.join(base, "smpi")
 
 
-def program_source(name: str) -> str:
-    """Text of the shipped C program ``programs/<name>.c``."""
-    ref = resources.files(__package__).joinpath("programs", f"{name}.c")
+def program_source(name: str, suffix: str = ".c") -> str:
+    """Text of the shipped program ``programs/<name><suffix>``."""
+    ref = resources.files(__package__).joinpath("programs", f"{name}{suffix}")
     if not ref.is_file():
         raise RankmapError(f"no SMPI program named {name!r}")
     return ref.read_text()
 
 
-def compiled_program(name: str) -> str:
-    """Path of the compiled program ``name``, compiling it with smpicc on first use."""
-    src = program_source(name)
+def compiled_program(name: str, suffix: str = ".c", compiler: str = "smpicc",
+                     libs: tuple[str, ...] = ()) -> str:
+    """Path of the compiled program ``programs/<name><suffix>``, compiled on first use.
+
+    MPI programs (``.c``) are compiled with ``smpicc``; the SimGrid tools written against
+    the s4u API (``.cpp``) with ``compiler="c++"`` and ``libs=("-lsimgrid",)``.
+    """
+    src = program_source(name, suffix)
     digest = hashlib.sha256(src.encode()).hexdigest()[:16]
     out_dir = cache_dir()
     exe = os.path.join(out_dir, f"{name}-{digest}")
     if os.path.exists(exe):
         return exe
-    smpicc = find_tool("smpicc")
+    cc = find_tool(compiler) if compiler == "smpicc" else shutil.which(compiler)
+    if not cc:
+        raise RankmapError(f"{compiler} not found: install a C++ compiler (apt-get install g++)")
     os.makedirs(out_dir, exist_ok=True)
-    c_path = os.path.join(out_dir, f"{name}-{digest}.c")
+    c_path = os.path.join(out_dir, f"{name}-{digest}{suffix}")
     with open(c_path, "w") as fh:
         fh.write(src)
     tmp = f"{exe}.tmp{os.getpid()}"
-    proc = subprocess.run([smpicc, "-O2", "-o", tmp, c_path], capture_output=True, text=True)
+    proc = subprocess.run([cc, "-O2", "-o", tmp, c_path, *libs], capture_output=True,
+                          text=True)
     if proc.returncode != 0:
-        raise RankmapError(f"smpicc failed on {name}.c: {proc.stderr.strip().splitlines()[-1:]}")
+        raise RankmapError(f"{compiler} failed on {name}{suffix}: "
+                           f"{proc.stderr.strip().splitlines()[-1:]}")
     os.replace(tmp, exe)
     return exe

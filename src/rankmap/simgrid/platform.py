@@ -1,21 +1,39 @@
 """SimGrid platform XML and hostfile for a rankmap machine and placement.
 
-A torus becomes one ``<cluster topology="TORUS" topo_parameters="X,Y,Z">``. SimGrid numbers
-the hosts of a torus cluster with the first dimension fastest (``TorusZone``: coordinate j is
-``(id / prod(dims[:j])) % dims[j]``), exactly rankmap's node ids, so host ``node-<id>`` is
-rankmap node ``id``; tests check this on routes. Links are ``SPLITDUPLEX`` (one resource per
-direction, like rankmap's directed links) with the machine's link bandwidth and per-hop
-latency. Intra-node messages use the cluster's loopback link (``loopback_bw`` = the time
-model's memory bandwidth).
+Every machine becomes one SimGrid ``<cluster>`` whose hosts ``node-<id>`` are rankmap's node
+ids (``radical="0-(n-1)"``), with ``SPLITDUPLEX`` links (one resource per direction, like
+rankmap's directed links). :mod:`.routes` checks that SimGrid then routes every host pair
+over the same links as rankmap (up to naming); the findings below come from that check.
+
+* Torus: ``topology="TORUS" topo_parameters="X,Y,Z"``. SimGrid numbers the hosts with the
+  first dimension fastest, exactly rankmap's ids. It always wraps and routes by dimension
+  order the shorter way round; a tie (offset exactly n/2) goes + except from coordinate n/2
+  itself, where it goes - (rankmap's ``dor`` always goes +): the same hop counts, but on a
+  torus with even sides some links differ (8x8x16: 4,949 of 6,016 used links carry the same
+  pairs). Odd sides route identically.
+* k-ary n-tree (``fattree:k=K:levels=N``): ``topology="FAT_TREE"
+  topo_parameters="N;K,..,K;1,K,..,K;1,..,1"`` (K children per switch, one parent per host
+  and K per switch, single links). Its labels give the same switches, wiring and host
+  order as rankmap, and its d-mod-k up-port choice is rankmap's ``dmodk``: identical routes.
+  Needs ``taper=1`` (one bandwidth for every link) and ``--routing dmodk``.
+* Dragonfly: ``topology="DRAGONFLY" topo_parameters="G,blue;R,black;C,green;N"``: G groups of
+  R chassis (rankmap's rows) of C blades (columns) with N nodes each, numbered like rankmap.
+  Node links get the cluster bandwidth and the green (row), black (column) and blue (global)
+  links that many times more, so rankmap's ``bw_row``/``bw_col``/``bw_global`` must be whole
+  multiples of ``bw_inject``. SimGrid joins groups i and j by **one** link, between router j
+  of group i and router i of group j, and routes all traffic between the two groups over it:
+  rankmap's ``global=1,layout=absolute``. To reach router j it takes column j of the
+  source's own row, so it needs groups <= cols. With several rows it walks row-first (rankmap
+  splits row-first and column-first) and, inside a group, after a row hop from a router not
+  in row 0 it continues from row 0 (a link the message never reaches; groups=4,rows=2,cols=4:
+  140 of 268 used links match), so validation needs ``rows=1``, where routes are identical.
 
 Link latency: SimGrid's CM02 model shares a link's bandwidth in inverse proportion to each
 flow's route latency (its "sharing penalty", a TCP round-trip unfairness model), so a 3-hop
 flow gets a third of a 1-hop flow's share. rankmap's model is plain max-min (equal shares),
 so validation writes ``lat=0`` (``link_latency=0``): SimGrid then gives every flow penalty 1.
-
-SimGrid's torus always wraps and routes by dimension order, the shorter way round. A tie
-(offset exactly n/2) goes + except from coordinate n/2 itself, where it goes - (rankmap's
-``dor`` always goes +): the same hop count, a mirrored link choice.
+Intra-node messages use the cluster's loopback link (``loopback_bw`` = the time model's
+memory bandwidth).
 """
 
 from __future__ import annotations
@@ -35,17 +53,92 @@ def _time(value: float) -> str:
     return f"{value:.10g}s"
 
 
-def check_supported(machine, routing: str) -> None:
-    """Raise RankmapError unless SimGrid can model this machine and routing like rankmap."""
-    if machine.kind not in ("torus",) or not hasattr(machine, "dims"):
-        raise RankmapError(f"SimGrid validation supports torus machines, not {machine.kind} "
-                           f"({machine.spec})")
+def _torus_problems(machine, routing: str) -> list[str]:
+    problems = []
     if not all(machine.wrap):
-        raise RankmapError(f"SimGrid's torus always wraps: {machine.spec} has unwrapped "
-                           "dimensions")
+        problems.append(f"SimGrid's torus always wraps: {machine.spec} has unwrapped dimensions")
     if routing != "dor":
-        raise RankmapError(f"SimGrid routes a torus by dimension order only: use --routing dor, "
-                           f"not {routing!r}")
+        problems.append(f"SimGrid routes a torus by dimension order only: use --routing dor, "
+                        f"not {routing!r}")
+    return problems
+
+
+def _fattree_problems(machine, routing: str) -> list[str]:
+    problems = []
+    if not hasattr(machine, "k"):
+        problems.append(f"SimGrid's FAT_TREE cluster is a k-ary n-tree: {machine.spec} is read "
+                        "from a topology file")
+        return problems
+    if machine.taper != 1.0:
+        problems.append(f"SimGrid's FAT_TREE gives every link the same bandwidth: "
+                        f"{machine.spec} has taper={machine.taper:g}")
+    if routing != "dmodk":
+        problems.append(f"SimGrid routes a fat tree by d-mod-k only: use --routing dmodk, "
+                        f"not {routing!r}")
+    return problems
+
+
+def _multiple(value: float, base: float) -> int | None:
+    ratio = value / base
+    return int(round(ratio)) if round(ratio) >= 1 and abs(ratio - round(ratio)) < 1e-9 else None
+
+
+def _dragonfly_problems(machine, routing: str) -> list[str]:
+    problems = []
+    if machine.G > 1 and (machine.layout != "absolute" or machine.L != 1):
+        problems.append("SimGrid's DRAGONFLY joins two groups by one link on router p of a group "
+                        f"for group p: give global=1,layout=absolute (not global={machine.L},"
+                        f"layout={machine.layout})")
+    if machine.G > machine.C:
+        problems.append(f"SimGrid's DRAGONFLY reaches group p through column p of a row: it "
+                        f"needs groups <= cols ({machine.G} > {machine.C})")
+    if machine.R > 1:
+        problems.append(f"SimGrid's DRAGONFLY misroutes inside a group when there are several "
+                        f"rows (chassis) and routes row-first where rankmap splits: use rows=1 "
+                        f"(not {machine.R})")
+    if routing != "minimal":
+        problems.append(f"SimGrid routes a dragonfly minimally only: use --routing minimal, "
+                        f"not {routing!r}")
+    base = machine.bw["inject"]
+    for cls in ("row", "col", "global"):
+        if _multiple(machine.bw[cls], base) is None:
+            problems.append(f"SimGrid's DRAGONFLY gives {cls} links a whole multiple of the node "
+                            f"link bandwidth: bw_{cls}={machine.bw[cls]:.4g} B/s is not a "
+                            f"multiple of bw_inject={base:.4g} B/s")
+    return problems
+
+
+_PROBLEMS = {"torus": _torus_problems, "fattree": _fattree_problems,
+             "dragonfly": _dragonfly_problems}
+
+
+def check_supported(machine, routing: str) -> None:
+    """Raise RankmapError unless SimGrid can model this machine and routing like rankmap
+    (module docstring); the message names the first mismatch."""
+    find = _PROBLEMS.get(machine.kind)
+    if find is None or (machine.kind == "torus" and not hasattr(machine, "dims")):
+        raise RankmapError(f"SimGrid validation supports torus, k-ary fat-tree and dragonfly "
+                           f"machines, not {machine.kind} ({machine.spec})")
+    problems = find(machine, routing)
+    if problems:
+        raise RankmapError(problems[0])
+
+
+def _topology(machine) -> tuple[str, str, float]:
+    """(topology, topo_parameters, base link bandwidth in bytes/s) of the cluster."""
+    if machine.kind == "torus":
+        bw = float(np.max(machine.link_bandwidth)) if machine.n_links else machine.bandwidth
+        return "TORUS", ",".join(str(int(d)) for d in machine.dims), bw
+    if machine.kind == "fattree":
+        k, n = machine.k, machine.levels
+        params = ";".join([str(n), ",".join([str(k)] * n), ",".join(["1"] + [str(k)] * (n - 1)),
+                           ",".join(["1"] * n)])
+        return "FAT_TREE", params, machine.bandwidth
+    base = machine.bw["inject"]
+    mult = {c: _multiple(machine.bw[c], base) for c in ("row", "col", "global")}
+    params = (f"{machine.G},{mult['global']};{machine.R},{mult['col']};"
+              f"{machine.C},{mult['row']};{machine.N}")
+    return "DRAGONFLY", params, base
 
 
 def platform_xml(machine, mem_bw: float | None = None, link_latency: float | None = None) -> str:
@@ -53,9 +146,8 @@ def platform_xml(machine, mem_bw: float | None = None, link_latency: float | Non
 
     ``link_latency`` (s) overrides the machine's per-hop latency on every link.
     """
-    check_supported(machine, "dor")
-    dims = ",".join(str(int(d)) for d in machine.dims)
-    bw = float(np.max(machine.link_bandwidth)) if machine.n_links else machine.bandwidth
+    check_supported(machine, machine.routings[0])
+    topology, params, bw = _topology(machine)
     lat = machine.hop_latency_s if link_latency is None else float(link_latency)
     loop = ""
     if mem_bw is not None:
@@ -67,7 +159,7 @@ def platform_xml(machine, mem_bw: float | None = None, link_latency: float | Non
         f'  <cluster id="rankmap" prefix="{HOST_PREFIX}" suffix="" '
         f'radical="0-{machine.n_nodes - 1}" speed="1Gf" core="{machine.cores_per_node}" '
         f'bw="{_bw(bw)}" lat="{_time(lat)}" sharing_policy="SPLITDUPLEX" '
-        f'topology="TORUS" topo_parameters="{dims}"{loop}/>\n'
+        f'topology="{topology}" topo_parameters="{params}"{loop}/>\n'
         "</platform>\n")
 
 

@@ -4,10 +4,13 @@
 and reports per candidate both times and their ratio, plus the Spearman and Pearson
 correlations over candidates and which candidate each side ranks first. To compare like with
 like, the prediction uses memory bandwidth per flow (SimGrid's loopback link is not shared),
-no NIC limit (a SimGrid torus cluster has none), and both sides drop latency terms: SimGrid's links get zero latency (otherwise its CM02 model
+no NIC limit (a SimGrid cluster has none beyond the node links a fat tree or dragonfly already
+has), and both sides drop latency terms: SimGrid's links get zero latency (otherwise its CM02 model
 shares bandwidth in inverse proportion to route latency, see :mod:`.platform`) and the
 prediction uses zero per-hop latency and per-message overhead. What is compared is the
 bandwidth-sharing part of the model, which dominates for messages of kilobytes and more.
+Before simulating, :func:`validate` checks that SimGrid routes the machine's host pairs over
+the same links as rankmap (:mod:`.routes`) and reports the result with the scenario.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from ..evaluation import compare
 from ..timing import set_time_options
 from ..timing.hook import DEFAULT_OPTIONS
 from .platform import check_supported
+from .routes import RouteAgreement, compare_routes, sample_pairs
 from .runner import SimulationTimeout, simulate
 
 
@@ -51,6 +55,7 @@ class Validation:
     rows: list[ValidationRow]
     options: dict = field(default_factory=dict)
     skipped: dict = field(default_factory=dict)
+    routes: RouteAgreement | None = None
 
     @property
     def done(self) -> list[ValidationRow]:
@@ -98,7 +103,9 @@ class Validation:
                                 "wall_s": r.wall_s, "error": r.error} for r in self.rows],
                 "spearman": sp, "pearson": pe,
                 "best_predicted": self.best_predicted().mapping,
-                "best_simulated": bs.mapping if bs else None, "best_gap": self.best_gap()}
+                "best_simulated": bs.mapping if bs else None, "best_gap": self.best_gap(),
+                "routes": None if self.routes is None else {
+                    "identical": self.routes.identical, "summary": self.routes.describe()}}
 
 
 def validate(machine, allocation, pattern, names, routing: str | None = None, seed: int = 0,
@@ -110,6 +117,7 @@ def validate(machine, allocation, pattern, names, routing: str | None = None, se
     """
     routing = machine.check_routing(routing)
     check_supported(machine, routing)
+    routes = compare_routes(machine, sample_pairs(machine.n_nodes, seed=seed), routing)
     base = getattr(machine, "time_options", None) or DEFAULT_OPTIONS
     if not base.enabled:
         raise RankmapError("validate needs the time model: drop --time-model off")
@@ -139,7 +147,7 @@ def validate(machine, allocation, pattern, names, routing: str | None = None, se
     scenario = f"{pattern.spec} on {machine.spec} ({routing})"
     return Validation(scenario, rows, {**opts.describe(), "routing": routing,
                                        "hop_latency_s": 0.0, "smpi_link_latency_s": 0.0},
-                      skipped=comp.skipped)
+                      skipped=comp.skipped, routes=routes)
 
 
 def scatter_plot(val: Validation, path: str, force: bool = False) -> str:
