@@ -1,11 +1,16 @@
 """Fidelity suite: rankmap's predicted time versus SimGrid SMPI's simulated time.
 
-Scenarios: 2-D and 3-D stencils and fft2d on tori of 64, 256 and 1,024 nodes, each with the
-XYZ rank orders, TXYZ, random, greedy and graph placements (those that apply). Per scenario
-it reports Spearman and Pearson correlation between predicted and simulated times and how
-much slower (in SMPI) rankmap's pick is than SMPI's best. Writes benchmarks/fidelity/RESULTS.md.
+Scenarios: 2-D and 3-D stencils and fft2d on tori of 64, 256 and 1,024 nodes (rank orders,
+random, greedy and graph placements), on a 256-host k-ary fat tree and on a 256-node dragonfly
+(every placement that applies there: inorder, random, greedy, graph, rcb, Mueller-Resch). The
+dragonfly is the one SimGrid can route like rankmap: one row of routers per group, one global
+link per group pair, layout=absolute (see rankmap.simgrid.platform). Per scenario it reports
+Spearman and Pearson correlation between predicted and simulated times, how much slower (in
+SMPI) rankmap's pick is than SMPI's best, and whether SimGrid's routes are rankmap's.
+Writes benchmarks/fidelity/RESULTS.md and results.json; a run of some groups replaces those
+groups' scenarios in results.json and keeps the others.
 
-Usage: python benchmarks/fidelity/run.py [--timeout S] [--sizes 64,256,1024] [--out FILE]
+Usage: python benchmarks/fidelity/run.py [--timeout S] [--groups torus64,fattree,...]
 Needs smpicc/smpirun (apt-get install libsimgrid-dev simgrid).
 """
 
@@ -26,31 +31,42 @@ from rankmap.simgrid import smpi_available
 from rankmap.simgrid.validation import Validation, ValidationRow, validate
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-TORI = {64: "torus:4x4x4", 256: "torus:8x8x4", 1024: "torus:8x8x16"}
-PATTERNS = {64: ["stencil:8x8:periodic", "stencil:4x4x4:periodic", "fft2d:8x8"],
-            256: ["stencil:16x16:periodic", "stencil:8x8x4:periodic", "fft2d:16x16"],
-            1024: ["stencil:32x32:periodic", "stencil:16x8x8:periodic", "fft2d:32x32"]}
-CANDIDATES = "XYZT,XZYT,YXZT,YZXT,ZXYT,ZYXT,random,greedy,graph"
+TORUS_CANDIDATES = "XYZT,XZYT,YXZT,YZXT,ZXYT,ZYXT,random,greedy,graph"
+OTHER_CANDIDATES = "inorder,random,greedy,graph,rcb,mueller-resch"
+P256 = ["stencil:16x16:periodic", "stencil:8x8x4:periodic", "fft2d:16x16"]
+#: group name -> (machine, patterns, candidates)
+GROUPS = {
+    "torus64": ("torus:4x4x4", ["stencil:8x8:periodic", "stencil:4x4x4:periodic", "fft2d:8x8"],
+                TORUS_CANDIDATES),
+    "torus256": ("torus:8x8x4", P256, TORUS_CANDIDATES),
+    "torus1024": ("torus:8x8x16", ["stencil:32x32:periodic", "stencil:16x8x8:periodic",
+                                   "fft2d:32x32"], TORUS_CANDIDATES),
+    "fattree": ("fattree:k=4:levels=4:bw=5GB/s", P256, OTHER_CANDIDATES),
+    "dragonfly": ("dragonfly:groups=8,rows=1,cols=8,nodes=4,global=1,layout=absolute,"
+                  "bw_inject=5GB/s,bw_row=5GB/s,bw_col=5GB/s,bw_global=10GB/s", P256,
+                  OTHER_CANDIDATES),
+}
 
 
-def run(sizes, timeout, log=print, on_result=None):
-    """Validate every scenario; return the list of Validation JSON documents.
+def run(groups, timeout, log=print, on_result=None):
+    """Validate every scenario of the named groups; return the Validation JSON documents.
 
     ``on_result(results)`` is called after each scenario (to write partial results)."""
     results = []
-    for n in sizes:
-        machine = parse_machine(TORI[n])
+    for group in groups:
+        spec_m, patterns, candidates = GROUPS[group]
+        machine = parse_machine(spec_m)
         allocation = parse_allocation(None, machine)
-        for spec in PATTERNS[n]:
+        for spec in patterns:
             pattern = parse_pattern(spec, default_ranks=allocation.n_cores)
             t0 = time.perf_counter()
             try:
-                val = validate(machine, allocation, pattern, CANDIDATES, routing="dor",
-                               timeout=timeout)
+                val = validate(machine, allocation, pattern, candidates, timeout=timeout)
             except RankmapError as exc:
-                log(f"{spec} on {TORI[n]}: {exc}")
+                log(f"{spec} on {spec_m}: {exc}")
                 continue
             doc = val.to_json()
+            doc["group"] = group
             doc["wall_s"] = time.perf_counter() - t0
             results.append(doc)
             if on_result:
@@ -60,12 +76,21 @@ def run(sizes, timeout, log=print, on_result=None):
     return results
 
 
+def _group_of(doc: dict) -> str:
+    """The group of a scenario stored before groups were recorded (by its machine)."""
+    for name, (machine, _, _) in GROUPS.items():
+        if f" on {machine} (" in doc["scenario"]:
+            return name
+    return "torus64"
+
+
 def rescore(doc: dict) -> dict:
     """Recompute a scenario's statistics from its stored per-candidate times."""
     rows = [ValidationRow(c["mapping"], c["predicted_s"], c["simulated_s"], c["wall_s"],
                           c["error"]) for c in doc["candidates"]]
     fresh = Validation(doc["scenario"], rows, doc.get("options", {})).to_json()
-    fresh["wall_s"] = doc["wall_s"]
+    for key in ("wall_s", "group", "routes"):
+        fresh[key] = doc.get(key)
     return fresh
 
 
@@ -82,17 +107,19 @@ def results_markdown(results, timeout) -> str:
              "prediction with zero per-hop latency and overhead (see README, \"Predicted time "
              "and SimGrid validation\", for why). Goal: Spearman >= 0.9 per scenario and "
              "rankmap's pick within 5% of SMPI's best.", "",
-             "| scenario | candidates simulated | Spearman | Pearson | median pred/sim | "
+             "| scenario | routes | candidates simulated | Spearman | Pearson | median pred/sim | "
              "rankmap's pick | SMPI's best | pick vs best | wall |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             "|---|---|---|---|---|---|---|---|---|---|"]
     import statistics
 
     for d in results:
         done = [c for c in d["candidates"] if c["simulated_s"] is not None]
         ratios = [c["ratio"] for c in done if c["ratio"] is not None]
         timeouts = [c["mapping"] for c in d["candidates"] if c["simulated_s"] is None]
+        routes = d.get("routes") or {}
+        same = {True: "same", False: "differ"}.get(routes.get("identical"), "n/a")
         lines.append(
-            f"| {d['scenario']} | {len(done)}/{len(d['candidates'])}"
+            f"| {d['scenario']} | {same} | {len(done)}/{len(d['candidates'])}"
             + (f" (timed out: {', '.join(timeouts)})" if timeouts else "")
             + f" | {_f(d['spearman'])} | {_f(d['pearson'])} | "
             f"{_f(statistics.median(ratios) if ratios else None)} | {d['best_predicted']} | "
@@ -111,7 +138,8 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--timeout", type=float, default=300.0,
                     help="wall-clock limit per simulation, seconds (default 300)")
-    ap.add_argument("--sizes", default="64,256,1024", help="torus sizes to run")
+    ap.add_argument("--groups", default=",".join(GROUPS),
+                    help=f"scenario groups to run (default all: {','.join(GROUPS)})")
     ap.add_argument("--out", default=os.path.join(HERE, "RESULTS.md"))
     ap.add_argument("--json", default=os.path.join(HERE, "results.json"))
     ap.add_argument("--from-json", action="store_true",
@@ -127,17 +155,24 @@ def main(argv=None) -> int:
         print("fidelity: smpicc/smpirun not found: apt-get install libsimgrid-dev simgrid",
               file=sys.stderr)
         return 2
-    sizes = [int(s) for s in args.sizes.split(",")]
-    bad = [s for s in sizes if s not in TORI]
+    groups = [g.strip() for g in args.groups.split(",") if g.strip()]
+    bad = [g for g in groups if g not in GROUPS]
     if bad:
-        print(f"fidelity: no scenario of {bad[0]} nodes (choose from {sorted(TORI)})",
+        print(f"fidelity: no scenario group {bad[0]!r} (choose from {', '.join(GROUPS)})",
               file=sys.stderr)
         return 2
-    def save(results):
-        write_atomic(args.json, json.dumps(results, indent=1) + "\n", force=True)
-        write_atomic(args.out, results_markdown(results, args.timeout), force=True)
+    kept = []
+    if os.path.exists(args.json):
+        with open(args.json) as fh:
+            kept = [d for d in json.load(fh) if d.get("group", _group_of(d)) not in groups]
 
-    save(run(sizes, args.timeout, log=lambda s: print(s, flush=True), on_result=save))
+    def save(results):
+        merged = sorted(kept + results, key=lambda d: list(GROUPS).index(
+            d.get("group") or _group_of(d)))
+        write_atomic(args.json, json.dumps(merged, indent=1) + "\n", force=True)
+        write_atomic(args.out, results_markdown(merged, args.timeout), force=True)
+
+    save(run(groups, args.timeout, log=lambda s: print(s, flush=True), on_result=save))
     print(f"wrote {args.out}")
     return 0
 
