@@ -32,6 +32,10 @@ def add_parser(sub) -> None:
     p.add_argument("--timeout", type=float, default=600.0, metavar="SECONDS",
                    help="wall-clock limit per simulation (default 600); a candidate that "
                    "exceeds it is reported without a simulated time")
+    p.add_argument("--program", choices=("auto", "flows"), default="auto",
+                   help="SMPI program: 'auto' (default) runs the pattern's own MPI program "
+                   "(halo exchange for stencil, sub-communicator MPI_Alltoall for fft2d) and "
+                   "the flow-list replay for other patterns; 'flows' always replays the flows")
     p.add_argument("--plot", metavar="FILE.png", help="scatter plot of simulated vs predicted")
     p.add_argument("--json", metavar="FILE", help="also write the results as JSON")
     add_force(p)
@@ -52,7 +56,8 @@ def run(args) -> int:
     names = expand_names(args.mappings, pattern, machine, allocation)
     with progress_bar(2 * len(names), "predicting / simulating") as advance:
         val = V.validate(machine, allocation, pattern, names, routing=args.routing,
-                         seed=args.seed, timeout=args.timeout, progress=advance)
+                         seed=args.seed, timeout=args.timeout, progress=advance,
+                         program=args.program)
     print_table(val)
     if args.plot:
         print(f"wrote {V.scatter_plot(val, args.plot, args.force)}", file=sys.stderr)

@@ -5,6 +5,35 @@ time, so results are deterministic), SimGrid's ``CM02`` network model (plain max
 with no bandwidth or latency correction factors) and no cross-traffic (no simulated TCP
 acknowledgements on the reverse path): the same assumptions as rankmap's time model, so the
 two can be compared like with like. Buffers are SMPI shared mallocs.
+
+Which program runs (``program="auto"``): stencil patterns run ``programs/halo.c``, a halo
+exchange that computes its neighbours from the grid; fft2d patterns run ``programs/fft2d.c``,
+MPI_Alltoall on row and column communicators from MPI_Comm_split; everything else (pairs,
+graphs, mini-apps, TOML phases) runs ``programs/flows.c``, which replays the flow list.
+``program="flows"`` forces the replay. A pattern-specific program is used only when the
+pattern's phases are exactly what its generator makes from the recorded parameters, so both
+programs send the same messages (tests/test_simgrid_programs.py checks equal phase times).
+
+All-to-all algorithm. rankmap's model has every pair's message of an all-to-all in flight at
+once, which is SMPI's ``basic_linear`` algorithm (all receives and sends posted together; the
+block to self is a local copy that crosses no link, as the pattern has no self flow). SMPI's
+default (the Open MPI decision table) picks another algorithm for some sizes, which sends
+the same bytes in rounds and so takes longer. Measured with SimGrid 3.32, CM02, random
+placement, phase times in ms as flow replay / fft2d.c with SMPI's default / fft2d.c with
+``basic_linear``:
+
+* ``fft2d:4x8`` (1 MiB) on ``torus:4x4x2``: dim0 9.870 / 9.870 / 9.870, dim1 19.739 /
+  19.739 / 19.739 (the default is basic_linear here); forcing ``pair`` gives 14.80 and 34.54,
+  ``ring`` 15.63 and 33.93, ``bruck`` 24.67 and 59.21;
+* ``fft2d:4x8:bytes=768KiB`` on ``torus:4x4x2``, dim0 (4-rank columns): 7.402 / 11.103 (the
+  default is ``pair``) / 7.402;
+* ``fft2d:2x64`` (1 MiB) on ``torus:4x4x4:cores=2``, dim1 (64-rank rows): 266.5 / 488.9
+  (``pair``) / 266.5;
+* ``fft2d:1x32:bytes=256`` on ``torus:4x4x2``, dim1 (32-rank rows): 0.0160 / 0.0965
+  (``bruck``) / 0.0160.
+
+So every run uses ``--cfg=smpi/alltoall:basic_linear``, which matched the flow replay to
+the printed digits in every case.
 """
 
 from __future__ import annotations
@@ -13,7 +42,9 @@ import os
 import re
 import subprocess
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+import numpy as np
 
 from ..errors import RankmapError
 from .build import compiled_program, find_tool
@@ -22,7 +53,12 @@ from .platform import check_supported, hostfile, platform_xml
 
 SMPI_CONFIG = ["--cfg=smpi/simulate-computation:no", "--cfg=network/model:CM02",
                "--cfg=network/crosstraffic:0", "--cfg=smpi/display-timing:0",
-               "--log=root.thres:critical"]
+               "--cfg=smpi/alltoall:basic_linear", "--log=root.thres:critical"]
+
+#: values of ``simulate(program=...)`` and ``rankmap validate --program``
+PROGRAM_CHOICES = ("auto", "flows")
+
+MAX_MESSAGE = 2**31 - 1  # SMPI's int counts
 
 
 class SimulationTimeout(RankmapError):
@@ -31,10 +67,12 @@ class SimulationTimeout(RankmapError):
 
 @dataclass
 class SmpiResult:
-    """Simulated seconds per phase (pattern order), their sum, and wall-clock seconds."""
+    """Simulated seconds per phase (pattern order), their sum, wall-clock seconds, and the
+    SMPI program that ran (``halo``, ``fft2d`` or ``flows``)."""
 
     phase_times: list[float]
     wall_s: float
+    program: str = "flows"
 
     @property
     def total_s(self) -> float:
@@ -42,31 +80,104 @@ class SmpiResult:
         return float(sum(self.phase_times))
 
 
+@dataclass
+class ProgramRun:
+    """One SMPI program and its inputs: ``args`` after the executable, ``files`` (name ->
+    bytes) to write into the run directory first."""
+
+    name: str
+    args: list[str]
+    files: dict[str, bytes] = field(default_factory=dict)
+
+
+def _same_phases(pattern, rebuilt) -> bool:
+    """Whether ``pattern`` has exactly the flows (src, dst, bytes per phase) of ``rebuilt``."""
+    if len(pattern.phases) != len(rebuilt.phases):
+        return False
+    return all(np.array_equal(a.src, b.src) and np.array_equal(a.dst, b.dst)
+               and np.array_equal(a.bytes, b.bytes)
+               for a, b in zip(pattern.phases, rebuilt.phases))
+
+
+def _message_bytes(pattern) -> int | None:
+    """The pattern's per-message size in bytes if it is a whole number SMPI can send."""
+    nbytes = pattern.params.get("bytes")
+    if not isinstance(nbytes, (int, np.integer)) or not 0 <= nbytes <= MAX_MESSAGE:
+        return None
+    return int(nbytes)
+
+
+def _halo_run(pattern) -> ProgramRun | None:
+    """``halo`` for a stencil pattern its generator would make, else None."""
+    from ..patterns.stencil import make_stencil
+
+    nbytes, box = _message_bytes(pattern), pattern.params.get("box")
+    if nbytes is None or pattern.grid is None or pattern.periodic is None:
+        return None
+    if box not in (True, False):
+        return None
+    rebuilt = make_stencil(pattern.spec, pattern.grid, box=box, periodic=pattern.periodic,
+                           nbytes=nbytes)
+    if not _same_phases(pattern, rebuilt):
+        return None
+    return ProgramRun("halo", ["x".join(map(str, pattern.grid)),
+                               "".join("1" if p else "0" for p in pattern.periodic),
+                               "box" if box else "star", str(nbytes)])
+
+
+def _fft2d_run(pattern) -> ProgramRun | None:
+    """``fft2d`` for an fft2d pattern its generator would make, else None."""
+    from ..patterns.fft import make_fft2d
+
+    nbytes = _message_bytes(pattern)
+    if nbytes is None or pattern.grid is None or len(pattern.grid) != 2:
+        return None
+    if not _same_phases(pattern, make_fft2d(pattern.spec, pattern.grid, nbytes=nbytes)):
+        return None
+    return ProgramRun("fft2d", ["x".join(map(str, pattern.grid)), str(nbytes)])
+
+
+def choose_program(pattern, program: str = "auto") -> ProgramRun:
+    """The SMPI program that runs ``pattern`` (see the module docstring) and its inputs."""
+    if program not in PROGRAM_CHOICES:
+        raise RankmapError(f"bad SMPI program {program!r}: choose from "
+                           f"{', '.join(PROGRAM_CHOICES)}")
+    if program == "auto":
+        specific = {"stencil": _halo_run, "fft2d": _fft2d_run}.get(pattern.kind)
+        run = specific(pattern) if specific else None
+        if run is not None:
+            return run
+    return ProgramRun("flows", ["flows.bin"], {"flows.bin": flow_file_bytes(pattern)})
+
+
 def simulate(machine, pattern, node_of_rank, routing: str = "dor", mem_bw: float | None = None,
              timeout: float | None = None, workdir: str | None = None,
-             link_latency: float | None = 0.0) -> SmpiResult:
+             link_latency: float | None = 0.0, program: str = "auto") -> SmpiResult:
     """Simulate ``pattern`` with rank r on node ``node_of_rank[r]`` in SMPI.
 
     ``link_latency`` (s, default 0 for plain max-min sharing, see :mod:`.platform`; None:
-    the machine's per-hop latency) is written on every link.
+    the machine's per-hop latency) is written on every link. ``program`` is ``auto`` (the
+    pattern's own MPI program when there is one) or ``flows`` (always the flow replay).
 
     Raises :class:`SimulationTimeout` after ``timeout`` wall-clock seconds.
     """
     import time
 
     check_supported(machine, routing)
-    exe = compiled_program("flows")
+    run = choose_program(pattern, program)
+    exe = compiled_program(run.name)
     smpirun = find_tool("smpirun")
     with tempfile.TemporaryDirectory(prefix="rankmap-smpi-", dir=workdir) as tmp:
-        plat, hosts, flows = (os.path.join(tmp, n) for n in ("platform.xml", "hosts", "flows.bin"))
+        plat, hosts = (os.path.join(tmp, n) for n in ("platform.xml", "hosts"))
         with open(plat, "w") as fh:
             fh.write(platform_xml(machine, mem_bw, link_latency))
         with open(hosts, "w") as fh:
             fh.write(hostfile(node_of_rank))
-        with open(flows, "wb") as fh:
-            fh.write(flow_file_bytes(pattern))
+        for name, data in run.files.items():
+            with open(os.path.join(tmp, name), "wb") as fh:
+                fh.write(data)
         cmd = [smpirun, "-np", str(pattern.n_ranks), "-platform", plat, "-hostfile", hosts,
-               *SMPI_CONFIG, exe, flows]
+               *SMPI_CONFIG, exe, *run.args]
         t0 = time.perf_counter()
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=tmp)
@@ -77,5 +188,5 @@ def simulate(machine, pattern, node_of_rank, routing: str = "dor", mem_bw: float
              for m in re.finditer(r"^phase (\d+) (\S+)$", proc.stdout, re.M)}
     if proc.returncode != 0 or len(times) != len(pattern.phases):
         tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
-        raise RankmapError(f"smpirun failed (exit {proc.returncode}): {tail}")
-    return SmpiResult([times[i] for i in range(len(pattern.phases))], wall)
+        raise RankmapError(f"smpirun failed (exit {proc.returncode}, program {run.name}): {tail}")
+    return SmpiResult([times[i] for i in range(len(pattern.phases))], wall, run.name)

@@ -109,7 +109,7 @@ class Validation:
 
 
 def validate(machine, allocation, pattern, names, routing: str | None = None, seed: int = 0,
-             timeout: float | None = None, progress=None) -> Validation:
+             timeout: float | None = None, progress=None, program: str = "auto") -> Validation:
     """Predict and simulate every named candidate (see the module docstring).
 
     ``timeout`` bounds each simulation (wall-clock seconds); a candidate that times out is
@@ -137,7 +137,7 @@ def validate(machine, allocation, pattern, names, routing: str | None = None, se
         row = ValidationRow(cand.name, cand.metrics["predicted_time_s"], None)
         try:
             res = simulate(machine, pattern, cand.mapping.nodes(allocation), routing,
-                           mem_bw=opts.mem_bw, timeout=timeout)
+                           mem_bw=opts.mem_bw, timeout=timeout, program=program)
             row.simulated_s, row.wall_s = res.total_s, res.wall_s
         except SimulationTimeout as exc:
             row.error = str(exc)
