@@ -22,6 +22,8 @@ def test_platform_xml_torus():
     assert 'lat="5e-08s"' in xml and 'sharing_policy="SPLITDUPLEX"' in xml
     assert 'loopback_bw="5000000000Bps"' in xml
     assert 'lat="0s"' in platform_xml(parse_machine("torus:4x4"), link_latency=0.0)
+    # free intra-node messages still get a loopback link (SimGrid needs a host-to-self route)
+    assert 'loopback_bw="1e+15Bps"' in platform_xml(parse_machine("torus:4x4"))
 
 
 DF = ("dragonfly:groups=4,rows=1,cols=4,nodes=2,cores=2,global=1,layout=absolute,"
@@ -119,6 +121,17 @@ def test_small_validation_on_fat_tree_and_dragonfly(spec, pattern, names):
     assert len(val.done) == 3 and val.routes.identical
     assert all(abs(r.ratio - 1) < 0.02 for r in val.rows), [(r.mapping, r.ratio) for r in val.rows]
     assert val.best_gap() == pytest.approx(0.0, abs=0.01)
+
+
+@needs_smpi
+def test_free_memory_bandwidth_simulates_intra_node_messages():
+    from rankmap.simgrid import simulate
+
+    m = parse_machine("torus:3x3:cores=2")
+    pat = Pattern("pair", "phases", 2, [Phase("p", [0, 1], [1, 0], [1e6, 1e6])])
+    free = simulate(m, pat, [4, 4], mem_bw=None, timeout=60)
+    slow = simulate(m, pat, [4, 4], mem_bw=1e9, timeout=60)
+    assert free.total_s < 1e-6 < slow.total_s == pytest.approx(1e-3, rel=0.01)
 
 
 @needs_smpi

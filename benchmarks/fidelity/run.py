@@ -87,7 +87,7 @@ def _group_of(doc: dict) -> str:
 def rescore(doc: dict) -> dict:
     """Recompute a scenario's statistics from its stored per-candidate times."""
     rows = [ValidationRow(c["mapping"], c["predicted_s"], c["simulated_s"], c["wall_s"],
-                          c["error"]) for c in doc["candidates"]]
+                          c["error"], c.get("program")) for c in doc["candidates"]]
     fresh = Validation(doc["scenario"], rows, doc.get("options", {})).to_json()
     for key in ("wall_s", "group", "routes"):
         fresh[key] = doc.get(key)
@@ -107,9 +107,9 @@ def results_markdown(results, timeout) -> str:
              "prediction with zero per-hop latency and overhead (see README, \"Predicted time "
              "and SimGrid validation\", for why). Goal: Spearman >= 0.9 per scenario and "
              "rankmap's pick within 5% of SMPI's best.", "",
-             "| scenario | routes | candidates simulated | Spearman | Pearson | median pred/sim | "
+             "| scenario | routes | SMPI program | candidates simulated | Spearman | Pearson | median pred/sim | "
              "rankmap's pick | SMPI's best | pick vs best | wall |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     import statistics
 
     for d in results:
@@ -119,7 +119,9 @@ def results_markdown(results, timeout) -> str:
         routes = d.get("routes") or {}
         same = {True: "same", False: "differ"}.get(routes.get("identical"), "n/a")
         lines.append(
-            f"| {d['scenario']} | {same} | {len(done)}/{len(d['candidates'])}"
+            f"| {d['scenario']} | {same} | "
+            f"{', '.join(sorted({c.get('program') or 'flows' for c in done})) or 'n/a'} | "
+            f"{len(done)}/{len(d['candidates'])}"
             + (f" (timed out: {', '.join(timeouts)})" if timeouts else "")
             + f" | {_f(d['spearman'])} | {_f(d['pearson'])} | "
             f"{_f(statistics.median(ratios) if ratios else None)} | {d['best_predicted']} | "

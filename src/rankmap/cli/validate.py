@@ -82,6 +82,9 @@ def print_table(val) -> None:
                   f"{r.ratio:.3f}" if r.ratio is not None else "-",
                   f"{r.wall_s:.1f} s" if r.wall_s is not None else "-")
     con.print(t)
+    programs = sorted({r.program for r in val.rows if r.program})
+    if programs:
+        con.print(f"SMPI program: {', '.join(programs)}")
     if val.routes is not None:
         con.print(val.routes.describe())
     sp, pe = val.correlations()

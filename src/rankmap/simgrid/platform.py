@@ -33,7 +33,7 @@ flow's route latency (its "sharing penalty", a TCP round-trip unfairness model),
 flow gets a third of a 1-hop flow's share. rankmap's model is plain max-min (equal shares),
 so validation writes ``lat=0`` (``link_latency=0``): SimGrid then gives every flow penalty 1.
 Intra-node messages use the cluster's loopback link (``loopback_bw`` = the time model's
-memory bandwidth).
+memory bandwidth, or 1e15 B/s when it is ``none``).
 """
 
 from __future__ import annotations
@@ -43,6 +43,8 @@ import numpy as np
 from ..errors import RankmapError
 
 HOST_PREFIX = "node-"
+#: loopback bandwidth (bytes/s) written when intra-node messages are free (``mem_bw=None``)
+FREE_BW = 1e15
 
 
 def _bw(value: float) -> str:
@@ -149,9 +151,9 @@ def platform_xml(machine, mem_bw: float | None = None, link_latency: float | Non
     check_supported(machine, machine.routings[0])
     topology, params, bw = _topology(machine)
     lat = machine.hop_latency_s if link_latency is None else float(link_latency)
-    loop = ""
-    if mem_bw is not None:
-        loop = f' loopback_bw="{_bw(mem_bw)}" loopback_lat="0s"'
+    # a loopback link always (without one SimGrid has no route from a host to itself);
+    # mem_bw None means free intra-node messages: a link SimGrid never saturates in practice
+    loop = f' loopback_bw="{_bw(FREE_BW if mem_bw is None else mem_bw)}" loopback_lat="0s"'
     return (
         "<?xml version='1.0'?>\n"
         '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">\n'

@@ -38,6 +38,7 @@ class ValidationRow:
     simulated_s: float | None
     wall_s: float | None = None
     error: str | None = None
+    program: str | None = None
 
     @property
     def ratio(self) -> float | None:
@@ -100,7 +101,8 @@ class Validation:
         return {"scenario": self.scenario, "options": self.options,
                 "candidates": [{"mapping": r.mapping, "predicted_s": r.predicted_s,
                                 "simulated_s": r.simulated_s, "ratio": r.ratio,
-                                "wall_s": r.wall_s, "error": r.error} for r in self.rows],
+                                "wall_s": r.wall_s, "error": r.error, "program": r.program}
+                               for r in self.rows],
                 "spearman": sp, "pearson": pe,
                 "best_predicted": self.best_predicted().mapping,
                 "best_simulated": bs.mapping if bs else None, "best_gap": self.best_gap(),
@@ -138,7 +140,7 @@ def validate(machine, allocation, pattern, names, routing: str | None = None, se
         try:
             res = simulate(machine, pattern, cand.mapping.nodes(allocation), routing,
                            mem_bw=opts.mem_bw, timeout=timeout, program=program)
-            row.simulated_s, row.wall_s = res.total_s, res.wall_s
+            row.simulated_s, row.wall_s, row.program = res.total_s, res.wall_s, res.program
         except SimulationTimeout as exc:
             row.error = str(exc)
         rows.append(row)
