@@ -1,4 +1,5 @@
-"""Pattern-specific SMPI programs (halo.c, fft2d.c) send exactly the flow replay's traffic."""
+"""Pattern-specific SMPI programs (halo.c, fft2d.c, pairs.c) send exactly the flow replay's
+traffic."""
 
 import numpy as np
 import pytest
@@ -28,6 +29,7 @@ def _node_of_rank(machine, n_ranks, placement):
     ("torus:4x4x2", "stencil:8x4:periodic:bytes=256KiB", "halo"),
     ("torus:4x4x2:cores=2", "stencil:2x4x8:box:bytes=64KiB", "halo"),
     ("torus:4x4x2", "fft2d:4x8:bytes=768KiB", "fft2d"),  # SMPI default: pair
+    ("torus:3x3x3", "pairs:random:ranks=27:bytes=256KiB", "pairs"),  # odd: one sits out
 ])
 def test_pattern_program_times_equal_flow_replay(machine, pattern, program, placement):
     """Same phase times under both programs, so the pattern's program sends the same flows."""
@@ -55,10 +57,11 @@ def test_halo_edge_cases_periodic_sizes_one_and_two():
 
 
 @needs_smpi
-def test_pairs_pattern_runs_the_flow_replay():
+def test_graph_pattern_runs_the_flow_replay(tmp_path):
     m = parse_machine("torus:2x2x2")
-    res = simulate(m, parse_pattern("pairs:random:ranks=8:bytes=64KiB"), np.arange(8),
-                   mem_bw=MEM_BW, timeout=60)
+    csv = tmp_path / "g.csv"
+    csv.write_text("0,1,65536\n1,2,65536\n2,0,32768\n")
+    res = simulate(m, parse_pattern(f"graph:{csv}"), np.arange(3), mem_bw=MEM_BW, timeout=60)
     assert res.program == "flows" and len(res.phase_times) == 1
 
 
@@ -72,8 +75,12 @@ def test_program_choice():
     assert (fft.name, fft.args) == ("fft2d", ["4x8", "2048"])
     forced = choose_program(parse_pattern("stencil:4x4"), "flows")
     assert forced.name == "flows" and set(forced.files) == {"flows.bin"}
-    for spec in ("pairs:random:ranks=8", "minighost:4x4x4"):
-        assert choose_program(parse_pattern(spec)).name == "flows"
+    pairs = choose_program(parse_pattern("pairs:random:ranks=5:bytes=1KiB"))
+    partner = [int(v) for v in pairs.files["partners.txt"].split()]
+    assert pairs.name == "pairs" and pairs.args == ["partners.txt", "1024"]
+    assert sorted(partner).count(-1) == 1 and all(partner[p] == r for r, p in
+                                                  enumerate(partner) if p >= 0)
+    assert choose_program(parse_pattern("minighost:4x4x4")).name == "flows"
     edited = parse_pattern("stencil:4x4:periodic")
     ph = edited.phases[0]
     edited.phases[0] = Phase(ph.name, ph.src, ph.dst, ph.bytes * 2)

@@ -8,8 +8,10 @@ two can be compared like with like. Buffers are SMPI shared mallocs.
 
 Which program runs (``program="auto"``): stencil patterns run ``programs/halo.c``, a halo
 exchange that computes its neighbours from the grid; fft2d patterns run ``programs/fft2d.c``,
-MPI_Alltoall on row and column communicators from MPI_Comm_split; everything else (pairs,
-graphs, mini-apps, TOML phases) runs ``programs/flows.c``, which replays the flow list.
+MPI_Alltoall on row and column communicators from MPI_Comm_split; random pairs run
+``programs/pairs.c``, an MPI_Sendrecv between partners read from a file (line r: rank r's
+partner); everything else (graphs, mini-apps, TOML phases) runs ``programs/flows.c``, which
+replays the flow list.
 ``program="flows"`` forces the replay. A pattern-specific program is used only when the
 pattern's phases are exactly what its generator makes from the recorded parameters, so both
 programs send the same messages (tests/test_simgrid_programs.py checks equal phase times).
@@ -137,13 +139,33 @@ def _fft2d_run(pattern) -> ProgramRun | None:
     return ProgramRun("fft2d", ["x".join(map(str, pattern.grid)), str(nbytes)])
 
 
+def _pairs_run(pattern) -> ProgramRun | None:
+    """``pairs`` for a random-pairs pattern (one phase, a perfect matching, one size), else
+    None."""
+    nbytes = _message_bytes(pattern)
+    if nbytes is None or len(pattern.phases) != 1:
+        return None
+    ph = pattern.phases[0]
+    partner = np.full(pattern.n_ranks, -1, dtype=np.int64)
+    partner[ph.src] = ph.dst
+    matched = (len(np.unique(ph.src)) == len(ph.src) and np.all(ph.src != ph.dst)
+               and np.array_equal(np.sort(ph.src), np.sort(ph.dst))
+               and np.all(partner[ph.dst] == ph.src)
+               and np.all(np.asarray(ph.bytes) == nbytes))
+    if not matched:
+        return None
+    text = "".join(f"{p}\n" for p in partner.tolist()).encode()
+    return ProgramRun("pairs", ["partners.txt", str(nbytes)], {"partners.txt": text})
+
+
 def choose_program(pattern, program: str = "auto") -> ProgramRun:
     """The SMPI program that runs ``pattern`` (see the module docstring) and its inputs."""
     if program not in PROGRAM_CHOICES:
         raise RankmapError(f"bad SMPI program {program!r}: choose from "
                            f"{', '.join(PROGRAM_CHOICES)}")
     if program == "auto":
-        specific = {"stencil": _halo_run, "fft2d": _fft2d_run}.get(pattern.kind)
+        specific = {"stencil": _halo_run, "fft2d": _fft2d_run,
+                    "pairs": _pairs_run}.get(pattern.kind)
         run = specific(pattern) if specific else None
         if run is not None:
             return run
