@@ -106,7 +106,8 @@ def _dragonfly_problems(machine, routing: str) -> list[str]:
         if _multiple(machine.bw[cls], base) is None:
             problems.append(f"SimGrid's DRAGONFLY gives {cls} links a whole multiple of the node "
                             f"link bandwidth: bw_{cls}={machine.bw[cls]:.4g} B/s is not a "
-                            f"multiple of bw_inject={base:.4g} B/s")
+                            f"multiple of bw_inject={base:.4g} B/s (set bw_{cls}= in the "
+                            "machine spec)")
     return problems
 
 
