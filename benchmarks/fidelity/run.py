@@ -136,6 +136,43 @@ def results_markdown(results, timeout) -> str:
     return "\n".join(lines) + "\n"
 
 
+def results_plot(results, path: str) -> str:
+    """Log-log scatter of simulated vs predicted time of every simulated candidate, one
+    colour per scenario group; writes the PNG to ``path`` and returns it."""
+    import io
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 5.5))
+    lo, hi = float("inf"), 0.0
+    for group in GROUPS:
+        done = [c for d in results if (d.get("group") or _group_of(d)) == group
+                for c in d["candidates"] if c["simulated_s"]]
+        if not done:
+            continue
+        p = [c["predicted_s"] * 1e3 for c in done]
+        q = [c["simulated_s"] * 1e3 for c in done]
+        lo, hi = min(lo, *p, *q), max(hi, *p, *q)
+        ax.scatter(p, q, s=14, alpha=0.75, label=f"{group} ({len(done)})")
+    if hi > 0:
+        ax.plot([lo, hi], [lo, hi], "k--", lw=0.8, label="predicted = simulated")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("rankmap predicted time (ms)")
+    ax.set_ylabel("SimGrid SMPI simulated time (ms)")
+    ax.set_title("Fidelity suite: every simulated placement", fontsize=9)
+    ax.legend(fontsize=7)
+    ax.grid(alpha=0.3, which="both")
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110)
+    plt.close(fig)
+    return write_atomic(path, buf.getvalue(), force=True)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--timeout", type=float, default=300.0,
@@ -144,6 +181,8 @@ def main(argv=None) -> int:
                     help=f"scenario groups to run (default all: {','.join(GROUPS)})")
     ap.add_argument("--out", default=os.path.join(HERE, "RESULTS.md"))
     ap.add_argument("--json", default=os.path.join(HERE, "results.json"))
+    ap.add_argument("--plot", default=os.path.join(HERE, "fidelity.png"),
+                    help="scatter plot of all scenarios (PNG)")
     ap.add_argument("--from-json", action="store_true",
                     help="no simulation: recompute the statistics and table from --json")
     args = ap.parse_args(argv)
@@ -151,7 +190,8 @@ def main(argv=None) -> int:
         with open(args.json) as fh:
             results = [rescore(d) for d in json.load(fh)]
         write_atomic(args.out, results_markdown(results, args.timeout), force=True)
-        print(f"wrote {args.out}")
+        results_plot(results, args.plot)
+        print(f"wrote {args.out} and {args.plot}")
         return 0
     if not smpi_available():
         print("fidelity: smpicc/smpirun not found: apt-get install libsimgrid-dev simgrid",
@@ -173,6 +213,7 @@ def main(argv=None) -> int:
             d.get("group") or _group_of(d)))
         write_atomic(args.json, json.dumps(merged, indent=1) + "\n", force=True)
         write_atomic(args.out, results_markdown(merged, args.timeout), force=True)
+        results_plot(merged, args.plot)
 
     save(run(groups, args.timeout, log=lambda s: print(s, flush=True), on_result=save))
     print(f"wrote {args.out}")
