@@ -46,15 +46,25 @@ def program_source(name: str, suffix: str = ".c") -> str:
     return ref.read_text()
 
 
+def program_headers() -> dict[str, str]:
+    """The shipped headers ``programs/*.h`` (name -> text) the programs include."""
+    folder = resources.files(__package__).joinpath("programs")
+    return {ref.name: ref.read_text() for ref in sorted(folder.iterdir(), key=lambda r: r.name)
+            if ref.name.endswith(".h")}
+
+
 def compiled_program(name: str, suffix: str = ".c", compiler: str = "smpicc",
                      libs: tuple[str, ...] = ()) -> str:
     """Path of the compiled program ``programs/<name><suffix>``, compiled on first use.
 
     MPI programs (``.c``) are compiled with ``smpicc``; the SimGrid tools written against
-    the s4u API (``.cpp``) with ``compiler="c++"`` and ``libs=("-lsimgrid",)``.
+    the s4u API (``.cpp``) with ``compiler="c++"`` and ``libs=("-lsimgrid",)``. The binary
+    is named after a hash of the source and the shipped headers, so editing either rebuilds.
     """
-    src = program_source(name, suffix)
-    digest = hashlib.sha256(src.encode()).hexdigest()[:16]
+    import tempfile
+
+    src, headers = program_source(name, suffix), program_headers()
+    digest = hashlib.sha256("\0".join([src, *headers.values()]).encode()).hexdigest()[:16]
     out_dir = cache_dir()
     exe = os.path.join(out_dir, f"{name}-{digest}")
     if os.path.exists(exe):
@@ -63,12 +73,13 @@ def compiled_program(name: str, suffix: str = ".c", compiler: str = "smpicc",
     if not cc:
         raise RankmapError(f"{compiler} not found: install a C++ compiler (apt-get install g++)")
     os.makedirs(out_dir, exist_ok=True)
-    c_path = os.path.join(out_dir, f"{name}-{digest}{suffix}")
-    with open(c_path, "w") as fh:
-        fh.write(src)
     tmp = f"{exe}.tmp{os.getpid()}"
-    proc = subprocess.run([cc, "-O2", "-o", tmp, c_path, *libs], capture_output=True,
-                          text=True)
+    with tempfile.TemporaryDirectory(prefix="rankmap-build-") as work:
+        for fname, text in {f"{name}{suffix}": src, **headers}.items():
+            with open(os.path.join(work, fname), "w") as fh:
+                fh.write(text)
+        proc = subprocess.run([cc, "-O2", "-o", tmp, f"{name}{suffix}", *libs], cwd=work,
+                              capture_output=True, text=True)
     if proc.returncode != 0:
         raise RankmapError(f"{compiler} failed on {name}{suffix}: "
                            f"{proc.stderr.strip().splitlines()[-1:]}")

@@ -14,6 +14,7 @@
  * SMPI_SHARED_MALLOC.
  */
 #include <mpi.h>
+#include "phase_report.h"
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -22,21 +23,17 @@ static void die(const char *msg, const char *value) {
   MPI_Abort(MPI_COMM_WORLD, 2);
 }
 
-/* Times one all-to-all of `bytes` per pair on `comm`; rank 0 of the world prints it. */
+/* Times one all-to-all of `bytes` per pair on `comm` and reports it as phase `phase`. */
 static void timed_alltoall(int phase, MPI_Comm comm, long long bytes) {
-  int members, world_rank;
+  int members;
   MPI_Comm_size(comm, &members);
-  MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
   size_t total = (size_t)bytes * members;
   char *sbuf = SMPI_SHARED_MALLOC(total ? total : 1), *rbuf = SMPI_SHARED_MALLOC(total ? total : 1);
   MPI_Barrier(MPI_COMM_WORLD);
   double t0 = MPI_Wtime();
   MPI_Alltoall(sbuf, (int)bytes, MPI_BYTE, rbuf, (int)bytes, MPI_BYTE, comm);
   double t1 = MPI_Wtime();
-  double start, stop;
-  MPI_Reduce(&t0, &start, 1, MPI_DOUBLE, MPI_MIN, 0, MPI_COMM_WORLD);
-  MPI_Reduce(&t1, &stop, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-  if (world_rank == 0) printf("phase %d %.9e\n", phase, stop - start);
+  report_phase(phase, t0, t1);
   SMPI_SHARED_FREE(sbuf);
   SMPI_SHARED_FREE(rbuf);
 }

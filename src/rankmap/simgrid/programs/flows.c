@@ -13,6 +13,7 @@
  * Buffers come from SMPI_SHARED_MALLOC so simulated memory stays flat.
  */
 #include <mpi.h>
+#include "phase_report.h"
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,10 +72,7 @@ int main(int argc, char **argv) {
       MPI_Isend(sbuf, (int)srec[2 * i + 1], MPI_BYTE, (int)srec[2 * i], (int)p, MPI_COMM_WORLD, &req[k++]);
     MPI_Waitall(k, req, MPI_STATUSES_IGNORE);
     double t1 = MPI_Wtime();
-    double start, end;
-    MPI_Reduce(&t0, &start, 1, MPI_DOUBLE, MPI_MIN, 0, MPI_COMM_WORLD);
-    MPI_Reduce(&t1, &end, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-    if (rank == 0) printf("phase %lld %.9e\n", (long long)p, end - start);
+    report_phase(p, t0, t1);
     SMPI_SHARED_FREE(sbuf);
     SMPI_SHARED_FREE(rbuf);
     free(req);

@@ -16,6 +16,7 @@
  * to the latest end over all ranks. Buffers come from SMPI_SHARED_MALLOC.
  */
 #include <mpi.h>
+#include "phase_report.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -126,10 +127,7 @@ int main(int argc, char **argv) {
   }
   MPI_Waitall(k, req, MPI_STATUSES_IGNORE);
   double t1 = MPI_Wtime();
-  double start, stop;
-  MPI_Reduce(&t0, &start, 1, MPI_DOUBLE, MPI_MIN, 0, MPI_COMM_WORLD);
-  MPI_Reduce(&t1, &stop, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-  if (rank == 0) printf("phase 0 %.9e\n", stop - start);
+  report_phase(0, t0, t1);
 
   SMPI_SHARED_FREE(sbuf);
   SMPI_SHARED_FREE(rbuf);

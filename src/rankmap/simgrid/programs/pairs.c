@@ -7,6 +7,7 @@
  * the earliest start to the latest end over all ranks. Buffers come from SMPI_SHARED_MALLOC.
  */
 #include <mpi.h>
+#include "phase_report.h"
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -37,10 +38,7 @@ int main(int argc, char **argv) {
     MPI_Sendrecv(sbuf, (int)nbytes, MPI_BYTE, partner, 0, rbuf, (int)nbytes, MPI_BYTE, partner, 0,
                  MPI_COMM_WORLD, MPI_STATUS_IGNORE);
   double t1 = MPI_Wtime();
-  double start, end;
-  MPI_Reduce(&t0, &start, 1, MPI_DOUBLE, MPI_MIN, 0, MPI_COMM_WORLD);
-  MPI_Reduce(&t1, &end, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-  if (rank == 0) printf("phase 0 %.9e\n", end - start);
+  report_phase(0, t0, t1);
   SMPI_SHARED_FREE(sbuf);
   SMPI_SHARED_FREE(rbuf);
   MPI_Finalize();
