@@ -36,6 +36,11 @@ placement, phase times in ms as flow replay / fft2d.c with SMPI's default / fft2
 
 So every run uses ``--cfg=smpi/alltoall:basic_linear``, which matched the flow replay to
 the printed digits in every case.
+
+Shared buffers: SMPI maps a ``SMPI_SHARED_MALLOC`` buffer one block at a time (1 MiB by
+default), so fft2d:32x32 on 1,024 ranks (two 32 MiB all-to-all buffers per rank) needed
+about 65,000 mappings and aborted at Linux's ``vm.max_map_count``; runs use 64 MiB blocks
+(``smpi/shared-malloc-blocksize``).
 """
 
 from __future__ import annotations
@@ -55,7 +60,8 @@ from .platform import check_supported, hostfile, platform_xml
 
 SMPI_CONFIG = ["--cfg=smpi/simulate-computation:no", "--cfg=network/model:CM02",
                "--cfg=network/crosstraffic:0", "--cfg=smpi/display-timing:0",
-               "--cfg=smpi/alltoall:basic_linear", "--log=root.thres:critical"]
+               "--cfg=smpi/alltoall:basic_linear", "--cfg=smpi/shared-malloc-blocksize:67108864",
+               "--log=root.thres:critical"]
 
 #: values of ``simulate(program=...)`` and ``rankmap validate --program``
 PROGRAM_CHOICES = ("auto", "flows")
