@@ -34,8 +34,8 @@ def add_parser(sub) -> None:
                    "exceeds it is reported without a simulated time")
     p.add_argument("--program", choices=("auto", "flows"), default="auto",
                    help="SMPI program: 'auto' (default) runs the pattern's own MPI program "
-                   "(halo exchange for stencil, sub-communicator MPI_Alltoall for fft2d) and "
-                   "the flow-list replay for other patterns; 'flows' always replays the flows")
+                   "(halo exchange for stencil, sub-communicator MPI_Alltoall for fft2d, "
+                   "MPI_Sendrecv for random pairs) and the flow-list replay for other patterns; 'flows' always replays the flows")
     p.add_argument("--plot", metavar="FILE.png", help="scatter plot of simulated vs predicted")
     p.add_argument("--json", metavar="FILE", help="also write the results as JSON")
     add_force(p)
