@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .errors import RankmapError
+from .validate import check_limit, parse_int_text, show
 
 
 @dataclass
@@ -34,10 +35,11 @@ class Spec:
     def reject_leftovers(self, what: str) -> None:
         """Raise naming the first word or option nobody consumed."""
         if self.words:
-            raise RankmapError(f"unknown {what} field {self.words[0]!r} in {self.text!r}")
+            raise RankmapError(f"unknown {what} field {show(self.words[0], 40)} in "
+                               f"{show(self.text)}")
         if self.options:
             key = next(iter(self.options))
-            raise RankmapError(f"unknown {what} option {key!r} in {self.text!r}")
+            raise RankmapError(f"unknown {what} option {show(key, 40)} in {show(self.text)}")
 
 
 def split_spec(text: str, what: str = "spec") -> Spec:
@@ -48,46 +50,82 @@ def split_spec(text: str, what: str = "spec") -> Spec:
     parts = [p.strip() for p in text.split(":")]
     kind = parts[0].lower()
     if not kind:
-        raise RankmapError(f"bad {what} {text!r}: missing kind before ':'")
+        raise RankmapError(f"bad {what} {show(text)}: missing kind before ':'")
     spec = Spec(text=text, kind=kind)
     for part in parts[1:]:
         for item in part.split(",") if "=" in part else [part]:
             item = item.strip()
             if not item:
-                raise RankmapError(f"bad {what} {text!r}: empty field")
+                raise RankmapError(f"bad {what} {show(text)}: empty field")
             if "=" in item:
                 key, _, value = item.partition("=")
                 key = key.strip().lower()
                 if not key or not value.strip():
-                    raise RankmapError(f"bad {what} {text!r}: field {item!r} needs key=value")
+                    raise RankmapError(f"bad {what} {show(text)}: field {show(item, 40)} needs "
+                                       "key=value")
                 if key in spec.options:
-                    raise RankmapError(f"bad {what} {text!r}: option {key!r} given twice")
+                    raise RankmapError(f"bad {what} {show(text)}: option {show(key, 40)} given "
+                                       "twice")
                 spec.options[key] = value.strip()
             else:
                 spec.words.append(item)
     return spec
 
 
-def parse_shape(text: str, what: str = "shape", max_dims: int | None = None) -> tuple[int, ...]:
-    """Parse ``8x16x32`` into ``(8, 16, 32)``: positive integers separated by ``x``."""
-    fields = text.lower().split("x")
-    try:
-        shape = tuple(int(f) for f in fields)
-    except ValueError:
-        raise RankmapError(f"bad {what} {text!r}: expected sizes like 8x16x32") from None
+def parse_shape(text: str, what: str = "shape", max_dims: int | None = None,
+                cap: str | None = None, subject: str | None = None) -> tuple[int, ...]:
+    """Parse ``8x16x32`` into ``(8, 16, 32)``: positive integers separated by ``x``.
+
+    Parameters
+    ----------
+    text : str
+    what : str
+        Name of the shape for the message.
+    max_dims : int or None
+        Most dimensions allowed.
+    cap : str or None
+        A :data:`rankmap.validate.LIMITS` name (``"nodes"``, ``"ranks"``) the product of the
+        sizes must stay within; checked before anything is allocated.
+    subject : str or None
+        What has that many (default ``text``), for the cap's message.
+
+    Returns
+    -------
+    tuple of int
+    """
+    fields = str(text).lower().split("x")
+    if max_dims is not None and len(fields) > max_dims:
+        raise RankmapError(f"bad {what} {show(text)}: at most {max_dims} dimensions")
+    shape = []
+    for f in fields:
+        if not f.strip().isdigit():
+            raise RankmapError(f"bad {what} {show(text)}: expected sizes like 8x16x32")
+        shape.append(parse_int_text(f, what))
     if any(s <= 0 for s in shape):
-        raise RankmapError(f"bad {what} {text!r}: every size must be positive")
-    if max_dims is not None and len(shape) > max_dims:
-        raise RankmapError(f"bad {what} {text!r}: at most {max_dims} dimensions")
-    return shape
+        raise RankmapError(f"bad {what} {show(text)}: every size must be positive")
+    if cap is not None:
+        total = 1
+        for s in shape:
+            total *= s
+        check_limit(total, cap, subject or text)
+    return tuple(shape)
 
 
-def parse_int(text: str, what: str, minimum: int | None = 0) -> int:
-    """Parse an integer option, naming ``what`` and the value on failure."""
-    try:
-        value = int(str(text).strip())
-    except ValueError:
-        raise RankmapError(f"bad {what} {text!r}: not an integer") from None
-    if minimum is not None and value < minimum:
-        raise RankmapError(f"bad {what} {text!r}: must be at least {minimum}")
-    return value
+def parse_int(text: str, what: str, minimum: int | None = 0,
+              maximum: int | None = None) -> int:
+    """Parse an integer option, naming ``what`` and the value on failure.
+
+    Parameters
+    ----------
+    text : str
+    what : str
+    minimum, maximum : int or None
+        Inclusive bounds; the value always fits in a signed 64-bit integer.
+
+    Returns
+    -------
+    int
+    """
+    from .validate import INT64_MAX
+    return parse_int_text(text, what, minimum=minimum,
+                          maximum=INT64_MAX if maximum is None else maximum)

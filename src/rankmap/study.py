@@ -35,6 +35,7 @@ from .io.atomic import write_atomic
 from .machines import Machine, parse_machine
 from .mappers import build_mapping
 from .patterns import parse_pattern
+from .validate import json_text
 
 
 def parse_sweep(text: str, what: str) -> list[int]:
@@ -229,7 +230,7 @@ def run_study(params: StudyParams, out_dir: str | None = None,
     if out_dir:
         os.makedirs(out_dir, exist_ok=True)
         points = _load_existing(out_dir, params)
-        write_atomic(os.path.join(out_dir, "study.json"), json.dumps(params.key(), indent=1),
+        write_atomic(os.path.join(out_dir, "study.json"), json_text(params.key(), indent=1),
                      force=True)
     per_key: dict[str, list[dict]] = {}
     for p in points:
@@ -239,7 +240,7 @@ def run_study(params: StudyParams, out_dir: str | None = None,
     points = [p for p in points if _point_key(p["nodes"], p["threads"], p["alloc"]) in done]
     if out_dir:  # rewrite without partial points before appending
         write_atomic(os.path.join(out_dir, "results.jsonl"),
-                     "".join(json.dumps(p) + "\n" for p in points), force=True)
+                     "".join(json_text(p) + "\n" for p in points), force=True)
     for n in params.nodes:
         for t in params.threads:
             for a in range(params.allocs):
@@ -250,7 +251,7 @@ def run_study(params: StudyParams, out_dir: str | None = None,
                     if out_dir:
                         with open(os.path.join(out_dir, "results.jsonl"), "a",
                                   encoding="utf-8") as fh:
-                            fh.write("".join(json.dumps(p) + "\n" for p in new))
+                            fh.write("".join(json_text(p) + "\n" for p in new))
                 if progress:
                     progress(f"{n} nodes, {t} threads")
     return Study(params, points)

@@ -1,10 +1,19 @@
-"""Parsing of sizes, bandwidths and times given as text (``1MiB``, ``425MB/s``, ``50ns``)."""
+"""Parsing of sizes, bandwidths and times given as text (``1MiB``, ``425MB/s``, ``50ns``).
+
+Every value is finite and within a physical range (see :data:`MAX_SIZE`, :data:`BANDWIDTH_RANGE`,
+:data:`MAX_TIME`): ``1e400`` or ``bw=1e-320`` is an error, never an infinite prediction.
+"""
 
 from __future__ import annotations
 
+import math
 import re
 
 from .errors import RankmapError
+from .validate import show
+
+__all__ = ["parse_size", "parse_bandwidth", "parse_time", "format_bytes", "MAX_SIZE",
+           "BANDWIDTH_RANGE", "MAX_TIME"]
 
 _SIZE_UNITS = {
     "": 1, "b": 1,
@@ -15,56 +24,106 @@ _SIZE_UNITS = {
 _TIME_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9, "": 1.0}
 _NUM = r"([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)"
 
+#: largest message or allreduce size (bytes): 1 PiB.
+MAX_SIZE = 1 << 50
+#: link, NIC and memory bandwidths (bytes/s) must lie in this range: 1 B/s to 1 PB/s.
+BANDWIDTH_RANGE = (1.0, 1e15)
+#: largest latency or overhead (seconds): one hour.
+MAX_TIME = 3600.0
+
+
+def _number(text, pattern_units: dict, what: str, hint: str) -> float:
+    if isinstance(text, bool):
+        raise RankmapError(f"bad {what} {show(text)}: {hint}")
+    if isinstance(text, (int, float)):
+        value = float(text) if not isinstance(text, int) or abs(text) < 1 << 1000 else math.inf
+    else:
+        s = str(text).strip()
+        m = re.fullmatch(_NUM + r"\s*([a-zA-Z]*)", s) if len(s) <= 60 else None
+        if not m or m.group(2).lower() not in pattern_units:
+            raise RankmapError(f"bad {what} {show(text)}: {hint}")
+        value = float(m.group(1)) * pattern_units[m.group(2).lower()]
+    if not math.isfinite(value):
+        raise RankmapError(f"bad {what} {show(text)}: not a finite number")
+    return value
+
 
 def parse_size(text: str | int | float, what: str = "size", allow_zero: bool = False) -> int:
     """Return a byte count from ``64``, ``8KiB``, ``1MiB``, ``1MB``, ``1.5GB``.
 
     KiB/MiB/GiB are powers of 1024, KB/MB/GB powers of 1000. The result is an integer
-    number of bytes; zero is rejected unless ``allow_zero``, negative values always.
+    number of bytes, at most :data:`MAX_SIZE`; zero is rejected unless ``allow_zero``,
+    negative values always.
+
+    Parameters
+    ----------
+    text : str or int or float
+    what : str
+        Name of the value for the message.
+    allow_zero : bool
+
+    Returns
+    -------
+    int
+        Bytes.
     """
-    if isinstance(text, (int, float)) and not isinstance(text, bool):
-        value = float(text)
-    else:
-        m = re.fullmatch(_NUM + r"\s*([a-zA-Z]*)", str(text).strip())
-        if not m or m.group(2).lower() not in _SIZE_UNITS:
-            raise RankmapError(f"bad {what} {text!r}: expected a number with an optional unit "
-                               "such as 64, 8KiB, 1MiB or 1MB")
-        value = float(m.group(1)) * _SIZE_UNITS[m.group(2).lower()]
-    if value < 0 or (value == 0 and not allow_zero) or value != value:
-        raise RankmapError(f"bad {what} {text!r}: must be positive")
+    value = _number(text, _SIZE_UNITS, what, "expected a number with an optional unit "
+                    "such as 64, 8KiB, 1MiB or 1MB")
+    if value < 0 or (value == 0 and not allow_zero):
+        raise RankmapError(f"bad {what} {show(text)}: must be positive")
+    if value > MAX_SIZE:
+        raise RankmapError(f"bad {what} {show(text)}: at most 1PiB")
     if value != int(value):
-        raise RankmapError(f"bad {what} {text!r}: not a whole number of bytes")
+        raise RankmapError(f"bad {what} {show(text)}: not a whole number of bytes")
     return int(value)
 
 
 def parse_bandwidth(text: str | float, what: str = "bandwidth") -> float:
-    """Return bytes per second from ``425MB/s``, ``10GB/s``, ``1GiB/s`` or a plain number."""
-    if isinstance(text, (int, float)) and not isinstance(text, bool):
-        value = float(text)
-    else:
-        s = str(text).strip()
-        if s.lower().endswith("/s"):
-            s = s[:-2]
-        m = re.fullmatch(_NUM + r"\s*([a-zA-Z]*)", s)
-        if not m or m.group(2).lower() not in _SIZE_UNITS:
-            raise RankmapError(f"bad {what} {text!r}: expected e.g. 425MB/s or 10GB/s")
-        value = float(m.group(1)) * _SIZE_UNITS[m.group(2).lower()]
+    """Return bytes per second from ``425MB/s``, ``10GB/s``, ``1GiB/s`` or a plain number.
+
+    Parameters
+    ----------
+    text : str or float
+    what : str
+        Name of the value for the message.
+
+    Returns
+    -------
+    float
+        Bytes per second, within :data:`BANDWIDTH_RANGE`.
+    """
+    t = text
+    if isinstance(t, str) and t.strip().lower().endswith("/s"):
+        t = t.strip()[:-2]
+    value = _number(t, _SIZE_UNITS, what, "expected e.g. 425MB/s or 10GB/s")
     if not value > 0:
-        raise RankmapError(f"bad {what} {text!r}: must be positive")
+        raise RankmapError(f"bad {what} {show(text)}: must be positive")
+    lo, hi = BANDWIDTH_RANGE
+    if not lo <= value <= hi:
+        raise RankmapError(f"bad {what} {show(text)}: must be between 1B/s and 1PB/s")
     return value
 
 
 def parse_time(text: str | float, what: str = "time", allow_zero: bool = True) -> float:
-    """Return seconds from ``50ns``, ``2us``, ``1.5ms``, ``3s`` or a plain number of seconds."""
-    if isinstance(text, (int, float)) and not isinstance(text, bool):
-        value = float(text)
-    else:
-        m = re.fullmatch(_NUM + r"\s*([a-zA-Z]*)", str(text).strip())
-        if not m or m.group(2).lower() not in _TIME_UNITS:
-            raise RankmapError(f"bad {what} {text!r}: expected e.g. 50ns, 2us, 1ms or 0.5s")
-        value = float(m.group(1)) * _TIME_UNITS[m.group(2).lower()]
+    """Return seconds from ``50ns``, ``2us``, ``1.5ms``, ``3s`` or a plain number of seconds.
+
+    Parameters
+    ----------
+    text : str or float
+    what : str
+        Name of the value for the message.
+    allow_zero : bool
+
+    Returns
+    -------
+    float
+        Seconds, at most :data:`MAX_TIME`.
+    """
+    value = _number(text, _TIME_UNITS, what, "expected e.g. 50ns, 2us, 1ms or 0.5s")
     if value < 0 or (value == 0 and not allow_zero):
-        raise RankmapError(f"bad {what} {text!r}: must be positive")
+        raise RankmapError(f"bad {what} {show(text)}: must be positive")
+    if value > MAX_TIME:
+        raise RankmapError(f"bad {what} {show(text)}: at most 3600s")
     return value
 
 

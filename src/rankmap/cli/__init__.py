@@ -38,28 +38,54 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the ``rankmap`` console script."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    if not getattr(args, "func", None):
-        parser.print_help()
-        return 2
+    """Entry point of the ``rankmap`` console script.
+
+    Bad input (a :class:`~rankmap.errors.RankmapError`, an unreadable file) prints one line
+    on stderr and returns 2; Ctrl-C (also while the command modules load) returns 130 with one
+    line; SIGTERM removes the temporary files of unfinished writes and returns 143.
+    """
+    import warnings
+
+    command = "rankmap"
     try:
-        return int(args.func(args) or 0)
+        from ..io.atomic import install_signal_cleanup
+
+        install_signal_cleanup()
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        if not getattr(args, "func", None):
+            parser.print_help()
+            return 2
+        command = f"rankmap {args.command}"
+        with warnings.catch_warnings():
+            # numpy's floating-point warnings never reach the user: results are validated
+            warnings.simplefilter("ignore", RuntimeWarning)
+            return int(args.func(args) or 0)
     except RankmapError as exc:
-        print(f"rankmap {args.command}: error: {exc}", file=sys.stderr)
+        print(f"{command}: error: {_one_line(exc)}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # output piped into head & co.: not an error
         import os
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except MemoryError:
+        print(f"{command}: error: out of memory; use a smaller machine, pattern or allocation",
+              file=sys.stderr)
+        return 2
     except OSError as exc:  # unreadable input, full disk, permission denied
-        where = f" {exc.filename!r}" if getattr(exc, "filename", None) else ""
-        print(f"rankmap {args.command}: error:{where} {exc.strerror or exc}", file=sys.stderr)
+        from ..validate import show
+        where = f" {show(exc.filename)}" if getattr(exc, "filename", None) else ""
+        print(f"{command}: error:{where} {exc.strerror or exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("rankmap: interrupted", file=sys.stderr)
         return 130
+
+
+def _one_line(exc: BaseException, width: int = 400) -> str:
+    """The message on one line, cut to ``width`` characters."""
+    text = " ".join(str(exc).split())
+    return text if len(text) <= width else text[:width - 3] + "..."
 
 
 if __name__ == "__main__":

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 
@@ -13,6 +12,7 @@ from ..mpi.nodes import MACHINE_ENV
 from ..specs import parse_shape
 from ..units import parse_size
 from .common import add_force, example
+from ..validate import json_text
 
 MAX_SIZES = 40
 
@@ -133,7 +133,7 @@ def _run(args, comm) -> int:
     sys.stdout.write(format_table(result))
     if args.json:
         from ..io.atomic import write_atomic
-        write_atomic(args.json, json.dumps(result, indent=1) + "\n", force=args.force)
+        write_atomic(args.json, json_text(result, indent=1) + "\n", force=args.force)
         print(f"wrote {args.json}", file=sys.stderr)
     if args.plot:
         plot_bandwidth(result, args.plot, force=args.force)

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 from ..errors import RankmapError
 from ..metrics import DEFAULT_PLATEAU_Y
 from .common import add_force, example
+from ..validate import json_text
 
 
 def add_parser(sub) -> None:
@@ -85,7 +85,7 @@ def run(args) -> int:
     for w in doc["warnings"]:
         print(f"rankmap counters: warning: {w}", file=sys.stderr)
     if args.format == "json":
-        print(json.dumps(doc, indent=1))
+        print(json_text(doc, indent=1))
     else:
         _print_tables(doc)
     figures = _figures(runs, doc, corr, args)

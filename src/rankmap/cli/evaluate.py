@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 
 from ..errors import RankmapError
 from ..evaluation import Comparison, Evaluator
@@ -12,6 +11,7 @@ from ..io.bgmap import read_mapfile
 from ..io.links_csv import format_links_csv
 from ..mappers import build_mapping
 from .common import add_force, add_input_options, example, load_inputs
+from ..validate import json_text
 
 
 def add_parser(sub) -> None:
@@ -49,7 +49,7 @@ def run(args) -> int:
         mapping = build_mapping(args.mapping, pattern, machine, allocation, args.seed)
     ev = Evaluator(machine, allocation, pattern, args.routing, args.y).evaluate(mapping)
     comp = Comparison(machine, allocation, pattern, machine.check_routing(args.routing), [ev])
-    print(json.dumps(comp.to_json(), indent=1))
+    print(json_text(comp.to_json(), indent=1))
     if args.links_out:
         if not args.links_out.endswith(".csv"):
             raise RankmapError(f"--links-out {args.links_out!r}: expected a .csv file name")

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 from ..errors import RankmapError
 from .common import MACHINE_HELP, add_force, example
+from ..validate import json_text
 
 
 def add_parser(sub) -> None:
@@ -77,7 +77,7 @@ def run(args) -> int:
                        "mean": float(v.mean()), "hottest": hottest(machine, v, args.top)}
                       for n, v in loads.items()]}
     if args.format == "json":
-        print(json.dumps(doc, indent=1))
+        print(json_text(doc, indent=1))
     else:
         _print(doc)
     def draw(name):

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import json
 
 from ..allocation import parse_allocation
 from ..machines import parse_machine
 from .common import MACHINE_HELP, NODES_HELP, example
+from ..validate import json_text
 
 
 def add_parser(sub) -> None:
@@ -42,7 +42,7 @@ def run(args) -> int:
     allocation = parse_allocation(args.nodes, machine)
     records = node_records(machine, allocation)
     if args.format == "json":
-        print(json.dumps(records))
+        print(json_text(records))
         return 0
     width = max(4, max(len(r["name"]) for r in records))
     print(f"{'name':<{width}}  {'id':>8}  coords")

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 
 from ..evaluation import Comparison, Evaluation
 from ..units import format_bytes
+from ..validate import json_text
 
 COLUMNS = [
     ("max_link_streams", "max\nstreams", lambda v: f"{v:d}"),
@@ -86,4 +86,4 @@ def to_json(comp: Comparison) -> str:
     """The compare JSON document (design.md), with the explanation added."""
     doc = comp.to_json()
     doc["why"] = explain(comp)
-    return json.dumps(doc, indent=1)
+    return json_text(doc, indent=1)

@@ -4,7 +4,6 @@ random allocations, normalised to inorder), with a Figure-1-style plot."""
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 
@@ -13,6 +12,7 @@ from ..machines import parse_machine
 from ..io.atomic import check_writable, write_atomic
 from ..study import StudyParams, parse_sweep, plot_study, run_study, summary_csv
 from .common import MACHINE_HELP, PATTERN_HELP, add_force, example, progress_bar
+from ..validate import json_text
 
 
 def add_parser(sub) -> None:
@@ -87,7 +87,7 @@ def run(args) -> int:
     if args.out:
         write_atomic(os.path.join(args.out, "summary.csv"), summary_csv(rows), force=True)
     if args.format == "json":
-        print(json.dumps({"params": params.key(), "summary": rows}, indent=1))
+        print(json_text({"params": params.key(), "summary": rows}, indent=1))
     elif args.format == "csv":
         sys.stdout.write(summary_csv(rows))
     else:

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 from ..errors import RankmapError
 from ..evaluation import expand_names
 from ..io.atomic import check_writable, write_atomic
 from .common import add_force, add_input_options, example, load_inputs, progress_bar
+from ..validate import json_text
 
 
 def add_parser(sub) -> None:
@@ -62,7 +62,7 @@ def run(args) -> int:
     if args.plot:
         print(f"wrote {V.scatter_plot(val, args.plot, args.force)}", file=sys.stderr)
     if args.json:
-        write_atomic(args.json, json.dumps(val.to_json(), indent=1) + "\n", force=args.force)
+        write_atomic(args.json, json_text(val.to_json(), indent=1) + "\n", force=args.force)
         print(f"wrote {args.json}", file=sys.stderr)
     return 0
 

@@ -47,7 +47,8 @@ def _wrap_flags(spec: Spec, ndim: int, default: bool) -> tuple[bool, ...]:
 def _parse_grid_machine(spec: Spec) -> Machine:
     if not spec.words:
         raise RankmapError(f"bad machine {spec.text!r}: give a shape, e.g. {spec.kind}:8x8x8")
-    dims = parse_shape(spec.words.pop(0), "machine shape", max_dims=6)
+    dims = parse_shape(spec.words.pop(0), "machine shape", max_dims=6, cap="nodes",
+                       subject=spec.text)
     wrap = _wrap_flags(spec, len(dims), default=(spec.kind == "torus"))
     opts = common_options(spec)
     spec.reject_leftovers("machine")
@@ -97,22 +98,38 @@ def parse_machine(text: str | Machine) -> Machine:
     spec = split_spec(text, "machine")
     parser = MACHINE_KINDS.get(spec.kind)
     if parser is None:
-        raise RankmapError(f"unknown machine kind {spec.kind!r} in {text!r}: choose from "
+        from ..validate import show
+        raise RankmapError(f"unknown machine kind {show(spec.kind, 40)} in {show(text)}: choose from "
                            f"{', '.join(sorted(MACHINE_KINDS))}")
     return parser(spec)
 
 
+#: machine files being read (real paths): a file naming itself is an error, not a recursion.
+_READING: list[str] = []
+
+
 def _machine_from_toml(path: str) -> Machine:
-    if not os.path.exists(path):
-        raise RankmapError(f"machine file {path!r} not found")
+    from ..validate import read_text, show
+
+    if not os.path.isfile(path):
+        raise RankmapError(f"machine file {show(path)} not found")
+    real = os.path.realpath(path)
+    if real in _READING or len(_READING) >= 8:
+        raise RankmapError(f"machine file {show(path)} names itself (through "
+                           f"{' -> '.join(os.path.basename(p) for p in _READING)})")
     try:
-        with open(path, "rb") as fh:
-            data = tomllib.load(fh)
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise RankmapError(f"machine file {path!r} is not valid TOML: {exc}") from None
+        data = tomllib.loads(read_text(path, "machine file"))
+    except tomllib.TOMLDecodeError as exc:
+        raise RankmapError(f"machine file {show(path)} is not valid TOML: {exc}") from None
+    except RecursionError:
+        raise RankmapError(f"machine file {show(path)} nests too deeply") from None
     spec = data.get("machine")
     if not isinstance(spec, str):
-        raise RankmapError(f"machine file {path!r} needs a line machine = \"<spec>\"")
-    machine = parse_machine(spec)
+        raise RankmapError(f"machine file {show(path)} needs a line machine = \"<spec>\"")
+    _READING.append(real)
+    try:
+        machine = parse_machine(spec)
+    finally:
+        _READING.pop()
     machine.toml = data  # extra site settings (node names, topology) for other layers
     return machine

@@ -42,6 +42,9 @@ class Machine(ABC):
                  hop_latency_s: float = 0.0):
         if cores_per_node <= 0:
             raise RankmapError(f"bad cores per node {cores_per_node} in {spec!r}: must be positive")
+        from ..validate import check_limit
+        check_limit(int(n_nodes), "nodes", spec)
+        check_limit(int(cores_per_node), "cores", spec)
         self.spec = spec
         self.n_nodes = int(n_nodes)
         self.cores_per_node = int(cores_per_node)

@@ -420,6 +420,19 @@ def _pop_common(spec) -> dict:
     return opts
 
 
+def _check_size(text, groups, routers, nodes, cores, gports, global_links) -> None:
+    """Caps on nodes, routers, cores and global links, checked before anything is built."""
+    from ..validate import check_limit, limit
+    check_limit(groups * routers * nodes, "nodes", text)
+    check_limit(groups * routers, "nodes", f"{text} (routers)")
+    if cores > limit("cores"):
+        check_limit(cores, "cores", text)
+    if groups > 1:
+        per_pair = global_links if global_links is not None else routers * gports // (groups - 1)
+        check_limit(groups * (groups - 1) * min(per_pair, routers * gports), "nodes",
+                    f"{text} (global links)")
+
+
 def parse_dragonfly(spec) -> Dragonfly:
     """``dragonfly:groups=G,rows=R,cols=C,nodes=N,cores=K[,global=L][,gports=P]
     [,layout=spread|consecutive|absolute][,bw_row=..,bw_col=..,bw_global=..,bw_inject=..][,lat=..]``.
@@ -436,6 +449,8 @@ def parse_dragonfly(spec) -> Dragonfly:
     gports = _pop_int(spec, "gports", 1)
     opts = _pop_common(spec)
     spec.reject_leftovers("dragonfly")
+    _check_size(spec.text, dims["groups"], dims["rows"] * dims["cols"], dims["nodes"],
+                dims["cores"], gports, opts.get("global_links"))
     return Dragonfly(dims["groups"], dims["rows"], dims["cols"], dims["nodes"], dims["cores"],
                      gports=gports, spec=spec.text, **opts)
 
@@ -467,5 +482,7 @@ def parse_xc(spec) -> Dragonfly:
     opts = _pop_common(spec)
     opts["bandwidth"] = {"global": XC["bw_global"], **opts["bandwidth"]}
     spec.reject_leftovers("xc")
+    _check_size(spec.text, groups, XC["rows"] * XC["cols"], XC["nodes"], cores, gports,
+                opts.get("global_links"))
     return Dragonfly(groups, XC["rows"], XC["cols"], XC["nodes"], cores, gports=gports,
                      spec=spec.text, name=f"Cray XC {groups} groups", cabinet_cols=cab, **opts)

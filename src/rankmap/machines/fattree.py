@@ -178,12 +178,13 @@ def parse_fattree(spec) -> Machine:
     if "k" not in spec.options or "levels" not in spec.options:
         raise RankmapError(f"bad machine {spec.text!r}: give k= and levels=, e.g. "
                            "fattree:k=16:levels=3, or topology=topology.conf")
+    from ..validate import check_limit, parse_float_text
+
     k = parse_int(spec.pop_option("k"), "fat-tree k", minimum=2)
     levels = parse_int(spec.pop_option("levels"), "fat-tree levels", minimum=1)
+    # k^levels hosts, computed without building a huge integer (levels=10^9 would)
+    check_limit(k ** levels if levels <= 64 else 1 << 64, "nodes", spec.text)
     if (v := spec.pop_option("taper")) is not None:
-        try:
-            opts["taper"] = float(v)
-        except ValueError:
-            raise RankmapError(f"bad taper {v!r}: expected a number such as 2") from None
+        opts["taper"] = parse_float_text(v, "taper", minimum=1.0, maximum=1e6)
     spec.reject_leftovers("fattree")
     return FatTree(k, levels, spec=spec.text, **opts)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..specs import Spec, parse_int
 from ..units import parse_bandwidth, parse_time
+from ..validate import limit
 
 
 def common_options(spec: Spec) -> dict:
@@ -11,7 +12,8 @@ def common_options(spec: Spec) -> dict:
     (per-hop latency, s) from ``spec``; return them as constructor keyword arguments."""
     opts = {}
     if (v := spec.pop_option("cores")) is not None:
-        opts["cores_per_node"] = parse_int(v, "cores per node", minimum=1)
+        opts["cores_per_node"] = parse_int(v, "cores per node", minimum=1,
+                                           maximum=limit("cores"))
     if (v := spec.pop_option("bw")) is not None:
         opts["bandwidth"] = parse_bandwidth(v, "link bandwidth")
     if (v := spec.pop_option("lat")) is not None:

@@ -25,10 +25,8 @@ _FIELD = re.compile(r"(\w+)=(\S+)")
 
 
 def _expand(value: str, path: str, lineno: int) -> list[str]:
-    try:
-        return hostlist.expand_hostlist(value)
-    except hostlist.BadHostlist as exc:
-        raise RankmapError(f"{path} line {lineno}: bad host list {value!r}: {exc}") from None
+    from ..validate import expand_hostlist
+    return expand_hostlist(value, f"{path} line {lineno}", allow_duplicates=False)
 
 
 def parse_topology_conf(path: str) -> tuple[list[str], dict[str, list[str]], dict[str, list[str]]]:
@@ -38,15 +36,18 @@ def parse_topology_conf(path: str) -> tuple[list[str], dict[str, list[str]], dic
     switches: list[str] = []
     hosts: dict[str, list[str]] = {}
     children: dict[str, list[str]] = {}
-    with open(path, encoding="utf-8", errors="replace") as fh:
-        for lineno, line in enumerate(fh, start=1):
+    from ..validate import read_lines
+    if True:
+        for lineno, line in enumerate(read_lines(path, "topology file"), start=1):
             line = line.split("#", 1)[0].strip()
             if not line:
                 continue
             fields = {k.lower(): v for k, v in _FIELD.findall(line)}
             name = fields.get("switchname")
             if name is None:
-                raise RankmapError(f"{path} line {lineno}: expected SwitchName=..., got {line!r}")
+                from ..validate import show
+                raise RankmapError(f"{path} line {lineno}: expected SwitchName=..., got "
+                                   f"{show(line)}")
             if name in hosts:
                 raise RankmapError(f"{path} line {lineno}: switch {name!r} defined twice")
             switches.append(name)
@@ -86,11 +87,15 @@ class SlurmTree(TreeMachine):
             for c in children[s]:
                 if c not in sw_index:
                     raise RankmapError(f"{path}: switch {s!r} lists unknown switch {c!r}")
+                if c == s:
+                    raise RankmapError(f"{path}: switch {s!r} lists itself as a child")
                 if sw_parent[sw_index[c]] >= 0:
                     raise RankmapError(f"{path}: switch {c!r} has two parents; rankmap reads "
                                        "topology.conf as a tree")
                 sw_parent[sw_index[c]] = sw_index[s]
         roots = [switches[i] for i in np.nonzero(sw_parent < 0)[0]]
+        if not roots:
+            raise RankmapError(f"{path}: no top-level switch: the switches form a cycle")
         if len(roots) > 1:
             raise RankmapError(f"{path}: several top-level switches ({', '.join(roots[:4])}): "
                                "add a switch joining them")
@@ -100,14 +105,18 @@ class SlurmTree(TreeMachine):
         depth = np.full(V, -1, dtype=np.int64)
         root = H + sw_index[roots[0]]
         depth[root] = 0
-        for _ in range(V):  # relax: depth[v] = depth[parent] + 1
-            todo = (depth < 0) & (parent >= 0)
-            if not todo.any():
-                break
-            ok = todo & (depth[np.maximum(parent, 0)] >= 0)
-            if not ok.any():
-                break
-            depth[ok] = depth[parent[ok]] + 1
+        par = parent.tolist()
+        dep = depth.tolist()
+        for v in range(V):  # walk up to a vertex of known depth: O(V) overall
+            chain = []
+            u = v
+            while u >= 0 and dep[u] < 0 and len(chain) <= V:
+                chain.append(u)
+                u = par[u]
+            if u >= 0 and dep[u] >= 0:
+                for i, w in enumerate(reversed(chain), 1):
+                    dep[w] = dep[u] + i
+        depth = np.array(dep, dtype=np.int64)
         if (depth < 0).any():
             bad = int(np.nonzero(depth < 0)[0][0])
             what = host_names[bad] if bad < H else switches[bad - H]

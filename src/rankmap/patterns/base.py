@@ -30,6 +30,10 @@ class Phase:
                                           dtype=np.float64)
         if not (self.src.shape == self.dst.shape == self.bytes.shape):
             raise RankmapError(f"phase {self.name!r}: src, dst and bytes differ in length")
+        if self.bytes.size and not (np.isfinite(self.bytes).all() and self.bytes.min() >= 0):
+            bad = self.bytes[~(np.isfinite(self.bytes) & (self.bytes >= 0))][0]
+            raise RankmapError(f"phase {self.name!r}: message size {bad} is not a finite "
+                               "non-negative number of bytes")
 
     @property
     def n_flows(self) -> int:

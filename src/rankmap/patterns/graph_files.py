@@ -16,28 +16,31 @@ Edge weights are bytes. With ``bytes=SIZE`` in the spec, weights are multiplied 
 
 from __future__ import annotations
 
-import csv
 import os
 
 import numpy as np
 
 from ..errors import RankmapError
 from ..units import parse_size
+from ..validate import (check_limit, limit, parse_float_text, parse_int_text, read_csv_rows,
+                        read_lines, read_text, show)
 from .base import Pattern, Phase
 
 
-def _int_token(tok: str, path: str, where: str) -> int:
-    try:
-        return int(tok)
-    except ValueError:
-        raise RankmapError(f"{path}: {where}: expected an integer, got {tok!r}") from None
+def _int_token(tok: str, path: str, where: str, minimum: int | None = None) -> int:
+    return parse_int_text(tok, f"integer in {path}: {where}:", minimum=minimum)
+
+
+def _rank_token(tok: str, path: str, where: str) -> int:
+    """A rank or vertex number: an integer from 0 to the rank cap."""
+    return parse_int_text(tok, f"rank in {path}: {where}:", minimum=0, maximum=limit("ranks"))
 
 
 def read_csv_graph(path: str):
     """Return (src, dst, bytes, phase_names or None) from an edge-list CSV."""
     src, dst, nb, phase = [], [], [], []
-    with open(path, newline="", encoding="utf-8", errors="replace") as fh:
-        reader = csv.reader(fh)
+    if True:
+        reader = read_csv_rows(path, "graph file")
         has_phase = False
         for lineno, row in enumerate(reader, 1):
             row = [c.strip() for c in row]
@@ -48,14 +51,18 @@ def read_csv_graph(path: str):
                 if header[:3] != ["src", "dst", "bytes"] or len(header) > 4 or \
                         (len(header) == 4 and header[3] != "phase"):
                     raise RankmapError(f"{path}: line 1: expected header src,dst,bytes[,phase], "
-                                       f"got {','.join(row)!r}")
+                                       f"got {show(','.join(row))}")
                 has_phase = len(header) == 4
                 continue
             if len(row) not in (3, 4):
                 raise RankmapError(f"{path}: line {lineno}: expected src,dst,bytes[,phase], got "
-                                   f"{','.join(row)!r}")
-            s = _int_token(row[0], path, f"line {lineno}")
-            d = _int_token(row[1], path, f"line {lineno}")
+                                   f"{show(','.join(row))}")
+            if len(src) >= limit("flows"):
+                check_limit(len(src) + 1, "flows", f"graph file {path}")
+            if row[0].strip().startswith("-") or row[1].strip().startswith("-"):
+                raise RankmapError(f"{path}: line {lineno}: negative rank")
+            s = _rank_token(row[0], path, f"line {lineno}")
+            d = _rank_token(row[1], path, f"line {lineno}")
             if s < 0 or d < 0:
                 raise RankmapError(f"{path}: line {lineno}: negative rank")
             try:
@@ -73,10 +80,36 @@ def read_csv_graph(path: str):
             phase if has_phase else None, None)
 
 
+def _check_mtx_header(path: str) -> None:
+    """Refuse dense, complex and oversized Matrix Market files before scipy reads them."""
+    lines = read_lines(path, "graph file")
+    if not lines or not lines[0].lower().startswith("%%matrixmarket"):
+        raise RankmapError(f"{path}: not a Matrix Market file (no %%MatrixMarket header)")
+    head = lines[0].lower().split()
+    if len(head) < 5 or head[1] != "matrix" or head[2] != "coordinate":
+        raise RankmapError(f"{path}: expected '%%MatrixMarket matrix coordinate FIELD SYMMETRY' "
+                           "(a sparse graph)")
+    if head[3] not in ("real", "integer", "pattern"):
+        raise RankmapError(f"{path}: field {show(head[3], 20)} is not a graph weight: use real, "
+                           "integer or pattern")
+    size = next((ln for ln in lines[1:] if ln.strip() and not ln.lstrip().startswith("%")), "")
+    toks = size.split()
+    if len(toks) != 3:
+        raise RankmapError(f"{path}: expected a size line 'rows cols entries', got {show(size)}")
+    rows, cols, nnz = (_int_token(t, path, "size line", minimum=0) for t in toks)
+    check_limit(max(rows, cols), "ranks", f"graph file {path}")
+    check_limit(nnz * (2 if head[4] != "general" else 1), "flows", f"graph file {path}")
+    for ln in lines[1:]:  # scipy turns an unparsable weight into garbage: check them here
+        t = ln.split()
+        if len(t) == 3 and not t[0].startswith("%") and head[3] != "pattern":
+            parse_float_text(t[2], f"weight in {path}")
+
+
 def read_matrix_market(path: str):
     """Return (src, dst, weights or None, None, n) from a Matrix Market file."""
     from scipy.io import mmread
 
+    _check_mtx_header(path)
     try:
         m = mmread(path)
     except Exception as exc:  # scipy raises ValueError/IndexError variants on bad files
@@ -86,24 +119,26 @@ def read_matrix_market(path: str):
     m = m.tocoo()
     if m.shape[0] != m.shape[1]:
         raise RankmapError(f"{path}: matrix is {m.shape[0]}x{m.shape[1]}, a graph needs a square one")
-    with open(path, encoding="utf-8", errors="replace") as fh:
-        pattern_only = "pattern" in fh.readline().lower()
+    pattern_only = "pattern" in read_lines(path, "graph file")[0].lower()
     w = None if pattern_only else np.abs(np.asarray(m.data, dtype=np.float64))
     return m.row.astype(np.int64), m.col.astype(np.int64), w, None, m.shape[0]
 
 
 def read_metis(path: str):
     """Return (src, dst, weights or None, None, n) from a METIS graph file."""
-    with open(path, encoding="utf-8", errors="replace") as fh:
-        lines = [ln.rstrip("\n") for ln in fh if not ln.lstrip().startswith("%")]
+    lines = [ln for ln in read_lines(path, "graph file") if not ln.lstrip().startswith("%")]
     if not lines:
         raise RankmapError(f"{path}: empty METIS file")
     head = lines[0].split()
     if len(head) < 2:
         raise RankmapError(f"{path}: line 1: expected 'vertices edges [fmt [ncon]]'")
-    n = _int_token(head[0], path, "header")
+    n = _int_token(head[0], path, "header", minimum=1)
+    check_limit(n, "ranks", f"graph file {path}")
     fmt = head[2] if len(head) > 2 else "0"
-    ncon = _int_token(head[3], path, "header") if len(head) > 3 else 1
+    ncon = _int_token(head[3], path, "header", minimum=1) if len(head) > 3 else 1
+    if len(fmt) > 3 or any(ch not in "01" for ch in fmt):
+        raise RankmapError(f"{path}: line 1: bad METIS format {show(fmt, 20)}: up to three "
+                           "digits 0/1")
     fmt = fmt.zfill(3)
     has_size, has_vw, has_ew = fmt[-3] == "1", fmt[-2] == "1", fmt[-1] == "1"
     if len(lines) - 1 < n:
@@ -118,36 +153,44 @@ def read_metis(path: str):
             raise RankmapError(f"{path}: vertex {v + 1}: odd number of neighbour/weight fields")
         for k in range(0, len(toks), step):
             u = _int_token(toks[k], path, f"vertex {v + 1}")
+            if len(src) >= limit("flows"):
+                check_limit(len(src) + 1, "flows", f"graph file {path}")
             if not 1 <= u <= n:
                 raise RankmapError(f"{path}: vertex {v + 1}: neighbour {u} outside 1-{n}")
             src.append(v)
             dst.append(u - 1)
             if has_ew:
-                w.append(float(_int_token(toks[k + 1], path, f"vertex {v + 1}")))
+                w.append(float(_int_token(toks[k + 1], path, f"vertex {v + 1}", minimum=0)))
     return (np.array(src, dtype=np.int64), np.array(dst, dtype=np.int64),
             np.array(w) if has_ew else None, None, n)
 
 
 def read_scotch(path: str):
     """Return (src, dst, weights or None, None, n) from a Scotch source graph (.grf)."""
-    with open(path, encoding="utf-8", errors="replace") as fh:
-        toks = fh.read().split()
+    toks = read_text(path, "graph file").split()
     pos = 0
 
-    def take(where):
+    def take(where, minimum=0):
         nonlocal pos
         if pos >= len(toks):
             raise RankmapError(f"{path}: file ends early ({where})")
         pos += 1
-        return _int_token(toks[pos - 1], path, where)
+        return _int_token(toks[pos - 1], path, where, minimum=minimum)
 
     version = take("version")
     if version != 0:
         raise RankmapError(f"{path}: unsupported Scotch graph version {version}")
-    n = take("vertex count")
-    take("arc count")
+    n = take("vertex count", minimum=1)
+    check_limit(n, "ranks", f"graph file {path}")
+    arcs = take("arc count")
+    check_limit(arcs, "flows", f"graph file {path}")
     base = take("base value")
-    flags = toks[pos].zfill(3) if pos < len(toks) else "000"
+    if base not in (0, 1):
+        raise RankmapError(f"{path}: base value {base}: must be 0 or 1")
+    flags = toks[pos] if pos < len(toks) else "000"
+    if len(flags) > 3 or any(ch not in "01" for ch in flags):
+        raise RankmapError(f"{path}: bad flags {show(flags, 20)}: up to three digits 0/1")
+    flags = flags.zfill(3)
     take("flags")
     has_label, has_ew, has_vw = flags[-3] == "1", flags[-2] == "1", flags[-1] == "1"
     labels, src, nbr, w = [], [], [], []
@@ -156,12 +199,24 @@ def read_scotch(path: str):
         if has_vw:
             take(f"vertex {v} load")
         deg = take(f"vertex {v} degree")
+        if len(nbr) + deg > arcs:
+            raise RankmapError(f"{path}: vertex {v} has degree {deg}: more arcs than the "
+                               f"{arcs} the header gives")
         for _ in range(deg):
             if has_ew:
                 w.append(float(take(f"vertex {v} edge load")))
             nbr.append(take(f"vertex {v} neighbour"))
             src.append(v)
+    if len(nbr) != arcs:
+        raise RankmapError(f"{path}: the header gives {arcs} arcs, the vertices list {len(nbr)}")
+    if pos < len(toks):
+        raise RankmapError(f"{path}: {len(toks) - pos} unexpected fields after the last vertex "
+                           f"(from {show(toks[pos], 30)})")
     index = {lab: i for i, lab in enumerate(labels)}
+    if len(index) != len(labels):
+        from collections import Counter
+        dup = next(lab for lab, c in Counter(labels).items() if c > 1)
+        raise RankmapError(f"{path}: vertex label {dup} is used twice")
     try:
         dst = [index[u] for u in nbr]
     except KeyError as exc:
@@ -178,25 +233,25 @@ def make_graph_pattern(spec_text: str, path: str, nbytes: int | None = None,
                        n_ranks: int | None = None) -> Pattern:
     """Read ``path`` (format by extension, see module docstring) into a Pattern."""
     if not os.path.isfile(path):
-        raise RankmapError(f"graph file {path!r} not found")
+        raise RankmapError(f"graph file {show(path)} not found")
     ext = os.path.splitext(path)[1].lower()
     reader = READERS.get(ext)
     if reader is None:
-        raise RankmapError(f"graph file {path!r}: unknown format {ext or '(no extension)'!r}; "
+        raise RankmapError(f"graph file {show(path)}: unknown format {ext or '(no extension)'!r}; "
                            f"use {', '.join(sorted(READERS))}")
     src, dst, weights, phase_names, n = reader(path)
     if ext == ".csv":
         n = int(max(src.max(), dst.max())) + 1
     if n_ranks is not None:
         if n_ranks < n:
-            raise RankmapError(f"graph file {path!r} uses {n} ranks, more than ranks={n_ranks}")
+            raise RankmapError(f"graph file {show(path)} uses {n} ranks, more than ranks={n_ranks}")
         n = n_ranks
     unit = float(nbytes) if nbytes is not None else None
     if weights is None:
         sizes = np.full(len(src), unit if unit is not None else float(1 << 20))
     else:
         if (weights < 0).any():
-            raise RankmapError(f"graph file {path!r} has a negative edge weight")
+            raise RankmapError(f"graph file {show(path)} has a negative edge weight")
         sizes = weights * (unit if unit is not None else 1.0)
     keep = src != dst
     src, dst, sizes = src[keep], dst[keep], sizes[keep]
