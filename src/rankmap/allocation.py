@@ -17,6 +17,7 @@ import numpy as np
 
 from .errors import RankmapError
 from .machines import Machine
+from .validate import read_lines, show
 
 
 @dataclass
@@ -94,16 +95,22 @@ def _parse_id_list(items: list[str], machine: Machine, where: str) -> list[int]:
     for item in items:
         m = _RANGE.match(item)
         if not m:
-            raise RankmapError(f"bad node {item.strip()!r} in {where}: expected an id or a range "
-                               "like 32-47")
-        lo = int(m.group(1))
-        hi = int(m.group(2)) if m.group(2) is not None else lo
+            raise RankmapError(f"bad node {show(item.strip(), 40)} in {where}: expected an id "
+                               "or a range like 32-47")
+        lo_t, hi_t = m.group(1), m.group(2) if m.group(2) is not None else m.group(1)
+        if max(len(lo_t), len(hi_t)) > 18:
+            raise RankmapError(f"node {show(item.strip(), 40)} in {where} is outside the machine "
+                               f"(ids 0-{machine.n_nodes - 1})")
+        lo, hi = int(lo_t), int(hi_t)
         if hi < lo:
             raise RankmapError(f"bad node range {item.strip()!r} in {where}: end before start")
         if hi >= machine.n_nodes:
             raise RankmapError(f"node {hi} in {where} is outside the machine "
                                f"(ids 0-{machine.n_nodes - 1})")
         ids.extend(range(lo, hi + 1))
+        if len(ids) > machine.n_nodes:
+            raise RankmapError(f"{where} lists more nodes than the machine has "
+                               f"({machine.n_nodes}): some are repeated")
     return ids
 
 
@@ -122,16 +129,15 @@ def parse_allocation(text: str | None, machine: Machine) -> Allocation:
         if alloc is not None:
             return _checked(alloc, text)
     if os.path.isfile(text):
-        with open(text, encoding="utf-8", errors="replace") as fh:
-            lines = [ln.split("#", 1)[0].strip() for ln in fh]
+        lines = [ln.split("#", 1)[0].strip() for ln in read_lines(text, "node file")]
         items = [it for ln in lines for it in ln.replace(",", " ").split() if it]
         if not items:
-            raise RankmapError(f"node file {text!r} lists no nodes")
-        ids = _parse_id_list(items, machine, f"node file {text!r}")
+            raise RankmapError(f"node file {show(text)} lists no nodes")
+        ids = _parse_id_list(items, machine, f"node file {show(text)}")
         source = f"file {text}"
     else:
         if "/" in text or text.endswith((".txt", ".csv")):
-            raise RankmapError(f"node file {text!r} not found")
+            raise RankmapError(f"node file {show(text)} not found")
         ids = _parse_id_list(text.split(","), machine, "--nodes")
         source = text if len(text) < 60 else text[:57] + "..."
     alloc = Allocation(np.array(ids, dtype=np.int64), machine.cores_per_node, source=source)
@@ -141,7 +147,7 @@ def parse_allocation(text: str | None, machine: Machine) -> Allocation:
 def _checked(alloc: Allocation, text: str) -> Allocation:
     nodes = alloc.nodes
     if len(nodes) == 0:
-        raise RankmapError(f"--nodes {text!r} selects no nodes")
+        raise RankmapError(f"--nodes {show(text)} selects no nodes")
     uniq, counts = np.unique(nodes, return_counts=True)
     if (counts > 1).any():
         raise RankmapError(f"node {int(uniq[counts > 1][0])} is listed twice in --nodes")

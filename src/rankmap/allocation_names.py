@@ -24,16 +24,16 @@ columns (``group,row,col,node`` on a dragonfly, ``x,y,z`` on a 3-D torus) or ``i
 
 from __future__ import annotations
 
-import csv
 import os
 import re
 
-import hostlist
 import numpy as np
 
 from .allocation import NODE_PARSERS, Allocation
 from .errors import RankmapError
 from .specs import parse_int
+from .validate import (check_limit, expand_hostlist, hostlist_size, parse_int_text,
+                       read_csv_rows, read_text, show)
 
 _CNAME = re.compile(r"^c(\d+)-(\d+)c(\d+)s(\d+)n(\d+)$")
 _NID = re.compile(r"^nid0*(\d+)$")
@@ -49,6 +49,8 @@ def cname_to_coords(name: str, cabinet_cols: int) -> tuple[int, int, int, int] |
     m = _CNAME.match(name)
     if not m:
         return None
+    if any(len(v) > 9 for v in m.groups()):
+        raise RankmapError(f"bad Cray name {show(name)}: a field is too large")
     x, y, c, s, n = (int(v) for v in m.groups())
     if c > 2 or s > 15 or n > 3:
         raise RankmapError(f"bad Cray name {name!r}: chassis is 0-2, slot 0-15, node 0-3")
@@ -77,10 +79,11 @@ def resolve_names(names: list[str], machine, where: str) -> np.ndarray:
     for i, name in enumerate(names):
         m = _NID.match(name)
         if m:
-            ids[i] = int(m.group(1))
-            if ids[i] >= machine.n_nodes:
-                raise RankmapError(f"{name} in {where} is outside the machine "
+            nid = int(m.group(1)) if len(m.group(1)) < 20 else machine.n_nodes
+            if nid >= machine.n_nodes:
+                raise RankmapError(f"{show(name, 40)} in {where} is outside the machine "
                                    f"(nid 0-{machine.n_nodes - 1})")
+            ids[i] = nid
             continue
         if _CNAME.match(name):
             if cab is None:
@@ -96,18 +99,18 @@ def resolve_names(names: list[str], machine, where: str) -> np.ndarray:
             unknown.append(name)
     if unknown:
         more = f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
-        raise RankmapError(f"unknown node names in {where}: {', '.join(unknown[:5])}{more}")
+        raise RankmapError(f"unknown node names in {where}: "
+                           f"{', '.join(show(u, 40)[1:-1] for u in unknown[:5])}{more}")
     return ids
 
 
 def expand_host_list(text: str) -> list[str]:
     """Host names of one or more Slurm host lists separated by whitespace."""
     names: list[str] = []
-    for part in text.split():
-        try:
-            names.extend(hostlist.expand_hostlist(part, allow_duplicates=True))
-        except hostlist.BadHostlist as exc:
-            raise RankmapError(f"bad host list {part!r}: {exc}") from None
+    parts = text.split()
+    check_limit(sum(hostlist_size(p) for p in parts), "hosts", f"host list {text}")
+    for part in parts:
+        names.extend(expand_hostlist(part, "--nodes"))
     if not names:
         raise RankmapError("empty host list")
     return names
@@ -121,13 +124,13 @@ def _coord_columns(machine) -> list[str]:
 
 def read_topology_csv(path: str, machine) -> tuple[list[str], np.ndarray]:
     """(names, node ids) of every row of a topology CSV (see module docstring)."""
-    with open(path, newline="", encoding="utf-8", errors="replace") as fh:
-        rows = [r for r in csv.reader(fh) if r and not r[0].lstrip().startswith("#")]
+    rows = [r for r in read_csv_rows(path, "topology file")
+            if r and not r[0].lstrip().startswith("#")]
     if not rows:
-        raise RankmapError(f"topology file {path!r} is empty")
+        raise RankmapError(f"topology file {show(path)} is empty")
     header = [h.strip().lower() for h in rows[0]]
     if "name" not in header:
-        raise RankmapError(f"topology file {path!r} needs a header line with a 'name' column")
+        raise RankmapError(f"topology file {show(path)} needs a header line with a 'name' column")
     want = _coord_columns(machine)
     if "id" in header:
         cols = ["id"]
@@ -135,34 +138,35 @@ def read_topology_csv(path: str, machine) -> tuple[list[str], np.ndarray]:
         cols = want
     else:
         need = ",".join(["name"] + want) if want else "name,id"
-        raise RankmapError(f"topology file {path!r} has columns {','.join(header)}: expected "
+        raise RankmapError(f"topology file {show(path)} has columns {','.join(header)}: expected "
                            f"{need} (or name,id) for a {machine.kind}")
     pos = [header.index(c) for c in cols]
     ni = header.index("name")
     names, values = [], []
     for lineno, r in enumerate(rows[1:], start=2):
         if len(r) < len(header):
-            raise RankmapError(f"topology file {path!r} line {lineno}: expected "
+            raise RankmapError(f"topology file {show(path)} line {lineno}: expected "
                                f"{len(header)} fields, got {len(r)}")
-        names.append(r[ni].strip())
-        try:
-            values.append([int(r[p]) for p in pos])
-        except ValueError:
-            raise RankmapError(f"topology file {path!r} line {lineno}: coordinates must be "
-                               f"integers, got {','.join(r)!r}") from None
+        name = r[ni].strip()
+        if not name or any(ch.isspace() or not ch.isprintable() for ch in name):
+            raise RankmapError(f"topology file {show(path)} line {lineno}: bad host name "
+                               f"{show(name, 40)}")
+        names.append(name)
+        values.append([parse_int_text(r[p], f"coordinate in topology file {show(path)} line "
+                                      f"{lineno}:", minimum=0, maximum=1 << 40) for p in pos])
     values = np.array(values, dtype=np.int64).reshape(len(names), len(cols))
     if cols == ["id"]:
         ids = values[:, 0]
         bad = (ids < 0) | (ids >= machine.n_nodes)
         if bad.any():
-            raise RankmapError(f"topology file {path!r}: node id {int(ids[bad][0])} is outside "
+            raise RankmapError(f"topology file {show(path)}: node id {int(ids[bad][0])} is outside "
                                f"the machine (0-{machine.n_nodes - 1})")
     else:
         ids = machine.node_ids(values)
     seen: dict[str, int] = {}
     for n in names:
         if n in seen:
-            raise RankmapError(f"topology file {path!r} lists {n!r} twice")
+            raise RankmapError(f"topology file {show(path)} lists {n!r} twice")
         seen[n] = 1
     return names, np.asarray(ids, dtype=np.int64)
 
@@ -179,10 +183,13 @@ def _parse_synthetic(text: str, machine) -> Allocation | None:
         key, eq, val = p.partition("=")
         allowed = "seed" if kind == "random" else "start"
         if not eq or key != allowed:
-            raise RankmapError(f"bad --nodes {text!r}: unknown field {p!r} (use {allowed}=N)")
+            raise RankmapError(f"bad --nodes {show(text)}: unknown field {show(p, 40)} (use "
+                               f"{allowed}=N)")
+        if key in opts:
+            raise RankmapError(f"bad --nodes {show(text)}: {key}= given twice")
         opts[key] = parse_int(val, f"{kind} {key}", minimum=0)
     if n > machine.n_nodes:
-        raise RankmapError(f"--nodes {text!r} asks for {n} nodes, the machine has "
+        raise RankmapError(f"--nodes {show(text)} asks for {n} nodes, the machine has "
                            f"{machine.n_nodes}")
     if kind == "random":
         rng = np.random.default_rng(opts.get("seed", 0))
@@ -190,7 +197,7 @@ def _parse_synthetic(text: str, machine) -> Allocation | None:
     else:
         start = opts.get("start", 0)
         if start + n > machine.n_nodes:
-            raise RankmapError(f"--nodes {text!r} runs past the last node "
+            raise RankmapError(f"--nodes {show(text)} runs past the last node "
                                f"{machine.n_nodes - 1}")
         nodes = np.arange(start, start + n, dtype=np.int64)
     return Allocation(nodes, machine.cores_per_node, source=text)
@@ -213,7 +220,7 @@ def parse_named_allocation(text: str, machine) -> Allocation | None:
     if sep or text.lower().endswith(".csv"):
         path = csv_path + ".csv" if sep else text
         if not os.path.isfile(path):
-            raise RankmapError(f"topology file {path!r} not found")
+            raise RankmapError(f"topology file {show(path)} not found")
         names, ids = read_topology_csv(path, machine)
         if not sep:
             return Allocation(ids, machine.cores_per_node, names=names, source=f"file {path}")
@@ -222,13 +229,12 @@ def parse_named_allocation(text: str, machine) -> Allocation | None:
         unknown = [w for w in wanted if w not in lookup]
         if unknown:
             more = f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
-            raise RankmapError(f"names not in topology file {path!r}: "
+            raise RankmapError(f"names not in topology file {show(path)}: "
                                f"{', '.join(unknown[:5])}{more}")
         return Allocation(np.array([lookup[w] for w in wanted], dtype=np.int64),
                           machine.cores_per_node, names=wanted, source=f"{path}:{hosts[:40]}")
     if os.path.isfile(text):
-        with open(text, encoding="utf-8", errors="replace") as fh:
-            content = " ".join(ln.split("#", 1)[0] for ln in fh)
+        content = " ".join(ln.split("#", 1)[0] for ln in read_text(text, "node file").splitlines())
         if not content.strip() or _IDS_ONLY.match(content):
             return None  # an id file: the core parser reads it
         return _from_names(expand_host_list(content), machine, f"file {text}")

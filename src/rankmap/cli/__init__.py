@@ -52,7 +52,10 @@ def main(argv: list[str] | None = None) -> int:
 
         install_signal_cleanup()
         parser = build_parser()
-        args = parser.parse_args(argv)
+        try:
+            args = parser.parse_args(argv)
+        except SystemExit as exc:  # --help, --version, or a usage error already printed
+            return exc.code if isinstance(exc.code, int) else 2
         if not getattr(args, "func", None):
             parser.print_help()
             return 2

@@ -13,6 +13,7 @@ from ..specs import parse_shape
 from ..units import parse_size
 from .common import add_force, example
 from ..validate import json_text
+from .argtypes import SEED, int_arg
 
 MAX_SIZES = 40
 
@@ -56,19 +57,19 @@ def add_parser(sub) -> None:
     p.add_argument("--dims", metavar="SHAPE", help="process grid, e.g. 32, 4x8, 2x4x4")
     p.add_argument("--sizes", default="1KiB..1MiB", metavar="RANGE",
                    help="message sizes: 1KiB..4MiB (doubling) or 1KiB,1MiB (default 1KiB..1MiB)")
-    p.add_argument("--repeats", type=int, default=5, help="timed repeats per size (default 5)")
-    p.add_argument("--iters", type=int, help="exchanges per repeat (default: 1 MiB / size, "
+    p.add_argument("--repeats", type=int_arg(1, 10000), default=5, help="timed repeats per size (default 5)")
+    p.add_argument("--iters", type=int_arg(1, 1 << 30), help="exchanges per repeat (default: 1 MiB / size, "
                    "1 to 50)")
     p.add_argument("--box", action="store_true", help="halo: box stencil (3^d - 1 neighbours)")
     p.add_argument("--cyclic", "--periodic", dest="periodic", action="store_true",
                    help="cart/halo: periodic (cyclic) grid")
-    p.add_argument("--pairings", type=int, default=4,
+    p.add_argument("--pairings", type=int_arg(1, 10000), default=4,
                    help="pairs: number of random pairings (default 4)")
     p.add_argument("--machine", "-m", metavar="SPEC",
                    help=f"machine spec or .toml (default ${MACHINE_ENV}; none: no reordering)")
     p.add_argument("--mapping", default="auto", metavar="NAME",
                    help="placement to apply, or 'none' for the launcher's order (default auto)")
-    p.add_argument("--seed", type=int, default=0, help="seed of placements and pairings")
+    p.add_argument("--seed", type=SEED, default=0, help="seed of placements and pairings")
     p.add_argument("--json", metavar="FILE", help="write the results as JSON")
     p.add_argument("--plot", metavar="FILE", help="write a plot of bandwidth vs size (.png/.pdf/.svg)")
     add_force(p)

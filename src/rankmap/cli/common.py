@@ -11,6 +11,7 @@ from ..errors import RankmapError
 from ..machines import Machine, parse_machine
 from ..metrics import DEFAULT_PLATEAU_Y
 from ..patterns import Pattern, parse_pattern
+from .argtypes import FRACTION, SEED, THREADS
 
 MACHINE_HELP = ("machine spec or .toml file: torus:8x16x32:cores=4, mesh:8x8x8, "
                 "bgp:4096 (Blue Gene/P, 4 cores/node), bgl:512; options :bw=425MB/s "
@@ -34,10 +35,10 @@ def add_input_options(p: argparse.ArgumentParser, pattern_required: bool = True)
     p.add_argument("--routing", "-r", metavar="NAME",
                    help="routing model: dor or adaptive on a torus, minimal, valiant or ugal on a "
                    "dragonfly, dmodk or ecmp on a fat tree (default: the machine's first)")
-    p.add_argument("--seed", type=int, default=0, help="seed for random placements (default 0)")
-    p.add_argument("--y", type=float, default=DEFAULT_PLATEAU_Y, metavar="FRACTION",
+    p.add_argument("--seed", type=SEED, default=0, help="seed for random placements (default 0)")
+    p.add_argument("--y", type=FRACTION, default=DEFAULT_PLATEAU_Y, metavar="FRACTION",
                    help="fraction of links under the plateau point (default 0.99)")
-    p.add_argument("--threads", type=int, default=1, metavar="T",
+    p.add_argument("--threads", type=THREADS, default=1, metavar="T",
                    help="threads per rank: ranks per node = cores per node / T (default 1)")
     add_time_options(p)
 

@@ -9,6 +9,7 @@ from ..errors import RankmapError
 from ..metrics import DEFAULT_PLATEAU_Y
 from .common import add_force, example
 from ..validate import json_text
+from .argtypes import FRACTION, int_arg
 
 
 def add_parser(sub) -> None:
@@ -27,7 +28,7 @@ def add_parser(sub) -> None:
     p.add_argument("files", nargs="+", metavar="FILE.csv", help="counters files")
     p.add_argument("--labels", metavar="A,B,...",
                    help="one label per file (default: the file names without .csv)")
-    p.add_argument("--y", type=float, default=DEFAULT_PLATEAU_Y, metavar="FRACTION",
+    p.add_argument("--y", type=FRACTION, default=DEFAULT_PLATEAU_Y, metavar="FRACTION",
                    help="plateau fraction of links (default 0.99)")
     p.add_argument("--percentiles", default="50,90,99", metavar="LIST",
                    help="percentiles of the per-link counts to report (default 50,90,99)")
@@ -40,7 +41,7 @@ def add_parser(sub) -> None:
                    help="y values to correlate with --times (default 0.6:1.0, step 0.01)")
     p.add_argument("--by", choices=("pearson", "spearman"), default="pearson",
                    help="correlation that picks the best y (default pearson)")
-    p.add_argument("--bins", type=int, default=40, help="PDF histogram bins (default 40)")
+    p.add_argument("--bins", type=int_arg(1, cap="bins"), default=40, help="PDF histogram bins (default 40)")
     p.add_argument("--plot", metavar="FILE.png|svg",
                    help="PDF and CDF with plateau points; with --times: correlation vs y "
                    "(one file per phase when there are several, named FILE-PHASE.png)")

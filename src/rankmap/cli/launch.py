@@ -18,6 +18,7 @@ from ..mappers.base import check_fits
 from ..mpi.nodes import MACHINE_ENV
 from ..patterns import parse_pattern
 from .common import PATTERN_HELP, add_force, example
+from .argtypes import SEED
 
 
 def add_parser(sub) -> None:
@@ -51,7 +52,7 @@ def add_parser(sub) -> None:
     p.add_argument("-o", "--output", metavar="FILE",
                    help="placement file to write (default: rankmap-<job id>.<format>; "
                    "cray: MPICH_RANK_ORDER)")
-    p.add_argument("--seed", type=int, default=0, help="seed for random placements (default 0)")
+    p.add_argument("--seed", type=SEED, default=0, help="seed for random placements (default 0)")
     p.add_argument("--dry-run", action="store_true",
                    help="write the placement file and print the command instead of running it")
     add_force(p)

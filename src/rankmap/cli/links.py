@@ -8,6 +8,7 @@ import sys
 from ..errors import RankmapError
 from .common import MACHINE_HELP, add_force, example
 from ..validate import json_text
+from .argtypes import int_arg
 
 
 def add_parser(sub) -> None:
@@ -24,7 +25,7 @@ def add_parser(sub) -> None:
     p.add_argument("--phase", metavar="NAME", help="only this phase (default: every phase)")
     p.add_argument("--reduce", choices=("max", "sum"), default="max",
                    help="how a 3-D+ torus map folds the hidden dimensions (default max)")
-    p.add_argument("--top", type=int, default=10, metavar="N",
+    p.add_argument("--top", type=int_arg(0, 1 << 30), default=10, metavar="N",
                    help="list the N busiest links per phase (default 10)")
     p.add_argument("--plot", metavar="FILE.png|svg",
                    help="write the link-load map (FILE-PHASE.png per phase when several)")

@@ -13,6 +13,7 @@ from ..io.atomic import check_writable, write_atomic
 from ..study import StudyParams, parse_sweep, plot_study, run_study, summary_csv
 from .common import MACHINE_HELP, PATTERN_HELP, add_force, example, progress_bar
 from ..validate import json_text
+from .argtypes import SEED, int_arg
 
 
 def add_parser(sub) -> None:
@@ -39,11 +40,11 @@ def add_parser(sub) -> None:
     p.add_argument("--mappings", default="inorder,random,rcb", metavar="LIST",
                    help="mappers to compare (default inorder,random,rcb; inorder is the "
                    "reference and is added when missing)")
-    p.add_argument("--allocs", type=int, default=8, metavar="K",
+    p.add_argument("--allocs", type=int_arg(1, 100000), default=8, metavar="K",
                    help="random allocations per node count (default 8, like seed 002)")
     p.add_argument("--routing", "-r", metavar="NAME", help="routing model (default: the "
                    "machine's first)")
-    p.add_argument("--seed", type=int, default=0, help="base seed of allocations and mappers")
+    p.add_argument("--seed", type=SEED, default=0, help="base seed of allocations and mappers")
     p.add_argument("--time", choices=("model", "busiest-link"), default="model",
                    help="time of a point: the time model's prediction (default) or, much "
                    "faster on big machines, the busiest link's bytes / bandwidth")

@@ -45,8 +45,8 @@ def add_parser(sub) -> None:
 def run(args) -> int:
     from ..simgrid import validation as V
 
-    if not args.timeout > 0:
-        raise RankmapError(f"bad --timeout {args.timeout}: must be positive")
+    if not 0 < args.timeout <= 86400:
+        raise RankmapError(f"bad --timeout {args.timeout}: must be positive and at most 86400 s")
     for out in (args.plot, args.json):
         if out:
             check_writable(out, args.force)

@@ -21,17 +21,78 @@ from ..mappers.base import Mapping, validate_mapping
 _FIELD = re.compile(r"\{([a-zA-Z_]\w*)[^{}]*\}")
 
 
-def apply_name_template(allocation: Allocation, machine, template: str) -> Allocation:
-    """A copy of ``allocation`` whose host names come from ``template`` (``nid{id:05d}``)."""
-    fields = set(_FIELD.findall(template))
+#: an integer format spec: optional fill/align, sign, zero padding, width (checked against the
+#: name-width cap), and an integer presentation type.
+_SPEC = re.compile(r"(?:.?[<>=^])?[-+ ]?#?0?(\d{0,6})[,_]?[dxXob]?")
+
+
+def check_name_template(template: str, known: set[str]) -> set[str]:
+    """The fields of a ``--names`` template; raise unless every field is a plain known name
+    with an integer format of bounded width (no ``{id[0]}``, ``{id.real}``, ``{id!r}``).
+
+    Parameters
+    ----------
+    template : str
+    known : set of str
+        Allowed field names.
+
+    Returns
+    -------
+    set of str
+        The fields used.
+    """
+    import string
+
+    from ..validate import limit, show
+
+    cap = limit("name_width")
+    what = f"bad --names template {show(template, 60)}"
+    if len(template) > cap:
+        raise RankmapError(f"{what}: longer than {cap} characters (set RANKMAP_MAX_NAME_WIDTH "
+                           "to raise it)")
+    fields = set()
+    try:
+        parsed = list(string.Formatter().parse(template))
+    except ValueError as exc:
+        raise RankmapError(f"{what}: {exc}") from None
+    for _literal, name, spec, conv in parsed:
+        if name is None:
+            continue
+        if name not in known:
+            raise RankmapError(f"{what}: unknown field {show(name, 30)} (known: "
+                               f"{', '.join(sorted(known))})")
+        m = _SPEC.fullmatch(spec or "")
+        if conv is not None or m is None:
+            raise RankmapError(f"{what}: field {{{name}}} takes an integer format such as "
+                               f"{{{name}:05d}}")
+        if m.group(1) and int(m.group(1)) > cap:
+            raise RankmapError(f"{what}: width {m.group(1)} is over the limit of {cap} "
+                               "(set RANKMAP_MAX_NAME_WIDTH to raise it)")
+        fields.add(name)
     if not fields:
-        raise RankmapError(f"bad --names template {template!r}: it needs a field such as {{id}}")
+        raise RankmapError(f"{what}: it needs a field such as {{id}}")
+    return fields
+
+
+def apply_name_template(allocation: Allocation, machine, template: str) -> Allocation:
+    """A copy of ``allocation`` whose host names come from ``template`` (``nid{id:05d}``).
+
+    Parameters
+    ----------
+    allocation : Allocation
+    machine : Machine
+    template : str
+        A format string with fields ``id``, ``pos`` and the machine's letters.
+
+    Returns
+    -------
+    Allocation
+    """
+    from ..validate import show
+
     letters = machine.letters.lower()
     known = {"id", "pos"} | set(letters)
-    bad = sorted(fields - known)
-    if bad:
-        raise RankmapError(f"bad --names template {template!r}: unknown field {bad[0]!r} "
-                           f"(known: {', '.join(sorted(known))})")
+    fields = check_name_template(template, known)
     coords = machine.coords(allocation.nodes) if fields & set(letters) else None
     names = []
     for pos, node in enumerate(allocation.nodes.tolist()):
@@ -41,9 +102,10 @@ def apply_name_template(allocation: Allocation, machine, template: str) -> Alloc
         try:
             names.append(template.format(**values))
         except (ValueError, IndexError, KeyError) as exc:
-            raise RankmapError(f"bad --names template {template!r}: {exc}") from None
+            raise RankmapError(f"bad --names template {show(template, 60)}: {exc}") from None
     if len(set(names)) != len(names):
-        raise RankmapError(f"--names template {template!r} gives two nodes the same name")
+        raise RankmapError(f"--names template {show(template, 60)} gives two nodes the same "
+                           "name")
     return dataclasses.replace(allocation, names=names)
 
 
@@ -56,7 +118,8 @@ def rank_hosts(mapping: Mapping, machine, allocation: Allocation) -> list[str]:
 def check_host_name(name: str) -> None:
     """Raise when a host name cannot be written to a launcher file (empty, blanks, ':' or '#')."""
     if not name or any(ch.isspace() for ch in name) or ":" in name or "#" in name:
-        raise RankmapError(f"host name {name!r} cannot be written to a launcher file")
+        from ..validate import show
+        raise RankmapError(f"host name {show(name, 60)} cannot be written to a launcher file")
 
 
 def position_lookup(machine, allocation: Allocation) -> dict[str, int]:
@@ -77,7 +140,8 @@ def mapping_from_hosts(hosts: list[str], where: list[str], machine, allocation: 
     for r, host in enumerate(hosts):
         p = lookup.get(host)
         if p is None:
-            raise RankmapError(f"{where[r]}: host {host!r} is not in the allocation")
+            from ..validate import show
+            raise RankmapError(f"{where[r]}: host {show(host, 60)} is not in the allocation")
         pos[r] = p
     cpn = allocation.cores_per_node
     counts = np.bincount(pos, minlength=allocation.n_nodes)
@@ -95,14 +159,16 @@ def mapping_from_hosts(hosts: list[str], where: list[str], machine, allocation: 
 def read_lines(path: str) -> list[tuple[int, str]]:
     """Non-blank lines of a text file without ``#`` comments, with their line numbers."""
     import os
+
+    from ..validate import read_lines as read_text_lines, show
     if not os.path.isfile(path):
-        raise RankmapError(f"placement file {path!r} not found")
+        raise RankmapError(f"placement file {show(path)} not found")
     out = []
-    with open(path, encoding="utf-8", errors="replace") as fh:
-        for lineno, line in enumerate(fh, 1):
+    if True:
+        for lineno, line in enumerate(read_text_lines(path, "placement file"), 1):
             text = line.split("#", 1)[0].strip()
             if text:
                 out.append((lineno, text))
     if not out:
-        raise RankmapError(f"placement file {path!r} places no ranks")
+        raise RankmapError(f"placement file {show(path)} places no ranks")
     return out
