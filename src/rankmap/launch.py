@@ -41,28 +41,30 @@ class JobHosts:
 
 def expand_slurm_counts(text: str, what: str) -> list[int]:
     """Expand Slurm's compressed counts ``4(x3),2`` into ``[4, 4, 4, 2]``."""
+    from .validate import check_limit, limit, show
+
     out: list[int] = []
+    items = []
     for item in text.split(","):
-        m = re.fullmatch(r"\s*(\d+)(?:\(x(\d+)\))?\s*", item)
+        m = re.fullmatch(r"\s*(\d{1,9})(?:\(x(\d{1,18})\))?\s*", item)
         if not m:
-            raise RankmapError(f"bad {what} {text!r}: expected counts like 4(x3),2")
-        out.extend([int(m.group(1))] * int(m.group(2) or 1))
+            raise RankmapError(f"bad {what} {show(text)}: expected counts like 4(x3),2")
+        items.append((int(m.group(1)), int(m.group(2) or 1)))
+        if int(m.group(1)) > limit("cores"):
+            check_limit(int(m.group(1)), "cores", f"{what}={text}")
+    check_limit(sum(r for _, r in items), "hosts", f"{what}={text}")
+    for count, repeat in items:
+        out.extend([count] * repeat)
     return out
 
 
 def expand_host_list(text: str) -> list[str]:
     """Expand a Slurm host list (``nid[00012-00015,00020],login1``) into host names."""
-    try:
-        from hostlist import BadHostlist, expand_hostlist
-    except ImportError:  # pragma: no cover - python-hostlist is a dependency
-        raise RankmapError("reading Slurm host lists needs python-hostlist: pip install "
-                           "python-hostlist") from None
-    try:
-        hosts = expand_hostlist(text)
-    except BadHostlist as exc:
-        raise RankmapError(f"bad Slurm host list {text!r}: {exc}") from None
+    from .validate import expand_hostlist, show
+
+    hosts = expand_hostlist(text, "SLURM_JOB_NODELIST", allow_duplicates=False)
     if not hosts:
-        raise RankmapError(f"Slurm host list {text!r} names no hosts")
+        raise RankmapError(f"Slurm host list {show(text)} names no hosts")
     return hosts
 
 
@@ -91,24 +93,28 @@ def read_slot_file(path: str, what: str) -> tuple[list[str], list[int]]:
     """
     if not os.path.isfile(path):
         raise RankmapError(f"{what} {path!r} not found")
+    from .validate import check_limit, limit, read_lines, show
+
     counts: dict[str, int] = {}
-    with open(path, encoding="utf-8", errors="replace") as fh:
-        for lineno, line in enumerate(fh, 1):
+    if True:
+        for lineno, line in enumerate(read_lines(path, what), 1):
             text = line.split("#", 1)[0].strip()
             if not text:
                 continue
             fields = text.split()
             host, n = fields[0], 1
             for f in fields[1:]:
-                m = re.fullmatch(r"(slots|max_slots|max-slots)=(\d+)", f)
+                m = re.fullmatch(r"(slots|max_slots|max-slots)=(\d{1,9})", f)
                 if not m:
-                    raise RankmapError(f"{path}: line {lineno}: unknown field {f!r} (expected "
-                                       "'host' or 'host slots=N')")
+                    raise RankmapError(f"{path}: line {lineno}: unknown field {show(f, 40)} "
+                                       "(expected 'host' or 'host slots=N')")
                 if m.group(1) == "slots":
                     n = int(m.group(2))
             if n <= 0:
                 raise RankmapError(f"{path}: line {lineno}: host {host!r} has no slots")
             counts[host] = counts.get(host, 0) + n
+            if counts[host] > limit("cores"):
+                check_limit(counts[host], "cores", f"{path}: line {lineno}: host {host}")
     if not counts:
         raise RankmapError(f"{what} {path!r} lists no hosts")
     return list(counts), list(counts.values())

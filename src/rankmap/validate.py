@@ -41,7 +41,7 @@ LIMITS: dict[str, tuple[int, str, str]] = {
     "name_width": (256, "RANKMAP_MAX_NAME_WIDTH", "characters"),
     "hosts": (1 << 22, "RANKMAP_MAX_HOSTS", "host names"),
     "cores": (1 << 16, "RANKMAP_MAX_CORES", "cores per node"),
-    "file_bytes": (1 << 31, "RANKMAP_MAX_FILE_BYTES", "bytes"),
+    "file_bytes": (1 << 28, "RANKMAP_MAX_FILE_BYTES", "bytes"),
     "points": (10_000, "RANKMAP_MAX_POINTS", "points"),
 }
 
@@ -171,12 +171,12 @@ def _in_range(value: int, what: str, minimum, maximum, shown) -> int:
 
 def as_int(value, what: str, minimum: int | None = None,
            maximum: int | None = INT64_MAX) -> int:
-    """A strict integer from a parsed value (TOML, JSON, Python): ``int`` only, never
-    ``bool`` or ``float``; strings of digits are accepted.
+    """A strict integer from a parsed value (TOML, JSON, Python): ``int`` (or a numpy
+    integer) only, never ``bool``, ``float`` or ``str``.
 
     Parameters
     ----------
-    value : int or str
+    value : int
     what : str
         Name of the value for the message.
     minimum, maximum : int or None
@@ -186,12 +186,11 @@ def as_int(value, what: str, minimum: int | None = None,
     -------
     int
     """
-    if isinstance(value, bool) or not isinstance(value, (int, str)):
-        if hasattr(value, "__index__") and not isinstance(value, bool):  # numpy integers
+    if isinstance(value, bool) or not isinstance(value, int):
+        if hasattr(value, "__index__") and not isinstance(value, (bool, str)) \
+                and type(value).__module__ == "numpy":  # numpy integers
             return _in_range(int(value.__index__()), what, minimum, maximum, value)
         raise RankmapError(f"bad {what} {show(value)}: not an integer")
-    if isinstance(value, str):
-        return parse_int_text(value, what, minimum, maximum)
     return _in_range(value, what, minimum, maximum, value)
 
 

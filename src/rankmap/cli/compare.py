@@ -39,7 +39,13 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
+    if args.plot_dir and os.path.exists(args.plot_dir) and not os.path.isdir(args.plot_dir):
+        raise RankmapError(f"--plot-dir {args.plot_dir!r} is a file, not a folder")
     machine, allocation, pattern = load_inputs(args)
+    if args.plot_dir and os.path.isdir(args.plot_dir):  # refuse before any work
+        for name in dict.fromkeys(ph.name for ph in pattern.phases):
+            safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in name)
+            check_writable(os.path.join(args.plot_dir, f"cdf-{safe}.png"), args.force)
     if getattr(args, "report", None):
         from ..report.comparison import check_report_path
         check_report_path(args.report, args.force)

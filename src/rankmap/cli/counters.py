@@ -63,6 +63,7 @@ def _check_outputs(args) -> None:
     for path in (args.plot, args.scatter):
         if path:
             image_format(path)
+            check_writable(path, args.force)
     if args.report:
         if not args.report.lower().endswith((".html", ".htm")):
             raise RankmapError(f"--report {args.report!r}: expected a .html file name")

@@ -72,6 +72,11 @@ def run(args) -> int:
     machine = parse_machine(args.machine)
     run_ = read_counters(args.file)
     phases = [run_.phase(args.phase)] if args.phase else list(run_.phases.values())
+    paths = []
+    if args.plot:  # every output is checked before any work
+        paths = [args.plot if len(phases) == 1 else suffixed(args.plot, ph.name) for ph in phases]
+        for path in paths:
+            check_writable(path, args.force)
     loads = {ph.name: align_to_machine(machine, ph, args.file) for ph in phases}
     doc = {"file": args.file, "machine": machine.spec, "unit": run_.unit,
            "phases": [{"phase": n, "links": int(machine.n_links), "max": float(v.max()),
@@ -85,11 +90,6 @@ def run(args) -> int:
         return plot_link_map(machine, loads[name], run_.unit, args.reduce,
                              title=f"{args.file}, phase {name}")
 
-    paths = []
-    if args.plot:
-        paths = [args.plot if len(loads) == 1 else suffixed(args.plot, n) for n in loads]
-        for path in paths:
-            check_writable(path, args.force)
     if args.report:
         from ..report.html import Report
 

@@ -7,7 +7,6 @@ both from :mod:`scipy.stats`. The busiest link (y = 1.0) is always evaluated bes
 
 from __future__ import annotations
 
-import csv
 import math
 import warnings
 
@@ -24,13 +23,15 @@ def parse_sweep(text: str) -> np.ndarray:
     parts = text.split(":")
     if len(parts) not in (2, 3):
         raise RankmapError(f"bad --sweep-y {text!r}: expected START:STOP[:STEP], e.g. 0.6:1.0")
-    try:
-        lo, hi = float(parts[0]), float(parts[1])
-        step = float(parts[2]) if len(parts) == 3 else 0.01
-    except ValueError:
-        raise RankmapError(f"bad --sweep-y {text!r}: expected numbers") from None
+    from ..validate import check_limit, parse_float_text, show
+
+    lo, hi = (parse_float_text(p, f"--sweep-y {show(text, 40)}: value") for p in parts[:2])
+    step = parse_float_text(parts[2], f"--sweep-y {show(text, 40)}: step") \
+        if len(parts) == 3 else 0.01
     if not (0 < lo <= hi <= 1) or step <= 0:
-        raise RankmapError(f"bad --sweep-y {text!r}: need 0 < START <= STOP <= 1 and STEP > 0")
+        raise RankmapError(f"bad --sweep-y {show(text)}: need 0 < START <= STOP <= 1 and "
+                           "STEP > 0")
+    check_limit(int((hi - lo) / step) + 1, "points", f"--sweep-y {text}")
     n = int(math.floor((hi - lo) / step + 1e-9)) + 1
     ys = np.round(lo + step * np.arange(n), 10)
     if ys[-1] < hi - 1e-9:
@@ -41,8 +42,8 @@ def parse_sweep(text: str) -> np.ndarray:
 def read_times(path: str) -> dict[tuple[str, str], float]:
     """Read ``label,phase,seconds`` rows (``phase`` is ``all`` for counters without phases)
     into {(label, phase): seconds}; malformed rows name the file and line."""
-    with open(path, newline="", encoding="utf-8") as fh:
-        rows = list(csv.reader(fh))
+    from ..validate import read_csv_rows
+    rows = read_csv_rows(path, "times file")
     if not rows:
         raise RankmapError(f"{path}: empty file, expected the header label,phase,seconds")
     header = [h.strip().lower() for h in rows[0]]

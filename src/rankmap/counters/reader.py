@@ -9,7 +9,6 @@ Other columns (``streams``, ``class`` ...) are kept as text or numbers for link-
 
 from __future__ import annotations
 
-import csv
 import os
 from dataclasses import dataclass, field
 
@@ -82,12 +81,15 @@ def _column(text: np.ndarray, lines: np.ndarray, path: str, col: str, dtype) -> 
         if dtype is np.int64:
             return np.char.lstrip(text, "+").astype(np.int64)
         return text.astype(np.float64)
-    except ValueError:
+    except (ValueError, OverflowError):
+        from ..validate import INT64_MAX, show
         for k, t in enumerate(text.tolist()):
             try:
-                int(t) if dtype is np.int64 else float(t)
+                v = int(t) if dtype is np.int64 else float(t)
+                if dtype is np.int64 and abs(v) > INT64_MAX:
+                    raise ValueError
             except ValueError:
-                raise RankmapError(f"{path}:{lines[k]}: bad {col} value {t!r}: expected "
+                raise RankmapError(f"{path}:{lines[k]}: bad {col} value {show(t, 40)}: expected "
                                    f"{'an integer' if dtype is np.int64 else 'a number'}") from None
         raise
 
@@ -97,8 +99,8 @@ def read_counters(path: str, label: str | None = None) -> CounterRun:
     file name without extension). Counts are bytes or packets per directed link; a malformed
     row raises :class:`RankmapError` naming the file and line number."""
     label = label or os.path.splitext(os.path.basename(path))[0]
-    with open(path, newline="", encoding="utf-8") as fh:
-        rows = list(csv.reader(fh))
+    from ..validate import read_csv_rows
+    rows = read_csv_rows(path, "counters file")
     if not rows:
         raise RankmapError(f"{path}: empty file, expected a header such as src,dim,dir,dst,bytes")
     header = [h.strip().lower() for h in rows[0]]

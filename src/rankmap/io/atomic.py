@@ -71,8 +71,10 @@ def check_writable(path: str, force: bool) -> None:
     """
     if not isinstance(path, str) or not path or "\0" in path:
         raise RankmapError(f"bad output path {show(path)}")
-    if os.path.isdir(path) or path.endswith(os.sep):
-        raise RankmapError(f"output {show(path)} is a directory")
+    if os.path.isdir(path):
+        raise RankmapError(f"output {show(path)} is a directory; give a file name")
+    if path.endswith(os.sep):
+        raise RankmapError(f"output {show(path)} names a folder; give a file name")
     try:
         st = os.stat(path)
     except FileNotFoundError:

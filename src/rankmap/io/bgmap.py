@@ -44,19 +44,20 @@ def read_mapfile(path: str, machine, allocation: Allocation, n_ranks: int) -> Ma
     _require_grid(machine)
     ndim = len(machine.letters)
     rows, linenos = [], []
-    with open(path, encoding="utf-8", errors="replace") as fh:
-        for lineno, line in enumerate(fh, 1):
+    from ..validate import read_lines, show
+    if True:
+        for lineno, line in enumerate(read_lines(path, "mapfile"), 1):
             text = line.split("#", 1)[0].strip()
             if not text:
                 continue
             fields = text.split()
             if len(fields) != ndim + 1:
                 raise RankmapError(f"{path}: line {lineno}: expected {ndim + 1} numbers "
-                                   f"({' '.join(machine.letters.lower())} t), got {text!r}")
-            try:
-                rows.append([int(f) for f in fields])
-            except ValueError:
-                raise RankmapError(f"{path}: line {lineno}: not integers: {text!r}") from None
+                                   f"({' '.join(machine.letters.lower())} t), got {show(text)}")
+            if not all(f.lstrip("-").isdigit() and len(f) <= 12 for f in fields):
+                raise RankmapError(f"{path}: line {lineno}: not integers (or too large): "
+                                   f"{show(text)}")
+            rows.append([int(f) for f in fields])
             linenos.append(lineno)
     if not rows:
         raise RankmapError(f"mapfile {path!r} places no ranks")

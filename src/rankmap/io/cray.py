@@ -75,22 +75,25 @@ def read_rank_order(path: str, machine, allocation: Allocation, n_ranks: int | N
     allocation's cores per node.
     """
     if per_node is None and os.path.isfile(path):
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            m = _HEADER.search(fh.read(4096))
-        per_node = int(m.group(1)) if m else None
+        from ..validate import read_text
+        m = _HEADER.search(read_text(path, "rank order file")[:4096])
+        per_node = int(m.group(1)) if m and len(m.group(1)) <= 9 else None
     k = per_node or allocation.cores_per_node
     if k > allocation.cores_per_node:
         raise RankmapError(f"{k} ranks per node do not fit on {allocation.cores_per_node} cores")
     listed: list[int] = []
     for lineno, text in read_lines(path):
         for item in text.replace(",", " ").split():
-            m = re.fullmatch(r"(\d+)(?:-(\d+))?", item)
+            from ..validate import check_limit, show
+            m = re.fullmatch(r"(\d{1,12})(?:-(\d{1,12}))?", item)
             if not m:
-                raise RankmapError(f"{path}: line {lineno}: bad rank {item!r}")
+                raise RankmapError(f"{path}: line {lineno}: bad rank {show(item, 40)}")
             lo = int(m.group(1))
             hi = int(m.group(2)) if m.group(2) else lo
             if hi < lo:
-                raise RankmapError(f"{path}: line {lineno}: range {item!r} ends before it starts")
+                raise RankmapError(f"{path}: line {lineno}: range {show(item, 40)} ends before "
+                                   "it starts")
+            check_limit(len(listed) + hi - lo + 1, "ranks", f"{path}: line {lineno}")
             listed.extend(range(lo, hi + 1))
     ranks = np.array(listed, dtype=np.int64)
     n = len(ranks)

@@ -39,16 +39,16 @@ def read_machinefile(path: str, machine, allocation: Allocation,
     for lineno, text in read_lines(path):
         host, sep, count = text.partition(":")
         host = host.strip()
+        from ..validate import check_limit, show
         if not host or len(text.split()) != 1:
-            raise RankmapError(f"{path}: line {lineno}: expected host or host:count, got {text!r}")
+            raise RankmapError(f"{path}: line {lineno}: expected host or host:count, got "
+                               f"{show(text)}")
         n = 1
         if sep:
-            try:
-                n = int(count)
-            except ValueError:
-                n = 0
+            n = int(count) if count.isdigit() and len(count) <= 12 else 0
             if n <= 0:
-                raise RankmapError(f"{path}: line {lineno}: bad rank count {count!r}")
+                raise RankmapError(f"{path}: line {lineno}: bad rank count {show(count, 40)}")
+            check_limit(len(hosts) + n, "ranks", f"{path}: line {lineno}")
         hosts.extend([host] * n)
         where.extend([f"{path}: line {lineno}"] * n)
     return mapping_from_hosts(hosts, where, machine, allocation,

@@ -16,7 +16,7 @@ from ..errors import RankmapError
 from ..mappers.base import Mapping, validate_mapping
 from .hostnames import check_host_name, position_lookup, rank_hosts, read_lines
 
-_LINE = re.compile(r"^rank\s+(\d+)\s*=\s*(\S+)\s+slot\s*=\s*(\d+)$")
+_LINE = re.compile(r"^rank\s+(\d{1,12})\s*=\s*(\S+)\s+slot\s*=\s*(\d{1,12})$")
 
 
 def format_rankfile(mapping: Mapping, machine, allocation: Allocation) -> str:
@@ -38,8 +38,9 @@ def read_rankfile(path: str, machine, allocation: Allocation,
     for lineno, text in read_lines(path):
         m = _LINE.match(text)
         if not m:
+            from ..validate import show
             raise RankmapError(f"{path}: line {lineno}: expected 'rank N=host slot=S', "
-                               f"got {text!r}")
+                               f"got {show(text)}")
         rank, host, slot = int(m.group(1)), m.group(2), int(m.group(3))
         if rank in seen:
             raise RankmapError(f"{path}: lines {seen[rank]} and {lineno} both place rank {rank}")

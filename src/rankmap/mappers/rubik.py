@@ -41,10 +41,9 @@ PRESETS = ("rubik-txyz", "rubik-xyzt", "rubik-tile", "rubik-tile2", "rubik-tilt-
 
 
 def _shape(text: str, ndim: int, what: str) -> tuple[int, ...]:
-    try:
-        vals = tuple(int(v) for v in re.split(r"[,x]", text.strip()) if v.strip())
-    except ValueError:
-        raise RankmapError(f"bad {what} {text!r}: expected sizes like 1,8,16") from None
+    from ..validate import limit, parse_int_text, show
+    vals = tuple(parse_int_text(v, f"{what} {show(text, 40)}: size", maximum=limit("ranks"))
+                 for v in re.split(r"[,x]", text.strip()) if v.strip())
     if any(v <= 0 for v in vals):
         raise RankmapError(f"bad {what} {text!r}: sizes must be positive")
     return vals
@@ -110,10 +109,10 @@ def _permute(box: np.ndarray, op: str, args: list[str], axes: str, spec: str) ->
     a, b = _axis(args[0], axes, spec), _axis(args[1], axes, spec)
     if a == b:
         raise RankmapError(f"bad {op} in {spec!r}: the two axes must differ")
-    try:
-        s = int(args[2])
-    except ValueError:
-        raise RankmapError(f"bad shift {args[2]!r} in {spec!r}: expected an integer") from None
+    from ..validate import parse_int_text, show
+    # the shift only matters modulo the axis length: bound it so int64 cannot overflow
+    s = parse_int_text(args[2], f"shift in {show(spec, 60)}:", minimum=-(1 << 40),
+                       maximum=1 << 40) % box.shape[b]
     idx = np.indices(box.shape)
     k = idx[a]
     shift = s * k if op == "tilt" else s * (k % 2)

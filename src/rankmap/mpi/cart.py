@@ -16,21 +16,33 @@ from .reorder import reorder_ranks, split_by_new_rank
 
 def check_cart_args(size: int, dims, periods) -> tuple[list[int], list[bool]]:
     """Validate dims (positive, product at most ``size``) and periods (same length)."""
-    try:
-        dims = [int(d) for d in dims]
-    except (TypeError, ValueError):
-        raise RankmapError(f"bad dims {dims!r}: expected a list of positive integers") from None
-    if not dims or any(d <= 0 for d in dims):
-        raise RankmapError(f"bad dims {dims!r}: expected a list of positive integers")
+    from ..validate import as_int, limit, show
+    if isinstance(dims, (str, bytes)) or not hasattr(dims, "__iter__"):
+        raise RankmapError(f"bad dims {show(dims)}: expected a list of positive integers")
+    dims = list(dims)
+    dims = [as_int(d, f"dims entry in {show(list(dims) if len(dims) < 20 else '...')}",
+                   minimum=1, maximum=limit("ranks")) for d in dims]
+    if not dims:
+        raise RankmapError("bad dims []: expected a list of positive integers")
+    if len(dims) > 16:
+        raise RankmapError(f"bad dims: {len(dims)} dimensions, at most 16")
     if periods is None:
         periods = [False] * len(dims)
     elif isinstance(periods, bool):
         periods = [periods] * len(dims)
+    if isinstance(periods, (str, bytes)) or not hasattr(periods, "__iter__"):
+        raise RankmapError(f"bad periods {show(periods)}: expected a list of booleans")
+    periods = list(periods)
+    for p in periods:
+        if not isinstance(p, (bool, int)) or isinstance(p, int) and p not in (0, 1):
+            raise RankmapError(f"bad periods entry {show(p)}: expected True or False")
     periods = [bool(p) for p in periods]
     if len(periods) != len(dims):
         raise RankmapError(f"periods {periods!r} has {len(periods)} entries, dims {dims!r} has "
                            f"{len(dims)}")
-    n = int(np.prod(dims))
+    n = 1
+    for d in dims:
+        n *= d
     if n > size:
         raise RankmapError(f"dims {'x'.join(map(str, dims))} need {n} processes, the "
                            f"communicator has {size}")

@@ -53,9 +53,12 @@ def plot_link_cdfs(comp: Comparison, out_dir: str, y: float = 0.99, max_curves: 
         fig.tight_layout()
         safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in phase_name)
         path = os.path.join(out_dir, f"{prefix}-{safe}.{fmt}")
-        tmp = path + ".tmp." + fmt
-        fig.savefig(tmp)
-        os.replace(tmp, path)
+        import io
+
+        from ..io.atomic import write_atomic
+        buf = io.BytesIO()
+        fig.savefig(buf, format=fmt)
         plt.close(fig)
+        write_atomic(path, buf.getvalue(), force=True)  # the caller refused existing files
         paths.append(path)
     return paths
