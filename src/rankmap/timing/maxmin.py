@@ -160,72 +160,268 @@ def _compact(indptr, indices, data, keep):
 
 
 @njit(cache=True, nogil=True)
+def _fill(ptr, idx, val, col_ptr, col_rows, cap, use, rate, mult, flows, n_flows_open,
+          start_level, frozen, weight, count, touched, touched_list):
+    """Progressive filling of the flows ``flows[:n_flows_open]`` from ``start_level`` up.
+
+    Every other running flow keeps its rate; its usage of each resource is already in
+    ``use`` (bytes/s), and the filled flows' usage is added there as they freeze. The scratch
+    arrays (``weight``, ``count``, ``touched``) are all-zero on entry and left so. Returns
+    the number of saturation steps.
+
+    The heap holds one entry per resource still crossed by an unfrozen flow, keyed by a
+    lower bound of its saturation level: freezing a flow at the current level never lowers
+    the saturation level of the other resources it crosses (it adds ``w * level`` to their
+    usage and takes ``w`` off their weight, and ``level`` is at most their level), so an
+    entry is re-checked when it reaches the top and pushed back if its level has risen,
+    instead of being pushed again on every change.
+    """
+    n_res_touched = 0
+    for i in range(n_flows_open):
+        f = flows[i]
+        frozen[f] = False
+        for k in range(ptr[f], ptr[f + 1]):
+            q = idx[k]
+            weight[q] += val[k] * mult[f]
+            count[q] += 1
+            if not touched[q]:
+                touched[q] = True
+                touched_list[n_res_touched] = q
+                n_res_touched += 1
+    heap = [(0.0, np.int64(0))]
+    heap.pop()
+    for i in range(n_res_touched):
+        q = touched_list[i]
+        touched[q] = False
+        sat = (cap[q] - use[q]) / weight[q]
+        if sat < start_level:
+            sat = start_level
+        heap.append((sat, np.int64(q)))
+    heapq.heapify(heap)
+    n_open = n_flows_open
+    level = start_level
+    steps = 0
+    while n_open > 0 and len(heap) > 0:
+        key, r = heapq.heappop(heap)
+        if count[r] == 0:
+            continue
+        sat = (cap[r] - use[r]) / weight[r] if weight[r] > 0 else np.inf
+        if sat < level:
+            sat = level
+        if sat > key * (1.0 + 1e-12) and sat > level:
+            heapq.heappush(heap, (sat, r))  # its level rose since it was pushed
+            continue
+        if sat > level:
+            level = sat
+        steps += 1
+        for k in range(col_ptr[r], col_ptr[r + 1]):
+            f = col_rows[k]
+            if frozen[f]:
+                continue
+            frozen[f] = True
+            n_open -= 1
+            rate[f] = level
+            for j in range(ptr[f], ptr[f + 1]):
+                q = idx[j]
+                w = val[j] * mult[f]
+                if level < np.inf:
+                    use[q] += w * level
+                count[q] -= 1
+                if count[q] == 0:
+                    weight[q] = 0.0
+                else:
+                    weight[q] -= w
+    for i in range(n_res_touched):
+        q = touched_list[i]
+        count[q] = 0
+        weight[q] = 0.0
+    return steps
+
+
+@njit(cache=True, nogil=True)
+def _release(ptr, idx, val, use, mult, f, flow_rate):
+    """Take flow ``f``'s usage at ``flow_rate`` off the resources it crosses."""
+    if flow_rate == np.inf:
+        return
+    for k in range(ptr[f], ptr[f + 1]):
+        use[idx[k]] -= val[k] * mult[f] * flow_rate
+
+
+@njit(cache=True, nogil=True)
+def _next(order, pos, heap, active, version):
+    """Position in ``order`` and the heap top of the next valid running flow.
+
+    A flow is listed in ``order`` (sorted once) while ``version[f] == 0`` and in ``heap``
+    (entries ``(key, f, version)``) after its rate changed. Returns the new ``pos`` and
+    ``(key source, flow)``: source 0 = ``order[pos]``, 1 = heap top, -1 = none.
+    """
+    m = order.shape[0]
+    while pos < m and (not active[order[pos]] or version[order[pos]] != 0):
+        pos += 1
+    while len(heap) > 0:
+        _key, f, ver = heap[0]
+        if active[f] and ver == version[f]:
+            break
+        heapq.heappop(heap)
+    return pos
+
+
+@njit(cache=True, nogil=True)
 def completion_times(indptr, indices, data, cap, nbytes, tolerance, mult, retire_fraction):
     """Finish time (s) of every flow of a phase under max-min sharing with re-sharing.
 
     Row ``f`` stands for ``mult[f]`` identical flows. Flows of zero bytes finish at 0;
     flows that use no resource (unlimited) finish at 0. Returns (finish, number of
-    re-sharing events). The working set is compacted whenever the running flows hold
-    less than half of the incidence entries, so late events cost what is left.
+    progressive fillings).
+
+    Re-sharing is incremental and exact. When flows finish, let L be the lowest rate among
+    them. Every resource that saturates below L does so with the same flows as before (a
+    finished flow crosses none of them, or it would have been frozen there), so progressive
+    filling of the remaining flows is the same as before up to level L: flows running slower
+    than L keep their rates and their finish times, and only the flows running at L or
+    faster are filled again, starting from L. When every flow has the same size the fastest
+    finish first and no rate ever changes: a phase costs one filling. Running flows are
+    sorted once by finish time and by rate; flows whose rate changes move to two small heaps,
+    so an event costs what it changes, not a pass over all flows. Flows finishing within a
+    relative ``tolerance`` of the earliest are retired in the same event (each at its own
+    finish time); ``retire_fraction`` > 0 makes every event retire at least that fraction of
+    the running flows (an approximation that bounds the number of events; 0 = exact). Before
+    a refill, the working set is compacted when the running flows hold less than half of
+    the incidence entries.
     """
     n = nbytes.shape[0]
+    n_res = cap.shape[0]
     finish = np.zeros(n, dtype=np.float64)
     keep = np.zeros(n, dtype=np.bool_)
     for f in range(n):
         keep[f] = nbytes[f] > 0 and indptr[f + 1] > indptr[f]
     ids = np.nonzero(keep)[0]
     ptr, idx, val = _compact(indptr, indices, data, keep)
-    col_ptr, col_rows, col_vals = transpose_csr(ptr, idx, val, cap.shape[0])
+    col_ptr, col_rows, col_vals = transpose_csr(ptr, idx, val, n_res)
     remaining = nbytes[ids].copy()
     wmult = mult[ids].copy()
     m = ids.shape[0]
     active = np.ones(m, dtype=np.bool_)
+    frozen = np.ones(m, dtype=np.bool_)
     n_active = m
     active_nnz = idx.shape[0]
     rate = np.zeros(m, dtype=np.float64)
+    since = np.zeros(m, dtype=np.float64)  # time at which remaining[f] was last updated
+    tfin = np.zeros(m, dtype=np.float64)
+    version = np.zeros(m, dtype=np.int64)
+    use = np.zeros(n_res, dtype=np.float64)
+    weight = np.zeros(n_res, dtype=np.float64)
+    count = np.zeros(n_res, dtype=np.int64)
+    touched = np.zeros(n_res, dtype=np.bool_)
+    touched_list = np.empty(n_res, dtype=np.int64)
+    flows = np.arange(m)
+    _fill(ptr, idx, val, col_ptr, col_rows, cap, use, rate, wmult, flows, m, 0.0, frozen,
+          weight, count, touched, touched_list)
+    fills = 1
+    for f in range(m):
+        tfin[f] = remaining[f] / rate[f]
+    by_finish = np.argsort(tfin)
+    by_rate = np.argsort(-rate)
+    pf = 0
+    pr = 0
+    moved_finish = [(0.0, np.int64(0), np.int64(0))]
+    moved_finish.pop()
+    moved_rate = [(0.0, np.int64(0), np.int64(0))]
+    moved_rate.pop()
     t = 0.0
-    events = 0
     while n_active > 0:
+        # retire the earliest flow and every flow finishing within the tolerance of it
+        horizon = np.inf
+        k_min = int(n_active * retire_fraction)
+        low = np.inf
+        retired = 0
+        while True:
+            pf = _next(by_finish, pf, moved_finish, active, version)
+            if pf < m and (len(moved_finish) == 0 or tfin[by_finish[pf]] <= moved_finish[0][0]):
+                f = by_finish[pf]
+                pf += 1
+            elif len(moved_finish) > 0:
+                f = heapq.heappop(moved_finish)[1]
+            else:
+                break
+            if horizon == np.inf:
+                horizon = tfin[f] * (1.0 + tolerance)
+                t_next = tfin[f]
+            elif tfin[f] > horizon and retired >= k_min:
+                # not this time: put it back where it was
+                if version[f] == 0:
+                    pf -= 1
+                else:
+                    heapq.heappush(moved_finish, (tfin[f], f, version[f]))
+                break
+            finish[ids[f]] = tfin[f]
+            active[f] = False
+            n_active -= 1
+            retired += 1
+            active_nnz -= ptr[f + 1] - ptr[f]
+            _release(ptr, idx, val, use, wmult, f, rate[f])
+            if rate[f] < low:
+                low = rate[f]
+        t = t_next
+        if n_active == 0:
+            break
+        # the running flows at the lowest finished rate or faster (ties included) refill
+        threshold = low * (1.0 - 1e-12)
+        n_open = 0
+        while True:
+            pr = _next(by_rate, pr, moved_rate, active, version)
+            if pr < m and (len(moved_rate) == 0 or -rate[by_rate[pr]] <= moved_rate[0][0]):
+                f = by_rate[pr]
+                if rate[f] < threshold:
+                    break
+                pr += 1
+            elif len(moved_rate) > 0:
+                if -moved_rate[0][0] < threshold:
+                    break
+                f = heapq.heappop(moved_rate)[1]
+            else:
+                break
+            remaining[f] -= rate[f] * (t - since[f])
+            since[f] = t
+            _release(ptr, idx, val, use, wmult, f, rate[f])
+            flows[n_open] = f
+            n_open += 1
+        if n_open == 0:
+            continue
         if 2 * active_nnz < idx.shape[0]:
-            ptr, idx, val = _compact(ptr, idx, val, active)
-            col_ptr, col_rows, col_vals = transpose_csr(ptr, idx, val, cap.shape[0])
+            # compact: renumber the running flows (refill set included) and re-sort
             sel = np.nonzero(active)[0]
+            new_id = np.full(m, -1, dtype=np.int64)
+            new_id[sel] = np.arange(sel.shape[0])
+            ptr, idx, val = _compact(ptr, idx, val, active)
+            col_ptr, col_rows, col_vals = transpose_csr(ptr, idx, val, n_res)
+            for i in range(n_open):
+                flows[i] = new_id[flows[i]]
             ids = ids[sel]
             remaining = remaining[sel].copy()
             wmult = wmult[sel].copy()
-            m = ids.shape[0]
+            rate = rate[sel].copy()
+            since = since[sel].copy()
+            tfin = tfin[sel].copy()
+            m = sel.shape[0]
             active = np.ones(m, dtype=np.bool_)
-            rate = np.zeros(m, dtype=np.float64)
-        events += 1
-        maxmin_rates(ptr, idx, val, col_ptr, col_rows, col_vals, cap, active, rate, wmult)
-        dt = np.inf
-        for f in range(m):
-            if active[f]:
-                v = remaining[f] / rate[f]
-                if v < dt:
-                    dt = v
-        horizon = (t + dt) * (1.0 + tolerance) - t
-        k_min = int(n_active * retire_fraction)
-        if k_min > 1:
-            vs = np.empty(n_active, dtype=np.float64)
-            j = 0
-            for f in range(m):
-                if active[f]:
-                    vs[j] = remaining[f] / rate[f]
-                    j += 1
-            vs.sort()
-            if vs[k_min - 1] > horizon:
-                horizon = vs[k_min - 1]
-        for f in range(m):
-            if not active[f]:
-                continue
-            v = remaining[f] / rate[f]
-            if v <= horizon:
-                finish[ids[f]] = t + v
-                active[f] = False
-                n_active -= 1
-                active_nnz -= ptr[f + 1] - ptr[f]
-            else:
-                remaining[f] -= rate[f] * dt
-        t += dt
-    return finish, events
+            frozen = np.ones(m, dtype=np.bool_)
+            version = np.zeros(m, dtype=np.int64)
+            for i in range(n_open):
+                version[flows[i]] = 1  # about to change: not in the sorted orders
+            by_finish = np.argsort(tfin)
+            by_rate = np.argsort(-rate)
+            pf = 0
+            pr = 0
+            moved_finish.clear()
+            moved_rate.clear()
+        _fill(ptr, idx, val, col_ptr, col_rows, cap, use, rate, wmult, flows, n_open, low,
+              frozen, weight, count, touched, touched_list)
+        fills += 1
+        for i in range(n_open):
+            f = flows[i]
+            version[f] += 1
+            tfin[f] = t + remaining[f] / rate[f]
+            heapq.heappush(moved_finish, (tfin[f], f, version[f]))
+            heapq.heappush(moved_rate, (-rate[f], f, version[f]))
+    return finish, fills

@@ -31,7 +31,7 @@ DEFAULT_OVERHEAD_S = 1e-6
 #: default relative tolerance for retiring near-simultaneous flows together.
 DEFAULT_TOLERANCE = 1e-3
 #: default smallest fraction of the running flows retired per re-sharing event.
-DEFAULT_RETIRE_FRACTION = 0.02
+DEFAULT_RETIRE_FRACTION = 0.0
 
 
 @dataclass(frozen=True)
