@@ -14,9 +14,26 @@ import sys
 from .. import __version__
 from ..errors import RankmapError
 
-#: command modules, in the order ``rankmap --help`` lists them.
-COMMANDS = ["compare", "evaluate", "map_cmd", "demo", "counters", "links", "launch", "bench",
-            "nodes", "study", "validate"]
+#: command name -> (module, one-line summary), in the order ``rankmap --help`` lists them.
+#: Only the module of the command being run is imported (the others pull in numba, scipy and
+#: matplotlib), so ``rankmap --version`` and ``rankmap --help`` start at once. The summaries
+#: must equal each module's own ``help=`` (a test checks it).
+COMMANDS = {
+    "compare": ("compare", "evaluate candidate placements side by side, mark the best"),
+    "evaluate": ("evaluate", "metrics of one placement (mapfile or mapping name), every link's "
+                 "load"),
+    "map": ("map_cmd", "write a placement file for a launcher"),
+    "demo": ("demo", "the embedded default: BG/P 4096-node torus, 2-D box halo, all rank "
+             "orders"),
+    "counters": ("counters", "plateau point, PDF/CDF and time correlation of link counters"),
+    "links": ("links", "link-load maps and the hottest links of a counters file"),
+    "launch": ("launch", "run srun/mpirun/mpiexec/smpirun/aprun with a computed placement"),
+    "bench": ("bench", "MPI benchmarks (pairs, cart, halo, fft) under a placement"),
+    "nodes": ("nodes", "list the allocated nodes: name, node id, coordinates"),
+    "study": ("study", "sweep node counts and threads per rank over random allocations"),
+    "validate": ("validate", "predicted time (rankmap) vs simulated time (SimGrid SMPI) per "
+                 "placement"),
+}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -24,16 +41,20 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message}\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The full argument parser with every subcommand."""
+def build_parser(only: str | None = "*") -> argparse.ArgumentParser:
+    """The argument parser: every command's full parser (``only="*"``), or only the full
+    parser of command ``only`` and a one-line entry for each of the others (``None``: none)."""
     parser = _Parser(prog="rankmap", description="Topology-aware MPI rank mapping: predict "
                      "the load a placement puts on every network link, pick the best, and "
                      "write it out for your launcher.",
                      epilog="Run 'rankmap COMMAND --help' for a command's options and example.")
     parser.add_argument("--version", action="version", version=f"rankmap {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    for name in COMMANDS:
-        importlib.import_module(f"{__name__}.{name}").add_parser(sub)
+    for name, (module, summary) in COMMANDS.items():
+        if only == "*" or only == name:
+            importlib.import_module(f"{__name__}.{module}").add_parser(sub)
+        else:
+            sub.add_parser(name, help=summary)
     return parser
 
 
@@ -51,7 +72,8 @@ def main(argv: list[str] | None = None) -> int:
         from ..io.atomic import install_signal_cleanup
 
         install_signal_cleanup()
-        parser = build_parser()
+        argv = sys.argv[1:] if argv is None else list(argv)
+        parser = build_parser(argv[0] if argv and argv[0] in COMMANDS else None)
         try:
             args = parser.parse_args(argv)
         except SystemExit as exc:  # --help, --version, or a usage error already printed
