@@ -6,3 +6,26 @@ allocation), generate candidate placements (mappers), predict the load on every 
 """
 
 __version__ = "0.1.0"
+
+
+def _interrupted_while_loading(signum, frame):
+    """Ctrl-C before a command runs (while modules load): one line and status 130."""
+    import sys
+    sys.stderr.write("rankmap: interrupted\n")
+    raise SystemExit(130)
+
+
+def _quiet_start() -> None:
+    """In the ``rankmap`` console script (only there: an embedding program keeps its own
+    handler), a Ctrl-C while numpy, numba and the command modules load is one line, not a
+    KeyboardInterrupt trace; :func:`rankmap.cli.main` restores Python's handler once loaded."""
+    import os
+    import signal
+    import sys
+
+    if os.path.basename(sys.argv[0] if sys.argv else "") == "rankmap" \
+            and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        signal.signal(signal.SIGINT, _interrupted_while_loading)
+
+
+_quiet_start()

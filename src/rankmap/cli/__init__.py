@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import signal
 import sys
 
-from .. import __version__
+from .. import __version__, _interrupted_while_loading
 from ..errors import RankmapError
 
 #: command name -> (module, one-line summary), in the order ``rankmap --help`` lists them.
@@ -33,6 +34,7 @@ COMMANDS = {
     "study": ("study", "sweep node counts and threads per rank over random allocations"),
     "validate": ("validate", "predicted time (rankmap) vs simulated time (SimGrid SMPI) per "
                  "placement"),
+    "simgrid": ("simgrid_cmd", "SimGrid files: the platform XML of a machine"),
 }
 
 
@@ -74,6 +76,8 @@ def main(argv: list[str] | None = None) -> int:
         install_signal_cleanup()
         argv = sys.argv[1:] if argv is None else list(argv)
         parser = build_parser(argv[0] if argv and argv[0] in COMMANDS else None)
+        if signal.getsignal(signal.SIGINT) is _interrupted_while_loading:
+            signal.signal(signal.SIGINT, signal.default_int_handler)  # loaded: normal Ctrl-C
         try:
             args = parser.parse_args(argv)
         except SystemExit as exc:  # --help, --version, or a usage error already printed

@@ -27,6 +27,9 @@ def add_parser(sub) -> None:
     src.add_argument("--mapfile", metavar="FILE",
                      help="Blue Gene mapfile: one line per rank, node coordinates then core")
     src.add_argument("--mapping", metavar="NAME", help="a mapping name instead (e.g. TXYZ)")
+    p.add_argument("--format", choices=("table", "json", "csv"), default="json",
+                   help="output: json on stdout (default, shaped like compare's), a readable "
+                   "table, or csv")
     p.add_argument("--links-out", metavar="FILE.csv",
                    help="write src,dim,dir,dst,bytes,streams for every directed link")
     p.add_argument("--report", metavar="FILE.html",
@@ -40,16 +43,33 @@ def run(args) -> int:
     if getattr(args, "report", None):
         from ..report.comparison import check_report_path
         check_report_path(args.report, args.force)
-    if args.links_out and not args.force:
+    if args.links_out:
         from ..io.atomic import check_writable
-        check_writable(args.links_out, False)
+        if not args.links_out.endswith(".csv"):
+            raise RankmapError(f"--links-out {args.links_out!r}: expected a .csv file name")
+        check_writable(args.links_out, args.force)
     if args.mapfile:
         mapping = read_mapfile(args.mapfile, machine, allocation, pattern.n_ranks)
     else:
         mapping = build_mapping(args.mapping, pattern, machine, allocation, args.seed)
     ev = Evaluator(machine, allocation, pattern, args.routing, args.y).evaluate(mapping)
     comp = Comparison(machine, allocation, pattern, machine.check_routing(args.routing), [ev])
-    print(json_text(comp.to_json(), indent=1))
+    if args.format == "json":
+        print(json_text(comp.to_json(), indent=1))
+    elif args.format == "csv":
+        import sys
+
+        from . import render
+        sys.stdout.write(render.to_csv(comp))
+    else:
+        import sys
+
+        from rich.console import Console
+
+        from . import render
+        con = Console(width=None if sys.stdout.isatty() else 120)
+        con.print(render.table(comp, title=f"{pattern.spec} on {machine.spec} "
+                               f"({allocation.n_nodes} nodes, {comp.routing} routing)"))
     if args.links_out:
         if not args.links_out.endswith(".csv"):
             raise RankmapError(f"--links-out {args.links_out!r}: expected a .csv file name")

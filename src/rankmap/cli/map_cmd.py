@@ -55,7 +55,7 @@ def run(args) -> int:
     print(f"wrote {args.output}: {mapping.name} placement of {pattern.n_ranks} ranks "
           f"({emitter.name})", file=sys.stderr)
     if emitter.usage:
-        print(usage_text(emitter, args.output, mapping, allocation))
+        print(usage_text(emitter, args.output, mapping, allocation, machine.spec))
     return 0
 
 

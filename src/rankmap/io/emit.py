@@ -45,13 +45,15 @@ register_emitter(Emitter(
     usage="mpirun -mapfile {path} ...   (Blue Gene/P: or BG_MAPPING={path})"))
 
 
-def usage_text(emitter: Emitter, path: str, mapping, allocation) -> str:
-    """The emitter's usage line with {path}, {n_ranks}, {n_nodes} and {per_node} filled in."""
+def usage_text(emitter: Emitter, path: str, mapping, allocation, machine_spec: str = "M") -> str:
+    """The emitter's usage line with {path}, {n_ranks}, {n_nodes}, {per_node} and {machine}
+    filled in."""
     import numpy as np
     counts = np.bincount(mapping.core_of_rank // allocation.cores_per_node)
     used = counts[counts > 0]
     return emitter.usage.format(path=path, n_ranks=len(mapping.core_of_rank),
-                                n_nodes=len(used), per_node=int(used.max()))
+                                n_nodes=len(used), per_node=int(used.max()),
+                                machine=machine_spec)
 
 
 def _register_launchers() -> None:
@@ -80,7 +82,8 @@ def _register_launchers() -> None:
     register_emitter(Emitter(
         "hostfile", hostfile.format_hostfile,
         "one host per line in rank order, as SimGrid smpirun reads it (e.g. 'nid00012')",
-        usage="smpirun -hostfile {path} -platform platform.xml -np {n_ranks} ./app"))
+        usage="rankmap simgrid platform --machine '{machine}' -o platform.xml\n"
+        "smpirun -hostfile {path} -platform platform.xml -np {n_ranks} ./app"))
 
 
 _register_launchers()

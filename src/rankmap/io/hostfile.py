@@ -2,6 +2,10 @@
 
 SimGrid's ``smpirun -hostfile FILE`` reads this layout (``host1`` ... in rank order), and it is
 also what Slurm's SLURM_HOSTFILE holds (see :mod:`rankmap.io.slurm`). Example line: ``nid00012``.
+
+Host names are the allocation's (``--nodes`` given as names, or ``--names``); otherwise they
+are the names of rankmap's SimGrid platform (``rankmap simgrid platform``), ``node-<id>``, so
+``smpirun -platform platform.xml -hostfile FILE`` finds every host.
 """
 
 from __future__ import annotations
@@ -13,9 +17,38 @@ from ..errors import RankmapError
 from ..mappers.base import Mapping
 from .hostnames import check_host_name, mapping_from_hosts, rank_hosts, read_lines
 
+#: host names of rankmap's SimGrid platforms: ``node-<id>`` (a cluster's prefix + radical).
+SIMGRID_HOST_PREFIX = "node-"
+
+__all__ = ["SIMGRID_HOST_PREFIX", "simgrid_names", "format_hostfile", "read_hostfile"]
+
+
+def simgrid_names(allocation: Allocation) -> Allocation:
+    """``allocation`` with SimGrid platform host names (``node-<id>``) unless it has names.
+
+    Parameters
+    ----------
+    allocation : Allocation
+
+    Returns
+    -------
+    Allocation
+    """
+    if allocation.names is not None:
+        return allocation
+    import dataclasses
+    return dataclasses.replace(allocation, names=[f"{SIMGRID_HOST_PREFIX}{n}"
+                                                  for n in allocation.nodes.tolist()])
+
 
 def format_hostfile(mapping: Mapping, machine, allocation: Allocation) -> str:
-    """One host per line in rank order (no header: some readers reject comments)."""
+    """One host per line in rank order (no header: some readers reject comments); default
+    names are the SimGrid platform's (``node-<id>``)."""
+    return host_lines(mapping, machine, simgrid_names(allocation))
+
+
+def host_lines(mapping: Mapping, machine, allocation: Allocation) -> str:
+    """One host per line in rank order, with the allocation's host names."""
     hosts = rank_hosts(mapping, machine, allocation)
     for h in set(hosts):
         check_host_name(h)
@@ -32,5 +65,10 @@ def read_hostfile(path: str, machine, allocation: Allocation, n_ranks: int | Non
             raise RankmapError(f"{path}: line {lineno}: expected one host name, got {text!r}")
         hosts.append(text)
         where.append(f"{path}: line {lineno}")
+    if what == "hostfile" and allocation.names is None:  # SimGrid names or the machine's
+        sg = simgrid_names(allocation)
+        known = set(sg.names)
+        if all(h in known for h in hosts):
+            allocation = sg
     return mapping_from_hosts(hosts, where, machine, allocation,
                               f"{what} {os.path.basename(path)!r}", n_ranks)

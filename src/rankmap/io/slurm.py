@@ -8,14 +8,14 @@ from __future__ import annotations
 
 from ..allocation import Allocation
 from ..mappers.base import Mapping
-from .hostfile import format_hostfile, read_hostfile
+from .hostfile import host_lines, read_hostfile
 
 SRUN_USAGE = "SLURM_HOSTFILE={path} srun --distribution=arbitrary -n {n_ranks} ./app"
 
 
 def format_slurm_hostfile(mapping: Mapping, machine, allocation: Allocation) -> str:
     """SLURM_HOSTFILE text: one host per line, line r = host of rank r."""
-    return format_hostfile(mapping, machine, allocation)
+    return host_lines(mapping, machine, allocation)
 
 
 def read_slurm_hostfile(path: str, machine, allocation: Allocation,

@@ -42,7 +42,7 @@ import numpy as np
 
 from ..errors import RankmapError
 
-HOST_PREFIX = "node-"
+from ..io.hostfile import SIMGRID_HOST_PREFIX as HOST_PREFIX  # the hostfile emitter's names
 #: loopback bandwidth (bytes/s) written when intra-node messages are free (``mem_bw=None``)
 FREE_BW = 1e15
 
