@@ -20,8 +20,9 @@ import traceback
 import warnings
 from dataclasses import dataclass, field
 
-#: seconds one in-process command may take before it counts as a hang.
-TIMEOUT_S = float(os.environ.get("RANKMAP_FUZZ_TIMEOUT", "30"))
+#: seconds one command may take before it counts as a hang (generous: the first calls of a
+#: fresh checkout compile numba kernels; the hangs this catches ran for minutes).
+TIMEOUT_S = float(os.environ.get("RANKMAP_FUZZ_TIMEOUT", "300"))
 #: address-space limit of subprocess runs (bytes).
 MEMORY_LIMIT = int(os.environ.get("RANKMAP_FUZZ_MEMORY", str(6 << 30)))
 
