@@ -35,6 +35,8 @@ COMMANDS = {
     "validate": ("validate", "predicted time (rankmap) vs simulated time (SimGrid SMPI) per "
                  "placement"),
     "simgrid": ("simgrid_cmd", "SimGrid files: the platform XML of a machine"),
+    "record": ("record", "record who sends how much to whom in any MPI program"),
+    "pmpi": ("pmpi", "the PMPI library that reorders MPI_Cart_create & co. in any MPI program"),
 }
 
 

@@ -4,7 +4,11 @@ Formats, chosen by file extension:
 
 * ``.csv``: rows ``src,dst,bytes[,phase]`` (directed: src sends bytes to dst); an optional
   header row; ``bytes`` may carry a unit (``64KiB``). A ``phase`` column splits flows into
-  phases (in order of first appearance).
+  phases (in order of first appearance). The header ``src,dst,bytes,messages,phase`` (what
+  ``rankmap record`` writes) adds a message count, which is read and ignored; a comment line
+  ``# ranks N`` gives the rank count when the last ranks send nothing.
+* ``.mat``: a dense N x N matrix of whitespace-separated numbers, row i column j = bytes
+  rank i sends to rank j (Open MPI's monitoring tools and TreeMatch use it).
 * ``.mtx``: Matrix Market; entry (i, j) = v means rank i sends v bytes to rank j (symmetric
   matrices count both directions; pattern matrices use the default size).
 * ``.grf`` / ``.src``: Scotch source graph; ``.graph`` / ``.metis``: METIS graph. Both list
@@ -39,23 +43,35 @@ def _rank_token(tok: str, path: str, where: str) -> int:
 def read_csv_graph(path: str):
     """Return (src, dst, bytes, phase_names or None) from an edge-list CSV."""
     src, dst, nb, phase = [], [], [], []
+    n_ranks = None
     if True:
         reader = read_csv_rows(path, "graph file")
         has_phase = False
+        width, phase_col = (3, 4), 3
         for lineno, row in enumerate(reader, 1):
             row = [c.strip() for c in row]
-            if not row or not any(row) or row[0].startswith("#"):
+            if row and row[0].startswith("#"):
+                words = ",".join(row).lstrip("#").split()
+                if len(words) == 2 and words[0] == "ranks" and words[1].isdigit():
+                    n_ranks = check_limit(int(words[1]), "ranks", f"graph file {path}")
+                continue
+            if not row or not any(row):
                 continue
             if lineno == 1 and not row[0].lstrip("-").isdigit():
                 header = [c.lower() for c in row]
-                if header[:3] != ["src", "dst", "bytes"] or len(header) > 4 or \
-                        (len(header) == 4 and header[3] != "phase"):
-                    raise RankmapError(f"{path}: line 1: expected header src,dst,bytes[,phase], "
-                                       f"got {show(','.join(row))}")
-                has_phase = len(header) == 4
+                if header not in (["src", "dst", "bytes"], ["src", "dst", "bytes", "phase"],
+                                  ["src", "dst", "bytes", "messages"],
+                                  ["src", "dst", "bytes", "messages", "phase"]):
+                    raise RankmapError(f"{path}: line 1: expected header src,dst,bytes[,phase] "
+                                       f"or src,dst,bytes,messages,phase, got "
+                                       f"{show(','.join(row))}")
+                has_phase = header[-1] == "phase"
+                width = (len(header),)
+                phase_col = len(header) - 1 if has_phase else -1
                 continue
-            if len(row) not in (3, 4):
-                raise RankmapError(f"{path}: line {lineno}: expected src,dst,bytes[,phase], got "
+            if len(row) not in width:
+                want = "src,dst,bytes[,phase]" if len(width) > 1 else ",".join(header)
+                raise RankmapError(f"{path}: line {lineno}: expected {want}, got "
                                    f"{show(','.join(row))}")
             if len(src) >= limit("flows"):
                 check_limit(len(src) + 1, "flows", f"graph file {path}")
@@ -72,12 +88,38 @@ def read_csv_graph(path: str):
             src.append(s)
             dst.append(d)
             nb.append(b)
-            phase.append(row[3] if len(row) == 4 else "graph")
-            has_phase = has_phase or len(row) == 4
+            phase.append(row[phase_col] if 0 <= phase_col < len(row) else "graph")
+            has_phase = has_phase or (len(row) == 4 and width == (3, 4))
     if not src:
         raise RankmapError(f"{path}: no edges")
     return (np.array(src), np.array(dst), np.array(nb, dtype=np.float64),
-            phase if has_phase else None, None)
+            phase if has_phase else None, n_ranks)
+
+
+def read_dense_matrix(path: str):
+    """Return (src, dst, bytes, None, n) from a dense N x N matrix file (``.mat``)."""
+    rows = []
+    for lineno, line in enumerate(read_lines(path, "graph file"), 1):
+        if not line.strip() or line.lstrip().startswith(("#", "%")):
+            continue
+        toks = line.split()
+        if not rows:
+            check_limit(len(toks), "ranks", f"graph file {path}")
+        rows.append(np.array([parse_float_text(t, f"bytes in {path}: line {lineno}:", minimum=0)
+                              for t in toks], dtype=np.float64))
+        if len(rows[-1]) != len(rows[0]):
+            raise RankmapError(f"{path}: line {lineno}: {len(rows[-1])} values, line 1 has "
+                               f"{len(rows[0])}")
+        if len(rows) > len(rows[0]):
+            break
+    n = len(rows[0]) if rows else 0
+    if not n or len(rows) != n:
+        raise RankmapError(f"{path}: expected a square matrix, got {len(rows)} rows of {n}")
+    m = np.vstack(rows)
+    src, dst = np.nonzero(m)
+    if not len(src):
+        raise RankmapError(f"{path}: no edges (the matrix is all zeros)")
+    return src.astype(np.int64), dst.astype(np.int64), m[src, dst], None, n
 
 
 def _check_mtx_header(path: str) -> None:
@@ -225,7 +267,7 @@ def read_scotch(path: str):
             np.array(w) if has_ew else None, None, n)
 
 
-READERS = {".csv": read_csv_graph, ".mtx": read_matrix_market, ".graph": read_metis,
+READERS = {".csv": read_csv_graph, ".mat": read_dense_matrix, ".mtx": read_matrix_market, ".graph": read_metis,
            ".metis": read_metis, ".grf": read_scotch, ".src": read_scotch}
 
 
@@ -241,7 +283,7 @@ def make_graph_pattern(spec_text: str, path: str, nbytes: int | None = None,
                            f"use {', '.join(sorted(READERS))}")
     src, dst, weights, phase_names, n = reader(path)
     if ext == ".csv":
-        n = int(max(src.max(), dst.max())) + 1
+        n = max(int(max(src.max(), dst.max())) + 1, n or 0)
     if n_ranks is not None:
         if n_ranks < n:
             raise RankmapError(f"graph file {show(path)} uses {n} ranks, more than ranks={n_ranks}")

@@ -1,0 +1,51 @@
+"""``rankmap pmpi``: the PMPI library for C/C++/Fortran programs (path, build, place)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ..pmpi.build import library_path
+from .common import example
+
+
+def add_parser(sub) -> None:
+    """Register the ``pmpi`` subcommand."""
+    p = sub.add_parser(
+        "pmpi", help="the PMPI library that reorders MPI_Cart_create & co. in any MPI program",
+        description="The rankmap PMPI library, loaded with LD_PRELOAD into a C, C++ or Fortran "
+        "MPI program: MPI_Cart_create, MPI_Graph_create and MPI_Dist_graph_create(_adjacent) "
+        "with reorder = true follow a rankmap placement (RANKMAP_MACHINE), and RANKMAP_RECORD "
+        "records who sends how much to whom. It is compiled on first use with the MPI's own "
+        "mpicc.",
+        epilog=example("LD_PRELOAD=$(rankmap pmpi path) RANKMAP_MACHINE=bgp:64 "
+                       "mpirun -x LD_PRELOAD -x RANKMAP_MACHINE -n 256 ./app\n"
+                       "rankmap pmpi build --mpicc mpicc.mpich"),
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    actions = p.add_subparsers(dest="action", metavar="ACTION")
+    for name, text in (("path", "print the library's path (compiled on first use)"),
+                       ("build", "compile the library again and print its path")):
+        a = actions.add_parser(name, help=text, description=text.capitalize() + ".")
+        a.add_argument("--mpicc", metavar="CMD",
+                       help="MPI C compiler wrapper of the MPI the program runs with "
+                       "(default: $RANKMAP_MPICC or mpicc)")
+        a.set_defaults(func=run)
+    place = actions.add_parser(
+        "place", help="(internal) answer a reordering request of the library",
+        description="Used by the library on one process: read REQUEST, compute the placement, "
+        "write the new rank of every process to RESULT.")
+    place.add_argument("request", metavar="REQUEST")
+    place.add_argument("-o", "--output", required=True, metavar="RESULT")
+    place.set_defaults(func=run)
+    p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
+
+
+def run(args) -> int:
+    """Print the library path (building it if needed) or answer a placement request."""
+    if args.action == "place":
+        from ..pmpi.place import run_place
+        run_place(args.request, args.output)
+        return 0
+    print(library_path(args.mpicc, rebuild=args.action == "build"))
+    sys.stdout.flush()
+    return 0

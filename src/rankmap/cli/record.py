@@ -1,0 +1,86 @@
+"""``rankmap record``: run an MPI program with the PMPI library recording its communication."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+
+from ..errors import RankmapError
+from ..io.atomic import check_writable
+from ..pmpi.build import library_path
+from ..pmpi.environment import launcher_env_args
+from ..pmpi.recording import summarize_recording
+from .common import add_force, example
+
+
+def add_parser(sub) -> None:
+    """Register the ``record`` subcommand."""
+    p = sub.add_parser(
+        "record", help="record who sends how much to whom in any MPI program",
+        description="Run the launcher command with the rankmap PMPI library preloaded "
+        "(LD_PRELOAD, exported with mpirun -x / srun --export / mpiexec -genvlist) and "
+        "RANKMAP_RECORD set: at MPI_Finalize the bytes and messages every process sent to every "
+        "other (MPI_COMM_WORLD ranks; point-to-point sends of every kind from any communicator, "
+        "collectives as documented logical transfers), split into phases at MPI_Pcontrol calls, "
+        "are written to FILE. Then a summary is printed. Read the file with --pattern graph:FILE.",
+        epilog=example("rankmap record -o comm.csv -- mpirun -n 512 ./lulesh2.0 -s 20\n"
+                       "rankmap compare --machine torus:8x8x8 --pattern graph:comm.csv "
+                       "--mappings all"),
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("-o", "--output", required=True, metavar="FILE",
+                   help="where to write the recording")
+    p.add_argument("--format", choices=("csv", "mat"), default=None,
+                   help="csv: src,dst,bytes,messages,phase rows (default); mat: dense N x N "
+                   "matrix of bytes over the whole run (default from FILE's extension)")
+    p.add_argument("--no-collectives", action="store_true",
+                   help="record point-to-point sends only")
+    p.add_argument("--mpicc", metavar="CMD",
+                   help="MPI C compiler wrapper of the program's MPI (default: mpicc)")
+    add_force(p)
+    p.add_argument("launcher_argv", nargs=argparse.REMAINDER, metavar="-- LAUNCHER ARGS",
+                   help="the launcher command line, after '--'")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    """Run the program with recording on, then summarise the file it wrote."""
+    argv = list(args.launcher_argv)
+    if argv and argv[0] == "--":
+        argv = argv[1:]
+    if not argv:
+        raise RankmapError("no program to run: give the launcher command after '--', e.g. "
+                           "-- mpirun -n 4 ./app")
+    fmt = args.format or ("mat" if args.output.endswith(".mat") else "csv")
+    if fmt == "mat" and not args.output.endswith(".mat"):
+        raise RankmapError(f"--format mat writes a .mat file, got -o {args.output!r}")
+    if fmt == "csv" and args.output.endswith(".mat"):
+        raise RankmapError(f"-o {args.output!r}: a .mat file holds the dense matrix; use "
+                           "--format mat or a .csv name")
+    path = os.path.abspath(args.output)
+    check_writable(path, args.force)
+    lib = library_path(args.mpicc)
+    preload = os.environ.get("LD_PRELOAD", "")
+    env = {"LD_PRELOAD": lib + (":" + preload if preload else ""), "RANKMAP_RECORD": path,
+           "RANKMAP_RECORD_FORMAT": fmt,
+           "RANKMAP_RECORD_COLLECTIVES": "0" if args.no_collectives else "1"}
+    mtime = os.stat(path).st_mtime_ns if os.path.exists(path) else None
+    cmd = launcher_env_args(argv, list(env))
+    try:
+        proc = subprocess.run(cmd, env={**os.environ, **env})
+    except FileNotFoundError:
+        raise RankmapError(f"launcher {argv[0]!r} not found") from None
+    except KeyboardInterrupt:
+        raise
+    if not os.path.exists(path) or (mtime is not None and os.stat(path).st_mtime_ns == mtime):
+        raise RankmapError(f"the program wrote no recording to {args.output!r} (exit status "
+                           f"{proc.returncode}; did it call MPI_Finalize?)")
+    summary = summarize_recording(path)
+    print(f"rankmap record: wrote {args.output} ({fmt})", file=sys.stderr)
+    for line in summary.lines():
+        print(line)
+    if proc.returncode != 0:
+        print(f"rankmap record: the program exited with status {proc.returncode}",
+              file=sys.stderr)
+    return proc.returncode

@@ -1,0 +1,97 @@
+"""Compiling the shipped PMPI library with the MPI's own ``mpicc``, once per source version.
+
+The library is ``<cache>/pmpi/<key>/librankmap_pmpi.so`` where ``<cache>`` is
+``$RANKMAP_CACHE`` or ``~/.cache/rankmap`` and ``<key>`` hashes the C sources, the compiler's
+path and its ``-show`` output (the MPI's include and library flags), so each MPI installation
+(Open MPI, MPICH, ...) gets its own build matching its ABI.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+from importlib import resources
+
+from ..errors import RankmapError
+
+LIBRARY_NAME = "librankmap_pmpi.so"
+MPICC_ENV = "RANKMAP_MPICC"
+INSTALL_HINT = ("install an MPI with its compiler wrapper (Debian/Ubuntu: apt-get install "
+                "openmpi-bin libopenmpi-dev) or name it with --mpicc / $RANKMAP_MPICC")
+
+
+def sources() -> dict[str, str]:
+    """The shipped C sources and headers (name -> text), sorted by name."""
+    folder = resources.files(__package__)
+    return {ref.name: ref.read_text() for ref in sorted(folder.iterdir(), key=lambda r: r.name)
+            if ref.name.endswith((".c", ".h"))}
+
+
+def find_mpicc(mpicc: str | None = None) -> str:
+    """Path of the MPI compiler wrapper: ``mpicc`` argument, ``$RANKMAP_MPICC``, else mpicc."""
+    name = mpicc or os.environ.get(MPICC_ENV, "").strip() or "mpicc"
+    path = shutil.which(name)
+    if not path:
+        raise RankmapError(f"MPI compiler {name!r} not found: {INSTALL_HINT}")
+    return path
+
+
+def _show(cc: str) -> str:
+    """The wrapper's underlying command line (Open MPI and MPICH both know ``-show``)."""
+    try:
+        proc = subprocess.run([cc, "-show"], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise RankmapError(f"{cc} -show failed: {exc}") from None
+    return proc.stdout.strip() if proc.returncode == 0 else ""
+
+
+def cache_root() -> str:
+    """Directory holding built libraries (created on demand)."""
+    base = os.environ.get("RANKMAP_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "rankmap")
+    return os.path.join(base, "pmpi")
+
+
+def library_path(mpicc: str | None = None, rebuild: bool = False) -> str:
+    """Path of the PMPI library for this MPI, compiled on first use (or again with rebuild).
+
+    Parameters
+    ----------
+    mpicc : str, optional
+        MPI C compiler wrapper (default ``$RANKMAP_MPICC`` or ``mpicc``).
+    rebuild : bool
+        Compile even when the cached library exists.
+
+    Returns
+    -------
+    str
+        Absolute path of ``librankmap_pmpi.so``.
+    """
+    cc = find_mpicc(mpicc)
+    src = sources()
+    key = hashlib.sha256("\0".join([cc, _show(cc), *src, *src.values()]).encode())
+    out_dir = os.path.join(cache_root(), key.hexdigest()[:16])
+    lib = os.path.join(out_dir, LIBRARY_NAME)
+    if os.path.exists(lib) and not rebuild:
+        return lib
+    os.makedirs(out_dir, exist_ok=True)
+    tmp = f"{lib}.tmp{os.getpid()}"
+    with tempfile.TemporaryDirectory(prefix="rankmap-pmpi-build-") as work:
+        for name, text in src.items():
+            with open(os.path.join(work, name), "w") as fh:
+                fh.write(text)
+        cfiles = sorted(n for n in src if n.endswith(".c"))
+        cmd = [cc, "-O2", "-fPIC", "-shared", "-o", tmp, *cfiles, "-ldl"]
+        try:
+            proc = subprocess.run(cmd, cwd=work, capture_output=True, text=True, timeout=300)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise RankmapError(f"{cc} failed on the PMPI library: {exc}") from None
+    if proc.returncode != 0:
+        errors = [ln for ln in proc.stderr.splitlines() if "error" in ln] or \
+            proc.stderr.strip().splitlines()[-1:]
+        raise RankmapError(f"{cc} failed on the PMPI library: {errors[0] if errors else '?'}")
+    os.replace(tmp, lib)
+    return lib

@@ -1,0 +1,147 @@
+/* rankmap PMPI library: environment, messages and running the rankmap engine. */
+#define _GNU_SOURCE
+#include "rankmap_pmpi.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+__thread int rm_in_fortran = 0;
+
+const char *rm_env(const char *name)
+{
+    const char *v = getenv(name);
+    return (v && *v) ? v : NULL;
+}
+
+int rm_verbose(void)
+{
+    const char *v = rm_env("RANKMAP_VERBOSE");
+    return v && strcmp(v, "0") != 0;
+}
+
+void rm_log(const char *fmt, ...)
+{
+    char line[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    for (char *c = line; *c; c++)  /* one line, whatever the message holds */
+        if (*c == '\n' || *c == '\r') *c = ' ';
+    fprintf(stderr, "rankmap: %s\n", line);
+    fflush(stderr);
+}
+
+/* The child's environment: ours without this library in LD_PRELOAD (the engine is a Python
+ * program, it must not load an MPI profiling library). */
+static char **child_environment(void)
+{
+    size_t n = 0;
+    while (environ[n]) n++;
+    char **env = calloc(n + 1, sizeof *env);
+    if (!env) return NULL;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (strncmp(environ[i], "LD_PRELOAD=", 11) == 0) {
+            const char *list = environ[i] + 11;
+            size_t len = strlen(list);
+            char *out = malloc(len + 12);
+            if (!out) continue;
+            strcpy(out, "LD_PRELOAD=");
+            char *copy = strdup(list);
+            if (!copy) { free(out); continue; }
+            char *save = NULL;
+            int any = 0;
+            for (char *tok = strtok_r(copy, ": ", &save); tok; tok = strtok_r(NULL, ": ", &save)) {
+                if (strstr(tok, "librankmap_pmpi")) continue;
+                if (any) strcat(out, ":");
+                strcat(out, tok);
+                any = 1;
+            }
+            free(copy);
+            if (any) env[k++] = out; else free(out);
+            continue;
+        }
+        env[k++] = environ[i];
+    }
+    env[k] = NULL;
+    return env;
+}
+
+int rm_run(char *const argv[], double timeout_s, const char *err_path)
+{
+    posix_spawn_file_actions_t fa;
+    posix_spawnattr_t attr;
+    pid_t pid;
+    char **env = child_environment();
+    if (!env) return -1;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 2, err_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    posix_spawnattr_init(&attr);
+    /* its own process group, so a timeout kills everything it started */
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK);
+    posix_spawnattr_setpgroup(&attr, 0);
+    sigset_t none;
+    sigemptyset(&none);
+    posix_spawnattr_setsigmask(&attr, &none);
+    int rc = posix_spawnp(&pid, argv[0], &fa, &attr, argv, env);
+    posix_spawn_file_actions_destroy(&fa);
+    posix_spawnattr_destroy(&attr);
+    /* free the strings we allocated (the rewritten LD_PRELOAD) */
+    for (char **e = env; *e; e++) {
+        int ours = 1;
+        for (char **o = environ; *o; o++)
+            if (*o == *e) { ours = 0; break; }
+        if (ours) free(*e);
+    }
+    free(env);
+    if (rc != 0) return -1;
+    struct timespec t0, now, nap = {0, 2000000};  /* poll every 2 ms */
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (;;) {
+        int status;
+        pid_t w = waitpid(pid, &status, WNOHANG);
+        if (w == pid) {
+            if (WIFEXITED(status)) return WEXITSTATUS(status);
+            return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+        }
+        if (w < 0 && errno != EINTR) return -1;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        double el = (now.tv_sec - t0.tv_sec) + 1e-9 * (now.tv_nsec - t0.tv_nsec);
+        if (el >= timeout_s) {
+            kill(-pid, SIGKILL);
+            kill(pid, SIGKILL);
+            while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+            return -2;
+        }
+        nanosleep(&nap, NULL);
+    }
+}
+
+void rm_last_line(const char *path, char *out, size_t n)
+{
+    out[0] = '\0';
+    FILE *f = fopen(path, "r");
+    if (!f) return;
+    char line[1024];
+    while (fgets(line, sizeof line, f)) {
+        size_t len = strlen(line);
+        while (len && (line[len - 1] == '\n' || line[len - 1] == '\r' || line[len - 1] == ' '))
+            line[--len] = '\0';
+        if (len) snprintf(out, n, "%s", line);
+    }
+    fclose(f);
+}

@@ -1,0 +1,81 @@
+"""The ``RANKMAP_*`` settings the PMPI library reads, and how a launcher exports them."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+
+__all__ = ["ENV_VARS", "launcher_kind", "launcher_env_args"]
+
+#: every variable the library (or its engine) reads, with what it does
+ENV_VARS = {
+    "RANKMAP_MACHINE": "machine spec or .toml file; without it the ranks are not reordered",
+    "RANKMAP_MAPPING": "placement to apply (default auto)",
+    "RANKMAP_STENCIL": "star (default: 2d neighbours) or box (3^d - 1) for Cartesian grids",
+    "RANKMAP_SEED": "seed of random placements (default 0)",
+    "RANKMAP_NODE": "this process's node id or host name, or a comma list (entry r for "
+                    "MPI_COMM_WORLD rank r); default: MPI_Get_processor_name",
+    "RANKMAP_TIMEOUT": "seconds the engine may take (default 60; 0 disables reordering)",
+    "RANKMAP_BIN": "the rankmap command the library runs (default: rankmap on PATH)",
+    "RANKMAP_VERBOSE": "1: one line on rank 0 for every reordering and recording",
+    "RANKMAP_RECORD": "write the communication matrix to this file at MPI_Finalize",
+    "RANKMAP_RECORD_FORMAT": "csv (default) or mat (dense N x N matrix of bytes)",
+    "RANKMAP_RECORD_COLLECTIVES": "0: record point-to-point sends only",
+}
+
+_KINDS = {"mpirun.openmpi": "openmpi", "mpiexec.openmpi": "openmpi", "orterun": "openmpi",
+          "prterun": "openmpi", "srun": "slurm", "mpiexec.hydra": "hydra",
+          "mpirun.mpich": "hydra", "mpiexec.mpich": "hydra"}
+
+
+def launcher_kind(program: str) -> str:
+    """``openmpi``, ``slurm``, ``hydra`` (MPICH) or ``other`` for a launcher command name.
+
+    ``mpirun``/``mpiexec`` are resolved through their symbolic links (Debian alternatives),
+    then by their ``--version`` text.
+    """
+    name = os.path.basename(program)
+    if name in _KINDS:
+        return _KINDS[name]
+    if name not in ("mpirun", "mpiexec"):
+        return "other"
+    path = shutil.which(program)
+    if path:
+        real = os.path.basename(os.path.realpath(path))
+        if real in _KINDS:
+            return _KINDS[real]
+        try:
+            text = subprocess.run([path, "--version"], capture_output=True, text=True,
+                                  timeout=20).stdout
+        except (OSError, subprocess.TimeoutExpired):
+            text = ""
+        if "Open MPI" in text or "OpenRTE" in text:
+            return "openmpi"
+        if "HYDRA" in text:
+            return "hydra"
+    return "other"
+
+
+def launcher_env_args(argv: list[str], names: list[str]) -> list[str]:
+    """``argv`` with the options that make the launcher pass the variables ``names`` on.
+
+    Open MPI's mpirun: ``-x NAME`` each; MPICH's hydra: ``-genvlist a,b``; srun:
+    ``--export=ALL`` (with the variables set in its environment). Other launchers get the
+    command unchanged (they pass their environment on).
+    """
+    if not argv or not names:
+        return list(argv)
+    kind = launcher_kind(argv[0])
+    head, rest = argv[:1], argv[1:]
+    if kind == "openmpi":
+        extra = [a for n in names for a in ("-x", n)]
+    elif kind == "hydra":
+        extra = ["-genvlist", ",".join(names)]
+    elif kind == "slurm":
+        if any(a.startswith("--export") for a in rest):
+            return list(argv)
+        extra = ["--export=ALL"]
+    else:
+        extra = []
+    return head + extra + rest

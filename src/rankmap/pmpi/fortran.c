@@ -1,0 +1,336 @@
+/* rankmap PMPI library: Fortran entry points (mpif.h and `use mpi`; gfortran/ifort mangling:
+ * mpi_cart_create_, and the mpi_cart_create, mpi_cart_create__, MPI_CART_CREATE spellings).
+ *
+ * The MPI library's Fortran layer calls PMPI_* directly, so the C wrappers never see Fortran
+ * calls; these do. The topology calls convert their arguments and take the C path of topo.c.
+ * The recorded calls account the transfer, then forward to the library's own pmpi_*_ Fortran
+ * routine (which keeps every Fortran convention: MPI_BOTTOM, MPI_IN_PLACE, status arrays),
+ * with rm_in_fortran set so that nothing is counted twice.
+ */
+#define _GNU_SOURCE
+#include "rankmap_pmpi.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef MPI_Fint F;
+
+static void *real_fn(const char *name)
+{
+    void *p = dlsym(RTLD_NEXT, name);
+    if (!p) p = dlsym(RTLD_DEFAULT, name);
+    if (!p) {
+        rm_log("the MPI library has no Fortran routine %s; cannot continue", name);
+        abort();
+    }
+    return p;
+}
+
+/* address of a Fortran sentinel (MPI_UNWEIGHTED, ...) in Open MPI or MPICH, NULL if unknown */
+static void *sentinel(const char *ompi, const char *mpich)
+{
+    void *p = dlsym(RTLD_DEFAULT, ompi);
+    return p ? p : dlsym(RTLD_DEFAULT, mpich);
+}
+
+#define ALIASES(name, NAME, proto)                                     \
+    void name proto __attribute__((alias(#name "_")));                 \
+    void name##__ proto __attribute__((alias(#name "_")));             \
+    void NAME proto __attribute__((alias(#name "_")));
+
+#define FORWARD(fname, ...)                                            \
+    do {                                                               \
+        static void (*fn)() = NULL;                                    \
+        if (!fn) fn = (void (*)())real_fn(fname);                      \
+        rm_in_fortran++;                                               \
+        fn(__VA_ARGS__);                                               \
+        rm_in_fortran--;                                               \
+    } while (0)
+
+static int *ints(const F *v, int n)
+{
+    int *out = malloc(((size_t)(n > 0 ? n : 0) + 1) * sizeof *out);
+    for (int i = 0; out && i < n; i++) out[i] = (int)v[i];
+    return out;
+}
+
+/* ---- topology creation ---- */
+
+#define P_CART (F *comm, F *ndims, F *dims, F *periods, F *reorder, F *newcomm, F *ierr)
+void mpi_cart_create_ P_CART
+{
+    int n = *ndims;
+    int *d = ints(dims, n), *p = ints(periods, n);
+    MPI_Comm out = MPI_COMM_NULL;
+    int rc;
+    if (!d || !p) {
+        rc = PMPI_Cart_create(MPI_Comm_f2c(*comm), n, d, p, *reorder != 0, &out);
+    } else {
+        for (int i = 0; i < n; i++) p[i] = p[i] != 0;
+        rc = rm_cart_create(MPI_Comm_f2c(*comm), n, d, p, *reorder != 0, &out);
+    }
+    free(d);
+    free(p);
+    *newcomm = MPI_Comm_c2f(out);
+    if (ierr) *ierr = rc;
+}
+ALIASES(mpi_cart_create, MPI_CART_CREATE, P_CART)
+
+#define P_GRAPH (F *comm, F *nnodes, F *index, F *edges, F *reorder, F *newcomm, F *ierr)
+void mpi_graph_create_ P_GRAPH
+{
+    int n = *nnodes;
+    int *ix = ints(index, n);
+    int ne = (ix && n > 0) ? ix[n - 1] : 0;
+    int *e = ints(edges, ne);
+    MPI_Comm out = MPI_COMM_NULL;
+    int rc = rm_graph_create(MPI_Comm_f2c(*comm), n, ix, e, *reorder != 0, &out);
+    free(ix);
+    free(e);
+    *newcomm = MPI_Comm_c2f(out);
+    if (ierr) *ierr = rc;
+}
+ALIASES(mpi_graph_create, MPI_GRAPH_CREATE, P_GRAPH)
+
+/* weights: the Fortran MPI_UNWEIGHTED / MPI_WEIGHTS_EMPTY sentinels become the C ones; NULL
+ * *known when this MPI's sentinels cannot be found (then the call is forwarded unchanged) */
+static const int *c_weights(const F *w, int n, int **copy, int *known)
+{
+    void *unw = sentinel("mpi_fortran_unweighted_", "MPIR_F_MPI_UNWEIGHTED");
+    void *empty = sentinel("mpi_fortran_weights_empty_", "MPIR_F_MPI_WEIGHTS_EMPTY");
+    *copy = NULL;
+    *known = unw != NULL;
+    if (!unw) return NULL;
+    if ((const void *)w == unw) return MPI_UNWEIGHTED;
+    if (empty && (const void *)w == empty) return MPI_WEIGHTS_EMPTY;
+    *copy = ints(w, n);
+    return *copy;
+}
+
+#define P_ADJ (F *comm, F *indeg, F *sources, F *sw, F *outdeg, F *dests, F *dw, F *info, \
+               F *reorder, F *newcomm, F *ierr)
+void mpi_dist_graph_create_adjacent_ P_ADJ
+{
+    int k1, k2, *c1, *c2;
+    const int *csw = c_weights(sw, *indeg, &c1, &k1);
+    const int *cdw = c_weights(dw, *outdeg, &c2, &k2);
+    if (!k1 || !k2) {
+        free(c1);
+        free(c2);
+        FORWARD("pmpi_dist_graph_create_adjacent_", comm, indeg, sources, sw, outdeg, dests, dw,
+                info, reorder, newcomm, ierr);
+        return;
+    }
+    int *s = ints(sources, *indeg), *d = ints(dests, *outdeg);
+    MPI_Comm out = MPI_COMM_NULL;
+    int rc = rm_dist_graph_create_adjacent(MPI_Comm_f2c(*comm), *indeg, s, csw, *outdeg, d, cdw,
+                                           MPI_Info_f2c(*info), *reorder != 0, &out);
+    free(s); free(d); free(c1); free(c2);
+    *newcomm = MPI_Comm_c2f(out);
+    if (ierr) *ierr = rc;
+}
+ALIASES(mpi_dist_graph_create_adjacent, MPI_DIST_GRAPH_CREATE_ADJACENT, P_ADJ)
+
+#define P_DIST (F *comm, F *n, F *sources, F *degrees, F *dests, F *weights, F *info, \
+                F *reorder, F *newcomm, F *ierr)
+void mpi_dist_graph_create_ P_DIST
+{
+    int ne = 0;
+    for (int i = 0; i < *n; i++) ne += degrees[i];
+    int known, *cw;
+    const int *w = c_weights(weights, ne, &cw, &known);
+    if (!known) {
+        FORWARD("pmpi_dist_graph_create_", comm, n, sources, degrees, dests, weights, info,
+                reorder, newcomm, ierr);
+        return;
+    }
+    int *s = ints(sources, *n), *g = ints(degrees, *n), *d = ints(dests, ne);
+    MPI_Comm out = MPI_COMM_NULL;
+    int rc = rm_dist_graph_create(MPI_Comm_f2c(*comm), *n, s, g, d, w, MPI_Info_f2c(*info),
+                                  *reorder != 0, &out);
+    free(s); free(g); free(d); free(cw);
+    *newcomm = MPI_Comm_c2f(out);
+    if (ierr) *ierr = rc;
+}
+ALIASES(mpi_dist_graph_create, MPI_DIST_GRAPH_CREATE, P_DIST)
+
+/* ---- recorded point-to-point sends ---- */
+
+#define BYTES(c, t) rm_type_bytes(*(c), MPI_Type_f2c(*(t)))
+
+#define P_SEND (void *buf, F *count, F *type, F *dest, F *tag, F *comm, F *ierr)
+#define SEND(name, NAME, pname)                                                  \
+    void name##_ P_SEND                                                          \
+    {                                                                            \
+        rm_record_send(MPI_Comm_f2c(*comm), *dest, BYTES(count, type));          \
+        FORWARD(pname, buf, count, type, dest, tag, comm, ierr);                 \
+    }                                                                            \
+    ALIASES(name, NAME, P_SEND)
+SEND(mpi_send, MPI_SEND, "pmpi_send_")
+SEND(mpi_bsend, MPI_BSEND, "pmpi_bsend_")
+SEND(mpi_ssend, MPI_SSEND, "pmpi_ssend_")
+SEND(mpi_rsend, MPI_RSEND, "pmpi_rsend_")
+
+#define P_ISEND (void *buf, F *count, F *type, F *dest, F *tag, F *comm, F *req, F *ierr)
+#define ISEND(name, NAME, pname)                                                 \
+    void name##_ P_ISEND                                                         \
+    {                                                                            \
+        rm_record_send(MPI_Comm_f2c(*comm), *dest, BYTES(count, type));          \
+        FORWARD(pname, buf, count, type, dest, tag, comm, req, ierr);            \
+    }                                                                            \
+    ALIASES(name, NAME, P_ISEND)
+ISEND(mpi_isend, MPI_ISEND, "pmpi_isend_")
+ISEND(mpi_ibsend, MPI_IBSEND, "pmpi_ibsend_")
+ISEND(mpi_issend, MPI_ISSEND, "pmpi_issend_")
+ISEND(mpi_irsend, MPI_IRSEND, "pmpi_irsend_")
+
+#define INIT(name, NAME, pname)                                                  \
+    void name##_ P_ISEND                                                         \
+    {                                                                            \
+        FORWARD(pname, buf, count, type, dest, tag, comm, req, ierr);            \
+        if (*ierr == MPI_SUCCESS)                                                \
+            rm_persistent_add(MPI_Request_f2c(*req), MPI_Comm_f2c(*comm), *dest, \
+                              BYTES(count, type));                               \
+    }                                                                            \
+    ALIASES(name, NAME, P_ISEND)
+INIT(mpi_send_init, MPI_SEND_INIT, "pmpi_send_init_")
+INIT(mpi_bsend_init, MPI_BSEND_INIT, "pmpi_bsend_init_")
+INIT(mpi_ssend_init, MPI_SSEND_INIT, "pmpi_ssend_init_")
+INIT(mpi_rsend_init, MPI_RSEND_INIT, "pmpi_rsend_init_")
+
+#define P_START (F *req, F *ierr)
+void mpi_start_ P_START
+{
+    rm_persistent_start(MPI_Request_f2c(*req));
+    FORWARD("pmpi_start_", req, ierr);
+}
+ALIASES(mpi_start, MPI_START, P_START)
+
+#define P_STARTALL (F *count, F *reqs, F *ierr)
+void mpi_startall_ P_STARTALL
+{
+    for (int i = 0; i < *count; i++) rm_persistent_start(MPI_Request_f2c(reqs[i]));
+    FORWARD("pmpi_startall_", count, reqs, ierr);
+}
+ALIASES(mpi_startall, MPI_STARTALL, P_STARTALL)
+
+void mpi_request_free_ P_START
+{
+    rm_persistent_remove(MPI_Request_f2c(*req));
+    FORWARD("pmpi_request_free_", req, ierr);
+}
+ALIASES(mpi_request_free, MPI_REQUEST_FREE, P_START)
+
+#define P_SENDRECV (void *sbuf, F *scount, F *stype, F *dest, F *stag, void *rbuf, F *rcount, \
+                    F *rtype, F *source, F *rtag, F *comm, F *status, F *ierr)
+void mpi_sendrecv_ P_SENDRECV
+{
+    rm_record_send(MPI_Comm_f2c(*comm), *dest, BYTES(scount, stype));
+    FORWARD("pmpi_sendrecv_", sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, source,
+            rtag, comm, status, ierr);
+}
+ALIASES(mpi_sendrecv, MPI_SENDRECV, P_SENDRECV)
+
+#define P_REPLACE (void *buf, F *count, F *type, F *dest, F *stag, F *source, F *rtag, \
+                   F *comm, F *status, F *ierr)
+void mpi_sendrecv_replace_ P_REPLACE
+{
+    rm_record_send(MPI_Comm_f2c(*comm), *dest, BYTES(count, type));
+    FORWARD("pmpi_sendrecv_replace_", buf, count, type, dest, stag, source, rtag, comm, status,
+            ierr);
+}
+ALIASES(mpi_sendrecv_replace, MPI_SENDRECV_REPLACE, P_REPLACE)
+
+/* ---- recorded collectives (the same algorithms as the C wrappers) ---- */
+
+#define P_BCAST (void *buf, F *count, F *type, F *root, F *comm, F *ierr)
+void mpi_bcast_ P_BCAST
+{
+    rm_coll_from_root(MPI_Comm_f2c(*comm), *root, BYTES(count, type));
+    FORWARD("pmpi_bcast_", buf, count, type, root, comm, ierr);
+}
+ALIASES(mpi_bcast, MPI_BCAST, P_BCAST)
+
+#define P_REDUCE (void *sbuf, void *rbuf, F *count, F *type, F *op, F *root, F *comm, F *ierr)
+void mpi_reduce_ P_REDUCE
+{
+    rm_coll_to_root(MPI_Comm_f2c(*comm), *root, BYTES(count, type));
+    FORWARD("pmpi_reduce_", sbuf, rbuf, count, type, op, root, comm, ierr);
+}
+ALIASES(mpi_reduce, MPI_REDUCE, P_REDUCE)
+
+#define P_ALLREDUCE (void *sbuf, void *rbuf, F *count, F *type, F *op, F *comm, F *ierr)
+void mpi_allreduce_ P_ALLREDUCE
+{
+    rm_coll_allreduce(MPI_Comm_f2c(*comm), BYTES(count, type));
+    FORWARD("pmpi_allreduce_", sbuf, rbuf, count, type, op, comm, ierr);
+}
+ALIASES(mpi_allreduce, MPI_ALLREDUCE, P_ALLREDUCE)
+
+#define P_ROOTED (void *sbuf, F *scount, F *stype, void *rbuf, F *rcount, F *rtype, F *root, \
+                  F *comm, F *ierr)
+void mpi_gather_ P_ROOTED
+{
+    rm_coll_to_root(MPI_Comm_f2c(*comm), *root, BYTES(scount, stype));
+    FORWARD("pmpi_gather_", sbuf, scount, stype, rbuf, rcount, rtype, root, comm, ierr);
+}
+ALIASES(mpi_gather, MPI_GATHER, P_ROOTED)
+
+void mpi_scatter_ P_ROOTED
+{
+    rm_coll_scatter(MPI_Comm_f2c(*comm), *root, *scount, NULL, MPI_Type_f2c(*stype));
+    FORWARD("pmpi_scatter_", sbuf, scount, stype, rbuf, rcount, rtype, root, comm, ierr);
+}
+ALIASES(mpi_scatter, MPI_SCATTER, P_ROOTED)
+
+#define P_ALL (void *sbuf, F *scount, F *stype, void *rbuf, F *rcount, F *rtype, F *comm, \
+               F *ierr)
+void mpi_allgather_ P_ALL
+{
+    rm_coll_to_all(MPI_Comm_f2c(*comm), BYTES(rcount, rtype));
+    FORWARD("pmpi_allgather_", sbuf, scount, stype, rbuf, rcount, rtype, comm, ierr);
+}
+ALIASES(mpi_allgather, MPI_ALLGATHER, P_ALL)
+
+void mpi_alltoall_ P_ALL
+{
+    rm_coll_personal(MPI_Comm_f2c(*comm), *rcount, NULL, MPI_Type_f2c(*rtype), NULL);
+    FORWARD("pmpi_alltoall_", sbuf, scount, stype, rbuf, rcount, rtype, comm, ierr);
+}
+ALIASES(mpi_alltoall, MPI_ALLTOALL, P_ALL)
+
+#define P_ALLTOALLV (void *sbuf, F *scounts, F *sdispls, F *stype, void *rbuf, F *rcounts, \
+                     F *rdispls, F *rtype, F *comm, F *ierr)
+void mpi_alltoallv_ P_ALLTOALLV
+{
+    void *in_place = sentinel("mpi_fortran_in_place_", "MPIR_F_MPI_IN_PLACE");
+    int in = in_place && sbuf == in_place, n = 0;
+    MPI_Comm c = MPI_Comm_f2c(*comm);
+    PMPI_Comm_size(c, &n);
+    int *counts = ints(in ? rcounts : scounts, n);
+    if (counts) rm_coll_personal(c, 0, counts, MPI_Type_f2c(in ? *rtype : *stype), NULL);
+    free(counts);
+    FORWARD("pmpi_alltoallv_", sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype,
+            comm, ierr);
+}
+ALIASES(mpi_alltoallv, MPI_ALLTOALLV, P_ALLTOALLV)
+
+/* ---- phases and the end of the run ---- */
+
+#define P_PCONTROL (F *level)
+void mpi_pcontrol_ P_PCONTROL
+{
+    if (rm_recording()) rm_record_phase(*level);
+    FORWARD("pmpi_pcontrol_", level);
+}
+ALIASES(mpi_pcontrol, MPI_PCONTROL, P_PCONTROL)
+
+#define P_FINALIZE (F *ierr)
+void mpi_finalize_ P_FINALIZE
+{
+    rm_record_finalize();
+    FORWARD("pmpi_finalize_", ierr);
+}
+ALIASES(mpi_finalize, MPI_FINALIZE, P_FINALIZE)

@@ -1,0 +1,167 @@
+"""The engine behind the PMPI library's reordering: a request file in, new ranks out.
+
+Rank 0 of the reordering communicator writes a request (text, one ``key value`` per line)::
+
+    rankmap-pmpi-request 1
+    call MPI_Cart_create
+    machine bgp:64          (the $RANKMAP_MACHINE of rank 0)
+    mapping auto            ($RANKMAP_MAPPING)
+    stencil star            ($RANKMAP_STENCIL: star or box, for Cartesian grids)
+    seed 0                  ($RANKMAP_SEED)
+    processes 6
+    ranks 4
+    dims 2 2                (Cartesian calls) / edges E, then E lines "src dst weight" (graphs)
+    periods 0 1
+    labels                  (then one node label per process, in rank order)
+
+and runs ``rankmap pmpi place REQUEST -o RESULT``, which answers::
+
+    rankmap-pmpi-result 1
+    mapping TXYZ
+    new_rank
+    <new rank of process 0> ... (-1: the process is not part of the topology)
+
+Graph edge weights are the volumes the program gave (MPI edge weights; 1 when unweighted).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import RankmapError
+from ..io.atomic import write_atomic
+from ..patterns.base import Pattern, Phase
+
+__all__ = ["Request", "read_request", "request_pattern", "place_request", "format_result"]
+
+STENCILS = ("star", "box")
+
+
+class Request:
+    """A parsed request: ``fields`` (key -> value text), ``labels``, ``edges`` (E x 3)."""
+
+    def __init__(self, fields: dict[str, str], labels: list[str], edges: np.ndarray | None):
+        self.fields = fields
+        self.labels = labels
+        self.edges = edges
+
+    def get(self, key: str) -> str:
+        """The value of ``key``; RankmapError when the request lacks it."""
+        if key not in self.fields:
+            raise RankmapError(f"PMPI request: no {key!r} line")
+        return self.fields[key]
+
+    def integer(self, key: str) -> int:
+        """The value of ``key`` as an integer."""
+        value = self.get(key)
+        try:
+            return int(value)
+        except ValueError:
+            raise RankmapError(f"PMPI request: {key} {value!r} is not an integer") from None
+
+
+def read_request(path: str) -> Request:
+    """Parse a request file (format in the module docstring)."""
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        lines = fh.read().split("\n")
+    if not lines or lines[0].strip() != "rankmap-pmpi-request 1":
+        raise RankmapError(f"{path}: not a rankmap PMPI request (first line "
+                           f"{lines[0][:40] if lines else ''!r})")
+    fields: dict[str, str] = {}
+    i = 1
+    while i < len(lines) and lines[i] != "labels":
+        key, _, value = lines[i].partition(" ")
+        if key:
+            fields[key] = value.strip()
+        i += 1
+    req = Request(fields, [], None)
+    n = req.integer("processes")
+    if n < 1 or i + n >= len(lines) + 1:
+        raise RankmapError(f"{path}: expected {n} node labels after 'labels'")
+    labels = [ln.strip() for ln in lines[i + 1:i + 1 + n]]
+    if len(labels) != n or not all(labels):
+        raise RankmapError(f"{path}: expected {n} non-empty node labels")
+    req.labels = labels
+    rest = lines[i + 1 + n:]
+    if rest and rest[0].startswith("edges "):
+        try:
+            n_edges = int(rest[0].split()[1])
+            data = " ".join(rest[1:1 + n_edges]).split()
+            edges = np.array(data, dtype=np.int64).reshape(n_edges, 3) if n_edges else \
+                np.zeros((0, 3), dtype=np.int64)
+        except (ValueError, IndexError):
+            raise RankmapError(f"{path}: bad edge list") from None
+        req.edges = edges
+    return req
+
+
+def request_pattern(req: Request) -> Pattern:
+    """The communication pattern of the topology the program asked for."""
+    n_ranks = req.integer("ranks")
+    n_procs = req.integer("processes")
+    if not 1 <= n_ranks <= n_procs:
+        raise RankmapError(f"PMPI request: {n_ranks} ranks on {n_procs} processes")
+    call = req.get("call")
+    if "dims" in req.fields:
+        from ..patterns.stencil import make_stencil
+        stencil = req.fields.get("stencil", "star")
+        if stencil not in STENCILS:
+            raise RankmapError(f"RANKMAP_STENCIL={stencil!r}: choose star or box")
+        try:
+            dims = tuple(int(x) for x in req.get("dims").split())
+            periods = tuple(x != "0" for x in req.get("periods").split())
+        except ValueError:
+            raise RankmapError("PMPI request: bad dims") from None
+        if int(np.prod(dims)) != n_ranks or len(periods) != len(dims):
+            raise RankmapError("PMPI request: dims and periods do not match the ranks")
+        return make_stencil(f"{call}:{'x'.join(map(str, dims))}", dims, box=stencil == "box",
+                            periodic=periods)
+    if req.edges is None:
+        raise RankmapError("PMPI request: neither dims nor edges")
+    src, dst, w = req.edges[:, 0], req.edges[:, 1], req.edges[:, 2].astype(np.float64)
+    if ((src < 0) | (src >= n_ranks) | (dst < 0) | (dst >= n_ranks)).any():
+        raise RankmapError(f"PMPI request: an edge names a vertex outside 0-{n_ranks - 1}")
+    keep = src != dst
+    if not keep.any():
+        raise RankmapError(f"{call}: the graph has no edges between distinct ranks")
+    w = np.maximum(w[keep], 1e-9)  # a zero weight still names an edge
+    return Pattern(spec=call, kind="graph", n_ranks=n_ranks,
+                   phases=[Phase("graph", src[keep], dst[keep], w)])
+
+
+def place_request(req: Request):
+    """Placement for a request: (new_rank array, mapping name).
+
+    Raises
+    ------
+    RankmapError
+        Unknown machine, mapping or node label, or a pattern that does not fit.
+    """
+    from ..machines import parse_machine
+    from ..mpi.nodes import resolve_node_labels
+    from ..mpi.placement import assign_ranks
+
+    pattern = request_pattern(req)
+    machine = parse_machine(req.get("machine"))
+    nodes, reason = resolve_node_labels(req.labels, machine)
+    if nodes is None:
+        raise RankmapError(f"{reason}; set RANKMAP_NODE to the node id")
+    try:
+        seed = int(req.fields.get("seed", "0"))
+    except ValueError:
+        raise RankmapError(f"RANKMAP_SEED={req.fields['seed']!r} is not an integer") from None
+    a = assign_ranks(pattern, machine, nodes, req.fields.get("mapping") or "auto", seed)
+    return a.new_rank, a.mapping
+
+
+def format_result(new_rank: np.ndarray, mapping: str) -> str:
+    """The result file's text."""
+    body = "\n".join(str(int(r)) for r in new_rank)
+    return f"rankmap-pmpi-result 1\nmapping {mapping.replace(' ', '_')}\nnew_rank\n{body}\n"
+
+
+def run_place(request_path: str, result_path: str) -> str:
+    """Read a request, compute the placement, write the result; returns the mapping name."""
+    new_rank, mapping = place_request(read_request(request_path))
+    write_atomic(result_path, format_result(new_rank, mapping), force=True)
+    return mapping

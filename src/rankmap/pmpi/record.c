@@ -1,0 +1,521 @@
+/* rankmap PMPI library: recording who sends how much to whom (RANKMAP_RECORD=FILE).
+ *
+ * Every process keeps a hash map (phase, destination) -> (bytes, messages) of what it sent,
+ * destinations as MPI_COMM_WORLD ranks (translated per communicator with
+ * MPI_Group_translate_ranks, cached in a communicator attribute, one entry per partner).
+ * MPI_Pcontrol starts a new phase. At MPI_Finalize the maps are gathered to world rank 0, which
+ * writes FILE atomically (temporary file + rename): the graph CSV src,dst,bytes,messages,phase
+ * or, with RANKMAP_RECORD_FORMAT=mat, the dense N x N matrix of bytes over the whole run.
+ *
+ * Collectives are recorded as the logical transfers of one algorithm each (README: "What is
+ * recorded"); RANKMAP_RECORD_COLLECTIVES=0 leaves them out. Transfers to oneself are not
+ * recorded.
+ */
+#define _GNU_SOURCE
+#include "rankmap_pmpi.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ---- state ---- */
+
+typedef struct {
+    int32_t phase, dst;  /* dst < 0: empty slot */
+    uint64_t bytes, msgs;
+} entry_t;
+
+static int rec_state = -1;  /* -1 unknown, 0 off, 1 on */
+static int rec_collectives = 1;
+static int cur_phase = 0;
+static entry_t *tab = NULL;
+static size_t tab_cap = 0, tab_used = 0;
+static int rec_failed = 0;  /* out of memory: the recording is incomplete */
+static int world_rank = -1;
+
+int rm_recording(void)
+{
+    if (rec_state < 0) {
+        rec_state = rm_env("RANKMAP_RECORD") != NULL;
+        const char *c = rm_env("RANKMAP_RECORD_COLLECTIVES");
+        rec_collectives = !(c && strcmp(c, "0") == 0);
+    }
+    return rec_state;
+}
+
+static inline uint64_t mix(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    return x;
+}
+
+static entry_t *slot(int32_t phase, int32_t dst)
+{
+    if (tab_used * 2 >= tab_cap) {
+        size_t ncap = tab_cap ? 2 * tab_cap : 64;
+        entry_t *nt = malloc(ncap * sizeof *nt);
+        if (!nt) return NULL;
+        for (size_t i = 0; i < ncap; i++) nt[i].dst = -1;
+        for (size_t i = 0; i < tab_cap; i++) {
+            if (tab[i].dst < 0) continue;
+            size_t h = mix(((uint64_t)(uint32_t)tab[i].phase << 32) | (uint32_t)tab[i].dst) &
+                       (ncap - 1);
+            while (nt[h].dst >= 0) h = (h + 1) & (ncap - 1);
+            nt[h] = tab[i];
+        }
+        free(tab);
+        tab = nt;
+        tab_cap = ncap;
+    }
+    size_t h = mix(((uint64_t)(uint32_t)phase << 32) | (uint32_t)dst) & (tab_cap - 1);
+    while (tab[h].dst >= 0) {
+        if (tab[h].dst == dst && tab[h].phase == phase) return &tab[h];
+        h = (h + 1) & (tab_cap - 1);
+    }
+    tab[h].dst = dst;
+    tab[h].phase = phase;
+    tab[h].bytes = tab[h].msgs = 0;
+    tab_used++;
+    return &tab[h];
+}
+
+/* ---- rank translation, cached per communicator ---- */
+
+typedef struct {
+    int identity;        /* ranks are MPI_COMM_WORLD ranks */
+    int inter;           /* intercommunicator: peers are in the remote group */
+    MPI_Group group;     /* the peers' group */
+    int *keys, *vals;    /* open addressing: rank -> world rank (key -1: empty) */
+    size_t cap, used;
+} comm_info_t;
+
+static int keyval = MPI_KEYVAL_INVALID;
+static MPI_Group world_group = MPI_GROUP_NULL;
+static MPI_Comm last_comm = MPI_COMM_NULL;  /* one-entry cache in front of the attribute */
+static comm_info_t *last_info = NULL;
+
+static int info_delete(MPI_Comm comm, int kv, void *attr, void *extra)
+{
+    (void)kv; (void)extra;
+    comm_info_t *ci = attr;
+    if (ci == last_info || comm == last_comm) {
+        last_info = NULL;
+        last_comm = MPI_COMM_NULL;
+    }
+    if (ci) {
+        if (ci->group != MPI_GROUP_NULL) PMPI_Group_free(&ci->group);
+        free(ci->keys);
+        free(ci->vals);
+        free(ci);
+    }
+    return MPI_SUCCESS;
+}
+
+static comm_info_t *comm_info(MPI_Comm comm)
+{
+    if (comm == last_comm && last_info) return last_info;
+    if (comm == MPI_COMM_NULL) return NULL;
+    if (keyval == MPI_KEYVAL_INVALID) {
+        if (PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, info_delete, &keyval, NULL) !=
+            MPI_SUCCESS)
+            return NULL;
+        PMPI_Comm_group(MPI_COMM_WORLD, &world_group);
+        PMPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+    }
+    comm_info_t *ci = NULL;
+    int found = 0;
+    if (PMPI_Comm_get_attr(comm, keyval, &ci, &found) != MPI_SUCCESS) return NULL;
+    if (!found || !ci) {
+        ci = calloc(1, sizeof *ci);
+        if (!ci) return NULL;
+        PMPI_Comm_test_inter(comm, &ci->inter);
+        if (ci->inter) PMPI_Comm_remote_group(comm, &ci->group);
+        else PMPI_Comm_group(comm, &ci->group);
+        int cmp = MPI_UNEQUAL;
+        PMPI_Group_compare(ci->group, world_group, &cmp);
+        ci->identity = cmp == MPI_IDENT;
+        if (comm == MPI_COMM_WORLD || comm == MPI_COMM_SELF) {
+            /* predefined communicators: keep the entry in our own cache only */
+        }
+        PMPI_Comm_set_attr(comm, keyval, ci);
+    }
+    last_comm = comm;
+    last_info = ci;
+    return ci;
+}
+
+static int to_world(comm_info_t *ci, int rank)
+{
+    if (ci->identity) return rank;
+    if (ci->used * 2 >= ci->cap) {
+        size_t ncap = ci->cap ? 2 * ci->cap : 16;
+        int *nk = malloc(ncap * sizeof *nk), *nv = malloc(ncap * sizeof *nv);
+        if (!nk || !nv) {
+            free(nk); free(nv);
+            return -1;
+        }
+        for (size_t i = 0; i < ncap; i++) nk[i] = -1;
+        for (size_t i = 0; i < ci->cap; i++) {
+            if (ci->keys[i] < 0) continue;
+            size_t h = mix((uint64_t)ci->keys[i]) & (ncap - 1);
+            while (nk[h] >= 0) h = (h + 1) & (ncap - 1);
+            nk[h] = ci->keys[i];
+            nv[h] = ci->vals[i];
+        }
+        free(ci->keys); free(ci->vals);
+        ci->keys = nk; ci->vals = nv; ci->cap = ncap;
+    }
+    size_t h = mix((uint64_t)rank) & (ci->cap - 1);
+    while (ci->keys[h] >= 0) {
+        if (ci->keys[h] == rank) return ci->vals[h];
+        h = (h + 1) & (ci->cap - 1);
+    }
+    int w = MPI_UNDEFINED;
+    PMPI_Group_translate_ranks(ci->group, 1, &rank, world_group, &w);
+    ci->keys[h] = rank;
+    ci->vals[h] = w == MPI_UNDEFINED ? -1 : w;  /* a process outside MPI_COMM_WORLD */
+    ci->used++;
+    return ci->vals[h];
+}
+
+int64_t rm_type_bytes(int count, MPI_Datatype type)
+{
+    int size = 0;
+    if (count <= 0 || type == MPI_DATATYPE_NULL) return 0;
+    if (PMPI_Type_size(type, &size) != MPI_SUCCESS) return 0;
+    return (int64_t)count * size;
+}
+
+static void add(comm_info_t *ci, int peer, int64_t nbytes, uint64_t msgs)
+{
+    int w = to_world(ci, peer);
+    if (w < 0 || w == world_rank) return;
+    entry_t *e = slot(cur_phase, w);
+    if (!e) {
+        rec_failed = 1;
+        return;
+    }
+    e->bytes += (uint64_t)(nbytes > 0 ? nbytes : 0);
+    e->msgs += msgs;
+}
+
+void rm_record_send(MPI_Comm comm, int peer, int64_t nbytes)
+{
+    if (!rm_recording() || rm_in_fortran || peer < 0 || peer == MPI_PROC_NULL) return;
+    comm_info_t *ci = comm_info(comm);
+    if (ci) add(ci, peer, nbytes, 1);
+}
+
+void rm_record_phase(int level)
+{
+    (void)level;
+    cur_phase++;
+}
+
+/* ---- persistent send requests: request -> (world destination, bytes) ---- */
+
+typedef struct {
+    MPI_Request req;
+    int used, dst;
+    int64_t bytes;
+} preq_t;
+static preq_t *preqs = NULL;
+static size_t n_preqs = 0, cap_preqs = 0;
+
+void rm_persistent_add(MPI_Request req, MPI_Comm comm, int peer, int64_t nbytes)
+{
+    if (!rm_recording() || rm_in_fortran || peer < 0 || peer == MPI_PROC_NULL) return;
+    comm_info_t *ci = comm_info(comm);
+    if (!ci) return;
+    int w = to_world(ci, peer);
+    if (w < 0) return;
+    for (size_t i = 0; i < n_preqs; i++)
+        if (!preqs[i].used) {
+            preqs[i] = (preq_t){req, 1, w, nbytes};
+            return;
+        }
+    if (n_preqs == cap_preqs) {
+        size_t nc = cap_preqs ? 2 * cap_preqs : 16;
+        preq_t *np = realloc(preqs, nc * sizeof *np);
+        if (!np) {
+            rec_failed = 1;
+            return;
+        }
+        preqs = np;
+        cap_preqs = nc;
+    }
+    preqs[n_preqs++] = (preq_t){req, 1, w, nbytes};
+}
+
+void rm_persistent_start(MPI_Request req)
+{
+    if (!rm_recording() || rm_in_fortran || req == MPI_REQUEST_NULL) return;
+    for (size_t i = 0; i < n_preqs; i++)
+        if (preqs[i].used && preqs[i].req == req) {
+            if (preqs[i].dst == world_rank) return;
+            entry_t *e = slot(cur_phase, preqs[i].dst);
+            if (!e) {
+                rec_failed = 1;
+                return;
+            }
+            e->bytes += (uint64_t)preqs[i].bytes;
+            e->msgs++;
+            return;
+        }
+}
+
+void rm_persistent_remove(MPI_Request req)
+{
+    for (size_t i = 0; i < n_preqs; i++)
+        if (preqs[i].used && preqs[i].req == req) preqs[i].used = 0;
+}
+
+/* ---- collectives: the logical transfers of one algorithm each ---- */
+
+/* communicator info for a collective, or NULL when it is not recorded */
+static comm_info_t *coll_info(MPI_Comm comm, int *me, int *n)
+{
+    if (!rm_recording() || !rec_collectives || rm_in_fortran) return NULL;
+    comm_info_t *ci = comm_info(comm);
+    if (!ci || ci->inter) return NULL;  /* intercommunicator collectives: not recorded */
+    PMPI_Comm_rank(comm, me);
+    PMPI_Comm_size(comm, n);
+    return ci;
+}
+
+/* root sends `bytes` to every other process (Bcast) */
+void rm_coll_from_root(MPI_Comm comm, int root, int64_t bytes)
+{
+    int me, n;
+    comm_info_t *ci = coll_info(comm, &me, &n);
+    if (!ci || me != root) return;
+    for (int r = 0; r < n; r++)
+        if (r != root) add(ci, r, bytes, 1);
+}
+
+/* every other process sends `bytes` to root (Reduce, Gather(v)) */
+void rm_coll_to_root(MPI_Comm comm, int root, int64_t bytes)
+{
+    int me, n;
+    comm_info_t *ci = coll_info(comm, &me, &n);
+    if (!ci || me == root) return;
+    add(ci, root, bytes, 1);
+}
+
+/* root sends counts[r] elements of type to process r (Scatter: counts NULL, count each) */
+void rm_coll_scatter(MPI_Comm comm, int root, int count, const int *counts, MPI_Datatype type)
+{
+    int me, n;
+    comm_info_t *ci = coll_info(comm, &me, &n);
+    if (!ci || me != root) return;
+    for (int r = 0; r < n; r++)
+        if (r != root) add(ci, r, rm_type_bytes(counts ? counts[r] : count, type), 1);
+}
+
+/* this process sends `bytes` to every other process (Allgather(v)) */
+void rm_coll_to_all(MPI_Comm comm, int64_t bytes)
+{
+    int me, n;
+    comm_info_t *ci = coll_info(comm, &me, &n);
+    if (!ci) return;
+    for (int r = 0; r < n; r++)
+        if (r != me) add(ci, r, bytes, 1);
+}
+
+/* this process sends counts[r] elements (types[r] or type) to process r (Alltoall(v/w),
+ * Reduce_scatter); counts NULL: `count` to everyone */
+void rm_coll_personal(MPI_Comm comm, int count, const int *counts, MPI_Datatype type,
+                      const MPI_Datatype *types)
+{
+    int me, n;
+    comm_info_t *ci = coll_info(comm, &me, &n);
+    if (!ci) return;
+    for (int r = 0; r < n; r++)
+        if (r != me)
+            add(ci, r, rm_type_bytes(counts ? counts[r] : count, types ? types[r] : type), 1);
+}
+
+/* ring allreduce (reduce-scatter then allgather): 2(n-1) messages to the next process carrying
+ * 2(n-1)/n of the data */
+void rm_coll_allreduce(MPI_Comm comm, int64_t bytes)
+{
+    int me, n;
+    comm_info_t *ci = coll_info(comm, &me, &n);
+    if (!ci || n < 2) return;
+    add(ci, (me + 1) % n, (int64_t)(2 * (n - 1) * (double)bytes / n + 0.5), 2 * (uint64_t)(n - 1));
+}
+
+/* linear scan: process r sends its partial result to r + 1 */
+void rm_coll_scan(MPI_Comm comm, int64_t bytes)
+{
+    int me, n;
+    comm_info_t *ci = coll_info(comm, &me, &n);
+    if (!ci || me + 1 >= n) return;
+    add(ci, me + 1, bytes, 1);
+}
+
+/* neighbourhood collectives: block i to out-neighbour i */
+void rm_coll_neighbors(MPI_Comm comm, int count, const int *counts, MPI_Datatype type,
+                       const MPI_Datatype *types)
+{
+    if (!rm_recording() || !rec_collectives || rm_in_fortran) return;
+    comm_info_t *ci = comm_info(comm);
+    if (!ci) return;
+    int kind = MPI_UNDEFINED, nout = 0, nin = 0, weighted = 0, me = 0;
+    PMPI_Topo_test(comm, &kind);
+    PMPI_Comm_rank(comm, &me);
+    int *dst = NULL;
+    if (kind == MPI_CART) {
+        int nd = 0;
+        PMPI_Cartdim_get(comm, &nd);
+        dst = malloc((2 * (size_t)nd + 1) * sizeof *dst);
+        for (int d = 0; dst && d < nd; d++) {
+            int lo, hi;
+            PMPI_Cart_shift(comm, d, 1, &lo, &hi);
+            dst[nout++] = lo;
+            dst[nout++] = hi;
+        }
+    } else if (kind == MPI_GRAPH) {
+        PMPI_Graph_neighbors_count(comm, me, &nout);
+        dst = malloc(((size_t)nout + 1) * sizeof *dst);
+        if (dst) PMPI_Graph_neighbors(comm, me, nout, dst);
+    } else if (kind == MPI_DIST_GRAPH) {
+        PMPI_Dist_graph_neighbors_count(comm, &nin, &nout, &weighted);
+        int *src = malloc(2 * ((size_t)nin + 1) * sizeof *src);
+        int *dw = malloc(((size_t)nout + 1) * sizeof *dw);
+        dst = malloc(((size_t)nout + 1) * sizeof *dst);
+        if (src && dst && dw)
+            PMPI_Dist_graph_neighbors(comm, nin, src, src + nin + 1, nout, dst, dw);
+        free(src);
+        free(dw);
+    }
+    if (!dst) return;
+    for (int i = 0; i < nout; i++)
+        if (dst[i] != MPI_PROC_NULL)
+            add(ci, dst[i], rm_type_bytes(counts ? counts[i] : count, types ? types[i] : type),
+                1);
+    free(dst);
+}
+
+/* ---- writing at MPI_Finalize ---- */
+
+static int cmp_rec(const void *a, const void *b)
+{
+    const int64_t *x = a, *y = b;
+    for (int k = 0; k < 3; k++)
+        if (x[k] != y[k]) return x[k] < y[k] ? -1 : 1;
+    return 0;
+}
+
+/* records are (phase, src, dst, bytes, msgs); mat: sorted by src, dst */
+static int write_file(const char *path, int64_t *recs, int64_t n, int nprocs, int mat)
+{
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.tmp%d", path, (int)getpid());
+    FILE *f = fopen(tmp, "w");
+    if (!f) return -1;
+    if (!mat) {
+        qsort(recs, (size_t)n, 5 * sizeof *recs, cmp_rec);
+        fprintf(f, "src,dst,bytes,messages,phase\n");
+        for (int64_t i = 0; i < n; i++) {
+            int64_t *r = recs + 5 * i;
+            fprintf(f, "%lld,%lld,%lld,%lld,%lld\n", (long long)r[1], (long long)r[2],
+                    (long long)r[3], (long long)r[4], (long long)r[0]);
+        }
+        fprintf(f, "# ranks %d\n", nprocs);
+    } else {
+        for (int64_t i = 0; i < n; i++) {  /* sort key (src, dst, phase) */
+            int64_t *r = recs + 5 * i, ph = r[0];
+            r[0] = r[1];
+            r[1] = r[2];
+            r[2] = ph;
+        }
+        qsort(recs, (size_t)n, 5 * sizeof *recs, cmp_rec);
+        int64_t i = 0;
+        for (int s = 0; s < nprocs; s++) {
+            for (int d = 0; d < nprocs; d++) {
+                int64_t sum = 0;
+                while (i < n && recs[5 * i] == s && recs[5 * i + 1] == d) sum += recs[5 * i++ + 3];
+                fprintf(f, d ? " %lld" : "%lld", (long long)sum);
+            }
+            fputc('\n', f);
+        }
+    }
+    int bad = ferror(f);
+    if (fflush(f) != 0) bad = 1;
+    if (fsync(fileno(f)) != 0) bad = 1;
+    if (fclose(f) != 0 || bad || rename(tmp, path) != 0) {
+        unlink(tmp);
+        return -1;
+    }
+    return 0;
+}
+
+void rm_record_finalize(void)
+{
+    if (!rm_recording()) return;
+    int init = 0, fin = 0;
+    PMPI_Initialized(&init);
+    PMPI_Finalized(&fin);
+    if (!init || fin) return;
+    rec_state = 0;  /* nothing below is recorded, and a second call does nothing */
+    int me, n;
+    PMPI_Comm_rank(MPI_COMM_WORLD, &me);
+    PMPI_Comm_size(MPI_COMM_WORLD, &n);
+    int count = 0;
+    for (size_t i = 0; i < tab_cap; i++) count += tab[i].dst >= 0;
+    int64_t *mine = malloc((5 * (size_t)count + 1) * sizeof *mine);
+    int failed = rec_failed || !mine, any_failed = 0;
+    int k = 0;
+    for (size_t i = 0; mine && i < tab_cap; i++) {
+        if (tab[i].dst < 0) continue;
+        int64_t *r = mine + 5 * k++;
+        r[0] = tab[i].phase;
+        r[1] = me;
+        r[2] = tab[i].dst;
+        r[3] = (int64_t)tab[i].bytes;
+        r[4] = (int64_t)tab[i].msgs;
+    }
+    if (failed) count = 0;
+    int *counts = NULL, *displs = NULL;
+    int64_t *all = NULL;
+    int64_t total = 0;
+    if (me == 0) {
+        counts = malloc((size_t)n * sizeof *counts);
+        displs = malloc((size_t)n * sizeof *displs);
+    }
+    int c5 = 5 * count;
+    PMPI_Gather(&c5, 1, MPI_INT, counts, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    PMPI_Reduce(&failed, &any_failed, 1, MPI_INT, MPI_MAX, 0, MPI_COMM_WORLD);
+    int root_ok = 1;
+    if (me == 0) {
+        root_ok = counts && displs;
+        for (int p = 0; root_ok && p < n; p++) {
+            displs[p] = (int)total;
+            total += counts[p];
+            root_ok = total <= 0x7fffffff;
+        }
+        all = root_ok ? malloc(((size_t)total + 1) * sizeof *all) : NULL;
+        root_ok = all != NULL;
+    }
+    PMPI_Bcast(&root_ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    const char *path = rm_env("RANKMAP_RECORD");
+    if (root_ok)
+        PMPI_Gatherv(mine, c5, MPI_INT64_T, all, counts, displs, MPI_INT64_T, 0,
+                     MPI_COMM_WORLD);
+    if (me == 0) {
+        const char *fmt = rm_env("RANKMAP_RECORD_FORMAT");
+        int mat = fmt && strcmp(fmt, "mat") == 0;
+        if (!root_ok || any_failed)
+            rm_log("recording to %s failed: out of memory; no file written", path);
+        else if (write_file(path, all, total / 5, n, mat) != 0)
+            rm_log("cannot write the recording %s", path);
+        else if (rm_verbose())
+            rm_log("recorded %lld (source, destination, phase) entries of %d processes in %s",
+                   (long long)(total / 5), n, path);
+    }
+    free(all); free(counts); free(displs); free(mine);
+}

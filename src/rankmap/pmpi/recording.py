@@ -1,0 +1,95 @@
+"""Reading what ``RANKMAP_RECORD`` wrote and summarising it (``rankmap record``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import RankmapError
+
+__all__ = ["RecordSummary", "read_recording", "summarize_recording"]
+
+
+@dataclass
+class RecordSummary:
+    """What a recording holds: ranks, per-phase bytes, totals and the heaviest pairs."""
+
+    ranks: int
+    phases: list[tuple[str, float]]             # (phase, bytes)
+    total_bytes: float
+    total_messages: int | None                  # None for the dense matrix (not recorded)
+    heaviest: list[tuple[int, int, float]] = field(default_factory=list)  # src, dst, bytes
+
+    def lines(self) -> list[str]:
+        """Human-readable summary lines."""
+        out = [f"ranks: {self.ranks}",
+               f"phases: {len(self.phases)}" + (" (" + ", ".join(
+                   f"{name}: {_human(b)}" for name, b in self.phases) + ")" if self.phases
+                   else ""),
+               f"total: {_human(self.total_bytes)}" + (
+                   f" in {self.total_messages} messages" if self.total_messages is not None
+                   else "")]
+        if self.heaviest:
+            out.append("heaviest pairs: " + ", ".join(f"{s}->{d} {_human(b)}"
+                                                      for s, d, b in self.heaviest))
+        return out
+
+
+def _human(nbytes: float) -> str:
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if nbytes >= scale:
+            return f"{nbytes / scale:.1f} {unit}"
+    return f"{int(nbytes)} B"
+
+
+def read_recording(path: str):
+    """(src, dst, bytes, messages or None, phase names, ranks) of a recorded CSV or matrix."""
+    from ..patterns.graph_files import read_csv_graph, read_dense_matrix
+    if path.endswith(".mat"):
+        src, dst, nb, _, n = read_dense_matrix(path)
+        return src, dst, nb, None, ["all"] * len(src), n
+    src, dst, nb, phases, n = read_csv_graph(path)
+    msgs = []
+    with open(path, encoding="utf-8") as fh:
+        header = fh.readline().strip().split(",")
+        if "messages" in header:
+            col = header.index("messages")
+            for line in fh:
+                if line.strip() and not line.startswith("#"):
+                    msgs.append(int(line.split(",")[col]))
+    n = max(n or 0, int(max(src.max(), dst.max())) + 1)
+    return (src, dst, nb, np.array(msgs, dtype=np.int64) if msgs else None,
+            phases or ["graph"] * len(src), n)
+
+
+def summarize_recording(path: str, top: int = 5) -> RecordSummary:
+    """Summary of a recording.
+
+    Parameters
+    ----------
+    path : str
+        The CSV (``src,dst,bytes,messages,phase``) or ``.mat`` file the library wrote.
+    top : int
+        How many of the heaviest (source, destination) pairs (bytes over all phases) to list.
+
+    Returns
+    -------
+    RecordSummary
+    """
+    try:
+        src, dst, nb, msgs, phases, n = read_recording(path)
+    except RankmapError as exc:
+        if "no edges" in str(exc):
+            return RecordSummary(0, [], 0.0, 0)
+        raise
+    names = list(dict.fromkeys(phases))
+    ph = np.array(phases, dtype=object)
+    per_phase = [(str(p), float(nb[ph == p].sum())) for p in names]
+    key = src * n + dst
+    uniq, inv = np.unique(key, return_inverse=True)
+    pair_bytes = np.bincount(inv, weights=nb)
+    order = np.lexsort((uniq, -pair_bytes))[:top]
+    heavy = [(int(uniq[i] // n), int(uniq[i] % n), float(pair_bytes[i])) for i in order]
+    return RecordSummary(n, per_phase, float(nb.sum()),
+                         int(msgs.sum()) if msgs is not None else None, heavy)
