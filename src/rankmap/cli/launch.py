@@ -33,12 +33,14 @@ def add_parser(sub) -> None:
         "mpiexec.hydra: -f; smpirun: -hostfile; aprun: MPICH_RANK_ORDER).",
         epilog=example("rankmap launch --machine site.toml --pattern halo.toml -- "
                        "srun -n 16384 ./app\n"
+                       "rankmap launch --reorder --machine site.toml -- srun -n 16384 ./app\n"
                        "rankmap launch -m torus:8x8x8:cores=4 -p stencil:32x64 --mapping TXYZ "
                        "--dry-run -- mpirun -n 2048 ./app"),
         formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--machine", "-m", metavar="SPEC",
                    help=f"machine spec or .toml file (default: ${MACHINE_ENV})")
-    p.add_argument("--pattern", "-p", required=True, metavar="SPEC", help=PATTERN_HELP)
+    p.add_argument("--pattern", "-p", metavar="SPEC",
+                   help=PATTERN_HELP + " (required unless --reorder)")
     p.add_argument("--mapping", default="auto", metavar="NAME",
                    help="placement to apply (default: auto)")
     p.add_argument("--nodes", "-n", metavar="SPEC",
@@ -53,6 +55,16 @@ def add_parser(sub) -> None:
                    help="placement file to write (default: rankmap-<job id>.<format>; "
                    "cray: MPICH_RANK_ORDER)")
     p.add_argument("--seed", type=SEED, default=0, help="seed for random placements (default 0)")
+    p.add_argument("--reorder", action="store_true",
+                   help="preload the rankmap PMPI library so that the program's "
+                   "MPI_Cart_create/MPI_Graph_create/MPI_Dist_graph_create(_adjacent) with "
+                   "reorder = true follow the placement --mapping on --machine (exports "
+                   "LD_PRELOAD, RANKMAP_MACHINE, RANKMAP_MAPPING, RANKMAP_SEED, RANKMAP_BIN "
+                   "and any other RANKMAP_* variable set); with --pattern the placement "
+                   "file is written and used too")
+    p.add_argument("--mpicc", metavar="CMD",
+                   help="with --reorder: MPI C compiler wrapper of the program's MPI "
+                   "(default: $RANKMAP_MPICC or mpicc)")
     p.add_argument("--dry-run", action="store_true",
                    help="write the placement file and print the command instead of running it")
     add_force(p)
@@ -70,11 +82,61 @@ def _output_path(args, fmt: str, job_id: str) -> str:
     return args.output or f"rankmap-{job_id or os.getpid()}.{fmt}"
 
 
+def _engine_path() -> str:
+    """The rankmap command the PMPI library should run on the compute nodes."""
+    beside = os.path.join(os.path.dirname(sys.executable), "rankmap")
+    found = beside if os.access(beside, os.X_OK) else shutil.which("rankmap")
+    return os.path.abspath(found or sys.argv[0])
+
+
+def reorder_environment(args, spec: str) -> dict[str, str]:
+    """Variables that make the preloaded PMPI library reorder the program's topologies."""
+    from ..pmpi.build import library_path
+    lib = library_path(args.mpicc)
+    preload = os.environ.get("LD_PRELOAD", "")
+    env = {k: v for k, v in os.environ.items() if k.startswith("RANKMAP_")}
+    env.update({"LD_PRELOAD": lib + (":" + preload if preload else ""),
+                "RANKMAP_MACHINE": os.path.abspath(spec) if os.path.isfile(spec) else spec,
+                "RANKMAP_MAPPING": args.mapping, "RANKMAP_SEED": str(args.seed),
+                "RANKMAP_BIN": _engine_path()})
+    return env
+
+
+def _exec(argv: list[str], env: dict[str, str], dry_run: bool) -> int:
+    line = " ".join([f"{k}={shlex.quote(v)}" for k, v in env.items()] + [shlex.join(argv)])
+    if dry_run:
+        print(line)
+        return 0
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execvpe(argv[0], argv, {**os.environ, **env})
+    return 0  # not reached: exec replaces the process
+
+
 def run(args) -> int:
     """Compute the placement, write the launcher file, then exec (or print) the launcher."""
     argv = list(args.launcher_argv)
     if argv and argv[0] == "--":
         argv = argv[1:]
+    if not argv:
+        raise RankmapError("no launcher command: give it after '--', e.g. -- srun ./app")
+    if not args.pattern and not args.reorder:
+        raise RankmapError("give --pattern (a placement file for the launcher) or --reorder "
+                           "(the program's MPI_Cart_create & co. reorder)")
+    renv: dict[str, str] = {}
+    if args.reorder:
+        from ..pmpi.environment import launcher_env_args
+        spec = args.machine or os.environ.get(MACHINE_ENV, "").strip()
+        if not spec:
+            raise RankmapError(f"no machine: pass --machine or set ${MACHINE_ENV}")
+        parse_machine(spec)  # a bad spec fails here, not silently in every process
+        if not args.dry_run and shutil.which(argv[0]) is None:
+            raise RankmapError(f"launcher {argv[0]!r} not found on PATH")
+        renv = reorder_environment(args, spec)
+        if not args.pattern:
+            print(f"rankmap launch: {args.mapping} reordering of the program's topologies on "
+                  f"{spec} (PMPI library {renv['LD_PRELOAD'].split(':')[0]})", file=sys.stderr)
+            return _exec(launcher_env_args(argv, list(renv)), renv, args.dry_run)
     fmt = launcher_format(argv, args.format)
     emitter = get_emitter(fmt)
     spec = args.machine or os.environ.get(MACHINE_ENV, "").strip()
@@ -101,12 +163,8 @@ def run(args) -> int:
     write_atomic(path, emitter.write(mapping, machine, allocation), force=args.force)
     print(f"rankmap launch: {mapping.name} placement of {pattern.n_ranks} ranks on "
           f"{allocation.n_nodes} nodes ({job.source}), wrote {path} ({fmt})", file=sys.stderr)
-    line = " ".join([f"{k}={shlex.quote(v)}" for k, v in plan.env.items()] +
-                    [shlex.join(plan.argv)])
-    if args.dry_run:
-        print(line)
-        return 0
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os.execvpe(plan.argv[0], plan.argv, {**os.environ, **plan.env})
-    return 0  # not reached: exec replaces the process
+    cmd = plan.argv
+    if renv:
+        from ..pmpi.environment import launcher_env_args
+        cmd = launcher_env_args(cmd, list(renv))
+    return _exec(cmd, {**plan.env, **renv}, args.dry_run)

@@ -1,0 +1,363 @@
+"""The PMPI library under a real mpirun (Open MPI; MPICH too when installed): reordering of
+MPI_Cart_create / MPI_Graph_create / MPI_Dist_graph_create(_adjacent) from C and Fortran with
+every MPI promise checked, the fallbacks, and the recorded communication matrix.
+
+The C/Fortran test programs live in tests/pmpi_programs and are compiled once per session.
+Skipped, with what to install, when mpicc/mpirun are missing, unless RANKMAP_REQUIRE_MPI=1.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from rankmap.cli import main as cli_main
+from rankmap.patterns import parse_pattern
+
+PROGRAMS = Path(__file__).parent / "pmpi_programs"
+TIMEOUT = 240
+RANKMAP_DIR = str(Path(sys.executable).parent)  # the engine the library runs
+
+
+def _need(tools):
+    missing = [t for t in tools if shutil.which(t) is None]
+    if missing:
+        message = (f"PMPI tests need {', '.join(missing)} (apt-get install openmpi-bin "
+                   "libopenmpi-dev gfortran)")
+        if os.environ.get("RANKMAP_REQUIRE_MPI") == "1":
+            pytest.fail(message + " (RANKMAP_REQUIRE_MPI=1)")
+        pytest.skip(message)
+
+
+@pytest.fixture(scope="session")
+def built(tmp_path_factory):
+    """The library and the compiled test programs (Open MPI)."""
+    _need(["mpicc", "mpirun", "mpif90"])
+    from rankmap.pmpi.build import library_path
+    out = tmp_path_factory.mktemp("pmpi")
+    progs = {}
+    for name, cc in (("topo_check", "mpicc"), ("record_known", "mpicc"),
+                     ("cart_shift", "mpif90")):
+        src = next(PROGRAMS.glob(f"{name}.*"))
+        exe = out / name
+        subprocess.run([cc, "-O1", "-o", str(exe), str(src)], check=True, timeout=120)
+        progs[name] = str(exe)
+    return {"lib": library_path(), "dir": out, **progs}
+
+
+def _clean_env():
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("RANKMAP_") and k != "LD_PRELOAD"}
+    env["PATH"] = RANKMAP_DIR + os.pathsep + env.get("PATH", "")
+    return env
+
+
+def mpirun(n, argv, lib=None, env=None, launcher="mpirun"):
+    """Run ``argv`` on ``n`` processes with the library preloaded and ``env`` exported."""
+    full = _clean_env()
+    full.update(env or {})
+    names = [k for k in full if k.startswith("RANKMAP_")] + ["PATH"]
+    if lib:
+        full["LD_PRELOAD"] = lib
+        names.append("LD_PRELOAD")
+    cmd = [launcher]
+    if launcher == "mpirun":
+        cmd += ["--oversubscribe", "--bind-to", "none"]
+        if hasattr(os, "geteuid") and os.geteuid() == 0:
+            cmd.append("--allow-run-as-root")
+        for k in names:
+            cmd += ["-x", k]
+    cmd += ["-n", str(n), *argv]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT, env=full)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return proc
+
+
+def result(proc):
+    line = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT")][-1]
+    out = dict(kv.split("=") for kv in line.split()[1:])
+    out = {k: (v if k == "ranks" else int(v)) for k, v in out.items()}
+    if "ranks" in out:
+        out["ranks"] = [int(x) for x in out["ranks"].split(",")]
+    return out
+
+
+def warnings_of(proc):
+    return [ln for ln in proc.stderr.splitlines() if ln.startswith("rankmap:")]
+
+
+def nodes(n, n_nodes):
+    """RANKMAP_NODE list putting process p on node p mod n_nodes (a round-robin launch)."""
+    return ",".join(str(p % n_nodes) for p in range(n))
+
+
+# ---- reordering ----------------------------------------------------------------------------
+
+def test_cart_create_reorders_with_auto(built):
+    """4x4 grid (periodic in dim 0) on 18 processes round-robin over 9 nodes of a 3x3 torus:
+    the auto placement moves ranks; every promise holds; the 2 spare processes get COMM_NULL."""
+    proc = mpirun(18, [built["topo_check"], "cart", "4x4", "10"], built["lib"],
+                  {"RANKMAP_MACHINE": "torus:3x3:cores=2", "RANKMAP_NODE": nodes(18, 9),
+                   "RANKMAP_VERBOSE": "1"})
+    r = result(proc)
+    assert r["errors"] == 0, proc.stderr
+    assert r["null"] == 2 and r["moved"] > 0
+    assert sorted(x for x in r["ranks"] if x >= 0) == list(range(16))
+    assert len(warnings_of(proc)) == 1 and "reordered by placement" in proc.stderr
+
+
+def test_cart_placement_is_the_engines(built):
+    """With TX on a 3-node ring of 2 cores, new rank k must run on node k // 2."""
+    proc = mpirun(6, [built["topo_check"], "cart", "3x2", "10"], built["lib"],
+                  {"RANKMAP_MACHINE": "torus:3:cores=2", "RANKMAP_NODE": nodes(6, 3),
+                   "RANKMAP_MAPPING": "TX"})
+    r = result(proc)
+    assert r["errors"] == 0
+    assert [k // 2 for k in r["ranks"]] == [p % 3 for p in range(6)]
+    assert r["moved"] > 0 and not warnings_of(proc)
+
+
+@pytest.mark.parametrize("kind,nulls", [("graph", 1), ("adjacent", 0), ("dist", 0)])
+def test_graph_topologies_reorder(built, kind, nulls):
+    """Graph_create (7 of 8 processes), Dist_graph_create_adjacent, Dist_graph_create: the
+    process with new rank v plays vertex v; neighbour lists, weights in the given order and all
+    neighbourhood collectives are checked by the program."""
+    proc = mpirun(8, [built["topo_check"], kind], built["lib"],
+                  {"RANKMAP_MACHINE": "torus:4:cores=2", "RANKMAP_NODE": nodes(8, 4),
+                   "RANKMAP_MAPPING": "TX"})
+    r = result(proc)
+    assert r["errors"] == 0, proc.stderr
+    assert r["null"] == nulls and r["moved"] > 0
+    used = [k for k in r["ranks"] if k >= 0]
+    assert sorted(used) == list(range(8 - nulls))
+
+
+def test_cart_create_64_processes_bgp(built):
+    """The bigger case: 8x8 periodic grid, 64 processes on 16 fake nodes of bgp:512."""
+    proc = mpirun(64, [built["topo_check"], "cart", "8x8", "11"], built["lib"],
+                  {"RANKMAP_MACHINE": "bgp:512", "RANKMAP_NODE": nodes(64, 16)})
+    r = result(proc)
+    assert r["errors"] == 0 and r["moved"] > 0 and sorted(r["ranks"]) == list(range(64))
+
+
+def test_fortran_cart_create_and_shift(built):
+    proc = mpirun(9, [built["cart_shift"], "3", "3"], built["lib"],
+                  {"RANKMAP_MACHINE": "torus:3:cores=3", "RANKMAP_NODE": nodes(9, 3),
+                   "RANKMAP_MAPPING": "TX"})
+    r = result(proc)
+    assert r["errors"] == 0 and r["moved"] > 0
+
+
+def _slow_engine(tmp: Path) -> str:
+    script = tmp / "slow-rankmap"
+    script.write_text("#!/bin/sh\nsleep 60\n")
+    script.chmod(0o755)
+    return str(script)
+
+
+@pytest.mark.parametrize("case", ["no machine", "bad machine", "engine missing", "timeout 0",
+                                  "unknown node", "engine slow", "bad node list"])
+def test_fallback_keeps_a_valid_communicator(built, case):
+    """Anything wrong: the MPI library's own order, exactly one warning line, no hang."""
+    env = {"RANKMAP_MACHINE": "torus:3:cores=2", "RANKMAP_NODE": nodes(6, 3)}
+    if case == "no machine":
+        del env["RANKMAP_MACHINE"]
+    elif case == "bad machine":
+        env["RANKMAP_MACHINE"] = "nosuch:3"
+    elif case == "engine missing":
+        env["RANKMAP_BIN"] = "/nonexistent/rankmap"
+    elif case == "timeout 0":
+        env["RANKMAP_TIMEOUT"] = "0"
+    elif case == "unknown node":
+        env["RANKMAP_NODE"] = "0,1,2,0,1,99"
+    elif case == "engine slow":
+        env["RANKMAP_BIN"] = _slow_engine(built["dir"])
+        env["RANKMAP_TIMEOUT"] = "1"
+    elif case == "bad node list":
+        env["RANKMAP_NODE"] = "0,1,2"
+    t0 = time.monotonic()
+    proc = mpirun(6, [built["topo_check"], "cart", "3x2", "10"], built["lib"], env)
+    r = result(proc)
+    assert r["errors"] == 0 and r["moved"] == 0 and r["ranks"] == list(range(6))
+    lines = warnings_of(proc)
+    assert len(lines) == 1 and "not reordered" in lines[0], proc.stderr
+    expected = {"no machine": "RANKMAP_MACHINE", "bad machine": "nosuch",
+                "engine missing": "/nonexistent/rankmap", "timeout 0": "RANKMAP_TIMEOUT=0",
+                "unknown node": "99", "engine slow": "longer than RANKMAP_TIMEOUT=1",
+                "bad node list": "3 entries"}[case]
+    assert expected in lines[0]
+    if case == "engine slow":
+        assert time.monotonic() - t0 < 40
+
+
+def test_reorder_false_is_untouched(built):
+    """The known program creates its Cartesian communicator with reorder = 0: no request."""
+    proc = mpirun(6, [built["record_known"], "halo", "3", "2", "8"], built["lib"],
+                  {"RANKMAP_MACHINE": "nosuch:3"})
+    assert not warnings_of(proc)
+
+
+# ---- recording -----------------------------------------------------------------------------
+
+def expected_known(p: int) -> dict:
+    """(phase, src, dst) -> [bytes, messages] of record_known.c's 'known' mode."""
+    exp = collections.defaultdict(lambda: [0, 0])
+
+    def add(phase, s, d, nbytes):
+        if s != d:
+            exp[(phase, s, d)][0] += nbytes
+            exp[(phase, s, d)][1] += 1
+
+    cols = p // 3
+    for r in range(p):
+        add(0, r, (r + 1) % p, 1000)               # ring Isend
+        add(0, r, (r - 1) % p, 500)                # reverse ring Sendrecv
+        for _ in range(2):
+            add(0, r, (r - 1) % p, 256)            # persistent, reversed communicator
+        add(0, r, (r + 2) % p, 64)                 # Ssend of 8 doubles
+        i, j = divmod(r, cols)                     # 3 x cols periodic halo, row-major
+        for d, n in ((0, 100), (1, 200)):
+            for s in (1, -1):
+                ii, jj = (i + s) % 3, j
+                if d == 1:
+                    ii, jj = i, (j + s) % cols
+                add(0, r, ii * cols + jj, n)
+        for q in range(p):
+            add(1, r, q, 32)                       # Alltoall 8 ints
+            add(2, r, q, 64)                       # Alltoall 16 ints
+    return exp
+
+
+def read_csv(path):
+    rows = {}
+    lines = Path(path).read_text().splitlines()
+    assert lines[0] == "src,dst,bytes,messages,phase"
+    for ln in lines[1:]:
+        if ln.startswith("#"):
+            continue
+        s, d, b, m, ph = map(int, ln.split(","))
+        rows[(ph, s, d)] = [b, m]
+    return rows, lines
+
+
+def test_recorded_matrix_is_exact(built, tmp_path):
+    """Ring, reverse ring, persistent sends on another communicator, Ssend, a halo, then
+    Alltoall in two MPI_Pcontrol phases: every (phase, src, dst) byte and message count."""
+    out = tmp_path / "known.csv"
+    mpirun(6, [built["record_known"], "known"], built["lib"], {"RANKMAP_RECORD": str(out)})
+    rows, lines = read_csv(out)
+    assert rows == dict(expected_known(6))
+    assert lines[-1] == "# ranks 6"
+    pat = parse_pattern(f"graph:{out}")
+    assert [ph.name for ph in pat.phases] == ["0", "1", "2"] and pat.n_ranks == 6
+    assert pat.phases[1].bytes.sum() == 6 * 5 * 32
+
+
+def test_record_command_mat_and_summary(built, tmp_path, capsys, monkeypatch):
+    """rankmap record --format mat: the dense matrix is the CSV summed over phases."""
+    out = tmp_path / "known.mat"
+    launcher = ["mpirun", "--oversubscribe", "--bind-to", "none", "-n", "6"]
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        launcher.append("--allow-run-as-root")
+    monkeypatch.setenv("PATH", RANKMAP_DIR + os.pathsep + os.environ["PATH"])
+    code = cli_main(["record", "-o", str(out), "--format", "mat", "--",
+                     *launcher, built["record_known"], "known"])
+    assert code == 0
+    text = capsys.readouterr().out
+    assert "ranks: 6" in text and "heaviest pairs" in text
+    m = np.loadtxt(out)
+    dense = np.zeros((6, 6))
+    for (_, s, d), (b, _) in expected_known(6).items():
+        dense[s, d] += b
+    assert np.array_equal(m, dense)
+    assert cli_main(["record", "-o", str(out), "--", *launcher, built["record_known"]]) == 2
+
+
+def test_graph_of_recording_equals_stencil(built, tmp_path, capsys):
+    """A recorded 4x4 periodic star halo gives the metrics of stencil:4x4:periodic."""
+    out = tmp_path / "halo.csv"
+    mpirun(16, [built["record_known"], "halo", "4", "4", "4096"], built["lib"],
+           {"RANKMAP_RECORD": str(out)})
+    results = []
+    for spec in (f"graph:{out}", "stencil:4x4:periodic:bytes=4096"):
+        assert cli_main(["compare", "--machine", "torus:4x4:cores=1", "--pattern", spec,
+                         "--mappings", "XYT,random", "--format", "json"]) == 0
+        data = json.loads(capsys.readouterr().out)
+        results.append({c["mapping"]: c["metrics"] for c in data["candidates"]})
+    assert results[0] == results[1]
+
+
+def test_record_reads_rank_count_and_messages(tmp_path):
+    """graph: reads the recorded CSV header, message column and '# ranks N' line."""
+    f = tmp_path / "r.csv"
+    f.write_text("src,dst,bytes,messages,phase\n0,1,10,2,0\n1,0,5,1,3\n# ranks 4\n")
+    pat = parse_pattern(f"graph:{f}")
+    assert pat.n_ranks == 4 and [p.name for p in pat.phases] == ["0", "3"]
+    m = tmp_path / "r.mat"
+    m.write_text("0 10 0\n5 0 0\n0 0 0\n")
+    pat = parse_pattern(f"graph:{m}")
+    assert pat.n_ranks == 3 and sorted(pat.phases[0].bytes.tolist()) == [5.0, 10.0]
+    (tmp_path / "bad.mat").write_text("0 1\n1 0 2\n")
+    with pytest.raises(Exception, match="3 values"):
+        parse_pattern(f"graph:{tmp_path / 'bad.mat'}")
+
+
+# ---- MPICH ---------------------------------------------------------------------------------
+
+def test_mpich_reorder(tmp_path):
+    """Debian's MPICH beside Open MPI: the library built with mpicc.mpich reorders too."""
+    if not (shutil.which("mpicc.mpich") and shutil.which("mpirun.mpich")):
+        pytest.skip("MPICH not installed (apt-get install mpich)")
+    from rankmap.pmpi.build import library_path
+    lib = library_path("mpicc.mpich")
+    assert lib != library_path("mpicc")  # its own cache entry
+    exe = tmp_path / "topo_check"
+    subprocess.run(["mpicc.mpich", "-o", str(exe), str(PROGRAMS / "topo_check.c")], check=True,
+                   timeout=120)
+    env = _clean_env()
+    env.update({"LD_PRELOAD": lib, "RANKMAP_MACHINE": "torus:3:cores=2",
+                "RANKMAP_NODE": nodes(6, 3), "RANKMAP_MAPPING": "TX"})
+    proc = subprocess.run(["mpirun.mpich", "-n", "6", str(exe), "cart", "3x2", "10"],
+                          capture_output=True, text=True, timeout=TIMEOUT, env=env)
+    assert proc.returncode == 0, proc.stderr
+    r = result(proc)
+    assert r["errors"] == 0 and [k // 2 for k in r["ranks"]] == [p % 3 for p in range(6)]
+
+
+# ---- command line (no MPI run) -------------------------------------------------------------
+
+def test_place_request_errors_are_one_line(tmp_path, capsys):
+    req = tmp_path / "req.txt"
+    req.write_text("rankmap-pmpi-request 1\ncall MPI_Cart_create\nmachine torus:3:cores=2\n"
+                   "mapping TX\nstencil diamond\nseed 0\nprocesses 2\nranks 2\ndims 2\n"
+                   "periods 0\nlabels\n0\n1\n")
+    assert cli_main(["pmpi", "place", str(req), "-o", str(tmp_path / "res")]) == 2
+    err = capsys.readouterr().err
+    assert "RANKMAP_STENCIL='diamond'" in err and len(err.strip().splitlines()) == 1
+    req.write_text(req.read_text().replace("diamond", "box"))
+    assert cli_main(["pmpi", "place", str(req), "-o", str(tmp_path / "res")]) == 0
+    text = (tmp_path / "res").read_text().split()
+    assert text[:4] == ["rankmap-pmpi-result", "1", "mapping", "TX"]
+    assert sorted(map(int, text[5:])) == [0, 1]
+
+
+def test_launch_reorder_exports_the_library(monkeypatch, capsys, tmp_path):
+    _need(["mpicc"])
+    monkeypatch.setenv("RANKMAP_STENCIL", "box")
+    code = cli_main(["launch", "--reorder", "--machine", "torus:4:cores=2", "--dry-run", "--",
+                     "mpirun.openmpi", "-n", "8", "./app"])
+    assert code == 0
+    line = capsys.readouterr().out.strip()
+    assert re.search(r"LD_PRELOAD=\S*librankmap_pmpi\.so", line)
+    assert "RANKMAP_MACHINE=torus:4:cores=2" in line and "RANKMAP_STENCIL=box" in line
+    assert "-x LD_PRELOAD" in line and "-x RANKMAP_MACHINE" in line and "-x RANKMAP_BIN" in line
