@@ -77,7 +77,7 @@ def _overhead(exe: str, lib: str, n: int, argv: list[str], work: str) -> dict:
             wrapped.append(w)
             direct.append(d)
             per.append((w - d) / m * 1e9)
-            if "BOOK_WORLD" in text and "RANKMAP_RECORD" in env:
+            if "BOOK_WORLD" in text:
                 book.append((_value(text, "BOOK_WORLD"), _value(text, "BOOK_OTHER")))
         out[name] = {"wrapped": statistics.median(wrapped), "direct": statistics.median(direct),
                      "ns": statistics.median(per),
@@ -145,28 +145,32 @@ def main() -> int:
              f"(load average {load:.1f} when it finished; other jobs share the machine, so the "
              "small differences below are within noise of a few tens of ns).", "",
              "## Recording overhead per message", "",
-             "Inside one run, blocks of exchanges through the MPI_ entry points (the preloaded "
-             "library) alternate with blocks through PMPI_ (the MPI library directly, nothing "
-             "recorded); 9 blocks of each, 8-byte messages, median block time of the slowest "
-             f"process; median over {REPEATS} runs. Overhead = (wrapped - direct) / messages on "
-             "the critical path. The bookkeeping alone (datatype size, rank translation, "
-             "hash-map update: the library's rm_record_send called 10^6 times, thread CPU "
-             "time, so other jobs' load does not count) is the stable figure; the exchange "
-             "figures move by microseconds with the machine's load, so their sign is noise "
-             "when it is smaller than that.", "",
-             "| exchange | library | wrapped block (s) | direct block (s) | "
+             "Inside one run, exchanges through the MPI_ entry points (the preloaded library) "
+             "alternate one by one with exchanges through PMPI_ (the MPI library directly, "
+             "nothing recorded), 8-byte messages, each timed on rank 0; the medians of the "
+             "wrapped and the direct exchange times (9 blocks of the iterations below) ignore "
+             f"the samples other jobs preempted; median over {REPEATS} runs. Overhead = "
+             "(wrapped - direct) / messages of one exchange on rank 0's critical path. The "
+             "bookkeeping alone (datatype size, rank translation, hash-map update: the "
+             "library's rm_record_send called 10^6 times, in thread CPU time) is the figure "
+             "least disturbed by the machine's load.", "",
+             "| exchange | library | wrapped exchange (us) | direct exchange (us) | "
              "overhead per message (ns) |", "|---|---|---|---|---|"]
-    for label, res in ((f"ping-pong, 2 processes, {PINGPONG_ITERS} round trips per block", ping),
-                       (f"halo 2x2 periodic, 4 processes (oversubscribed), {HALO_ITERS} x 4 "
-                        "Sendrecv per block", halo)):
+    for label, res in ((f"ping-pong round trip, 2 processes, 9 x {PINGPONG_ITERS} samples", ping),
+                       (f"halo 2x2 periodic (4 Sendrecv), 4 processes oversubscribed, 9 x "
+                        f"{HALO_ITERS} samples", halo)):
         for conf, v in res.items():
-            lines.append(f"| {label} | {conf} | {v['wrapped']:.5f} | {v['direct']:.5f} | "
+            lines.append(f"| {label} | {conf} | {v['wrapped'] * 1e6:.3f} | "
+                         f"{v['direct'] * 1e6:.3f} | "
                          f"{v['ns']:.0f} |")
     book = ping["library loaded, recording"]["book"]
+    idle = ping["library loaded, not recording"]["book"]
     if book:
         lines += ["", f"Bookkeeping per recorded message (CPU time, median): {book[0]:.0f} ns on "
                   f"MPI_COMM_WORLD, {book[1]:.0f} ns on another communicator (rank "
-                  "translation through the per-communicator cache)."]
+                  "translation through the per-communicator cache)"
+                  + (f"; {idle[0]:.0f} ns when the library is loaded but not recording."
+                     if idle else ".")]
     lines += ["", "## Reordering MPI_Cart_create", "",
               "Slowest process, from a barrier to the return of MPI_Cart_create on a periodic "
               "grid, with reorder = 1 (node labels gathered, `rankmap pmpi place` run with the "

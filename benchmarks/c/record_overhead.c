@@ -1,10 +1,11 @@
-/* Recording overhead inside one run (bench_pmpi.py): blocks of exchanges through the MPI_
- * entry points (the preloaded rankmap library, which records) alternate with blocks through
- * PMPI_ (straight to the MPI library, not recorded). Usage:
+/* Recording overhead inside one run (bench_pmpi.py): exchanges through the MPI_ entry points
+ * (the preloaded rankmap library, which records) alternate with exchanges through PMPI_
+ * (straight to the MPI library, not recorded). Usage:
  *   record_overhead pingpong BYTES ITERS BLOCKS   (ranks 0 and 1, Send/Recv round trips)
  *   record_overhead halo BYTES ITERS BLOCKS       (2-D periodic star halo, Sendrecv x 4)
- * Rank 0 prints "WRAPPED s" and "DIRECT s": the median over blocks of the slowest process's
- * block time, and "MESSAGES n": messages sent per block on the critical path.
+ * Wrapped and direct exchanges alternate one by one. Rank 0 prints "WRAPPED s" and "DIRECT s":
+ * the median time of one exchange (round trip, or 4 Sendrecv) on rank 0, and "MESSAGES n": the
+ * messages of one exchange on rank 0's critical path.
  * When the library is preloaded, rank 0 also times (thread CPU time) its bookkeeping alone (rm_record_send, found
  * with dlsym: datatype size, rank translation, hash-map update) on MPI_COMM_WORLD and on a
  * reversed communicator, and prints "BOOK_WORLD ns" and "BOOK_OTHER ns" per message. */
@@ -45,7 +46,8 @@ int main(int argc, char **argv)
     int halo = !strcmp(argv[1], "halo"), nbytes = atoi(argv[2]), iters = atoi(argv[3]);
     int blocks = atoi(argv[4]);
     char *out = calloc(nbytes + 1, 1), *in = calloc(nbytes + 1, 1);
-    double *tw = malloc(blocks * sizeof(double)), *td = malloc(blocks * sizeof(double));
+    size_t total = (size_t)iters * blocks;
+    double *tw = malloc(total * sizeof(double)), *td = malloc(total * sizeof(double));
     int dims[2] = {0, 0}, periods[2] = {1, 1}, nb[4] = {0, 0, 0, 0};
     MPI_Comm cart = MPI_COMM_WORLD;
     if (halo) {
@@ -54,14 +56,17 @@ int main(int argc, char **argv)
         MPI_Cart_shift(cart, 0, 1, &nb[0], &nb[1]);
         MPI_Cart_shift(cart, 1, 1, &nb[2], &nb[3]);
     }
-    for (int b = 0; b < 2 * blocks + 2; b++) {
-        int wrapped = b % 2 == 0;
-        send_fn snd = wrapped ? MPI_Send : PMPI_Send;
-        recv_fn rcv = wrapped ? MPI_Recv : PMPI_Recv;
-        sendrecv_fn sr = wrapped ? MPI_Sendrecv : PMPI_Sendrecv;
+    /* wrapped and direct exchanges alternate one by one; each is timed on rank 0, so a
+     * preemption by another job spoils single samples, which the medians ignore */
+    size_t nw = 0, nd = 0;
+    for (int b = 0; b < blocks + 1; b++) {
         PMPI_Barrier(MPI_COMM_WORLD);
-        double t0 = MPI_Wtime();
-        for (int it = 0; it < iters; it++) {
+        for (int it = 0; it < 2 * iters; it++) {
+            int wrapped = it % 2 == 0;
+            send_fn snd = wrapped ? MPI_Send : PMPI_Send;
+            recv_fn rcv = wrapped ? MPI_Recv : PMPI_Recv;
+            sendrecv_fn sr = wrapped ? MPI_Sendrecv : PMPI_Sendrecv;
+            double t0 = MPI_Wtime();
             if (halo) {
                 for (int k = 0; k < 4; k++)
                     sr(out, nbytes, MPI_BYTE, nb[k], 5, in, nbytes, MPI_BYTE, nb[k ^ 1], 5, cart,
@@ -73,10 +78,11 @@ int main(int argc, char **argv)
                 rcv(in, nbytes, MPI_BYTE, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
                 snd(out, nbytes, MPI_BYTE, 0, 0, MPI_COMM_WORLD);
             }
+            double t = MPI_Wtime() - t0;
+            if (b == 0) continue;  /* the first block warms up */
+            if (wrapped) tw[nw++] = t;
+            else td[nd++] = t;
         }
-        double t = MPI_Wtime() - t0, tmax;
-        PMPI_Allreduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-        if (b >= 2) (wrapped ? tw : td)[(b - 2) / 2] = tmax;  /* the first pair warms up */
     }
     void (*book)(MPI_Comm, int, int64_t) = (void (*)(MPI_Comm, int, int64_t))dlsym(
         RTLD_DEFAULT, "rm_record_send");
@@ -103,11 +109,11 @@ int main(int argc, char **argv)
     }
     MPI_Comm_free(&rev);
     if (r == 0 && bw >= 0) printf("BOOK_WORLD %.2f\nBOOK_OTHER %.2f\n", bw, bo);
-    qsort(tw, blocks, sizeof(double), cmp);
-    qsort(td, blocks, sizeof(double), cmp);
+    qsort(tw, nw, sizeof(double), cmp);
+    qsort(td, nd, sizeof(double), cmp);
     if (r == 0)
-        printf("WRAPPED %.9f\nDIRECT %.9f\nMESSAGES %d\n", tw[blocks / 2], td[blocks / 2],
-               halo ? 4 * iters : 2 * iters);
+        printf("WRAPPED %.9f\nDIRECT %.9f\nMESSAGES %d\n", tw[nw / 2], td[nd / 2],
+               halo ? 4 : 2);
     if (halo) MPI_Comm_free(&cart);
     MPI_Finalize();
     return 0;
