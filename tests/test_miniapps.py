@@ -53,14 +53,17 @@ def test_minighost_is_a_7_point_stencil_with_large_messages():
 
 def test_minimd_neighbours_within_two_steps_plus_allreduce():
     p = parse_pattern("minimd:6x6x6:bytes=1KiB:allreduce=64")
-    halo, red = p.phases
-    assert (halo.name, red.name) == ("halo", "allreduce")
+    halo, *rounds = p.phases
+    assert halo.name == "halo"
+    # 216 ranks: 128 in recursive doubling (7 rounds), 88 fold in before and out after
+    assert [ph.name for ph in rounds] == (["allreduce.pre"] + [f"allreduce.r{k}" for k in range(7)]
+                                          + ["allreduce.post"])
     c = p.grid_coords()
     d = (c[halo.dst] - c[halo.src]) % 6
     d = np.minimum(d, 6 - d)
     assert ((d > 0).sum(axis=1) == 1).all() and set(d.max(axis=1).tolist()) == {1, 2}
     assert halo.n_flows == 216 * 12
-    assert set(red.bytes.tolist()) == {64.0}
+    assert {b for ph in rounds for b in ph.bytes.tolist()} == {64.0}
 
 
 def test_allreduce_recursive_doubling():

@@ -42,8 +42,12 @@ class Spec:
             raise RankmapError(f"unknown {what} option {show(key, 40)} in {show(self.text)}")
 
 
-def split_spec(text: str, what: str = "spec") -> Spec:
-    """Split ``kind:word:key=value:...`` into a :class:`Spec` (commas also separate options)."""
+def split_spec(text: str, what: str = "spec", list_keys=()) -> Spec:
+    """Split ``kind:word:key=value:...`` into a :class:`Spec` (commas also separate options).
+
+    A field ``key=value`` whose key is in ``list_keys`` keeps its commas: the value is a list
+    (``dims=0,2``, ``offsets=+1,0;-1,0``).
+    """
     if not isinstance(text, str) or not text.strip():
         raise RankmapError(f"empty {what}")
     text = text.strip()
@@ -53,7 +57,8 @@ def split_spec(text: str, what: str = "spec") -> Spec:
         raise RankmapError(f"bad {what} {show(text)}: missing kind before ':'")
     spec = Spec(text=text, kind=kind)
     for part in parts[1:]:
-        for item in part.split(",") if "=" in part else [part]:
+        listed = "=" in part and part.partition("=")[0].strip().lower() in list_keys
+        for item in part.split(",") if "=" in part and not listed else [part]:
             item = item.strip()
             if not item:
                 raise RankmapError(f"bad {what} {show(text)}: empty field")

@@ -18,9 +18,12 @@ MACHINE_HELP = ("machine spec or .toml file: torus:8x16x32:cores=4, mesh:8x8x8, 
                 ":lat=100ns :wrap=xy; dragonfly:groups=G,rows=R,cols=C,nodes=N,cores=K, "
                 "xc:groups=26 (Cray XC/Aries), fattree:k=16:levels=3[:taper=2], "
                 "fattree:topology=topology.conf")
-PATTERN_HELP = ("pattern spec or .toml file: stencil:128x128[:box][:periodic][:bytes=1MiB], "
-                "fft2d:P0xP1, pairs:random[:seed=N], graph:FILE (.csv .mtx .grf .graph), "
-                "minighost[:PXxPYxPZ], minimd[:PXxPYxPZ] (no grid: fill the allocation)")
+PATTERN_HELP = ("pattern spec or .toml file: stencil:128x128[:box][:periodic][:bytes=1MiB]"
+                "[:radius=R][:face=,edge=,corner=][:offsets=+1,0;-1,0][:to=lower], "
+                "diagonal:GRID, alltoall:GRID[:dims=0,2], allreduce|bcast|allgather:P[:algo=], "
+                "fft2d:P0xP1, fft3d:PxQ, pairs:random[:seed=N], graph:FILE[:grid=6x6x6] "
+                "(.csv .mtx .grf .graph), minighost, minimd, lulesh[:6x6x6][:s=30] (no grid: "
+                "fill the allocation); A + B runs A's phases then B's")
 NODES_HELP = ("allocated nodes in scheduler order: ids and ranges (0-15,32-47) or a file "
               "with one per line; Slurm host lists (nid[00001-00128]), Cray names "
               "(c0-0c0s0n0), site.csv[:HOSTLIST], random:N[:seed=S], contiguous:N[:start=S]; "
@@ -76,6 +79,8 @@ def load_inputs(args) -> tuple[Machine, Allocation, Pattern]:
     if getattr(args, "threads", 1) != 1:
         allocation = allocation.with_threads(args.threads)
     pattern = parse_pattern(args.pattern, default_ranks=allocation.n_cores)
+    for note in pattern.notes:
+        print(note, file=sys.stderr)
     machine.check_routing(args.routing)
     if not 0 < args.y <= 1:
         raise RankmapError(f"bad --y {args.y}: must be in (0, 1]")
@@ -86,6 +91,17 @@ def load_inputs(args) -> tuple[Machine, Allocation, Pattern]:
             nic=args.nic_bw, mem=args.mem_bw, overhead=args.msg_overhead,
             enabled=args.time_model == "on", mem_sharing=args.mem_sharing))
     return machine, allocation, pattern
+
+
+def print_mapper_notes(names, pattern) -> None:
+    """Say on stderr when a named mapper will not do what its name says (``rcb`` on a
+    gridless pattern falls back to ``graph``)."""
+    from ..mappers.rcb import rcb_fallback_note
+
+    if any(str(n).strip().lower() in ("rcb", "refine:rcb") for n in names):
+        note = rcb_fallback_note(pattern)
+        if note:
+            print(f"note: {note}", file=sys.stderr)
 
 
 def example(text: str) -> str:

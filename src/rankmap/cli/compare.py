@@ -9,7 +9,8 @@ from ..errors import RankmapError
 from ..evaluation import compare, expand_names
 from ..io.atomic import check_writable
 from ..mappers.refine import settings as refine_settings
-from .common import add_force, add_input_options, example, load_inputs, progress_bar
+from .common import (add_force, add_input_options, example, load_inputs, print_mapper_notes,
+                     progress_bar)
 from . import render
 
 
@@ -50,6 +51,7 @@ def run(args) -> int:
         from ..report.comparison import check_report_path
         check_report_path(args.report, args.force)
     names = expand_names(args.mappings, pattern, machine, allocation)
+    print_mapper_notes(names, pattern)
     explicit = args.mappings.strip().lower() != "all"
     with progress_bar(len(names), "evaluating") as advance, \
             refine_settings(budget=args.budget, routing=args.routing):

@@ -10,7 +10,8 @@ from ..io.emit import EMITTERS, get_emitter, usage_text
 from ..io.hostnames import apply_name_template
 from ..mappers import build_mapping
 from ..mappers.refine import settings as refine_settings
-from .common import add_force, add_input_options, example, load_inputs, progress_bar
+from .common import (add_force, add_input_options, example, load_inputs, print_mapper_notes,
+                     progress_bar)
 
 
 def add_parser(sub) -> None:
@@ -50,6 +51,7 @@ def run(args) -> int:
         if args.mapping.strip().lower() == "auto":
             mapping = run_auto(args, machine, allocation, pattern)
         else:
+            print_mapper_notes([args.mapping], pattern)
             mapping = build_mapping(args.mapping, pattern, machine, allocation, args.seed)
     write_atomic(args.output, emitter.write(mapping, machine, allocation), force=args.force)
     print(f"wrote {args.output}: {mapping.name} placement of {pattern.n_ranks} ranks "

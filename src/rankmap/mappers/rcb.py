@@ -76,6 +76,14 @@ def rcb_cores(points: np.ndarray, machine, allocation) -> np.ndarray:
     return core_of_rank
 
 
+def rcb_fallback_note(pattern) -> str | None:
+    """The note to show when ``rcb`` places ``pattern`` with ``graph`` (no grid), else None."""
+    if pattern.grid is not None:
+        return None
+    return (f"rcb: pattern {pattern.spec!r} has no Cartesian grid (give one with :grid=), "
+            "so rcb falls back to graph partitioning (the graph mapper)")
+
+
 @register("rcb", "recursive coordinate bisection of nodes and grid coordinates (seed 002)")
 def rcb(pattern, machine, allocation, seed):
     """Recursive coordinate bisection (see module docstring); gridless patterns go to graph."""

@@ -1,15 +1,22 @@
 """Communication patterns: parse a spec string or TOML file into a :class:`Pattern`.
 
-Spec strings (sizes accept ``64``, ``8KiB``, ``1MiB``, ``1MB``):
+Spec strings (sizes accept ``64``, ``8KiB``, ``1MiB``, ``1MB``; GRID is ``8x8x8``; without a
+grid, patterns that take one fill the allocation on a balanced grid, as MPI_Dims_create):
 
-* ``stencil:128x128[:box][:periodic][:bytes=1MiB]`` — halo exchange, star or box; without a
-  grid (``stencil[:dims=3]``) it fills the allocation on a balanced grid (MPI_Dims_create);
-* ``minighost[:16x16x8]``, ``minimd[:16x16x8]`` — seed 002's mini-apps (see
-  :mod:`rankmap.patterns.miniapps`), filling the allocation when no grid is given;
-* ``fft2d:P0xP1[:bytes=...]`` — phases ``dim0`` and ``dim1`` of all-to-alls;
-* ``pairs:random[:seed=N][:ranks=N][:bytes=...]`` — random pairwise exchange (fills the
-  allocation's cores unless ``ranks=`` is given);
-* ``graph:FILE[:bytes=...][:ranks=N]`` — a weighted graph (CSV, Matrix Market, Scotch, METIS);
+* ``stencil:GRID[:box][:periodic][:radius=R][:offsets=+1,0;-1,0@64KiB;...][:bytes=1MiB]
+  [:face=..][:edge=..][:corner=..][:classK=..][:to=lower|higher]`` — neighbour exchange
+  (:mod:`rankmap.patterns.stencil`); without a grid ``stencil[:dims=3]``;
+* ``diagonal:GRID`` — every rank with the ranks on its diagonals (ray tracing);
+* ``alltoall|allreduce|bcast|allgather[:P|:GRID[:dims=0,2]][:bytes=][:algo=][:root=]`` —
+  collectives as phases (:mod:`rankmap.patterns.collectives`);
+* ``fft2d:P0xP1``, ``fft3d:PxQ`` — phases of row and column all-to-alls;
+* ``minighost``, ``minimd``, ``lulesh[:GRID][:s=30]`` — mini-apps and proxy apps
+  (:mod:`rankmap.patterns.miniapps`);
+* ``pairs:random[:seed=N][:ranks=N][:bytes=...]`` — random pairwise exchange;
+* ``graph:FILE[:bytes=...][:ranks=N][:grid=GRID]`` — a weighted graph (CSV, Matrix Market,
+  Scotch, METIS); without ``grid=`` a graph that is exactly a Cartesian stencil gets that grid
+  (:mod:`rankmap.patterns.grid_detect`) and a note saying so;
+* ``A + B + C`` — the phases of A, then B, then C (:mod:`rankmap.patterns.compose`);
 * a ``.toml`` file with several ``[[phase]]`` tables (see :mod:`rankmap.patterns.toml_file`).
 
 Other pattern kinds register a parser in :data:`PATTERN_KINDS`.
@@ -19,30 +26,40 @@ from __future__ import annotations
 
 from typing import Callable
 
+import numpy as np
+
 from ..errors import RankmapError
 from ..specs import Spec, parse_int, parse_shape, split_spec
 from ..units import parse_size
 from ..validate import check_limit, show
 from .base import Pattern, Phase
-from .fft import make_fft2d
+from .collectives import COLLECTIVE_ALGORITHMS, make_collective
+from .compose import compose, split_composition
+from .fft import make_fft2d, make_fft3d
 from .graph_files import make_graph_pattern
 from .pairs import make_random_pairs
-from .stencil import make_stencil
+from .stencil import CLASS_NAMES, DIRECTIONS, make_diagonal, make_stencil
 
-__all__ = ["Pattern", "Phase", "parse_pattern", "PATTERN_KINDS"]
+__all__ = ["Pattern", "Phase", "parse_pattern", "PATTERN_KINDS", "detect_grid_note"]
 
 DEFAULT_BYTES = 1 << 20
+#: options whose value is a comma-separated list
+LIST_OPTIONS = ("dims", "offsets")
 
 
-def _bytes_option(spec: Spec, default=DEFAULT_BYTES):
+def _size_value(spec: Spec, key: str, value: str, allow_zero: bool = False) -> int:
+    try:
+        return parse_size(value, f"{key} size", allow_zero=allow_zero)
+    except RankmapError as exc:
+        raise RankmapError(f"bad {key}={show(value, 40)} in {show(spec.text)}: "
+                           f"{str(exc).split(': ', 1)[-1]}") from None
+
+
+def _bytes_option(spec: Spec, default=DEFAULT_BYTES, allow_zero: bool = False):
     value = spec.pop_option("bytes")
     if value is None:
         return default
-    try:
-        return parse_size(value, "message size")
-    except RankmapError as exc:
-        raise RankmapError(f"bad bytes={show(value, 40)} in {show(spec.text)}: "
-                           f"{str(exc).split(': ', 1)[-1]}") from None
+    return _size_value(spec, "bytes", value, allow_zero)
 
 
 #: most dimensions of a process grid (a box stencil has 3^d - 1 neighbours).
@@ -78,6 +95,71 @@ def _ranks(grid) -> int:
     return n
 
 
+def parse_class_bytes(spec: Spec, ndim: int, box: bool, explicit: bool) -> dict[int, int]:
+    """Pop ``face=``, ``edge=``, ``corner=`` and ``classK=`` options: bytes by class K.
+
+    Refuses a class the grid cannot have (K > dimensions), a class a star stencil has not
+    (K > 1), a class given twice, and negative or malformed sizes; 0 is allowed (leaves the
+    class out).
+    """
+    out: dict[int, int] = {}
+    aliases = {name: k for k, name in CLASS_NAMES.items()}
+    for key in list(spec.options):
+        if key in aliases:
+            k = aliases[key]
+        elif key.startswith("class"):
+            tail = key[5:]
+            if not tail.isdigit() or int(tail) < 1:
+                raise RankmapError(f"unknown neighbour class {key!r} in {show(spec.text)}: use "
+                                   "face, edge, corner or classK with K = 1..dimensions")
+            k = int(tail)
+        else:
+            continue
+        value = spec.pop_option(key)
+        if k in out:
+            raise RankmapError(f"bad pattern {show(spec.text)}: class {k} "
+                               f"({CLASS_NAMES.get(k, f'class{k}')}) given twice")
+        if k > ndim:
+            raise RankmapError(f"unknown neighbour class {key!r} in {show(spec.text)}: a {ndim}-D "
+                               f"grid has classes 1-{ndim} (neighbours differing in up to "
+                               f"{ndim} coordinates)")
+        if k > 1 and not box and not explicit:
+            raise RankmapError(f"bad {key}= in {show(spec.text)}: a star stencil has only face "
+                               "neighbours; add :box or give :offsets=")
+        out[k] = _size_value(spec, key, value, allow_zero=True)
+    return out
+
+
+def parse_offsets(spec: Spec, text: str, ndim: int) -> tuple[np.ndarray, list[int | None]]:
+    """Parse ``offsets=+1,0,0;-1,0,0@64KiB;...``: offsets and optional per-offset sizes."""
+    offs, sizes = [], []
+    for item in text.split(";"):
+        item = item.strip()
+        if not item:
+            raise RankmapError(f"bad offsets={text} in {show(spec.text)}: empty offset")
+        coords, at, size = item.partition("@")
+        try:
+            o = [int(c.strip()) for c in coords.split(",")]
+        except ValueError:
+            raise RankmapError(f"bad offset {item!r} in {show(spec.text)}: expected integers "
+                               "separated by commas, e.g. +1,0,-1") from None
+        if len(o) != ndim:
+            raise RankmapError(f"bad offset {item!r} in {show(spec.text)}: {len(o)} coordinates "
+                               f"for a {ndim}-D grid")
+        offs.append(o)
+        sizes.append(_size_value(spec, f"offset {coords.strip()}", size, allow_zero=True)
+                     if at else None)
+    return np.array(offs, dtype=np.int64), sizes
+
+
+def parse_direction(spec: Spec) -> str:
+    """Pop ``to=``: ``lower``, ``higher`` or ``both`` (default)."""
+    to = spec.pop_option("to", "both").lower()
+    if to not in DIRECTIONS:
+        raise RankmapError(f"bad to={to} in {show(spec.text)}: choose lower, higher or both")
+    return to
+
+
 def _parse_stencil(spec: Spec, default_ranks: int | None) -> Pattern:
     if spec.words and spec.words[0][:1].isdigit():
         grid = _need_grid(spec, "stencil:64x64")
@@ -88,12 +170,79 @@ def _parse_stencil(spec: Spec, default_ranks: int | None) -> Pattern:
     box = spec.pop_flag("box")
     star = spec.pop_flag("star")
     if box and star:
-        raise RankmapError(f"bad pattern {spec.text!r}: choose star or box, not both")
+        raise RankmapError(f"bad pattern {show(spec.text)}: choose star or box, not both")
     periodic = spec.pop_flag("periodic")
-    nbytes = _bytes_option(spec)
+    radius_text = spec.pop_option("radius")
+    offsets_text = spec.pop_option("offsets")
+    offsets = offset_bytes = None
+    if offsets_text is not None:
+        if box or star or radius_text is not None:
+            raise RankmapError(f"bad pattern {show(spec.text)}: offsets= replaces box, star and "
+                               "radius=; give one or the other")
+        offsets, offset_bytes = parse_offsets(spec, offsets_text, len(grid))
+    radius = 1 if radius_text is None else parse_int(radius_text, "radius", minimum=1)
+    nbytes = _bytes_option(spec, allow_zero=True)
+    classes = parse_class_bytes(spec, len(grid), box, offsets is not None)
+    to = parse_direction(spec)
     spec.reject_leftovers("stencil")
-    _check_flows(spec, _ranks(grid) * (3 ** len(grid) - 1 if box else 2 * len(grid)))
-    return make_stencil(spec.text, grid, box=box, periodic=periodic, nbytes=nbytes)
+    nd = len(grid)
+    n_offsets = len(offsets) if offsets is not None else \
+        ((2 * radius + 1) ** nd - 1 if box else 2 * nd * radius)
+    _check_flows(spec, _ranks(grid) * n_offsets)
+    return make_stencil(spec.text, grid, box=box, periodic=periodic, nbytes=nbytes,
+                        radius=radius, offsets=offsets, offset_bytes=offset_bytes,
+                        class_bytes=classes, to=to)
+
+
+def _parse_diagonal(spec: Spec, default_ranks: int | None) -> Pattern:
+    grid = _grid_or_fill(spec, default_ranks, 2)
+    nbytes = _bytes_option(spec)
+    spec.reject_leftovers("diagonal")
+    _check_flows(spec, _ranks(grid) * (2 ** len(grid)) * max(1, min(grid) - 1))
+    return make_diagonal(spec.text, grid, nbytes)
+
+
+def parse_dims_list(spec: Spec, ndim: int) -> tuple[int, ...] | None:
+    """Pop ``dims=0,2``: distinct grid dimensions 0..ndim-1 (None when absent)."""
+    text = spec.pop_option("dims")
+    if text is None:
+        return None
+    out = []
+    for item in text.split(","):
+        d = parse_int(item, "dims entry", minimum=0)
+        if d >= ndim:
+            raise RankmapError(f"bad dims={text} in {show(spec.text)}: dimension {d} does not "
+                               f"exist on a {ndim}-D grid (0-{ndim - 1})")
+        if d in out:
+            raise RankmapError(f"bad dims={text} in {show(spec.text)}: dimension {d} twice")
+        out.append(d)
+    return tuple(sorted(out))
+
+
+def _make_collective_parser(kind: str):
+    def parse(spec: Spec, default_ranks: int | None) -> Pattern:
+        if spec.words and spec.words[0][:1].isdigit():
+            grid = _need_grid(spec, f"{kind}:64")
+        else:
+            if default_ranks is not None:
+                check_limit(default_ranks, "ranks", spec.text)
+            if default_ranks is None:
+                raise RankmapError(f"pattern {show(spec.text)} has no rank count and no allocation "
+                                   f"to fill: give one, e.g. {kind}:64")
+            grid = (int(default_ranks),)
+        dims = parse_dims_list(spec, len(grid))
+        nbytes = _bytes_option(spec)
+        algo = spec.pop_option("algo")
+        if algo is not None and algo.lower() not in COLLECTIVE_ALGORITHMS[kind]:
+            raise RankmapError(f"bad algo={algo} in {show(spec.text)}: {kind} algorithms are "
+                               f"{', '.join(COLLECTIVE_ALGORITHMS[kind])}")
+        root = parse_int(spec.pop_option("root", "0"), "root", minimum=0) if kind == "bcast" \
+            else 0
+        spec.reject_leftovers(kind)
+        return make_collective(spec.text, kind, grid, dims, nbytes,
+                               algo.lower() if algo else None, root, keep_grid=len(grid) > 1)
+    parse.__name__ = f"_parse_{kind}"
+    return parse
 
 
 def _parse_fft2d(spec: Spec, default_ranks: int | None) -> Pattern:
@@ -106,9 +255,19 @@ def _parse_fft2d(spec: Spec, default_ranks: int | None) -> Pattern:
     return make_fft2d(spec.text, grid, nbytes=nbytes)
 
 
+def _parse_fft3d(spec: Spec, default_ranks: int | None) -> Pattern:
+    grid = _grid_or_fill(spec, default_ranks, 2)
+    if len(grid) != 2:
+        raise RankmapError(f"bad pattern {show(spec.text)}: fft3d takes a PxQ grid of pencils")
+    nbytes = _bytes_option(spec)
+    spec.reject_leftovers("fft3d")
+    _check_flows(spec, _ranks(grid) * (grid[0] + grid[1] - 2))
+    return make_fft3d(spec.text, grid, nbytes=nbytes)
+
+
 def _parse_pairs(spec: Spec, default_ranks: int | None) -> Pattern:
     if not spec.pop_flag("random"):
-        raise RankmapError(f"bad pattern {spec.text!r}: the only pairing is pairs:random")
+        raise RankmapError(f"bad pattern {show(spec.text)}: the only pairing is pairs:random")
     seed = parse_int(spec.pop_option("seed", "0"), "pairs seed")
     ranks = spec.pop_option("ranks")
     n = parse_int(ranks, "ranks", minimum=2) if ranks is not None else default_ranks
@@ -123,15 +282,74 @@ def _parse_pairs(spec: Spec, default_ranks: int | None) -> Pattern:
 def _parse_graph(spec: Spec, default_ranks: int | None) -> Pattern:
     # the path may itself contain ':' (rare) - take everything up to the first option
     if not spec.words:
-        raise RankmapError(f"bad pattern {spec.text!r}: give a file, e.g. graph:comm.csv")
+        raise RankmapError(f"bad pattern {show(spec.text)}: give a file, e.g. graph:comm.csv")
     path = spec.words.pop(0)
     nbytes = _bytes_option(spec, default=None)
     ranks = spec.pop_option("ranks")
     n = parse_int(ranks, "ranks", minimum=1) if ranks is not None else None
     if n is not None:
         check_limit(n, "ranks", spec.text)
+    grid_text = spec.pop_option("grid")
+    grid = parse_shape(grid_text, "graph grid", max_dims=6) if grid_text is not None else None
     spec.reject_leftovers("graph")
-    return make_graph_pattern(spec.text, path, nbytes=nbytes, n_ranks=n)
+    pattern = make_graph_pattern(spec.text, path, nbytes=nbytes, n_ranks=n)
+    if grid is not None:
+        return with_grid(pattern, grid, f"grid={grid_text}")
+    return pattern
+
+
+def with_grid(pattern: Pattern, grid: tuple[int, ...], where: str) -> Pattern:
+    """``pattern`` with a Cartesian grid given by the user (ranks must match).
+
+    The wrap is that of the stencil the graph is, if it is one on this grid, else unknown.
+    """
+    from .grid_detect import match_on_grid, undirected_keys
+
+    if int(np.prod(grid)) != pattern.n_ranks:
+        raise RankmapError(f"bad {where} for {pattern.spec!r}: {int(np.prod(grid)):,} ranks, "
+                           f"the graph has {pattern.n_ranks:,}")
+    src = np.concatenate([p.src for p in pattern.phases])
+    dst = np.concatenate([p.dst for p in pattern.phases])
+    n = pattern.n_ranks
+    keys = undirected_keys(src, dst, n)
+    match = match_on_grid(keys, n, tuple(grid)) if len(keys) else None
+    pattern.grid = tuple(int(g) for g in grid)
+    pattern.periodic = match.periodic if match is not None else None
+    return pattern
+
+
+def detect_grid_note(pattern: Pattern) -> Pattern:
+    """Give a gridless ``pattern`` the grid of the Cartesian stencil it is, if it is one.
+
+    Adds the note ``pattern: graph of N flows; looks like a 6x6x6 box stencil
+    (non-periodic)`` (or ``...; no Cartesian grid found``) to ``pattern.notes``.
+
+    Parameters
+    ----------
+    pattern : Pattern
+        A pattern, changed in place when gridless.
+
+    Returns
+    -------
+    Pattern
+        The same object.
+    """
+    from .grid_detect import detect_stencil_grid
+
+    if pattern.grid is not None or not pattern.phases:
+        return pattern
+    src = np.concatenate([p.src for p in pattern.phases])
+    dst = np.concatenate([p.dst for p in pattern.phases])
+    match = detect_stencil_grid(pattern.n_ranks, src, dst)
+    flows = f"graph of {len(src):,} flows"
+    if match is None:
+        pattern.notes.append(f"pattern: {flows}; no Cartesian grid found "
+                             "(give one with :grid=PxQxR)")
+        return pattern
+    pattern.grid, pattern.periodic = match.grid, match.periodic
+    pattern.params["detected_grid"] = match.describe()
+    pattern.notes.append(f"pattern: {flows}; looks like a {match.describe()}")
+    return pattern
 
 
 def _parse_minighost(spec: Spec, default_ranks: int | None) -> Pattern:
@@ -154,34 +372,74 @@ def _parse_minimd(spec: Spec, default_ranks: int | None) -> Pattern:
     return make_minimd(spec.text, grid, nbytes, allreduce)
 
 
+def _parse_lulesh(spec: Spec, default_ranks: int | None) -> Pattern:
+    from .miniapps import make_lulesh
+    grid = _grid_or_fill(spec, default_ranks, 3)
+    s = parse_int(spec.pop_option("s", "30"), "lulesh s (elements per rank edge)", minimum=1)
+    spec.reject_leftovers("lulesh")
+    _check_flows(spec, _ranks(grid) * (26 + 13 + 6))
+    return make_lulesh(spec.text, grid, s)
+
+
 #: pattern kind -> parser(spec, default_ranks); other modules add their kinds here.
 PATTERN_KINDS: dict[str, Callable[[Spec, int | None], Pattern]] = {
     "stencil": _parse_stencil,
+    "diagonal": _parse_diagonal,
     "fft2d": _parse_fft2d,
+    "fft3d": _parse_fft3d,
     "pairs": _parse_pairs,
     "graph": _parse_graph,
     "minighost": _parse_minighost,
     "minimd": _parse_minimd,
+    "lulesh": _parse_lulesh,
+    **{kind: _make_collective_parser(kind) for kind in COLLECTIVE_ALGORITHMS},
 }
 
+#: kinds whose patterns may be a stencil without saying so (grid detection runs on them)
+GRIDLESS_KINDS = ("graph", "phases")
 
-def parse_pattern(text: str | Pattern, default_ranks: int | None = None) -> Pattern:
-    """Build a :class:`Pattern` from a spec string or a ``.toml`` file.
 
-    ``default_ranks`` (usually the allocation's core count) sizes patterns that fill the
-    allocation, such as ``pairs:random`` without ``ranks=``.
+def _parse_one(text: str, default_ranks: int | None) -> Pattern:
+    if text.endswith(".toml"):
+        from .toml_file import pattern_from_toml
+        return pattern_from_toml(text, default_ranks)
+    spec = split_spec(text, "pattern", list_keys=LIST_OPTIONS)
+    parser = PATTERN_KINDS.get(spec.kind)
+    if parser is None:
+        raise RankmapError(f"unknown pattern kind {show(spec.kind, 40)} in {show(text)}: choose from "
+                           f"{', '.join(sorted(PATTERN_KINDS))} or a .toml file")
+    return parser(spec, default_ranks)
+
+
+def parse_pattern(text: str | Pattern, default_ranks: int | None = None,
+                  detect_grid: bool = True) -> Pattern:
+    """Build a :class:`Pattern` from a spec string, ``A + B + C`` or a ``.toml`` file.
+
+    Parameters
+    ----------
+    text : str or Pattern
+        The spec (a Pattern is returned unchanged).
+    default_ranks : int, optional
+        Ranks of patterns that fill the allocation (usually its core count), such as
+        ``pairs:random`` without ``ranks=``.
+    detect_grid : bool
+        Look for a Cartesian stencil in gridless graphs (see :func:`detect_grid_note`).
+
+    Returns
+    -------
+    Pattern
     """
     if isinstance(text, Pattern):
         return text
     if not isinstance(text, str) or not text.strip():
         raise RankmapError("empty pattern spec")
     text = text.strip()
-    if text.endswith(".toml"):
-        from .toml_file import pattern_from_toml
-        return pattern_from_toml(text, default_ranks)
-    spec = split_spec(text, "pattern")
-    parser = PATTERN_KINDS.get(spec.kind)
-    if parser is None:
-        raise RankmapError(f"unknown pattern kind {show(spec.kind, 40)} in {show(text)}: choose from "
-                           f"{', '.join(sorted(PATTERN_KINDS))} or a .toml file")
-    return parser(spec, default_ranks)
+    parts = split_composition(text, PATTERN_KINDS)
+    if len(parts) == 1:
+        pattern = _parse_one(text, default_ranks)
+    else:
+        subs = [parse_pattern(p, default_ranks, detect_grid=False) for p in parts]
+        pattern = compose(text, subs)
+    if detect_grid and pattern.kind in GRIDLESS_KINDS:
+        detect_grid_note(pattern)
+    return pattern

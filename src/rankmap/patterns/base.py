@@ -50,7 +50,7 @@ class Phase:
 class Pattern:
     """A program's communication: ``n_ranks`` ranks, ``phases``, optional ``grid``.
 
-    ``kind`` names the generator (``stencil``, ``fft2d``, ``pairs``, ``graph``, ``phases``);
+    ``kind`` names the generator (``stencil``, ``fft2d``, ``pairs``, ``graph``, ``phases``, ...);
     ``params`` keeps its parameters for mappers that exploit structure (e.g. FFT groups).
     """
 
@@ -61,6 +61,8 @@ class Pattern:
     grid: tuple[int, ...] | None = None
     periodic: tuple[bool, ...] | None = None
     params: dict = field(default_factory=dict)
+    #: one-line remarks for the user (e.g. a grid detected in a graph), printed by the CLI
+    notes: list[str] = field(default_factory=list)
 
     def __post_init__(self):
         if self.n_ranks <= 0:

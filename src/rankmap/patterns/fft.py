@@ -44,3 +44,35 @@ def make_fft2d(spec_text: str, grid: tuple[int, ...], nbytes: int = 1 << 20) -> 
         phases.append(Phase(f"dim{dim}", src, dst, float(nbytes)))
     return Pattern(spec=spec_text, kind="fft2d", n_ranks=grid[0] * grid[1], phases=phases,
                    grid=tuple(grid), periodic=(False, False), params={"bytes": nbytes})
+
+
+def make_fft3d(spec_text: str, grid: tuple[int, ...], nbytes: int = 1 << 20) -> Pattern:
+    """A pencil-decomposed 3-D FFT on a P x Q grid: the forward transform's two transposes.
+
+    Phase ``dim1``: an all-to-all inside every row (the Q consecutive ranks i*Q .. i*Q+Q-1);
+    then phase ``dim0``: an all-to-all inside every column (the P ranks i*Q + j, i = 0..P-1).
+    Every rank sends ``nbytes`` to every other member of its group. The same flows as
+    ``alltoall:PxQ:dims=1 + alltoall:PxQ:dims=0``.
+
+    Parameters
+    ----------
+    spec_text : str
+        The spec, kept on the pattern.
+    grid : tuple of int
+        (P, Q).
+    nbytes : int
+        Bytes per message.
+
+    Returns
+    -------
+    Pattern
+        Kind ``fft3d``, phases ``dim1`` and ``dim0``.
+    """
+    if len(grid) != 2:
+        raise RankmapError(f"bad fft3d grid {'x'.join(map(str, grid))}: expected PxQ")
+    phases = []
+    for dim in (1, 0):
+        src, dst = alltoall_flows(alltoall_groups(grid, dim))
+        phases.append(Phase(f"dim{dim}", src, dst, float(nbytes)))
+    return Pattern(spec=spec_text, kind="fft3d", n_ranks=grid[0] * grid[1], phases=phases,
+                   grid=tuple(grid), periodic=(False, False), params={"bytes": nbytes})

@@ -5,9 +5,15 @@
   ~180^3 block of doubles with several variables).
 * ``minimd[:PXxPYxPZ][:bytes=64KiB][:allreduce=8KiB]`` — MiniMD-like: phase ``halo`` sends to
   the ranks 1 and 2 grid steps away along each axis (12 neighbours, periodic, as MiniMD's
-  multi-swap ghost exchange does when the cutoff spans two sub-domains), phase ``allreduce``
-  is a recursive-doubling allreduce (rank r exchanges with r XOR 2^k for every k with the
-  partner inside the job; each exchange carries ``allreduce`` bytes).
+  multi-swap ghost exchange does when the cutoff spans two sub-domains), then a
+  recursive-doubling allreduce of ``allreduce`` bytes over all ranks, one phase per round
+  (``allreduce.r0``, ``allreduce.r1``, ...: the general collective of
+  :mod:`rankmap.patterns.collectives`, as ``allreduce:P:algo=recursive-doubling`` writes it).
+* ``lulesh[:PXxPYxPZ][:s=30]`` — LULESH 2.0's time step on a non-periodic grid, s^3 elements
+  per rank, n = s + 1 nodes per edge, doubles of 8 bytes, three phases: ``force`` (to all 26
+  neighbours, 3 fields: face 3n^2, edge 3n, corner 3 doubles), ``posvel`` (to the 13
+  neighbours with a lower rank, 6 fields: 6n^2, 6n, 6) and ``monoq`` (to the 6 face
+  neighbours, 3s^2 doubles).
 
 Without a grid the pattern fills the allocation: ranks = allocated nodes x cores / threads
 (the ``default_ranks`` the command line passes), on a balanced grid from :func:`dims_create`.
@@ -19,7 +25,8 @@ import numpy as np
 
 from ..errors import RankmapError
 from .base import Pattern, Phase
-from .stencil import stencil_flows
+from .collectives import collective_phases
+from .stencil import make_stencil, stencil_flows
 
 
 def _prime_factors(n: int) -> list[int]:
@@ -66,19 +73,13 @@ def make_minighost(spec_text: str, grid: tuple[int, ...], nbytes: int) -> Patter
 
 
 def allreduce_flows(n: int) -> tuple[np.ndarray, np.ndarray]:
-    """Flows of a recursive-doubling allreduce on ``n`` ranks: r -> r XOR 2^k (partner < n)."""
-    r = np.arange(n, dtype=np.int64)
-    srcs, dsts = [], []
-    k = 1
-    while k < n:
-        partner = r ^ k
-        ok = partner < n
-        srcs.append(r[ok])
-        dsts.append(partner[ok])
-        k <<= 1
-    if not srcs:
+    """Every flow of a recursive-doubling allreduce on ``n`` ranks, all rounds concatenated
+    (see :mod:`rankmap.patterns.collectives` for the rounds)."""
+    phases = collective_phases("allreduce", np.arange(n, dtype=np.int64)[None, :], 1.0,
+                               "recursive-doubling")
+    if not phases:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    return np.concatenate(srcs), np.concatenate(dsts)
+    return (np.concatenate([p.src for p in phases]), np.concatenate([p.dst for p in phases]))
 
 
 def make_minimd(spec_text: str, grid: tuple[int, ...], nbytes: int, allreduce: int) -> Pattern:
@@ -93,9 +94,49 @@ def make_minimd(spec_text: str, grid: tuple[int, ...], nbytes: int, allreduce: i
             offs.append(o)
     src, dst = stencil_flows(grid, (True,) * 3, np.array(offs), nbytes)
     n = int(np.prod(grid))
-    asrc, adst = allreduce_flows(n)
     phases = [Phase("halo", src, dst, float(nbytes))]
-    if len(asrc):
-        phases.append(Phase("allreduce", asrc, adst, float(allreduce)))
+    phases += collective_phases("allreduce", np.arange(n, dtype=np.int64)[None, :],
+                                float(allreduce), "recursive-doubling")
     return Pattern(spec=spec_text, kind="minimd", n_ranks=n, phases=phases, grid=tuple(grid),
                    periodic=(True,) * 3, params={"bytes": nbytes, "allreduce": allreduce})
+
+
+def lulesh_spec(grid: tuple[int, ...], s: int) -> str:
+    """The one-line composition that :func:`make_lulesh` builds, for ``grid`` and size ``s``."""
+    g = "x".join(map(str, grid))
+    n = s + 1
+    return (f"stencil:{g}:box:face={24 * n * n}:edge={24 * n}:corner=24 + "
+            f"stencil:{g}:box:face={48 * n * n}:edge={48 * n}:corner=48:to=lower + "
+            f"stencil:{g}:bytes={24 * s * s}")
+
+
+def make_lulesh(spec_text: str, grid: tuple[int, ...], s: int = 30) -> Pattern:
+    """LULESH 2.0's three communication phases per time step (see module docstring).
+
+    Parameters
+    ----------
+    spec_text : str
+        The spec, kept on the pattern.
+    grid : tuple of int
+        3-D process grid (LULESH runs on a cube of ranks; any box is accepted).
+    s : int
+        Elements per rank along each edge (LULESH's ``-s``).
+
+    Returns
+    -------
+    Pattern
+        Kind ``lulesh``, phases ``force``, ``posvel``, ``monoq``.
+    """
+    from .compose import compose
+
+    if len(grid) != 3:
+        raise RankmapError(f"bad pattern {spec_text!r}: lulesh takes a 3-D grid")
+    n, dbl = s + 1, 8
+    force = make_stencil(spec_text, grid, box=True, name="force",
+                         class_bytes={1: 3 * n * n * dbl, 2: 3 * n * dbl, 3: 3 * dbl})
+    posvel = make_stencil(spec_text, grid, box=True, name="posvel", to="lower",
+                          class_bytes={1: 6 * n * n * dbl, 2: 6 * n * dbl, 3: 6 * dbl})
+    monoq = make_stencil(spec_text, grid, name="monoq", nbytes=3 * s * s * dbl)
+    out = compose(spec_text, [force, posvel, monoq], kind="lulesh")
+    out.params = {"s": s}
+    return out

@@ -3,19 +3,24 @@
 Example::
 
     # halo then transpose, 1,024 ranks
+    grid = "32x32"                # optional: the process grid (ranks numbered last dim fastest)
+
     [[phase]]
     pattern = "stencil:32x32:periodic:bytes=256KiB"
     name = "halo"                 # optional: defaults to the sub-pattern's phase name(s)
 
     [[phase]]
-    pattern = "fft2d:32x32"       # two phases: dim0 and dim1
+    pattern = "fft2d:32x32"       # two phases: dim0 and dim1 (any spec, ``A + B`` too)
 
     [[phase]]
     name = "exchange"
     flows = [[0, 1, "1MiB"], [1, 0, "1MiB"]]   # explicit (src, dst, bytes) triples
 
-Every phase must agree on the number of ranks (``ranks = N`` at top level may set it). The
-pattern keeps the process grid of the first phase that has one, when all gridded phases agree.
+Every ``pattern`` phase must have the same number of ranks (``ranks = N`` at top level may set
+it); explicit flows may use fewer. The phases run in order, exactly as the one-line spec
+``A + B + C`` of the same patterns (:mod:`rankmap.patterns.compose`): same phase names, and the
+grid of the first phase that has one, unless a top-level ``grid`` line gives it. A file whose
+phases have no grid at all is searched for a Cartesian stencil like a graph file.
 """
 
 from __future__ import annotations
@@ -26,14 +31,35 @@ import tomllib
 import numpy as np
 
 from ..errors import RankmapError
+from ..specs import parse_shape
 from ..units import parse_size
 from ..validate import as_int, check_limit, limit, read_text, show
 from .base import Pattern, Phase
+from .compose import compose
+
+__all__ = ["pattern_from_toml"]
 
 #: pattern files being read (real paths), to refuse a file that includes itself.
 _READING: list[str] = []
 #: how deeply pattern files may include other pattern files.
 MAX_NESTING = 8
+
+
+def _explicit_flows(path: str, k: int, flows) -> np.ndarray:
+    if not isinstance(flows, list) or not flows:
+        raise RankmapError(f"pattern file {show(path)}: phase {k}: flows must be a list of "
+                           "[src, dst, bytes]")
+    check_limit(len(flows), "flows", f"pattern file {path}")
+    rmax = limit("ranks") - 1
+    arr = []
+    for j, f in enumerate(flows, 1):
+        where = f"pattern file {show(path)}: phase {k}: flow {j}"
+        if not isinstance(f, list) or len(f) != 3:
+            raise RankmapError(f"{where}: each flow is [src, dst, bytes], got {show(f, 40)}")
+        arr.append((as_int(f[0], f"{where}: src", 0, rmax),
+                    as_int(f[1], f"{where}: dst", 0, rmax),
+                    parse_size(f[2], f"{where}: bytes")))
+    return np.array(arr, dtype=np.int64)
 
 
 def pattern_from_toml(path: str, default_ranks: int | None = None) -> Pattern:
@@ -43,12 +69,13 @@ def pattern_from_toml(path: str, default_ranks: int | None = None) -> Pattern:
     ----------
     path : str
         The ``.toml`` file.
-    default_ranks : int or None
-        Ranks of the allocation, for sub-patterns that fill it.
+    default_ranks : int, optional
+        Ranks of sub-patterns that fill the allocation.
 
     Returns
     -------
     Pattern
+        Kind ``phases``.
     """
     if not os.path.isfile(path):
         raise RankmapError(f"pattern file {show(path)} not found")
@@ -75,6 +102,9 @@ def _read(path: str, default_ranks: int | None) -> Pattern:
         raise RankmapError(f"pattern file {show(path)} is not valid TOML: {exc}") from None
     except RecursionError:
         raise RankmapError(f"pattern file {show(path)} nests too deeply") from None
+    unknown = set(data) - {"phase", "ranks", "grid"}
+    if unknown:
+        raise RankmapError(f"pattern file {show(path)}: unknown top-level key {sorted(unknown)[0]!r}")
     tables = data.get("phase")
     if not isinstance(tables, list) or not tables:
         raise RankmapError(f"pattern file {show(path)} has no [[phase]] tables")
@@ -82,64 +112,59 @@ def _read(path: str, default_ranks: int | None) -> Pattern:
     if n_ranks is not None:
         n_ranks = as_int(n_ranks, f"ranks in pattern file {show(path)}", minimum=1)
         check_limit(n_ranks, "ranks", f"pattern file {path}")
-    phases: list[Phase] = []
-    grids = []
-    periodic = None
+    grid = None
+    if "grid" in data:
+        grid = parse_shape(str(data["grid"]), f"grid of pattern file {show(path)}", max_dims=6,
+                           cap="ranks", subject=path)
+        g_ranks = int(np.prod(grid))
+        if n_ranks is not None and n_ranks != g_ranks:
+            raise RankmapError(f"pattern file {show(path)}: grid {data['grid']} has {g_ranks} "
+                               f"ranks, ranks = {n_ranks}")
+        n_ranks = g_ranks
+    parts: list = []
+    names: list = []
     for k, table in enumerate(tables, 1):
         if not isinstance(table, dict):
             raise RankmapError(f"pattern file {show(path)}: phase {k} is not a table")
         unknown = set(table) - {"pattern", "name", "flows"}
         if unknown:
             raise RankmapError(f"pattern file {show(path)}: phase {k}: unknown key {sorted(unknown)[0]!r}")
+        if ("pattern" in table) == ("flows" in table):
+            raise RankmapError(f"pattern file {show(path)}: phase {k} needs exactly one of pattern or flows")
         name = table.get("name")
         if name is not None and (not isinstance(name, str) or not name.strip()
                                  or len(name) > 200):
             raise RankmapError(f"pattern file {show(path)}: phase {k}: name must be a short "
                                f"string, got {show(name, 40)}")
-        if ("pattern" in table) == ("flows" in table):
-            raise RankmapError(f"pattern file {show(path)}: phase {k} needs exactly one of pattern or flows")
+        names.append(name)
         if "pattern" in table:
             if not isinstance(table["pattern"], str):
                 raise RankmapError(f"pattern file {show(path)}: phase {k}: pattern must be a "
                                    f"string, got {show(table['pattern'], 40)}")
-            sub = parse_pattern(table["pattern"], n_ranks or default_ranks)
-            sub_n = sub.n_ranks
-            if sub.grid is not None:
-                grids.append(sub.grid)
-                periodic = periodic or sub.periodic
-            for ph in sub.phases:
-                if name is None:
-                    pname = ph.name
-                elif len(sub.phases) == 1:
-                    pname = str(name)
-                else:
-                    pname = f"{name}.{ph.name}"
-                phases.append(Phase(pname, ph.src, ph.dst, ph.bytes))
+            sub = parse_pattern(table["pattern"], n_ranks or default_ranks, detect_grid=False)
+            if n_ranks is None:
+                n_ranks = sub.n_ranks
+            elif sub.n_ranks != n_ranks:
+                raise RankmapError(f"pattern file {show(path)}: phase {k} has {sub.n_ranks} ranks, "
+                                   f"another has {n_ranks}")
+            parts.append(sub)
         else:
-            flows = table["flows"]
-            if not isinstance(flows, list) or not flows:
-                raise RankmapError(f"pattern file {show(path)}: phase {k}: flows must be a list of [src, dst, bytes]")
-            check_limit(len(flows), "flows", f"pattern file {path}")
-            rmax = limit("ranks") - 1
-            arr = []
-            for j, f in enumerate(flows, 1):
-                where = f"pattern file {show(path)}: phase {k}: flow {j}"
-                if not isinstance(f, list) or len(f) != 3:
-                    raise RankmapError(f"{where}: each flow is [src, dst, bytes], got {show(f, 40)}")
-                arr.append((as_int(f[0], f"{where}: src", 0, rmax),
-                            as_int(f[1], f"{where}: dst", 0, rmax),
-                            parse_size(f[2], f"{where}: bytes")))
-            a = np.array(arr, dtype=np.int64)
-            sub_n = int(a[:, :2].max()) + 1
-            phases.append(Phase(str(name or f"phase{k}"), a[:, 0], a[:, 1], a[:, 2].astype(float)))
-        if n_ranks is None:
-            n_ranks = sub_n
-        elif "pattern" in table and sub_n != n_ranks:
-            raise RankmapError(f"pattern file {show(path)}: phase {k} has {sub_n} ranks, "
-                               f"another has {n_ranks}")
-        elif sub_n > n_ranks:
-            raise RankmapError(f"pattern file {show(path)}: phase {k} uses rank {sub_n - 1}, "
-                               f"beyond {n_ranks} ranks")
-    grid = grids[0] if grids and all(g == grids[0] for g in grids) else None
-    return Pattern(spec=path, kind="phases", n_ranks=int(n_ranks), phases=phases, grid=grid,
-                   periodic=periodic if grid is not None else None)
+            parts.append((k, _explicit_flows(path, k, table["flows"])))
+    if n_ranks is None:
+        n_ranks = max(int(a[:, :2].max()) + 1 for _, a in parts)
+    built = []
+    for part, name in zip(parts, names):
+        if isinstance(part, tuple):
+            k, a = part
+            if int(a[:, :2].max()) >= n_ranks:
+                raise RankmapError(f"pattern file {show(path)}: phase {k} uses rank "
+                                   f"{int(a[:, :2].max())}, beyond {n_ranks} ranks")
+            part = Pattern(spec=f"{path} phase {k}", kind="flows", n_ranks=n_ranks,
+                           phases=[Phase(name or f"phase{k}", a[:, 0], a[:, 1],
+                                         a[:, 2].astype(float))])
+        built.append(part)
+    out = compose(path, built, names, n_ranks=n_ranks)
+    if grid is not None:
+        from . import with_grid
+        out = with_grid(out, grid, "grid")
+    return out

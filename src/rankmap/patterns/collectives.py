@@ -1,0 +1,279 @@
+"""Collectives as phases of logical transfers, by named algorithm.
+
+``allreduce``, ``bcast``, ``allgather`` and ``alltoall`` run either over all P ranks
+(``allreduce:P``) or inside every sub-grid group of a Cartesian grid (``alltoall:8x8x8:dims=0,2``:
+the ranks that share their coordinates outside dimensions 0 and 2; ``dims`` defaults to every
+dimension). ``bytes=`` is the collective's message size m: the buffer reduced or broadcast,
+each rank's contribution to an allgather, each rank's block for every other rank of an
+alltoall. Inside a group, members are numbered 0..g-1 in rank order; ``root`` (bcast) is a
+member number.
+
+Rounds that depend on each other are **separate phases**: rankmap's time model runs a phase's
+flows at the same time and adds phase times, so a round that cannot start before the previous
+one finishes must be a phase of its own (putting log2 P rounds of a recursive doubling in one
+phase would let them overlap and predict the time of the slowest round instead of the sum).
+Rounds that are exactly the same set of transfers (the P-1 steps of a ring) are merged into one
+phase carrying the sum of their bytes: under max-min sharing a phase whose every flow is scaled
+by k takes k times as long, so the bandwidth term is exact and only the per-message latency
+(overhead + hops x per-hop latency) is counted once instead of k times.
+
+Algorithms (g = group size, m = bytes; "r0, r1, ..." are phases named ``KIND.r0`` ...):
+
+allreduce
+    ``recursive-doubling`` (default): with p2 the largest power of two <= g, members
+    p2..g-1 first send m to member - p2 (phase ``pre``), then rounds k = 0..log2(p2)-1:
+    member i exchanges m with i XOR 2^k; then member - p2 sends the result back (``post``).
+    ``ring``: reduce-scatter then allgather around the ring, 2(g-1) steps of m/g from i to
+    i+1 mod g, merged into one phase ``ring`` of 2(g-1)m/g per flow.
+    ``binomial``: binomial-tree reduce to member 0 (rounds ``reduce0``.. where member i with
+    i mod 2^(k+1) = 2^k sends m to i - 2^k), then binomial bcast (``bcast0``.., the reverse).
+bcast
+    ``binomial`` (default): round k, member i < 2^k sends m to i + 2^k (relative to root).
+    ``linear``: the root sends m to every other member at once (one phase).
+allgather
+    ``ring`` (default): g-1 steps of m from i to i+1, one phase of (g-1)m per flow.
+    ``recursive-doubling``: round k, member i exchanges 2^k m with i XOR 2^k (g a power of
+    two). ``bruck``: round k, member i sends min(2^k, g-2^k) m to i - 2^k mod g.
+alltoall
+    ``linear`` (default, as SMPI's basic_linear and ``fft2d``): every member sends m to every
+    other at once, one phase. ``pairwise``: rounds k = 1..g-1, member i sends m to i+k mod g.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import RankmapError
+from ..validate import check_limit
+from .base import Pattern, Phase
+
+__all__ = ["COLLECTIVE_ALGORITHMS", "group_members", "collective_phases", "make_collective",
+           "alltoall_pairs", "check_collective_size"]
+
+#: collective -> its algorithms, the default first
+COLLECTIVE_ALGORITHMS: dict[str, tuple[str, ...]] = {
+    "allreduce": ("recursive-doubling", "ring", "binomial"),
+    "bcast": ("binomial", "linear"),
+    "allgather": ("ring", "recursive-doubling", "bruck"),
+    "alltoall": ("linear", "pairwise"),
+}
+
+def group_members(grid: tuple[int, ...], dims: tuple[int, ...]) -> np.ndarray:
+    """Ranks of every sub-grid group: shape (groups, group size).
+
+    Parameters
+    ----------
+    grid : tuple of int
+        Process grid (ranks numbered last dimension fastest).
+    dims : tuple of int
+        The dimensions a group spans; its members share every other coordinate.
+
+    Returns
+    -------
+    numpy.ndarray
+        Row q lists group q's ranks in increasing rank order.
+    """
+    nd = len(grid)
+    ranks = np.arange(int(np.prod(grid)), dtype=np.int64).reshape(grid)
+    rest = [d for d in range(nd) if d not in dims]
+    order = rest + sorted(dims)
+    size = int(np.prod([grid[d] for d in dims])) if dims else 1
+    return np.ascontiguousarray(ranks.transpose(order).reshape(-1, size))
+
+
+def alltoall_pairs(g: int) -> tuple[np.ndarray, np.ndarray]:
+    """Every ordered pair (a, b), a != b, of members 0..g-1, a-major."""
+    a, b = np.nonzero(~np.eye(g, dtype=bool))
+    return a.astype(np.int64), b.astype(np.int64)
+
+
+def _rounds_allreduce(g: int, m: float, algo: str):
+    i = np.arange(g, dtype=np.int64)
+    out = []
+    if algo == "recursive-doubling":
+        p2 = 1 << (g.bit_length() - 1)
+        extra = i[p2:]
+        if len(extra):
+            out.append(("pre", extra, extra - p2, m))
+        k = 1
+        r = 0
+        while k < p2:
+            low = i[:p2]
+            out.append((f"r{r}", low, low ^ k, m))
+            k <<= 1
+            r += 1
+        if len(extra):
+            out.append(("post", extra - p2, extra, m))
+    elif algo == "ring":
+        if g > 1:
+            out.append(("ring", i, (i + 1) % g, 2.0 * (g - 1) * m / g))
+    elif algo == "binomial":
+        rounds = (g - 1).bit_length()
+        for k in range(rounds):
+            step = 1 << k
+            snd = i[(i % (2 * step) == step)]
+            out.append((f"reduce{k}", snd, snd - step, m))
+        for k in reversed(range(rounds)):
+            step = 1 << k
+            snd = i[(i % (2 * step) == 0) & (i + step < g)]
+            out.append((f"bcast{rounds - 1 - k}", snd, snd + step, m))
+    return out
+
+
+def _rounds_bcast(g: int, m: float, algo: str, root: int):
+    i = np.arange(g, dtype=np.int64)
+    out = []
+    if algo == "binomial":
+        k, r = 1, 0
+        while k < g:
+            rel = i[(i < k) & (i + k < g)]
+            out.append((f"r{r}", (rel + root) % g, (rel + k + root) % g, m))
+            k <<= 1
+            r += 1
+    elif algo == "linear":
+        others = i[i != root]
+        if len(others):
+            out.append(("linear", np.full(len(others), root, dtype=np.int64), others, m))
+    return out
+
+
+def _rounds_allgather(g: int, m: float, algo: str, spec_text: str):
+    i = np.arange(g, dtype=np.int64)
+    out = []
+    if algo == "ring":
+        if g > 1:
+            out.append(("ring", i, (i + 1) % g, float(g - 1) * m))
+    elif algo == "recursive-doubling":
+        if g & (g - 1):
+            raise RankmapError(f"bad pattern {spec_text!r}: algo=recursive-doubling allgather "
+                               f"needs a power-of-two group, not {g} (use ring or bruck)")
+        k, r = 1, 0
+        while k < g:
+            out.append((f"r{r}", i, i ^ k, float(k) * m))
+            k <<= 1
+            r += 1
+    elif algo == "bruck":
+        k, r = 1, 0
+        while k < g:
+            out.append((f"r{r}", i, (i - k) % g, float(min(k, g - k)) * m))
+            k <<= 1
+            r += 1
+    return out
+
+
+def _rounds_alltoall(g: int, m: float, algo: str):
+    out = []
+    if g < 2:
+        return out
+    if algo == "linear":
+        a, b = alltoall_pairs(g)
+        out.append(("linear", a, b, m))
+    elif algo == "pairwise":
+        i = np.arange(g, dtype=np.int64)
+        for k in range(1, g):
+            out.append((f"r{k - 1}", i, (i + k) % g, m))
+    return out
+
+
+def check_collective_size(spec_text: str, n_groups: int, group_size: int, kind: str,
+                          algo: str) -> None:
+    """Refuse a collective whose flow list would exceed the flow cap (``rankmap.validate``)."""
+    if kind == "alltoall":
+        flows = n_groups * group_size * (group_size - 1)
+    else:
+        flows = n_groups * group_size * max(1, 2 * (group_size - 1).bit_length())
+    check_limit(flows, "flows", spec_text)
+
+
+def collective_phases(kind: str, groups: np.ndarray, nbytes: float, algo: str | None = None,
+                      root: int = 0, spec_text: str = "") -> list[Phase]:
+    """The phases of collective ``kind`` run inside every row of ``groups``.
+
+    Parameters
+    ----------
+    kind : {"allreduce", "bcast", "allgather", "alltoall"}
+        The collective.
+    groups : numpy.ndarray, shape (groups, group size)
+        Member ranks of every group (see :func:`group_members`).
+    nbytes : float
+        Message size m in bytes (see module docstring).
+    algo : str, optional
+        Algorithm name; default the first of :data:`COLLECTIVE_ALGORITHMS`.
+    root : int
+        Bcast root, a member number.
+    spec_text : str
+        Named in errors.
+
+    Returns
+    -------
+    list of Phase
+        One phase per dependent round, named ``KIND.ROUND``; all groups run their round in
+        the same phase.
+    """
+    if kind not in COLLECTIVE_ALGORITHMS:
+        raise RankmapError(f"unknown collective {kind!r}")
+    algo = algo or COLLECTIVE_ALGORITHMS[kind][0]
+    if algo not in COLLECTIVE_ALGORITHMS[kind]:
+        raise RankmapError(f"bad algo={algo} in {spec_text!r}: {kind} algorithms are "
+                           f"{', '.join(COLLECTIVE_ALGORITHMS[kind])}")
+    g = groups.shape[1]
+    if kind == "bcast" and not 0 <= root < g:
+        raise RankmapError(f"bad root={root} in {spec_text!r}: groups have {g} ranks "
+                           f"(root 0-{g - 1})")
+    check_collective_size(spec_text, groups.shape[0], g, kind, algo)
+    m = float(nbytes)
+    if kind == "allreduce":
+        rounds = _rounds_allreduce(g, m, algo)
+    elif kind == "bcast":
+        rounds = _rounds_bcast(g, m, algo, root)
+    elif kind == "allgather":
+        rounds = _rounds_allgather(g, m, algo, spec_text)
+    else:
+        rounds = _rounds_alltoall(g, m, algo)
+    phases = []
+    for name, a, b, size in rounds:
+        phases.append(Phase(f"{kind}.{name}", groups[:, a].reshape(-1), groups[:, b].reshape(-1),
+                            size))
+    return phases
+
+
+def make_collective(spec_text: str, kind: str, grid: tuple[int, ...],
+                    dims: tuple[int, ...] | None = None, nbytes: int = 8,
+                    algo: str | None = None, root: int = 0, keep_grid: bool = True) -> Pattern:
+    """A collective (or one per sub-grid group) as a pattern.
+
+    Parameters
+    ----------
+    spec_text : str
+        The spec, kept on the pattern.
+    kind : str
+        ``allreduce``, ``bcast``, ``allgather`` or ``alltoall``.
+    grid : tuple of int
+        Process grid; ``(P,)`` for a collective over P ranks.
+    dims : tuple of int, optional
+        Dimensions a group spans (default: all, one group of every rank).
+    nbytes : int
+        Message size in bytes (see module docstring).
+    algo : str, optional
+        Algorithm (see module docstring).
+    root : int
+        Bcast root (member number).
+    keep_grid : bool
+        Whether the pattern keeps ``grid`` as its Cartesian grid.
+
+    Returns
+    -------
+    Pattern
+        Kind ``kind``; phases as :func:`collective_phases`.
+    """
+    nd = len(grid)
+    dims = tuple(range(nd)) if dims is None else tuple(dims)
+    groups = group_members(grid, dims)
+    phases = collective_phases(kind, groups, nbytes, algo, root, spec_text)
+    if not phases:
+        raise RankmapError(f"pattern {spec_text!r} moves nothing: its groups have one rank")
+    return Pattern(spec=spec_text, kind=kind, n_ranks=int(np.prod(grid)), phases=phases,
+                   grid=tuple(grid) if keep_grid else None,
+                   periodic=(False,) * nd if keep_grid else None,
+                   params={"bytes": nbytes, "dims": dims,
+                           "algo": algo or COLLECTIVE_ALGORITHMS[kind][0]})
