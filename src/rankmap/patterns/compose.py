@@ -23,6 +23,8 @@ def split_composition(text: str, kinds) -> list[str]:
     (one of ``kinds``) or a ``.toml`` file name follows it directly; a ``+`` inside a part
     (``offsets=+1,0,0``, ``1e+6``) is left alone.
     """
+    if re.search(r"(^|\s)\+\s*$|^\s*\+\s", text):
+        raise RankmapError(f"bad pattern {text!r}: a '+' needs a pattern on each side")
     names = "|".join(sorted((re.escape(k) for k in kinds), key=len, reverse=True))
     pattern = rf"\s+\+\s+|\s*\+\s*(?=(?:{names})(?::|\s|\+|$))"
     parts = [p.strip() for p in re.split(pattern, text, flags=re.IGNORECASE)]

@@ -11,7 +11,8 @@ Search: every ordered factorisation of the rank count into 1-6 factors of at lea
 candidate grid. On a fixed sample of the graph's pairs, each candidate's distinct offsets are
 counted (vectorised over candidates); the candidates with the fewest, more dimensions first,
 are verified on the whole graph by regenerating the stencil, at most
-:data:`MAX_VERIFICATIONS` of them. A grid is only reported when regeneration gives exactly
+:data:`MAX_VERIFICATIONS` of them and :data:`VERIFY_WORK` array elements in all (the search
+is bounded by work, so the answer depends on the graph only). A grid is only reported when regeneration gives exactly
 the graph's pairs, so a random graph is never called a stencil.
 """
 
@@ -27,8 +28,10 @@ __all__ = ["StencilMatch", "detect_stencil_grid", "match_on_grid", "grid_factori
            "undirected_keys",
            "MAX_VERIFICATIONS"]
 
-#: candidates verified on the whole graph, fewest-offset first
-MAX_VERIFICATIONS = 12
+#: candidates verified on the whole graph, fewest-offset first, at most
+MAX_VERIFICATIONS = 400
+#: and at most this much work over all verifications (pairs x dimensions + regenerated flows)
+VERIFY_WORK = 60_000_000
 #: pairs sampled to rank candidate grids
 SAMPLE_PAIRS = 256
 #: most candidate grids considered
@@ -248,7 +251,7 @@ def detect_stencil_grid(n_ranks: int, src: np.ndarray, dst: np.ndarray,
         The match with the fewest offsets (more dimensions first on a tie), or None.
     """
     n = int(n_ranks)
-    if n < 3 or len(src) == 0:
+    if n < 2 or len(src) == 0:
         return None
     keys = _undirected_keys(np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64), n)
     if len(keys) == 0:
@@ -270,9 +273,13 @@ def detect_stencil_grid(n_ranks: int, src: np.ndarray, dst: np.ndarray,
             for grid, s in zip(chunk, scores):
                 ranked.append((int(s), -nd, tuple(int(x) for x in grid)))
     ranked.sort()
+    work = 0
     for score, _, grid in ranked[:MAX_VERIFICATIONS]:
         if score * 4 > max(len(pick), 8) and score > 64:
             break  # offsets as varied as the pairs themselves: no stencil
+        work += len(keys) * len(grid) * 2 + min(score, len(keys)) * 2 * n
+        if work > VERIFY_WORK:
+            break
         match = match_on_grid(keys, n, grid)
         if match is not None:
             return match
