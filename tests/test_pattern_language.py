@@ -308,7 +308,7 @@ def test_graph_detection_note_and_grid(tmp_path):
                        "(non-periodic)"]
 
 
-grids = st.lists(st.integers(2, 5), min_size=1, max_size=4).filter(lambda g: np.prod(g) <= 300)
+grids = st.lists(st.integers(2, 5), min_size=1, max_size=4).filter(lambda g: np.prod(g) <= 200)
 
 
 @st.composite
@@ -334,7 +334,7 @@ def stencil_specs(draw):
     return text
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(stencil_specs())
 def test_detection_finds_the_grid_of_any_stencil(spec):
     p = parse_pattern(spec)
@@ -349,7 +349,9 @@ def test_detection_finds_the_grid_of_any_stencil(spec):
     # and the true grid (sizes-1 dimensions dropped) explains the graph too
     true = tuple(g for g in p.grid if g > 1)
     assert match_on_grid(keys, p.n_ranks, true) is not None, spec
-    if "offsets" not in spec and "radius" not in spec and min(p.grid) >= 3:
+    # unambiguous cases: no dimension complete (a wrapped dimension of 3 is), all used
+    periodic = "periodic" in spec
+    if "offsets" not in spec and "radius" not in spec and min(p.grid) >= (4 if periodic else 3):
         assert m.grid == true, spec
 
 

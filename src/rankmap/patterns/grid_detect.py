@@ -29,7 +29,7 @@ __all__ = ["StencilMatch", "detect_stencil_grid", "match_on_grid", "grid_factori
            "MAX_VERIFICATIONS"]
 
 #: candidates verified on the whole graph, fewest-offset first, at most
-MAX_VERIFICATIONS = 400
+MAX_VERIFICATIONS = 64
 #: and at most this much work over all verifications (pairs x dimensions + regenerated flows)
 VERIFY_WORK = 60_000_000
 #: pairs sampled to rank candidate grids
@@ -275,8 +275,6 @@ def detect_stencil_grid(n_ranks: int, src: np.ndarray, dst: np.ndarray,
     ranked.sort()
     work = 0
     for score, _, grid in ranked[:MAX_VERIFICATIONS]:
-        if score * 4 > max(len(pick), 8) and score > 64:
-            break  # offsets as varied as the pairs themselves: no stencil
         work += len(keys) * len(grid) * 2 + min(score, len(keys)) * 2 * n
         if work > VERIFY_WORK:
             break
