@@ -140,12 +140,16 @@ def stencil_flows_indexed(grid, periodic, offsets) -> tuple[np.ndarray, np.ndarr
     """
     grid = np.asarray(grid, dtype=np.int64)
     offsets = np.ascontiguousarray(np.asarray(offsets, dtype=np.int64).reshape(-1, len(grid)))
-    n = int(np.prod(grid))
-    cap = n * len(offsets)
+    per = np.asarray(periodic, dtype=np.bool_)
+    # exact on a mesh, an upper bound with wrapped dimensions: no over-allocation for long
+    # offsets (diagonals, radius) that most ranks cannot use
+    reach = np.where(per[None, :], grid[None, :],
+                     np.maximum(grid[None, :] - np.abs(offsets), 0))
+    cap = int(np.prod(reach, axis=1).sum()) if len(offsets) else 0
     src = np.empty(cap, dtype=np.int64)
     dst = np.empty(cap, dtype=np.int64)
     oidx = np.empty(cap, dtype=np.int64)
-    k = _stencil_kernel(grid, np.asarray(periodic, dtype=np.bool_), offsets, src, dst, oidx)
+    k = _stencil_kernel(grid, per, offsets, src, dst, oidx)
     return src[:k], dst[:k], oidx[:k]
 
 

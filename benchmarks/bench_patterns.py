@@ -1,0 +1,81 @@
+"""Pattern building benchmark (issue 14): how long the spec language takes to make flows.
+
+For each spec, the median over several runs of ``parse_pattern`` (spec to Pattern: every
+phase's src/dst/bytes arrays), in the same process after a warm-up run (numba kernels
+compiled and cached). Reference measured in the same run: a bare numpy copy of the result's
+three arrays (the least any generator must do to write them); the ratio says how far above
+that floor each generator is. Also the grid detection of a gridless 32x32x32 box stencil
+(what ``graph:FILE`` does for a recorded graph without ``grid=``).
+
+Writes benchmarks/RESULTS_patterns.md. Run: ``make bench ONLY=patterns``.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPEATS = int(os.environ.get("RANKMAP_BENCH_REPEATS", "5"))
+SPECS = [
+    "stencil:64x64x32:box",                                     # 131,072 ranks, 26 neighbours
+    "stencil:64x64x32:box:face=6936:edge=408:corner=24",        # same, per-class sizes
+    "lulesh:64x64x32:s=16",                                     # three phases
+    "stencil:64x64x32:box:radius=2:periodic",                   # 124 neighbours
+    "diagonal:128x128",                                        # 16,384 ranks, 508 offsets
+    "alltoall:64x64x32:dims=2",
+    "allreduce:1048576:bytes=8",                                # 1M ranks, 20 rounds
+    "stencil:128x128x64:periodic",                              # 1M ranks, 6 neighbours
+]
+
+
+def _median(fn) -> float:
+    times = []
+    for _ in range(REPEATS):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def main() -> int:
+    from rankmap.patterns import parse_pattern
+    from rankmap.patterns.grid_detect import detect_stencil_grid
+
+    rows = []
+    for spec in SPECS:
+        p = parse_pattern(spec)  # warm-up (numba cache, imports)
+        flows = sum(ph.n_flows for ph in p.phases)
+        t = _median(lambda: parse_pattern(spec))
+        arrays = [a for ph in p.phases for a in (ph.src, ph.dst, ph.bytes)]
+        ref = _median(lambda: [a.copy() for a in arrays])
+        rows.append((spec, p.n_ranks, len(p.phases), flows, t, ref))
+        print(f"{spec}: {p.n_ranks:,} ranks, {flows:,} flows, {t * 1e3:.0f} ms "
+              f"({t / ref:.1f}x a copy)", flush=True)
+    g = parse_pattern("stencil:32x32x32:box")
+    src, dst = g.phases[0].src, g.phases[0].dst
+    detect_stencil_grid(g.n_ranks, src, dst)
+    t_detect = _median(lambda: detect_stencil_grid(g.n_ranks, src, dst))
+    print(f"detect 32x32x32 box ({len(src):,} flows): {t_detect:.2f} s", flush=True)
+
+    lines = ["# Pattern building (bench_patterns.py)", "",
+             f"Median of {REPEATS} runs of `parse_pattern(spec)` after a warm-up, on this "
+             "machine (2 shared cores); reference: a numpy copy of the pattern's src/dst/bytes "
+             "arrays, measured in the same run.", "",
+             "| spec | ranks | phases | flows | build (ms) | copy (ms) | ratio |",
+             "|---|---|---|---|---|---|---|"]
+    for spec, n, ph, flows, t, ref in rows:
+        lines.append(f"| `{spec}` | {n:,} | {ph} | {flows:,} | {t * 1e3:.0f} | {ref * 1e3:.1f} "
+                     f"| {t / ref:.1f} |")
+    lines += ["", f"Grid detection of a gridless `stencil:32x32x32:box` ({len(src):,} flows, "
+              f"32,768 ranks: 3,473 candidate grids): median {t_detect:.2f} s.", ""]
+    with open(os.path.join(HERE, "RESULTS_patterns.md"), "w", encoding="utf-8") as fh:
+        fh.write("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
