@@ -24,6 +24,7 @@ Other pattern kinds register a parser in :data:`PATTERN_KINDS`.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Callable
 
 import numpy as np
@@ -313,13 +314,12 @@ def with_grid(pattern: Pattern, grid: tuple[int, ...], where: str) -> Pattern:
     n = pattern.n_ranks
     keys = undirected_keys(src, dst, n)
     match = match_on_grid(keys, n, tuple(grid)) if len(keys) else None
-    pattern.grid = tuple(int(g) for g in grid)
-    pattern.periodic = match.periodic if match is not None else None
-    return pattern
+    return dataclasses.replace(pattern, grid=tuple(int(g) for g in grid),
+                               periodic=match.periodic if match is not None else None)
 
 
 def detect_grid_note(pattern: Pattern) -> Pattern:
-    """Give a gridless ``pattern`` the grid of the Cartesian stencil it is, if it is one.
+    """A gridless ``pattern`` with the grid of the Cartesian stencil it is, if it is one.
 
     Adds the note ``pattern: graph of N flows; looks like a 6x6x6 box stencil
     (non-periodic)`` (or ``...; no Cartesian grid found``) to ``pattern.notes``.
@@ -327,12 +327,13 @@ def detect_grid_note(pattern: Pattern) -> Pattern:
     Parameters
     ----------
     pattern : Pattern
-        A pattern, changed in place when gridless.
+        A pattern (not changed).
 
     Returns
     -------
     Pattern
-        The same object.
+        ``pattern`` itself when it has a grid, else a copy with the grid found (if any) and
+        the note.
     """
     from .grid_detect import detect_stencil_grid
 
@@ -343,13 +344,12 @@ def detect_grid_note(pattern: Pattern) -> Pattern:
     match = detect_stencil_grid(pattern.n_ranks, src, dst)
     flows = f"graph of {len(src):,} flows"
     if match is None:
-        pattern.notes.append(f"pattern: {flows}; no Cartesian grid found "
-                             "(give one with :grid=PxQxR)")
-        return pattern
-    pattern.grid, pattern.periodic = match.grid, match.periodic
-    pattern.params["detected_grid"] = match.describe()
-    pattern.notes.append(f"pattern: {flows}; looks like a {match.describe()}")
-    return pattern
+        return dataclasses.replace(pattern, notes=pattern.notes + [
+            f"pattern: {flows}; no Cartesian grid found (give one with :grid=PxQxR)"])
+    return dataclasses.replace(pattern, grid=match.grid, periodic=match.periodic,
+                               params={**pattern.params, "detected_grid": match.describe()},
+                               notes=pattern.notes + [f"pattern: {flows}; looks like a "
+                                                      f"{match.describe()}"])
 
 
 def _parse_minighost(spec: Spec, default_ranks: int | None) -> Pattern:
@@ -441,5 +441,5 @@ def parse_pattern(text: str | Pattern, default_ranks: int | None = None,
         subs = [parse_pattern(p, default_ranks, detect_grid=False) for p in parts]
         pattern = compose(text, subs)
     if detect_grid and pattern.kind in GRIDLESS_KINDS:
-        detect_grid_note(pattern)
+        pattern = detect_grid_note(pattern)
     return pattern
