@@ -448,3 +448,13 @@ def test_cli_prints_detection_and_rcb_fallback(tmp_path, capsys):
                            "--mappings", "inorder,rcb")
     assert code == 0, err
     assert "rcb falls back to graph" in err
+
+
+def test_detection_runs_on_explicit_flows_only(tmp_path):
+    f = tmp_path / "ring.toml"
+    flows = ", ".join(f"[{r}, {(r + 1) % 6}, 8]" for r in range(6))
+    f.write_text(f"[[phase]]\nflows = [{flows}]\n")
+    p = parse_pattern(str(f))
+    assert p.grid == (6,) and p.periodic == (True,) and "6 star stencil (periodic)" in p.notes[0]
+    q = parse_pattern("allreduce:16 + bcast:16")
+    assert q.grid is None and q.notes == []

@@ -395,8 +395,14 @@ PATTERN_KINDS: dict[str, Callable[[Spec, int | None], Pattern]] = {
     **{kind: _make_collective_parser(kind) for kind in COLLECTIVE_ALGORITHMS},
 }
 
-#: kinds whose patterns may be a stencil without saying so (grid detection runs on them)
-GRIDLESS_KINDS = ("graph", "phases")
+#: kinds whose patterns may be a stencil without saying so (grid detection runs on them,
+#: and on compositions and TOML files with such a part)
+GRIDLESS_KINDS = ("graph", "flows")
+
+
+def _may_hide_a_grid(pattern: Pattern) -> bool:
+    kinds = [pattern.kind] + list(pattern.params.get("part_kinds", []))
+    return any(k in GRIDLESS_KINDS for k in kinds)
 
 
 def _parse_one(text: str, default_ranks: int | None) -> Pattern:
@@ -440,6 +446,6 @@ def parse_pattern(text: str | Pattern, default_ranks: int | None = None,
     else:
         subs = [parse_pattern(p, default_ranks, detect_grid=False) for p in parts]
         pattern = compose(text, subs)
-    if detect_grid and pattern.kind in GRIDLESS_KINDS:
+    if detect_grid and pattern.grid is None and _may_hide_a_grid(pattern):
         pattern = detect_grid_note(pattern)
     return pattern

@@ -91,4 +91,5 @@ def compose(spec_text: str, parts: list[Pattern], names: list[str | None] | None
             taken.add(pname)
             phases.append(Phase(pname, ph.src, ph.dst, ph.bytes))
     return Pattern(spec=spec_text, kind=kind, n_ranks=n, phases=phases, grid=grid,
-                   periodic=periodic, params={"parts": [p.spec for p in parts]})
+                   periodic=periodic, params={"parts": [p.spec for p in parts],
+                           "part_kinds": [p.kind for p in parts]})
