@@ -178,11 +178,20 @@ def _rounds_alltoall(g: int, m: float, algo: str):
 def check_collective_size(spec_text: str, n_groups: int, group_size: int, kind: str,
                           algo: str) -> None:
     """Refuse a collective whose flow list would exceed the flow cap (``rankmap.validate``)."""
+    g = group_size
+    rounds = (g - 1).bit_length()  # ceil(log2 g)
     if kind == "alltoall":
-        flows = n_groups * group_size * (group_size - 1)
-    else:
-        flows = n_groups * group_size * max(1, 2 * (group_size - 1).bit_length())
-    check_limit(flows, "flows", spec_text)
+        per_group = g * (g - 1)
+    elif kind == "allreduce" and algo == "recursive-doubling":
+        p2 = 1 << (g.bit_length() - 1)
+        per_group = p2 * (p2.bit_length() - 1) + 2 * (g - p2)
+    elif kind == "allreduce" and algo == "binomial" or kind == "bcast":
+        per_group = 2 * (g - 1)
+    elif kind == "allgather" and algo != "ring":
+        per_group = g * rounds
+    else:  # rings
+        per_group = g
+    check_limit(n_groups * per_group, "flows", spec_text)
 
 
 def collective_phases(kind: str, groups: np.ndarray, nbytes: float, algo: str | None = None,
