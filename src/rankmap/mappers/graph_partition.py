@@ -1,4 +1,7 @@
-"""``graph``: dual recursive bipartitioning of the communication graph with KaHIP.
+"""``graph-bisect``: dual recursive bipartitioning of the communication graph with KaHIP.
+
+(The earlier ``graph`` mapper; ``graph`` is now the multilevel mapper of
+:mod:`rankmap.mappers.graph_multilevel`, which uses :func:`communication_graph` from here.)
 
 The pattern's flows (all phases) make an undirected weighted graph: the weight of edge {a, b}
 is the bytes a and b exchange in both directions. The allocated nodes are split recursively
@@ -126,7 +129,8 @@ def graph_mapping(pattern, machine, allocation, seed):
     return drb_cores(communication_graph(pattern), machine, allocation, seed)
 
 
-@register("graph", "KaHIP dual recursive bipartitioning of the communication graph")
-def graph(pattern, machine, allocation, seed):
+@register("graph-bisect", "KaHIP dual recursive bipartitioning of the communication graph "
+          "(the earlier graph mapper)", in_all=False)
+def graph_bisect(pattern, machine, allocation, seed):
     """Dual recursive bipartitioning with KaHIP (see module docstring); ``seed`` seeds KaHIP."""
     return graph_mapping(pattern, machine, allocation, seed)

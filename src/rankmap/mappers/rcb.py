@@ -88,6 +88,6 @@ def rcb_fallback_note(pattern) -> str | None:
 def rcb(pattern, machine, allocation, seed):
     """Recursive coordinate bisection (see module docstring); gridless patterns go to graph."""
     if pattern.grid is None:
-        from .graph_partition import graph_mapping
-        return graph_mapping(pattern, machine, allocation, seed)
+        from .graph_multilevel import multilevel_cores
+        return multilevel_cores(pattern, machine, allocation, seed)
     return rcb_cores(pattern.grid_coords(), machine, allocation)

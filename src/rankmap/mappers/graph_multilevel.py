@@ -1,0 +1,158 @@
+"""``graph``: multilevel mapping of any communication graph (nodes first, then ranks).
+
+1. **Node parts.** The weighted communication graph (bytes between ranks, all phases) is cut
+   by KaHIP's k-way partitioner into one part per node, exactly ``cores_per_node`` ranks each
+   (:mod:`rankmap.mappers.node_partition`): the bytes between parts are the bytes that will
+   cross the network, and KaHIP minimises them.
+2. **Parts onto nodes.** The quotient graph of the parts is mapped onto the allocated nodes
+   by dual recursive bisection of both sides guided by hop distances
+   (:mod:`rankmap.mappers.network_bisection`).
+3. **Refinement on nodes, then on ranks** (:mod:`rankmap.mappers.swap_refine`): vectorised
+   hop-bytes swap passes, then swaps aimed at the busiest link, evaluated exactly on the
+   machine's link loads under its routing (busiest link bytes, then sum of squared link
+   bytes). First whole node parts move (node-level flows: bytes between parts), then single
+   ranks between nodes.
+
+Of the placement after step 2 and the refined ones, the one with the lowest (busiest link
+bytes over all phases, hop-bytes) is returned, so refinement never makes the result worse than
+its start. Work is bounded by pass and proposal counts (:data:`HOP_PASSES`,
+:data:`NODE_PROPOSALS`, :data:`RANK_PROPOSALS`), never by seconds; the result depends only on
+the inputs and the seed. With fewer ranks than cores, a compact set of nodes (the first of a
+recursive bisection order of the allocation) is used, as ``rcb`` does, and the refinement may
+move parts onto the free nodes.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from .geometry import bisect_order, check_seed
+from .graph_partition import communication_graph
+from .network_bisection import map_graph_to_nodes
+from .node_partition import node_parts, quotient_graph
+from .registry import register
+from .swap_refine import UnitPlacement, hop_swap_passes, link_swaps
+
+__all__ = ["multilevel_cores", "HOP_PASSES", "NODE_PROPOSALS", "RANK_PROPOSALS"]
+
+#: vectorised hop-bytes swap passes (nodes, then ranks)
+HOP_PASSES = 8
+#: busiest-link swap proposals on node parts
+NODE_PROPOSALS = 1500
+#: busiest-link swap proposals on single ranks
+RANK_PROPOSALS = 1500
+
+
+def _routing(machine) -> str:
+    """The routing refinements use (``refine``'s setting when it has one, else the default)."""
+    try:
+        from .refine import current_settings
+        routing = current_settings().get("routing")
+    except ImportError:                                   # pragma: no cover - refactor guard
+        routing = None
+    return machine.check_routing(routing)
+
+
+def _unit_phases(pattern, unit_of_rank: np.ndarray, n_units: int):
+    """Per phase, flows between units (summed per ordered pair, flows inside a unit dropped)."""
+    out = []
+    for ph in pattern.phases:
+        s, d = unit_of_rank[ph.src], unit_of_rank[ph.dst]
+        keep = s != d
+        m = sp.coo_matrix((ph.bytes[keep], (s[keep], d[keep])), shape=(n_units, n_units)).tocsr()
+        m.sum_duplicates()
+        c = m.tocoo()
+        out.append((c.row.astype(np.int64), c.col.astype(np.int64), c.data.astype(np.float64)))
+    return out
+
+
+def _key(cores: np.ndarray, pattern, machine, allocation, routing) -> tuple[float, float]:
+    """(busiest link bytes over all phases, hop-bytes) of a rank placement."""
+    node = allocation.node_of_core(cores)
+    top, hb = 0.0, 0.0
+    for ph in pattern.phases:
+        if not ph.n_flows:
+            continue
+        ld = machine.route(node[ph.src], node[ph.dst], ph.bytes, routing)
+        if ld.bytes.size:
+            top = max(top, float(ld.bytes.max()))
+        hb += float(np.dot(ld.flow_hops, ph.bytes))
+    return top, hb
+
+
+def multilevel_cores(pattern, machine, allocation, seed: int = 0, hop_passes: int = HOP_PASSES,
+                     node_proposals: int = NODE_PROPOSALS,
+                     rank_proposals: int = RANK_PROPOSALS) -> np.ndarray:
+    """Core of every rank by the multilevel graph mapping (module docstring).
+
+    Parameters
+    ----------
+    pattern : rankmap.patterns.Pattern
+        The communication (any pattern; the grid is not used).
+    machine : rankmap.machines.Machine
+        The machine (geometry, hop distances, routing).
+    allocation : rankmap.allocation.Allocation
+        The nodes to place on.
+    seed : int
+        Seeds KaHIP and the refinement's choices.
+    hop_passes, node_proposals, rank_proposals : int
+        Work bounds of the refinement (0 turns a stage off).
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 allocation core of every rank.
+    """
+    seed = check_seed(seed)
+    n = pattern.n_ranks
+    cpn = allocation.cores_per_node
+    g = communication_graph(pattern)
+    if g.nnz == 0:
+        return np.arange(n, dtype=np.int64)
+    routing = _routing(machine)
+    from .greedy import _neighbour_csr
+    nbrs = _neighbour_csr(machine, allocation)
+    k = -(-n // cpn)
+    part = node_parts(g, cpn, seed)
+    q = quotient_graph(g, part, k)
+    geo = machine.geometry(allocation.nodes).astype(np.float64)
+    used = np.sort(bisect_order(geo)[:k]) if k < allocation.n_nodes \
+        else np.arange(allocation.n_nodes, dtype=np.int64)
+    pos_of_part = map_graph_to_nodes(q, used, machine, allocation, seed)
+
+    def cores_of(pos_parts):
+        order = np.argsort(part, kind="stable")
+        first = np.searchsorted(part[order], np.arange(k))
+        slot = np.empty(n, dtype=np.int64)
+        slot[order] = np.arange(n) - first[part[order]]
+        return pos_parts[part] * cpn + slot
+
+    candidates = [cores_of(pos_of_part)]
+    place = UnitPlacement(pos_of_part, allocation.n_nodes, 1, allocation)
+    if hop_passes:
+        hop_swap_passes(q, place, machine, nbrs, seed, hop_passes)
+    if node_proposals:
+        link_swaps(_unit_phases(pattern, part, k), place, machine, routing, nbrs, seed,
+                   node_proposals, n_units=k)
+    cores = cores_of(place.pos_of)
+    candidates.append(cores)
+    if cpn > 1:
+        rplace = UnitPlacement(cores, allocation.n_cores, cpn, allocation)
+        if hop_passes:
+            hop_swap_passes(g, rplace, machine, nbrs, seed + 1, hop_passes)
+        if rank_proposals:
+            ranks = np.arange(n, dtype=np.int64)
+            link_swaps(_unit_phases(pattern, ranks, n), rplace, machine, routing, nbrs,
+                       seed + 1, rank_proposals, n_units=n)
+        candidates.append(rplace.pos_of.copy())
+    keys = [_key(c, pattern, machine, allocation, routing) for c in candidates]
+    best = min(range(len(candidates)), key=lambda i: (keys[i], -i))
+    return candidates[best]
+
+
+@register("graph", "multilevel graph mapping: KaHIP node parts, network-guided dual recursive "
+                   "bisection, swap refinement on link loads")
+def graph(pattern, machine, allocation, seed):
+    """Multilevel mapping of the communication graph (see module docstring)."""
+    return multilevel_cores(pattern, machine, allocation, seed)

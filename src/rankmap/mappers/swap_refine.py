@@ -1,0 +1,394 @@
+"""Swap refinement of a placement on the real objective, on nodes or on ranks, bounded by work.
+
+*Units* (node-sized parts of ranks, or single ranks) occupy *positions* (allocation nodes, or
+allocation cores; ``slots`` positions per node). Two kinds of passes improve a placement:
+
+``hop_swap_passes``
+    Vectorised over all units at once: every unit proposes a swap with the unit on (or near)
+    the node of its most stretched partner (largest bytes x hops); the hop-bytes gain of every
+    proposal is computed exactly with ``machine.hop_distance``; the best proposals that touch
+    neither each other nor each other's partners are applied together (a numba kernel picks
+    them). At most ``passes`` passes.
+
+``link_swaps``
+    The busiest link of the worst phase is attacked directly: the flows that cross it
+    (found with the hop-distance test ``h(s, a) + 1 + h(b, d) = h(s, d)`` of minimal routes)
+    propose to move one of their ends next to the other end; every proposal is evaluated
+    exactly by re-routing only the flows of the moved units (``machine.route`` with the old
+    routes subtracted) and kept only when it lowers (busiest link bytes over all phases, then
+    the sum of squared link bytes, which spreads the load and with it the predicted time).
+    At most ``max_proposals`` proposals.
+
+Both are deterministic for a seed and bounded by counts of passes and proposals, never by
+seconds; neither ever makes its own objective worse.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+from numba import njit
+
+__all__ = ["UnitPlacement", "hop_swap_passes", "link_swaps", "hop_bytes"]
+
+
+class UnitPlacement:
+    """Units on positions: ``pos_of[u]``, ``unit_at[p]`` (-1 free), node of a position.
+
+    Parameters
+    ----------
+    pos_of : numpy.ndarray
+        Position of every unit (distinct, in 0..n_positions-1).
+    n_positions : int
+        Number of positions.
+    slots : int
+        Positions per allocation node (1 for nodes, cores_per_node for cores).
+    allocation : rankmap.allocation.Allocation
+        Gives the machine node of a position (``nodes[pos // slots]``).
+    """
+
+    def __init__(self, pos_of: np.ndarray, n_positions: int, slots: int, allocation):
+        self.pos_of = np.asarray(pos_of, dtype=np.int64).copy()
+        self.unit_at = np.full(n_positions, -1, dtype=np.int64)
+        self.unit_at[self.pos_of] = np.arange(len(self.pos_of))
+        self.slots = int(slots)
+        self.alloc_nodes = allocation.nodes
+
+    def node(self, pos: np.ndarray) -> np.ndarray:
+        """Machine node of positions."""
+        return self.alloc_nodes[np.asarray(pos) // self.slots]
+
+    def swap(self, u: int, p: int) -> int:
+        """Put unit u on position p; the unit there (if any) takes u's old position. Returns
+        that unit or -1."""
+        q = int(self.pos_of[u])
+        v = int(self.unit_at[p])
+        self.pos_of[u] = p
+        self.unit_at[p] = u
+        self.unit_at[q] = v
+        if v >= 0:
+            self.pos_of[v] = q
+        return v
+
+
+def hop_bytes(w: sp.csr_matrix, place: UnitPlacement, machine) -> float:
+    """Hop-bytes of symmetric unit graph ``w`` (each pair counted once) under ``place``.
+
+    Parameters
+    ----------
+    w : scipy.sparse.csr_matrix
+        Symmetric bytes between units.
+    place : UnitPlacement
+        Where the units are.
+    machine : rankmap.machines.Machine
+        Gives ``hop_distance``.
+
+    Returns
+    -------
+    float
+        Sum over unit pairs of bytes x hops (bytes).
+    """
+    coo = sp.triu(w, k=1).tocoo()
+    n = place.node(place.pos_of)
+    return float(np.dot(coo.data, machine.hop_distance(n[coo.row], n[coo.col])))
+
+
+@njit(cache=True)
+def _pick_independent(order, u, v, indptr, indices, n_units):
+    """Proposals (indices into u/v, in ``order``) that share no unit and no partner."""
+    locked = np.zeros(n_units, dtype=np.bool_)
+    out = np.empty(len(order), dtype=np.int64)
+    m = 0
+    for i in order:
+        a, b = u[i], v[i]
+        if locked[a] or (b >= 0 and locked[b]):
+            continue
+        ok = True
+        for k in range(indptr[a], indptr[a + 1]):
+            if locked[indices[k]]:
+                ok = False
+                break
+        if ok and b >= 0:
+            for k in range(indptr[b], indptr[b + 1]):
+                if locked[indices[k]]:
+                    ok = False
+                    break
+        if not ok:
+            continue
+        out[m] = i
+        m += 1
+        locked[a] = True
+        if b >= 0:
+            locked[b] = True
+        for k in range(indptr[a], indptr[a + 1]):
+            locked[indices[k]] = True
+        if b >= 0:
+            for k in range(indptr[b], indptr[b + 1]):
+                locked[indices[k]] = True
+    return out[:m]
+
+
+def _side_gain(w, units, other, p_from, p_to, place, machine):
+    """For each proposal i: sum over partners x of units[i] (x != other[i]) of
+    w * (h(p_from, x) - h(p_to, x)); proposals with units[i] < 0 gain 0."""
+    m = len(units)
+    ok = units >= 0
+    uu = np.where(ok, units, 0)
+    deg = np.where(ok, np.diff(w.indptr)[uu], 0)
+    rows = np.repeat(np.arange(m), deg)
+    # flat indices into w.indices of every partner of every proposal
+    offs = np.arange(deg.sum()) - np.repeat(np.cumsum(deg) - deg, deg)
+    flat = np.repeat(np.where(ok, w.indptr[uu], 0), deg) + offs
+    x = w.indices[flat]
+    keep = x != other[rows]
+    rows, x, wt = rows[keep], x[keep], w.data[flat][keep]
+    nx = place.node(place.pos_of[x])
+    d = (machine.hop_distance(place.node(p_from[rows]), nx)
+         - machine.hop_distance(place.node(p_to[rows]), nx)).astype(np.float64)
+    return np.bincount(rows, weights=wt * d, minlength=m)
+
+
+def hop_swap_passes(w: sp.csr_matrix, place: UnitPlacement, machine, neighbours, seed: int,
+                    passes: int = 8) -> int:
+    """Vectorised hop-bytes swap passes (module docstring); returns the swaps applied.
+
+    Parameters
+    ----------
+    w : scipy.sparse.csr_matrix
+        Symmetric bytes between units.
+    place : UnitPlacement
+        Placement, changed in place.
+    machine : rankmap.machines.Machine
+        Gives ``hop_distance``.
+    neighbours : tuple of numpy.ndarray
+        CSR (indptr, allocation positions) of the allocation nodes linked to each node.
+    seed : int
+        Seed of the target choice.
+    passes : int
+        Most passes.
+
+    Returns
+    -------
+    int
+        Number of swaps applied.
+    """
+    rng = np.random.default_rng(seed)
+    n = w.shape[0]
+    if n < 2 or w.nnz == 0:
+        return 0
+    nb_ptr, nb_pos = neighbours
+    row_of = np.repeat(np.arange(n), np.diff(w.indptr))
+    applied = 0
+    for _ in range(passes):
+        node = place.node(place.pos_of)
+        stretch = w.data * machine.hop_distance(node[row_of], node[w.indices])
+        if not (stretch > 0).any():
+            break
+        # most stretched partner of every unit
+        order = np.lexsort((-stretch, row_of))
+        first = np.searchsorted(row_of[order], np.arange(n))
+        has = (first < len(order))
+        has[has] = row_of[order[first[has]]] == np.arange(n)[has]
+        u = np.nonzero(has)[0]
+        best = order[first[u]]
+        u = u[stretch[best] > 0]
+        best = order[first[u]]
+        partner = w.indices[best]
+        # target: a position on the partner's node, or on a node linked to it
+        p_node = place.pos_of[partner] // place.slots
+        deg = nb_ptr[p_node + 1] - nb_ptr[p_node]
+        pick = np.floor(rng.random(len(u)) * (deg + 1)).astype(np.int64)
+        tgt_node = p_node.copy()
+        via = pick < deg
+        tgt_node[via] = nb_pos[nb_ptr[p_node[via]] + pick[via]]
+        tgt = tgt_node * place.slots + rng.integers(0, place.slots, len(u))
+        v = place.unit_at[tgt]
+        keep = (v != u) & (tgt // place.slots != place.pos_of[u] // place.slots)
+        u, v, tgt = u[keep], v[keep], tgt[keep]
+        if len(u) == 0:
+            break
+        p_u = place.pos_of[u]
+        g = _side_gain(w, u, v, p_u, tgt, place, machine)
+        g += _side_gain(w, v, u, tgt, p_u, place, machine)
+        good = np.nonzero(g > 1e-9)[0]
+        if len(good) == 0:
+            break
+        good = good[np.argsort(-g[good], kind="stable")]
+        chosen = _pick_independent(good, u, v, w.indptr, w.indices, n)
+        for i in chosen:
+            place.swap(int(u[i]), int(tgt[i]))
+        applied += len(chosen)
+    return applied
+
+
+def _flow_csr(src, dst, n_units):
+    """CSR (indptr, flow ids) of the flows touching each unit."""
+    f = np.arange(len(src))
+    r = np.concatenate([src, dst])
+    ff = np.concatenate([f, f])
+    order = np.argsort(r, kind="stable")
+    return np.searchsorted(r[order], np.arange(n_units + 1)), ff[order]
+
+
+class _Loads:
+    """Link loads of every phase under a unit placement; exact incremental swaps."""
+
+    def __init__(self, phases, place: UnitPlacement, machine, routing, n_units):
+        self.phases = [(s, d, b) for s, d, b in phases if len(s)]
+        self.place, self.machine, self.routing = place, machine, routing
+        self.csr = [_flow_csr(s, d, n_units) for s, d, b in self.phases]
+        node = place.node(place.pos_of)
+        self.loads = [machine.route(node[s], node[d], b, routing).bytes.astype(np.float64)
+                      for s, d, b in self.phases]
+        self.max = max((float(x.max()) for x in self.loads if x.size), default=0.0)
+        self.sq = sum(float(np.dot(x, x)) for x in self.loads)
+
+    def objective(self):
+        return (self.max, self.sq)
+
+    def try_swap(self, u: int, p: int) -> bool:
+        """Move unit u to position p (swapping with its holder); keep it only if
+        (max, sum of squares) drops."""
+        place = self.place
+        q = int(place.pos_of[u])
+        v = int(place.unit_at[p])
+        units = [u] if v < 0 else [u, v]
+        deltas = []
+        for (s, d, b), (indptr, fl) in zip(self.phases, self.csr):
+            idx = np.unique(np.concatenate([fl[indptr[x]:indptr[x + 1]] for x in units]))
+            if len(idx) == 0:
+                deltas.append(None)
+                continue
+            ss, dd = s[idx], d[idx]
+            pos = place.pos_of
+            old_s, old_d = place.node(pos[ss]), place.node(pos[dd])
+            new_ps, new_pd = pos[ss].copy(), pos[dd].copy()
+            for x, (a, c) in ((u, (q, p)), (v, (p, q))):
+                if x >= 0:
+                    new_ps[ss == x] = c
+                    new_pd[dd == x] = c
+            new_s, new_d = place.node(new_ps), place.node(new_pd)
+            moved = (old_s != new_s) | (old_d != new_d)
+            if not moved.any():
+                deltas.append(None)
+                continue
+            w = b[idx][moved]
+            ld = self.machine.route(np.concatenate([old_s[moved], new_s[moved]]),
+                                    np.concatenate([old_d[moved], new_d[moved]]),
+                                    np.concatenate([-w, w]), self.routing).bytes
+            deltas.append(ld)
+        if all(x is None for x in deltas):
+            return False
+        new_max, new_sq = 0.0, self.sq
+        for cur, dl in zip(self.loads, deltas):
+            if dl is None:
+                new_max = max(new_max, float(cur.max()))
+                continue
+            nz = np.nonzero(dl)[0]
+            after = cur[nz] + dl[nz]
+            new_sq += float(np.dot(after, after) - np.dot(cur[nz], cur[nz]))
+            new_max = max(new_max, float(np.maximum(cur, 0).max() if len(nz) == 0
+                                         else (cur + dl).max()))
+        tol = 1e-9 * max(self.max, 1.0)
+        better = new_max < self.max - tol or (new_max <= self.max + tol
+                                              and new_sq < self.sq - 1e-9 * max(self.sq, 1.0))
+        if not better:
+            return False
+        for cur, dl in zip(self.loads, deltas):
+            if dl is not None:
+                cur += dl
+        self.max, self.sq = new_max, new_sq
+        place.swap(u, p)
+        return True
+
+
+def link_swaps(phases, place: UnitPlacement, machine, routing, neighbours, seed: int,
+               max_proposals: int = 2000, n_units: int | None = None) -> int:
+    """Attack the busiest link with exactly evaluated swaps (module docstring).
+
+    Parameters
+    ----------
+    phases : list of (numpy.ndarray, numpy.ndarray, numpy.ndarray)
+        Per phase, flows between units: source unit, destination unit, bytes.
+    place : UnitPlacement
+        Placement, changed in place.
+    machine : rankmap.machines.Machine
+        Routes the flows (``route``) and gives ``hop_distance``.
+    routing : str
+        Routing name.
+    neighbours : tuple of numpy.ndarray
+        CSR (indptr, allocation positions) of the allocation nodes linked to each node.
+    seed : int
+        Seed of the proposal choice.
+    max_proposals : int
+        Most proposals evaluated (the work bound).
+    n_units : int, optional
+        Number of units (default: ``len(place.pos_of)``).
+
+    Returns
+    -------
+    int
+        Number of swaps kept.
+    """
+    n_units = len(place.pos_of) if n_units is None else n_units
+    st = _Loads(phases, place, machine, routing, n_units)
+    if not st.phases or st.max <= 0:
+        return 0
+    rng = np.random.default_rng(seed)
+    nb_ptr, nb_pos = neighbours
+    link_src, link_dst = machine.link_src, machine.link_dst
+    kept, tried, refused_link = 0, 0, 0
+    skip_links: set = set()
+    while tried < max_proposals:
+        # the busiest link not yet given up on, over all phases
+        best_ph, best_l, best_v = -1, -1, -1.0
+        for i, ld in enumerate(st.loads):
+            order = np.argsort(-ld, kind="stable")[:len(skip_links) + 1]
+            for l in order:
+                if (i, int(l)) not in skip_links:
+                    if ld[l] > best_v:
+                        best_ph, best_l, best_v = i, int(l), float(ld[l])
+                    break
+        if best_v <= 0:
+            break
+        s, d, b = st.phases[best_ph]
+        node = place.node(place.pos_of)
+        ns, nd = node[s], node[d]
+        a_node, b_node = int(link_src[best_l]), int(link_dst[best_l])
+        h = machine.hop_distance(ns, nd)
+        on = (h > 0) & (machine.hop_distance(ns, np.full(len(ns), a_node)) + 1
+                        + machine.hop_distance(np.full(len(nd), b_node), nd) == h)
+        cross = np.nonzero(on)[0]
+        if len(cross) == 0:
+            skip_links.add((best_ph, best_l))
+            continue
+        cross = cross[np.argsort(-b[cross] * h[cross], kind="stable")][:8]
+        improved = False
+        for f in cross:
+            flip = rng.random() < 0.5
+            for mover, partner in ((s[f], d[f]), (d[f], s[f]))[::(-1 if flip else 1)]:
+                pn = int(place.pos_of[partner]) // place.slots
+                cand_nodes = np.concatenate([[pn], nb_pos[nb_ptr[pn]:nb_ptr[pn + 1]]])
+                for tn in cand_nodes[rng.permutation(len(cand_nodes))][:3]:
+                    tp = int(tn) * place.slots + int(rng.integers(place.slots))
+                    if tp // place.slots == int(place.pos_of[mover]) // place.slots:
+                        continue
+                    tried += 1
+                    if st.try_swap(int(mover), tp):
+                        kept += 1
+                        improved = True
+                        break
+                    if tried >= max_proposals:
+                        break
+                if improved or tried >= max_proposals:
+                    break
+            if improved or tried >= max_proposals:
+                break
+        if improved:
+            skip_links.clear()
+        else:
+            skip_links.add((best_ph, best_l))
+            refused_link += 1
+            if len(skip_links) > 64:
+                break
+    return kept
