@@ -1,0 +1,362 @@
+"""Placement quality of rankmap's pick against Scotch on irregular and mismatched problems (issue 13).
+
+For every problem, two placements are scored by the same rankmap evaluation (one
+:class:`rankmap.evaluation.Evaluator`, ``dor`` routing, the time model on):
+
+* **rankmap**: ``auto``'s pick (:func:`rankmap.mappers.auto.auto_select`, seed 0); the
+  multilevel ``graph`` mapper on its own is reported too where auto runs it;
+* **Scotch**: ``scotch_gmap`` (Debian package ``scotch``, a benchmark peer only) on the
+  same weighted communication graph. The target is ``torus3D X Y Z`` for a whole machine
+  with one core per node; otherwise a decomposition-defined target built by ``amk_grf`` from
+  the machine's node graph (links as edges, ``cores_per_node`` as every node's weight, ``-l``
+  the allocated nodes; ``-2`` above 8,192 nodes), so Scotch fills each node's cores. Ranks
+  Scotch puts on a node beyond its cores (it balances within ``-b0.0``, which it may miss)
+  are moved to the nearest free core and counted.
+
+Problems (2K-131K ranks): random geometric graphs (points in the unit cube, each linked to
+its 6 nearest neighbours, 1 MiB per edge each way), a triangulated unstructured 2-D mesh read
+from a Matrix Market file (``graph:FILE``), scattered allocations, multi-core nodes, grids
+whose shape does not match the torus, and large stencils. Times are wall seconds (median of
+RANKMAP_BENCH_REPEATS runs, default 3; 1 above 8,192 ranks); Scotch's include writing its graph
+and target files and reading its mapping. Writes benchmarks/RESULTS_quality.md.
+
+Run: ``make bench ONLY=quality`` or ``.venv/bin/python benchmarks/bench_quality.py``
+(``RANKMAP_BENCH_MAX_CASES=N`` runs the first N problems only).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPEATS = int(os.environ.get("RANKMAP_BENCH_REPEATS", "3"))
+SCOTCH_TIMEOUT = float(os.environ.get("RANKMAP_BENCH_SCOTCH_TIMEOUT", "300"))
+MiB = 1 << 20
+
+#: (label, machine spec, allocation spec or None, pattern spec; ``@rgg:N:seed`` and
+#: ``@mesh:N:seed`` are generated into graph files)
+CASES = [
+    ("rgg 4K, 4 cores/node", "torus:8x8x16:cores=4", None, "@rgg:4096:1"),
+    ("rgg 16K, 4 cores/node", "torus:16x16x16:cores=4", None, "@rgg:16384:2"),
+    ("rgg 2K, scattered", "torus:16x16x16:cores=2", "random:1024:seed=3", "@rgg:2048:3"),
+    ("FEM mesh (.mtx) 2K", "torus:8x8x8:cores=4", None, "@mesh:2048:4"),
+    ("FEM mesh (.mtx) 8K, scattered", "torus:16x16x32:cores=2", "random:4096:seed=5",
+     "@mesh:8192:5"),
+    ("2-D periodic on 3-D torus", "torus:16x16x16", None, "stencil:64x64:periodic"),
+    ("80x50 box on 3-D torus", "torus:16x16x16", None, "stencil:80x50:box"),
+    ("3-D 27-point, shape mismatch", "torus:8x8x16:cores=4", None, "stencil:16x16x16:box"),
+    ("fft2d, 4 cores/node", "torus:8x8x16:cores=4", None, "fft2d:64x64"),
+    ("2-D box on BG/P", "bgp:4096", None, "stencil:128x128:box"),
+    ("3-D stencil, scattered", "torus:16x16x32:cores=2", "random:4096:seed=6",
+     "stencil:32x16x16"),
+    ("3-D stencil 131K", "torus:32x32x32:cores=4", None, "stencil:64x32x64:periodic"),
+]
+
+
+# ----------------------------------------------------------------------------- problems
+
+def random_geometric_graph(n: int, seed: int, k: int = 6) -> tuple[np.ndarray, np.ndarray]:
+    """Undirected edges (a < b) linking each of n random points of the unit cube to its k
+    nearest neighbours."""
+    from scipy.spatial import cKDTree
+
+    pts = np.random.default_rng(seed).random((n, 3))
+    _, idx = cKDTree(pts).query(pts, k + 1)
+    a = np.repeat(np.arange(n), k)
+    b = idx[:, 1:].reshape(-1)
+    e = np.unique(np.stack([np.minimum(a, b), np.maximum(a, b)], axis=1), axis=0)
+    return e[:, 0], e[:, 1]
+
+
+def triangle_mesh(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Undirected edges of the Delaunay triangulation of n random points of the unit square
+    (a 2-D unstructured finite-element mesh)."""
+    from scipy.spatial import Delaunay
+
+    pts = np.random.default_rng(seed).random((n, 2))
+    tri = Delaunay(pts).simplices
+    a = np.concatenate([tri[:, 0], tri[:, 1], tri[:, 2]])
+    b = np.concatenate([tri[:, 1], tri[:, 2], tri[:, 0]])
+    e = np.unique(np.stack([np.minimum(a, b), np.maximum(a, b)], axis=1), axis=0)
+    return e[:, 0], e[:, 1]
+
+
+def materialise(spec: str, workdir: str) -> str:
+    """Pattern spec for ``spec``: generated graphs are written to files in ``workdir``."""
+    if not spec.startswith("@"):
+        return spec
+    kind, n, seed = spec[1:].split(":")
+    n, seed = int(n), int(seed)
+    if kind == "rgg":
+        a, b = random_geometric_graph(n, seed)
+        path = os.path.join(workdir, f"rgg{n}_{seed}.csv")
+        with open(path, "w") as fh:
+            fh.write("src,dst,bytes\n")
+            for u, v in zip(a.tolist(), b.tolist()):
+                fh.write(f"{u},{v},1048576\n{v},{u},1048576\n")
+    else:
+        a, b = triangle_mesh(n, seed)
+        path = os.path.join(workdir, f"mesh{n}_{seed}.mtx")
+        with open(path, "w") as fh:
+            fh.write("%%MatrixMarket matrix coordinate pattern symmetric\n")
+            fh.write(f"{n} {n} {len(a)}\n")
+            for u, v in zip(a.tolist(), b.tolist()):
+                fh.write(f"{v + 1} {u + 1}\n")
+    return f"graph:{path}"
+
+
+# ----------------------------------------------------------------------------- Scotch
+
+def write_source_graph(path: str, pattern) -> None:
+    """The pattern's symmetric communication graph in Scotch's .grf format (edge weights)."""
+    from rankmap.mappers.graph_partition import communication_graph
+    from rankmap.mappers.node_partition import int_weights
+
+    g = communication_graph(pattern)
+    w = int_weights(g.data)
+    with open(path, "w") as fh:
+        fh.write(f"0\n{g.shape[0]} {g.nnz}\n0 010\n")
+        for v in range(g.shape[0]):
+            a, b = g.indptr[v], g.indptr[v + 1]
+            items = " ".join(f"{int(w[k])} {int(g.indices[k])}" for k in range(a, b))
+            fh.write(f"{b - a} {items}\n")
+
+
+def write_target(workdir: str, machine, allocation) -> str:
+    """Scotch target file for the allocation (see module docstring); returns its path."""
+    tgt = os.path.join(workdir, "t.tgt")
+    whole = allocation.n_nodes == machine.n_nodes and np.array_equal(
+        allocation.nodes, np.arange(machine.n_nodes))
+    dims = getattr(machine, "dims", None)
+    if whole and allocation.cores_per_node == 1 and dims is not None and len(dims) == 3 \
+            and all(getattr(machine, "wrap", [True] * 3)):
+        with open(tgt, "w") as fh:
+            fh.write(f"torus3D {' '.join(str(int(d)) for d in dims)}\n")
+        return tgt
+    n = machine.n_nodes
+    a, b = machine.link_src, machine.link_dst
+    ok = a != b
+    a, b = np.concatenate([a[ok], b[ok]]), np.concatenate([b[ok], a[ok]])
+    e = np.unique(np.stack([a, b], axis=1), axis=0)
+    ptr = np.searchsorted(e[:, 0], np.arange(n + 1))
+    grf = os.path.join(workdir, "t.grf")
+    with open(grf, "w") as fh:
+        fh.write(f"0\n{n} {len(e)}\n0 001\n")
+        for v in range(n):
+            nb = e[ptr[v]:ptr[v + 1], 1]
+            fh.write(f"{allocation.cores_per_node} {len(nb)} {' '.join(map(str, nb.tolist()))}\n")
+    cmd = ["amk_grf"]
+    if allocation.n_nodes > 8192:
+        cmd.append("-2")
+    if not whole:
+        lst = os.path.join(workdir, "t.lst")
+        with open(lst, "w") as fh:
+            fh.write(f"{allocation.n_nodes}\n" + "\n".join(map(str, np.sort(allocation.nodes)))
+                     + "\n")
+        cmd.append(f"-l{lst}")
+    subprocess.run(cmd + [grf, tgt], check=True, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.PIPE, timeout=SCOTCH_TIMEOUT)
+    return tgt
+
+
+def scotch_cores(machine, allocation, pattern, workdir: str) -> tuple[np.ndarray, float, int]:
+    """Run scotch_gmap; return (core of every rank, seconds incl. files, ranks moved)."""
+    t0 = time.perf_counter()
+    grf, out = os.path.join(workdir, "g.grf"), os.path.join(workdir, "m.map")
+    write_source_graph(grf, pattern)
+    tgt = write_target(workdir, machine, allocation)
+    proc = subprocess.run(["scotch_gmap", grf, tgt, out, "-b0"], stdout=subprocess.DEVNULL,
+                          stderr=subprocess.PIPE, timeout=SCOTCH_TIMEOUT)
+    if proc.returncode != 0:
+        raise RuntimeError(f"scotch_gmap exited with status {proc.returncode}")
+    data = np.loadtxt(out, skiprows=1, dtype=np.int64).reshape(-1, 2)
+    term = np.empty(pattern.n_ranks, dtype=np.int64)
+    term[data[:, 0]] = data[:, 1]
+    elapsed = time.perf_counter() - t0
+    # terminal numbers are machine node ids (torus3D: first dimension fastest; deco built
+    # from the node graph: the graph's vertex numbers, also with -l)
+    node = term
+    if (allocation.position_of_node(node) < 0).any():
+        raise RuntimeError("scotch_gmap used a node outside the allocation")
+    pos = allocation.position_of_node(node)
+    return _fill_cores(pos, machine, allocation), elapsed, _fill_cores.moved
+
+
+def _fill_cores(pos: np.ndarray, machine, allocation) -> np.ndarray:
+    """Cores for ranks given allocation positions; overflow goes to the nearest free core."""
+    cpn = allocation.cores_per_node
+    order = np.argsort(pos, kind="stable")
+    first = np.searchsorted(pos[order], np.arange(allocation.n_nodes))
+    slot = np.empty(len(pos), dtype=np.int64)
+    slot[order] = np.arange(len(pos)) - first[pos[order]]
+    cores = pos * cpn + slot
+    over = np.nonzero(slot >= cpn)[0]
+    _fill_cores.moved = len(over)
+    if len(over):
+        used = np.zeros(allocation.n_cores, dtype=bool)
+        used[cores[slot < cpn]] = True
+        for r in over:
+            free = np.nonzero(~used)[0]
+            d = machine.hop_distance(np.full(len(free), allocation.nodes[pos[r]]),
+                                     allocation.nodes[free // cpn])
+            c = int(free[np.argmin(d)])
+            cores[r] = c
+            used[c] = True
+    return cores
+
+
+# ----------------------------------------------------------------------------- runs
+
+def _timed(fn, reps):
+    times, out = [], None
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        out = fn()
+        times.append(time.perf_counter() - t0)
+    return out, statistics.median(times)
+
+
+def run_case(label, machine_spec, alloc_spec, pattern_spec, workdir) -> dict:
+    """Scores of rankmap's pick, the graph mapper and Scotch on one problem."""
+    from rankmap.allocation import parse_allocation, whole_machine
+    from rankmap.evaluation import Evaluator
+    from rankmap.machines import parse_machine
+    from rankmap.mappers import build_mapping, validate_mapping
+    from rankmap.mappers.auto import GRAPH_RANK_LIMIT, auto_select
+    from rankmap.patterns import parse_pattern
+
+    m = parse_machine(machine_spec)
+    a = parse_allocation(alloc_spec, m) if alloc_spec else whole_machine(m)
+    p = parse_pattern(materialise(pattern_spec, workdir), default_ranks=a.n_cores)
+    ev = Evaluator(m, a, p)
+    reps = REPEATS if p.n_ranks <= 8192 else 1
+    row = {"label": label, "machine": machine_spec, "alloc": alloc_spec,
+           "pattern": pattern_spec, "ranks": p.n_ranks}
+
+    def score(cores, name):
+        met = ev.evaluate(validate_mapping(name, cores, p.n_ranks, a)).metrics
+        return {"time": met.get("predicted_time_s", float("nan")),
+                "max": met["max_link_bytes"], "hb": met["hop_bytes"]}
+
+    comp, t_auto = _timed(lambda: auto_select(p, m, a, seed=0), reps)
+    row["pick"] = comp.best.name
+    row["auto"] = score(comp.best.mapping.core_of_rank, "auto")
+    row["auto_s"] = t_auto
+    if p.n_ranks <= GRAPH_RANK_LIMIT:
+        mp, t_g = _timed(lambda: build_mapping("graph", p, m, a, seed=0), reps)
+        row["graph"] = score(mp.core_of_rank, "graph")
+        row["graph_s"] = t_g
+        old, _ = _timed(lambda: build_mapping("graph-bisect", p, m, a, seed=0), 1)
+        row["graph_bisect"] = score(old.core_of_rank, "graph-bisect")
+    if shutil.which("scotch_gmap") and shutil.which("amk_grf"):
+        try:
+            res, t_s = _timed(lambda: scotch_cores(m, a, p, workdir), reps)
+            cores, _elapsed, moved = res
+            row["scotch"] = score(cores, "scotch")
+            row["scotch_s"] = t_s
+            row["scotch_moved"] = moved
+        except subprocess.TimeoutExpired:
+            row["scotch_fail"] = f"no mapping within {SCOTCH_TIMEOUT:.0f} s"
+        except (RuntimeError, subprocess.CalledProcessError, MemoryError) as exc:
+            row["scotch_fail"] = str(exc).splitlines()[0][:120]
+    else:
+        row["scotch_fail"] = "scotch not installed"
+    return row
+
+
+def _ratio(row, who, key):
+    if who not in row or "scotch" not in row:
+        return None
+    s = row["scotch"][key]
+    return row[who][key] / s if s else float("inf")
+
+
+def render(rows) -> str:
+    """The Markdown results document."""
+    out = ["# Placement quality against Scotch (issue 13)", "",
+           "Measured by `benchmarks/bench_quality.py` on this project's shared 2-core box. Every "
+           "placement (rankmap's pick, the `graph` mapper alone, Scotch's `scotch_gmap -b0`) is "
+           "scored by the same rankmap evaluation: `dor` routing, the time model on "
+           "(predicted time), busiest directed link bytes, hop-bytes. Ratios are rankmap / "
+           "Scotch: below 1 is better than Scotch. Goal: time and busiest-link ratios <= 1 and "
+           "hop-bytes ratio <= 1.05 for rankmap's pick in every problem. Run times are medians "
+           f"of {REPEATS} runs (1 above 8,192 ranks), wall seconds; `auto` includes building and "
+           "evaluating all its candidates.", "",
+           "| problem | ranks | rankmap pick | time ratio | busiest ratio | hop-bytes ratio | "
+           "goal | auto (s) | Scotch (s) |",
+           "|---|---:|---|---:|---:|---:|---|---:|---:|"]
+    for r in rows:
+        if "scotch" not in r:
+            out.append(f"| {r['label']} | {r['ranks']} | `{r['pick']}` | - | - | - | no Scotch "
+                       f"figure ({r.get('scotch_fail', '')}) | {r['auto_s']:.1f} | - |")
+            continue
+        t, mx, hb = (_ratio(r, "auto", k) for k in ("time", "max", "hb"))
+        ok = t <= 1 + 1e-9 and mx <= 1 + 1e-9 and hb <= 1.05 + 1e-9
+        miss = [n for n, bad in (("time", t > 1 + 1e-9), ("busiest", mx > 1 + 1e-9),
+                                 ("hop-bytes", hb > 1.05 + 1e-9)) if bad]
+        out.append(f"| {r['label']} | {r['ranks']} | `{r['pick']}` | {t:.2f} | {mx:.2f} | "
+                   f"{hb:.2f} | {'met' if ok else 'MISSED: ' + ', '.join(miss)} | "
+                   f"{r['auto_s']:.1f} | {r['scotch_s']:.1f} |")
+    out += ["", "## The `graph` mapper alone (multilevel) and the earlier one (`graph-bisect`)", "",
+            "Where `auto` runs `graph` (up to 8,192 ranks). Ratios to Scotch.", "",
+            "| problem | graph: time | busiest | hop-bytes | graph (s) | graph-bisect: busiest "
+            "| hop-bytes |", "|---|---:|---:|---:|---:|---:|---:|"]
+    for r in rows:
+        if "graph" in r and "scotch" in r:
+            out.append(f"| {r['label']} | {_ratio(r, 'graph', 'time'):.2f} | "
+                       f"{_ratio(r, 'graph', 'max'):.2f} | {_ratio(r, 'graph', 'hb'):.2f} | "
+                       f"{r['graph_s']:.1f} | {_ratio(r, 'graph_bisect', 'max'):.2f} | "
+                       f"{_ratio(r, 'graph_bisect', 'hb'):.2f} |")
+    out += ["", "## Problems and absolute figures", "",
+            "| problem | machine | allocation | pattern | who | predicted time (ms) | busiest "
+            "link (MiB) | hop-bytes (GiB) |", "|---|---|---|---|---|---:|---:|---:|"]
+    for r in rows:
+        for who in ("auto", "graph", "scotch"):
+            if who in r:
+                s = r[who]
+                name = {"auto": f"pick `{r['pick']}`", "graph": "`graph`",
+                        "scotch": "Scotch" + (f" ({r['scotch_moved']} ranks moved off full "
+                                              "nodes)" if r.get("scotch_moved") else "")}[who]
+                out.append(f"| {r['label']} | `{r['machine']}` | {r['alloc'] or 'whole'} | "
+                           f"`{r['pattern']}` | {name} | {s['time'] * 1e3:.2f} | "
+                           f"{s['max'] / MiB:.1f} | {s['hb'] / 2**30:.1f} |")
+        if "scotch_fail" in r:
+            out.append(f"| {r['label']} | `{r['machine']}` | {r['alloc'] or 'whole'} | "
+                       f"`{r['pattern']}` | Scotch failed: {r['scotch_fail']} | | | |")
+    out += ["", "`@rgg:N:S`: N random points of the unit cube (seed S), each linked to its 6 "
+            "nearest neighbours, 1 MiB each way per edge, read as `graph:` CSV. `@mesh:N:S`: the "
+            "Delaunay triangulation of N random points of the unit square, a Matrix Market "
+            "pattern file read as `graph:` (1 MiB each way per edge). Allocations "
+            "`random:N:seed=S` are N nodes drawn at random from the machine."]
+    return "\n".join(out) + "\n"
+
+
+def main(argv=None) -> int:
+    """Run every problem, print progress, write benchmarks/RESULTS_quality.md."""
+    only = int(os.environ.get("RANKMAP_BENCH_MAX_CASES", str(len(CASES))))
+    rows = []
+    with tempfile.TemporaryDirectory() as workdir:
+        for case in CASES[:only]:
+            print(f"case {case[0]}: {case[3]} on {case[1]}", flush=True)
+            rows.append(run_case(*case, workdir))
+            r = rows[-1]
+            print(f"  pick {r['pick']}: " + ", ".join(
+                f"{k} {_ratio(r, 'auto', k):.2f}" for k in ("time", "max", "hb"))
+                  if "scotch" in r else f"  no Scotch: {r.get('scotch_fail')}", flush=True)
+    text = render(rows)
+    with open(os.path.join(HERE, "RESULTS_quality.md"), "w") as fh:
+        fh.write(text)
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
