@@ -39,9 +39,9 @@ __all__ = ["multilevel_cores", "HOP_PASSES", "NODE_PROPOSALS", "RANK_PROPOSALS"]
 #: vectorised hop-bytes swap passes (nodes, then ranks)
 HOP_PASSES = 8
 #: busiest-link swap proposals on node parts
-NODE_PROPOSALS = 1500
+NODE_PROPOSALS = 1000
 #: busiest-link swap proposals on single ranks
-RANK_PROPOSALS = 1500
+RANK_PROPOSALS = 1000
 
 
 def _routing(machine) -> str:

@@ -26,10 +26,14 @@ import scipy.sparse as sp
 
 from .node_partition import int_weights
 
-__all__ = ["map_graph_to_nodes", "SMALL_DOMAIN", "SWAP_PASSES"]
+__all__ = ["map_graph_to_nodes", "SMALL_DOMAIN", "LEAF_DOMAIN", "SWAP_PASSES"]
 
 #: domains of at most this many vertices are cut without KaHIP
 SMALL_DOMAIN = 16
+#: domains of at most this many vertices are placed by trying every permutation
+LEAF_DOMAIN = 4
+#: sweeps over the small domains
+LEAF_SWEEPS = 2
 #: most swap passes per cut
 SWAP_PASSES = 6
 #: imbalance handed to KaHIP's bisection (sizes are made exact afterwards)
@@ -159,6 +163,38 @@ def _bisect(q: sp.csr_matrix, verts: np.ndarray, n0: int, in_dom: np.ndarray,
     return _swap_passes(cut, side0, SWAP_PASSES)
 
 
+def _external(q, verts, in_dom, centre_of, targets, machine):
+    """(len(verts), len(targets)) hop x bytes from each vertex to its partners outside the
+    domain if the vertex sat on each target node."""
+    n = len(verts)
+    coo = q[verts].tocoo()
+    outside = ~in_dom[coo.col]
+    r, u, w = coo.row[outside], coo.col[outside], coo.data[outside]
+    out = np.zeros((n, len(targets)))
+    if len(u):
+        cu = centre_of[u]
+        for j, t in enumerate(targets):
+            d = machine.hop_distance(np.full(len(u), t), cu).astype(np.float64)
+            out[:, j] = np.bincount(r, weights=w * d, minlength=n)
+    return out
+
+
+def _place_leaf(q, verts, nodes, in_dom, centre_of, machine) -> np.ndarray:
+    """Order of ``nodes`` for ``verts`` minimising internal plus external hop-bytes, over
+    every permutation (small domains only)."""
+    import itertools
+
+    s = len(verts)
+    ext = _external(q, verts, in_dom, centre_of, nodes, machine)
+    wint = q[verts][:, verts].toarray()
+    ii, jj = np.meshgrid(np.arange(s), np.arange(s), indexing="ij")
+    dist = machine.hop_distance(nodes[ii.ravel()], nodes[jj.ravel()]).reshape(s, s)
+    perms = np.array(list(itertools.permutations(range(s))), dtype=np.int64)
+    internal = (dist[perms[:, :, None], perms[:, None, :]] * wint[None]).sum(axis=(1, 2)) / 2
+    external = ext[np.arange(s)[None, :], perms].sum(axis=1)
+    return nodes[perms[int(np.argmin(internal + external))]]
+
+
 def map_graph_to_nodes(q: sp.csr_matrix, positions: np.ndarray, machine, allocation,
                        seed: int = 0) -> np.ndarray:
     """Allocation position of every vertex of ``q`` by network-guided dual recursive bisection.
@@ -191,11 +227,15 @@ def map_graph_to_nodes(q: sp.csr_matrix, positions: np.ndarray, machine, allocat
                         dtype=np.int64)
     in_dom = np.zeros(k, dtype=bool)
     level = [(np.arange(k, dtype=np.int64), np.arange(k, dtype=np.int64))]   # (verts, rows)
+    leaves = []
     while level:
         nxt = []
         for verts, rows in level:
             if len(rows) == 1:
                 place[verts] = positions[rows]
+                continue
+            if len(rows) <= LEAF_DOMAIN:
+                leaves.append((verts, rows))
                 continue
             h0, h1 = _split_nodes(geo, rows)
             c0, c1 = (nodes[positions[c]] for c in _centre_nodes(geo, [h0, h1]))
@@ -208,4 +248,12 @@ def map_graph_to_nodes(q: sp.csr_matrix, positions: np.ndarray, machine, allocat
             nxt.append((verts[side0], h0))
             nxt.append((verts[~side0], h1))
         level = nxt
+    # small domains: every permutation, twice (the second sweep sees every other leaf placed)
+    for _sweep in range(LEAF_SWEEPS):
+        for verts, rows in leaves:
+            in_dom[verts] = True
+            chosen = _place_leaf(q, verts, nodes[positions[rows]], in_dom, centre_of, machine)
+            in_dom[verts] = False
+            centre_of[verts] = chosen
+            place[verts] = allocation.position_of_node(chosen)
     return place

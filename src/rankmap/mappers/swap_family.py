@@ -7,9 +7,9 @@ with the lowest (busiest link bytes, hop-bytes) is returned, so the result is ne
 the start on that key. Deterministic for a seed; work bounded by :data:`PASSES` and
 :data:`PROPOSALS`, never by seconds.
 
-``--mappings all`` (and so ``auto``) tries ``swap:greedy`` and ``swap:fold`` on 2-D grids
-whose shape does not match a 3-D box allocation, up to :data:`ALL_RANK_LIMIT` ranks: there
-greedy's walk and the fold have few hop-bytes but some hot links, which the polish removes.
+``--mappings all`` (and so ``auto``) tries ``swap:fold`` (or ``swap:greedy`` where no fold
+applies) on 2-D grids on a 3-D machine, up to :data:`ALL_RANK_LIMIT` ranks: there the fold
+and greedy's walk have few hop-bytes but some hot links, which the polish removes.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ __all__ = ["polish_cores", "PASSES", "PROPOSALS", "ALL_RANK_LIMIT"]
 #: hop-bytes swap passes
 PASSES = 4
 #: busiest-link swap proposals
-PROPOSALS = 1500
+PROPOSALS = 1000
 #: ``--mappings all`` offers ``swap:`` candidates up to this many ranks
 ALL_RANK_LIMIT = 8192
 
@@ -103,10 +103,9 @@ def _all_names(pattern, machine, allocation) -> list[str]:
     if pattern.n_ranks > ALL_RANK_LIMIT or not _mismatched_2d(pattern, machine, allocation):
         return []
     from .folding import fold_layout
-    names = ["swap:greedy"]
     if not isinstance(fold_layout(pattern, machine, allocation), str):
-        names.append("swap:fold")
-    return names
+        return ["swap:fold"]
+    return ["swap:greedy"]
 
 
 register_family(MapperFamily(prefix="swap:<mapping>", parse=_parse_swap,

@@ -302,6 +302,33 @@ class _Loads:
         return True
 
 
+#: targets of one move evaluated exactly (the best by hop-bytes gain)
+EXACT_TRIES = 3
+
+
+def _symmetric(phases, n_units) -> sp.csr_matrix:
+    """Bytes between units in both directions, all phases (symmetric CSR)."""
+    s = np.concatenate([p[0] for p in phases])
+    d = np.concatenate([p[1] for p in phases])
+    b = np.concatenate([p[2] for p in phases])
+    m = sp.coo_matrix((b, (s, d)), shape=(n_units, n_units)).tocsr()
+    m = (m + m.T).tocsr()
+    m.sum_duplicates()
+    m.sort_indices()
+    return m
+
+
+def _targets(mover: int, partner: int, place: UnitPlacement, nb_ptr, nb_pos) -> np.ndarray:
+    """Positions a unit may move to: on its partner's node, the nodes linked to it, and the
+    nodes linked to its own node (not its own node)."""
+    pn = int(place.pos_of[partner]) // place.slots
+    mn = int(place.pos_of[mover]) // place.slots
+    nodes = np.unique(np.concatenate([[pn], nb_pos[nb_ptr[pn]:nb_ptr[pn + 1]],
+                                      nb_pos[nb_ptr[mn]:nb_ptr[mn + 1]]]))
+    nodes = nodes[nodes != mn]
+    return (nodes[:, None] * place.slots + np.arange(place.slots)).reshape(-1)
+
+
 def link_swaps(phases, place: UnitPlacement, machine, routing, neighbours, seed: int,
                max_proposals: int = 2000, n_units: int | None = None) -> int:
     """Attack the busiest link with exactly evaluated swaps (module docstring).
@@ -337,6 +364,7 @@ def link_swaps(phases, place: UnitPlacement, machine, routing, neighbours, seed:
     rng = np.random.default_rng(seed)
     nb_ptr, nb_pos = neighbours
     link_src, link_dst = machine.link_src, machine.link_dst
+    w = _symmetric(st.phases, n_units)
     kept, tried, refused_link = 0, 0, 0
     skip_links: set = set()
     while tried < max_proposals:
@@ -367,14 +395,18 @@ def link_swaps(phases, place: UnitPlacement, machine, routing, neighbours, seed:
         for f in cross:
             flip = rng.random() < 0.5
             for mover, partner in ((s[f], d[f]), (d[f], s[f]))[::(-1 if flip else 1)]:
-                pn = int(place.pos_of[partner]) // place.slots
-                cand_nodes = np.concatenate([[pn], nb_pos[nb_ptr[pn]:nb_ptr[pn + 1]]])
-                for tn in cand_nodes[rng.permutation(len(cand_nodes))][:3]:
-                    tp = int(tn) * place.slots + int(rng.integers(place.slots))
-                    if tp // place.slots == int(place.pos_of[mover]) // place.slots:
-                        continue
+                tps = _targets(int(mover), int(partner), place, nb_ptr, nb_pos)
+                if len(tps) == 0:
+                    continue
+                # rank the targets by hop-bytes gain; evaluate the best few exactly
+                mv = np.full(len(tps), int(mover))
+                pm = np.full(len(tps), int(place.pos_of[mover]))
+                v = place.unit_at[tps]
+                g = (_side_gain(w, mv, v, pm, tps, place, machine)
+                     + _side_gain(w, v, mv, tps, pm, place, machine))
+                for tp in tps[np.argsort(-g, kind="stable")[:EXACT_TRIES]]:
                     tried += 1
-                    if st.try_swap(int(mover), tp):
+                    if st.try_swap(int(mover), int(tp)):
                         kept += 1
                         improved = True
                         break
