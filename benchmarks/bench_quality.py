@@ -21,7 +21,8 @@ RANKMAP_BENCH_REPEATS runs, default 3; 1 above 8,192 ranks); Scotch's include wr
 and target files and reading its mapping. Writes benchmarks/RESULTS_quality.md.
 
 Run: ``make bench ONLY=quality`` or ``.venv/bin/python benchmarks/bench_quality.py``
-(``RANKMAP_BENCH_MAX_CASES=N`` runs the first N problems only).
+(``RANKMAP_BENCH_MAX_CASES=N`` runs the first N problems only, ``RANKMAP_BENCH_CASES=i,j``
+the listed ones; see :func:`main`).
 """
 
 from __future__ import annotations
@@ -340,17 +341,36 @@ def render(rows) -> str:
 
 
 def main(argv=None) -> int:
-    """Run every problem, print progress, write benchmarks/RESULTS_quality.md."""
+    """Run the problems, print progress, write benchmarks/RESULTS_quality.md.
+
+    ``RANKMAP_BENCH_CASES=0,3,5`` runs only those problems (indices into :data:`CASES`); every
+    finished problem is kept as JSON in ``RANKMAP_BENCH_CACHE`` (default
+    ``benchmarks/.quality_cache``), and the results file is written from all kept problems, so
+    problems can be run in separate processes.
+    """
+    import json
+
+    cache = os.environ.get("RANKMAP_BENCH_CACHE", os.path.join(HERE, ".quality_cache"))
+    os.makedirs(cache, exist_ok=True)
     only = int(os.environ.get("RANKMAP_BENCH_MAX_CASES", str(len(CASES))))
-    rows = []
+    pick = os.environ.get("RANKMAP_BENCH_CASES")
+    indices = [int(x) for x in pick.split(",")] if pick else list(range(only))
     with tempfile.TemporaryDirectory() as workdir:
-        for case in CASES[:only]:
+        for i in indices:
+            case = CASES[i]
             print(f"case {case[0]}: {case[3]} on {case[1]}", flush=True)
-            rows.append(run_case(*case, workdir))
-            r = rows[-1]
+            r = run_case(*case, workdir)
+            with open(os.path.join(cache, f"{i}.json"), "w") as fh:
+                json.dump(r, fh)
             print(f"  pick {r['pick']}: " + ", ".join(
                 f"{k} {_ratio(r, 'auto', k):.2f}" for k in ("time", "max", "hb"))
                   if "scotch" in r else f"  no Scotch: {r.get('scotch_fail')}", flush=True)
+    rows = []
+    for i in range(len(CASES)):
+        path = os.path.join(cache, f"{i}.json")
+        if os.path.exists(path):
+            with open(path) as fh:
+                rows.append(json.load(fh))
     text = render(rows)
     with open(os.path.join(HERE, "RESULTS_quality.md"), "w") as fh:
         fh.write(text)
