@@ -371,7 +371,9 @@ def link_swaps(phases, place: UnitPlacement, machine, routing, neighbours, seed:
         # the busiest link not yet given up on, over all phases
         best_ph, best_l, best_v = -1, -1, -1.0
         for i, ld in enumerate(st.loads):
-            order = np.argsort(-ld, kind="stable")[:len(skip_links) + 1]
+            m = min(len(skip_links) + 1, len(ld))
+            top = np.argpartition(-ld, m - 1)[:m] if m < len(ld) else np.arange(len(ld))
+            order = top[np.lexsort((top, -ld[top]))]
             for l in order:
                 if (i, int(l)) not in skip_links:
                     if ld[l] > best_v:
