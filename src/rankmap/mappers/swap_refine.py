@@ -263,7 +263,7 @@ class _Loads:
             pos = place.pos_of
             old_s, old_d = place.node(pos[ss]), place.node(pos[dd])
             new_ps, new_pd = pos[ss].copy(), pos[dd].copy()
-            for x, (a, c) in ((u, (q, p)), (v, (p, q))):
+            for x, c in ((u, p), (v, q)):
                 if x >= 0:
                     new_ps[ss == x] = c
                     new_pd[dd == x] = c
