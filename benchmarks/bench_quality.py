@@ -241,7 +241,7 @@ def run_case(label, machine_spec, alloc_spec, pattern_spec, workdir, cached=None
     ev = Evaluator(m, a, p)
     reps = REPEATS if p.n_ranks <= 8192 else 1
     row = {"label": label, "machine": machine_spec, "alloc": alloc_spec,
-           "pattern": pattern_spec, "ranks": p.n_ranks}
+           "pattern": pattern_spec, "ranks": p.n_ranks, "runs": reps}
 
     def score(cores, name):
         met = ev.evaluate(validate_mapping(name, cores, p.n_ranks, a)).metrics
@@ -299,8 +299,8 @@ def render(rows) -> str:
            "(predicted time), busiest directed link bytes, hop-bytes. Ratios are rankmap / "
            "Scotch: below 1 is better than Scotch. Goal: time and busiest-link ratios <= 1 and "
            "hop-bytes ratio <= 1.05 for rankmap's pick in every problem. Run times are medians "
-           f"of {REPEATS} runs (1 above 8,192 ranks), wall seconds; `auto` includes building and "
-           "evaluating all its candidates.", "",
+           f"of {max([r.get('runs', 1) for r in rows] + [1])} run(s) (1 above 8,192 ranks), wall "
+           "seconds; `auto` includes building and evaluating all its candidates.", "",
            "| problem | ranks | rankmap pick | time ratio | busiest ratio | hop-bytes ratio | "
            "goal | auto (s) | Scotch (s) |",
            "|---|---:|---|---:|---:|---:|---|---:|---:|"]
