@@ -145,7 +145,7 @@ def _side_gain(w, units, other, p_from, p_to, place, machine):
     nx = place.node(place.pos_of[x])
     d = (machine.hop_distance(place.node(p_from[rows]), nx)
          - machine.hop_distance(place.node(p_to[rows]), nx)).astype(np.float64)
-    return np.bincount(rows, weights=wt * d, minlength=m)
+    return np.bincount(rows, weights=wt * d, minlength=m).astype(np.float64)
 
 
 def hop_swap_passes(w: sp.csr_matrix, place: UnitPlacement, machine, neighbours, seed: int,
