@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test bench install clean fidelity
+.PHONY: demo test bench install clean fidelity fuzz
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -m venv $(VENV) || { echo "error: '$(PYTHON) -m venv' failed; on Debian run: apt-get install python3-venv" >&2; exit 1; }
@@ -27,6 +27,11 @@ bench: $(STAMP)
 # predicted vs SimGrid SMPI simulated time; needs smpicc/smpirun (libsimgrid-dev simgrid)
 fidelity: $(STAMP)
 	$(PY) benchmarks/fidelity/run.py --timeout $(or $(FIDELITY_TIMEOUT),300)
+
+# long fuzz profile: FUZZ_COUNT generated and mutated inputs against the error contract
+# (tests/fuzz/run.py; failures in fuzz-failures.jsonl). `make test` runs a fast profile.
+fuzz: $(STAMP)
+	$(PY) -m tests.fuzz.run --count $(or $(FUZZ_COUNT),100000) --workers $(or $(FUZZ_WORKERS),2) --seed $(or $(FUZZ_SEED),1)
 
 clean:
 	rm -rf $(VENV) rankmap-demo build src/*.egg-info

@@ -113,6 +113,8 @@ def problems(res: Result, folder: str | None = None) -> list[str]:
         bad.append(f"exit 2 with {len(err_lines)} lines on stderr")
     if "Traceback" in res.err:
         bad.append("traceback on stderr")
+    if "out of memory" in res.err:
+        bad.append("out of memory (a size was not capped)")
     if "internal error" in res.err:
         bad.append("internal error")
     if any(len(ln) > 600 for ln in err_lines):

@@ -87,6 +87,7 @@ REFUSED = [
     ["compare", "-m", M, "-p", "stencil:100000x100000"],
     ["compare", "-m", M, "-p", "fft2d:2x65536"],
     ["compare", "-m", "fattree:topology={topo_huge}", "-p", P],
+    ["nodes", "-m", "dragonfly:groups=1,cols=100000,cores=2"],  # found by make fuzz
     ["map", "-m", M, "-p", P, "--mapping", "inorder", "--emit", "slurm", "-o",
      "{tmp}/h1", "--names", "{{pos:>999999999}}"],
     ["map", "-m", M, "-p", P, "--mapping", "inorder", "--emit", "slurm", "-o",

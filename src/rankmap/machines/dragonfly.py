@@ -420,17 +420,19 @@ def _pop_common(spec) -> dict:
     return opts
 
 
-def _check_size(text, groups, routers, nodes, cores, gports, global_links) -> None:
-    """Caps on nodes, routers, cores and global links, checked before anything is built."""
+def _check_size(text, groups, routers, nodes, cores, gports, global_links,
+                rows=None, cols=None) -> None:
+    """Caps on nodes, routers, cores and links, checked before anything is built."""
     from ..validate import check_limit, limit
     check_limit(groups * routers * nodes, "nodes", text)
+    if rows is not None:  # every router links to the others of its row and of its column
+        check_limit(groups * routers * (rows + cols - 2), "links", text)
     check_limit(groups * routers, "nodes", f"{text} (routers)")
     if cores > limit("cores"):
         check_limit(cores, "cores", text)
     if groups > 1:
         per_pair = global_links if global_links is not None else routers * gports // (groups - 1)
-        check_limit(groups * (groups - 1) * min(per_pair, routers * gports), "nodes",
-                    f"{text} (global links)")
+        check_limit(groups * (groups - 1) * min(per_pair, routers * gports), "links", text)
 
 
 def parse_dragonfly(spec) -> Dragonfly:
@@ -450,7 +452,7 @@ def parse_dragonfly(spec) -> Dragonfly:
     opts = _pop_common(spec)
     spec.reject_leftovers("dragonfly")
     _check_size(spec.text, dims["groups"], dims["rows"] * dims["cols"], dims["nodes"],
-                dims["cores"], gports, opts.get("global_links"))
+                dims["cores"], gports, opts.get("global_links"), dims["rows"], dims["cols"])
     return Dragonfly(dims["groups"], dims["rows"], dims["cols"], dims["nodes"], dims["cores"],
                      gports=gports, spec=spec.text, **opts)
 
@@ -483,6 +485,6 @@ def parse_xc(spec) -> Dragonfly:
     opts["bandwidth"] = {"global": XC["bw_global"], **opts["bandwidth"]}
     spec.reject_leftovers("xc")
     _check_size(spec.text, groups, XC["rows"] * XC["cols"], XC["nodes"], cores, gports,
-                opts.get("global_links"))
+                opts.get("global_links"), XC["rows"], XC["cols"])
     return Dragonfly(groups, XC["rows"], XC["cols"], XC["nodes"], cores, gports=gports,
                      spec=spec.text, name=f"Cray XC {groups} groups", cabinet_cols=cab, **opts)
