@@ -36,7 +36,7 @@ INT64_MAX = (1 << 63) - 1
 LIMITS: dict[str, tuple[int, str, str]] = {
     "nodes": (1 << 20, "RANKMAP_MAX_NODES", "nodes"),
     "ranks": (1 << 22, "RANKMAP_MAX_RANKS", "ranks"),
-    "flows": (1 << 25, "RANKMAP_MAX_FLOWS", "flows"),
+    "flows": (1 << 24, "RANKMAP_MAX_FLOWS", "flows"),
     "bins": (100_000, "RANKMAP_MAX_BINS", "bins"),
     "name_width": (256, "RANKMAP_MAX_NAME_WIDTH", "characters"),
     "hosts": (1 << 22, "RANKMAP_MAX_HOSTS", "host names"),

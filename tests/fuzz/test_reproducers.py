@@ -42,6 +42,7 @@ def _files(tmp):
         "mapfile_big": w("big.map", "99999999999999999999 0 0\n"),
         "self_machine": None,
         "times_bad": w("times.csv", b"label,phase,seconds\na,all,\xfe\n"),
+        "counters": w("counters.csv", "src,dim,dir,dst,bytes\n0,0,1,1,5\n1,0,1,0,7\n"),
     }
 
 
@@ -88,6 +89,7 @@ REFUSED = [
     ["compare", "-m", M, "-p", "fft2d:2x65536"],
     ["compare", "-m", "fattree:topology={topo_huge}", "-p", P],
     ["nodes", "-m", "dragonfly:groups=1,cols=100000,cores=2"],  # found by make fuzz
+    ["links", "{counters}", "-m", "torus:1:cores=2"],  # found by make fuzz: no links
     ["map", "-m", M, "-p", P, "--mapping", "inorder", "--emit", "slurm", "-o",
      "{tmp}/h1", "--names", "{{pos:>999999999}}"],
     ["map", "-m", M, "-p", P, "--mapping", "inorder", "--emit", "slurm", "-o",

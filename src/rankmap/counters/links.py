@@ -41,6 +41,9 @@ def align_to_machine(machine, phase: CounterPhase, source: str = "counters") -> 
     if missing:
         raise RankmapError(f"{source}: columns {','.join(missing)} are needed to place the "
                            f"counters on {machine.spec} (it names links by {','.join(mcols)})")
+    if machine.n_links == 0:
+        raise RankmapError(f"{source}: machine {machine.spec} has no links to place the "
+                           "counters on")
     key_m = np.zeros(machine.n_links, dtype=np.int64)
     key_c = np.zeros(len(phase.values), dtype=np.int64)
     for c in mcols:   # combine column codes, re-coded after each step so keys stay small
