@@ -53,7 +53,8 @@ def read_csv_graph(path: str):
             if row and row[0].startswith("#"):
                 words = ",".join(row).lstrip("#").split()
                 if len(words) == 2 and words[0] == "ranks" and words[1].isdigit():
-                    n_ranks = check_limit(int(words[1]), "ranks", f"graph file {path}")
+                    n_ranks = check_limit(parse_int_text(words[1], f"ranks in {path}"),
+                                          "ranks", f"graph file {path}")
                 continue
             if not row or not any(row):
                 continue
