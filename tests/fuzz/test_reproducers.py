@@ -35,6 +35,8 @@ def _files(tmp):
         "big_field": w("field.csv", "src,dst,bytes\n0,1," + "9" * 200_000 + "\n"),
         "huge_id": w("hugeid.csv", "src,dst,bytes\n0," + "9" * 5000 + ",1\n"),
         "self_topo": w("topology.conf", "SwitchName=s0 Switches=s0\n"),
+        "topo_cycle": w("topo3.conf", "SwitchName=s0 Switches=s3\nSwitchName=s1 Switches=s2 "
+                        "Nodes=n[0-99999]\nSwitchName=s2 Switches=s1\nSwitchName=s3 Nodes=m0\n"),
         "topo_huge": w("topo2.conf", "SwitchName=s0 Nodes=n[0-99999999999]\n"),
         "site_empty": w("site.csv", "name,id\n,0\nb,1\n"),
         "site_big": w("site2.csv", "name,id\na,99999999999999999999\n"),
@@ -89,6 +91,7 @@ REFUSED = [
     ["compare", "-m", M, "-p", "fft2d:2x65536"],
     ["compare", "-m", "fattree:topology={topo_huge}", "-p", P],
     ["nodes", "-m", "dragonfly:groups=1,cols=100000,cores=2"],  # found by make fuzz
+    ["nodes", "-m", "fattree:topology={topo_cycle}"],  # found by make fuzz: O(V^2) walk
     ["links", "{counters}", "-m", "torus:1:cores=2"],  # found by make fuzz: no links
     ["map", "-m", M, "-p", P, "--mapping", "inorder", "--emit", "slurm", "-o",
      "{tmp}/h1", "--names", "{{pos:>999999999}}"],

@@ -79,8 +79,6 @@ def load_inputs(args) -> tuple[Machine, Allocation, Pattern]:
     if getattr(args, "threads", 1) != 1:
         allocation = allocation.with_threads(args.threads)
     pattern = parse_pattern(args.pattern, default_ranks=allocation.n_cores)
-    for note in pattern.notes:
-        print(note, file=sys.stderr)
     machine.check_routing(args.routing)
     if not 0 < args.y <= 1:
         raise RankmapError(f"bad --y {args.y}: must be in (0, 1]")
@@ -90,6 +88,11 @@ def load_inputs(args) -> tuple[Machine, Allocation, Pattern]:
         set_time_options(machine, parse_time_options(
             nic=args.nic_bw, mem=args.mem_bw, overhead=args.msg_overhead,
             enabled=args.time_model == "on", mem_sharing=args.mem_sharing))
+    if pattern.notes:  # notes only once the inputs are known to fit: an error stays one line
+        from ..mappers.base import check_fits
+        check_fits(pattern.n_ranks, allocation)
+    for note in pattern.notes:
+        print(note, file=sys.stderr)
     return machine, allocation, pattern
 
 

@@ -39,6 +39,7 @@ def explain(comp: Comparison) -> str:
     if mb["max_link_bytes"] > 0:
         ratio = mr["max_link_bytes"] / mb["max_link_bytes"]
         parts.append(f"busiest link {ratio:.2f}x lighter" if ratio >= 1
+                     else "busiest link carries traffic the reference's does not" if ratio == 0
                      else f"busiest link {1 / ratio:.2f}x heavier")
     elif mr["max_link_bytes"] > 0:
         parts.append("no network traffic at all")

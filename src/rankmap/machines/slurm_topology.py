@@ -107,16 +107,19 @@ class SlurmTree(TreeMachine):
         depth[root] = 0
         par = parent.tolist()
         dep = depth.tolist()
-        for v in range(V):  # walk up to a vertex of known depth: O(V) overall
-            chain = []
+        for v in range(V):  # walk up to a vertex of known depth: O(V) overall, cycles end it
+            if dep[v] != -1:
+                continue
+            chain, on_chain = [], set()
             u = v
-            while u >= 0 and dep[u] < 0 and len(chain) <= V:
+            while u >= 0 and dep[u] == -1 and u not in on_chain:
                 chain.append(u)
+                on_chain.add(u)
                 u = par[u]
-            if u >= 0 and dep[u] >= 0:
-                for i, w in enumerate(reversed(chain), 1):
-                    dep[w] = dep[u] + i
-        depth = np.array(dep, dtype=np.int64)
+            reach = u >= 0 and dep[u] >= 0
+            for i, w in enumerate(reversed(chain), 1):
+                dep[w] = dep[u] + i if reach else -2  # -2: cut off from the top (a cycle)
+        depth = np.maximum(np.array(dep, dtype=np.int64), -1)
         if (depth < 0).any():
             bad = int(np.nonzero(depth < 0)[0][0])
             what = host_names[bad] if bad < H else switches[bad - H]
