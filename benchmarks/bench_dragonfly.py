@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import sys
+from rankmap.routing import router_for
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -39,16 +40,16 @@ def main() -> int:
         nodes = build_mapping(mapping, p, m, a).nodes(a)
         s, d = nodes[ph.src], nodes[ph.dst]
         for routing in m.routings:
-            t = median_time(lambda: m.route(s, d, ph.bytes, routing), warmup=True)
+            t = median_time(lambda: router_for(m, routing).loads(s, d, ph.bytes), warmup=True)
             rows.append(("xc:groups=26", "stencil:32x32x32", mapping, routing, "route",
                          ph.n_flows, t))
-        t = median_time(lambda: m.route_paths(s, d, "minimal"), warmup=True)
+        t = median_time(lambda: router_for(m, "minimal").paths(s, d), warmup=True)
         rows.append(("xc:groups=26", "stencil:32x32x32", mapping, "minimal", "route_paths",
                      ph.n_flows, t))
     f = parse_machine("fattree:k=16:levels=3")
     q = parse_pattern("fft2d:64x64").phases[0]
     for routing in f.routings:
-        t = median_time(lambda: f.route(q.src, q.dst, q.bytes, routing), warmup=True)
+        t = median_time(lambda: router_for(f, routing).loads(q.src, q.dst, q.bytes), warmup=True)
         rows.append(("fattree:k=16:levels=3", "fft2d:64x64 (one phase)", "inorder", routing,
                      "route", q.n_flows, t))
     lines = ["# Dragonfly and fat-tree routing", "",

@@ -89,17 +89,15 @@ def run_case(machine_spec: str, pattern_spec: str) -> list[dict]:
     from rankmap.evaluation import Evaluator
     from rankmap.machines import parse_machine
     from rankmap.mappers import build_mapping, validate_mapping
-    from rankmap.mappers.auto import auto_select
     from rankmap.patterns import parse_pattern
+    from rankmap.selection import auto_select
+    from rankmap.timing import TimeOptions
 
     m = parse_machine(machine_spec)
-    if not TIME_MODEL:
-        from rankmap.timing.hook import set_time_options
-        from rankmap.timing.model import TimeOptions
-        set_time_options(m, TimeOptions(enabled=False))
+    time_options = TimeOptions(enabled=TIME_MODEL)
     a = whole_machine(m)
     p = parse_pattern(pattern_spec)
-    ev = Evaluator(m, a, p)
+    ev = Evaluator(m, a, p, time_options=time_options)
     reps = 1 if p.n_ranks > 20000 else REPEATS
     rows = []
     for name in MAPPERS:
@@ -112,7 +110,7 @@ def run_case(machine_spec: str, pattern_spec: str) -> list[dict]:
             for _ in range(reps):
                 t0 = time.perf_counter()
                 if name == "auto":
-                    comp = auto_select(p, m, a, seed=0)
+                    comp = auto_select(p, m, a, seed=0, time_options=time_options)
                     mapping = comp.best.mapping
                 else:
                     mapping = build_mapping(name, p, m, a, seed=0)

@@ -14,6 +14,7 @@ import os
 import statistics
 import sys
 import time
+from rankmap.routing import router_for
 
 CASES = [("bgp:4096", "stencil:128x128:box", ["TZXY", "TXYZ", "random"]),
          ("torus:32x32x32:cores=4", "stencil:64x64x32:box:periodic", ["XYZT", "TXYZ"])]
@@ -40,7 +41,7 @@ def measure(repeat: int):
             t_route, t_model = [], []
             for _ in range(repeat):
                 t0 = time.perf_counter()
-                m.route(s, d, ph.bytes, "dor")
+                router_for(m, "dor").loads(s, d, ph.bytes)
                 t1 = time.perf_counter()
                 pred = phase_time(m, s, d, ph.bytes, "dor", TimeOptions())
                 t2 = time.perf_counter()

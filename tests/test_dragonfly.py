@@ -11,9 +11,11 @@ import scipy.sparse as sp
 from rankmap.allocation import parse_allocation
 from rankmap.cli import main
 from rankmap.errors import RankmapError
-from rankmap.evaluation import compare
+from rankmap.selection import compare
 from rankmap.machines import parse_machine
 from rankmap.patterns import parse_pattern
+from rankmap.routing import router_for
+from rankmap.routing.ugal import ugal_valiant_pairs
 
 TINY = "dragonfly:groups=4,rows=2,cols=3,nodes=2,cores=4"
 # 3 groups of 2x2 routers, one node per router, one global link per group pair:
@@ -53,7 +55,7 @@ def test_absolute_layout_puts_the_link_to_group_p_on_router_p():
 def test_minimal_route_hand_computed():
     m = parse_machine(HAND)
     # node 3 = router 3 (group 0, row 1, col 1) -> node 6 = router 6 (group 1, row 1, col 0)
-    loads = m.route(np.array([3]), np.array([6]), np.array([8.0]), "minimal")
+    loads = router_for(m, "minimal").loads(np.array([3]), np.array([6]), np.array([8.0]))
     assert loads_by_link(m, loads) == {
         ("row", 3, 2): 4.0, ("col", 2, 0): 4.0,      # row first to the exit router 0
         ("col", 3, 1): 4.0, ("row", 1, 0): 4.0,      # column first
@@ -70,7 +72,7 @@ def test_minimal_route_hand_computed():
 
 def test_valiant_route_hand_computed():
     m = parse_machine(HAND)
-    loads = m.route(np.array([3]), np.array([6]), np.array([8.0]), "valiant")
+    loads = router_for(m, "valiant").loads(np.array([3]), np.array([6]), np.array([8.0]))
     # via group 2: 3 -col-> 1 -global-> 8 -row-> 9 -global-> 4 -col-> 6
     assert loads_by_link(m, loads) == {
         ("col", 3, 1): 8.0, ("global", 1, 8): 8.0, ("row", 8, 9): 8.0,
@@ -81,11 +83,11 @@ def test_valiant_route_hand_computed():
 def test_same_group_and_same_router():
     m = parse_machine(TINY)
     # nodes 0 and 1 share router 0: only injection + ejection, 0 hops
-    loads = m.route(np.array([0, 0]), np.array([1, 0]), np.array([5.0, 7.0]), "minimal")
+    loads = router_for(m, "minimal").loads(np.array([0, 0]), np.array([1, 0]), np.array([5.0, 7.0]))
     assert loads.flow_hops.tolist() == [0.0, 0.0]
     assert loads.bytes.sum() == 10.0
     # router 0 (row 0, col 0) -> router 4 (row 1, col 1): two orders, half each
-    loads = m.route(np.array([0]), np.array([8]), np.array([2.0]), "valiant")
+    loads = router_for(m, "valiant").loads(np.array([0]), np.array([8]), np.array([2.0]))
     assert loads_by_link(m, loads) == {("row", 0, 1): 1.0, ("col", 1, 4): 1.0,
                                        ("col", 0, 3): 1.0, ("row", 3, 4): 1.0}
 
@@ -94,17 +96,17 @@ def test_ugal_rule():
     m = parse_machine(HAND)
     # all traffic from group 0 to group 1: the minimal global link is the only loaded one
     src, dst = np.array([0, 1, 2, 3]), np.array([4, 5, 6, 7])
-    assert m.ugal_valiant_pairs(src, dst, np.ones(4))[0, 1]
-    ugal = m.route(src, dst, np.ones(4), "ugal")
-    val = m.route(src, dst, np.ones(4), "valiant")
+    assert ugal_valiant_pairs(m, src, dst, np.ones(4))[0, 1]
+    ugal = router_for(m, "ugal").loads(src, dst, np.ones(4))
+    val = router_for(m, "valiant").loads(src, dst, np.ones(4))
     np.testing.assert_allclose(ugal.bytes, val.bytes)
     # uniform all-to-all between groups: every global link equally loaded, stay minimal
     a, b = np.meshgrid(np.arange(12), np.arange(12))
     keep = (a // 4) != (b // 4)
     src, dst = a[keep], b[keep]
-    assert not m.ugal_valiant_pairs(src, dst, np.ones(len(src))).any()
-    np.testing.assert_allclose(m.route(src, dst, np.ones(len(src)), "ugal").bytes,
-                               m.route(src, dst, np.ones(len(src)), "minimal").bytes)
+    assert not ugal_valiant_pairs(m, src, dst, np.ones(len(src))).any()
+    np.testing.assert_allclose(router_for(m, "ugal").loads(src, dst, np.ones(len(src))).bytes,
+                               router_for(m, "minimal").loads(src, dst, np.ones(len(src))).bytes)
 
 
 @pytest.mark.parametrize("routing", ["minimal", "valiant", "ugal"])
@@ -116,7 +118,7 @@ def test_conservation_and_paths_agree(spec, routing):
     src = rng.integers(0, m.n_nodes, 300)
     dst = rng.integers(0, m.n_nodes, 300)
     nbytes = rng.integers(1, 1000, 300).astype(float)
-    loads = m.route(src, dst, nbytes, routing)
+    loads = router_for(m, routing).loads(src, dst, nbytes)
     cls = m.link_columns()["class"]
     off = src != dst
     # every off-node byte is injected and ejected exactly once
@@ -134,7 +136,7 @@ def test_conservation_and_paths_agree(spec, routing):
         assert glob == pytest.approx(2 * nbytes[inter].sum())
     else:
         assert nbytes[inter].sum() - 1e-6 <= glob <= 2 * nbytes[inter].sum() + 1e-6
-    P = m.route_paths(src, dst, routing, nbytes=nbytes)
+    P = router_for(m, routing).paths(src, dst, nbytes)
     np.testing.assert_allclose(P.T @ nbytes, loads.bytes)
     assert ((P != 0).sum(axis=0).A1 == loads.streams).all()
     np.testing.assert_allclose(np.asarray(P.sum(axis=1)).ravel()[off],

@@ -10,6 +10,7 @@ from rankmap.allocation import parse_allocation
 from rankmap.cli import main
 from rankmap.errors import RankmapError
 from rankmap.machines import parse_machine
+from rankmap.routing import router_for
 
 CONF = """# two leaf switches under one top switch
 SwitchName=s0 Nodes=tux[0-3] LinkSpeed=100
@@ -28,20 +29,20 @@ def vertex_path(m, loads):
 def test_dmodk_route_hand_computed():
     # k=2, 3 levels: hosts 0..7, switches: level l index w -> vertex 8 + (l-1)*4 + w.
     m = parse_machine("fattree:k=2:levels=3")
-    loads = m.route(np.array([0]), np.array([7]), np.array([1.0]), "dmodk")
+    loads = router_for(m, "dmodk").loads(np.array([0]), np.array([7]), np.array([1.0]))
     # host 0 -> leaf (1,0) -> (2, rep = digit0(7) = 1) = (2,1) -> top (3, rep = 7 mod 4 = 3)
     # -> (2, prefix 1, rep 1) = (2,3) -> leaf (1,3) -> host 7
     assert vertex_path(m, loads) == {(0, 8): 1.0, (8, 13): 1.0, (13, 19): 1.0,
                                      (19, 15): 1.0, (15, 11): 1.0, (11, 7): 1.0}
     assert loads.flow_hops[0] == 6 and m.hop_distance(np.array([0]), np.array([7]))[0] == 6
     # same leaf switch: 2 hops
-    loads = m.route(np.array([2]), np.array([3]), np.array([1.0]), "dmodk")
+    loads = router_for(m, "dmodk").loads(np.array([2]), np.array([3]), np.array([1.0]))
     assert vertex_path(m, loads) == {(2, 9): 1.0, (9, 3): 1.0}
 
 
 def test_ecmp_splits_over_every_top_switch():
     m = parse_machine("fattree:k=2:levels=3")
-    loads = m.route(np.array([0]), np.array([7]), np.array([4.0]), "ecmp")
+    loads = router_for(m, "ecmp").loads(np.array([0]), np.array([7]), np.array([4.0]))
     paths = vertex_path(m, loads)
     into_top = {dst: b for (src, dst), b in paths.items() if dst >= 16}
     assert into_top == {16: 1.0, 17: 1.0, 18: 1.0, 19: 1.0}
@@ -56,13 +57,13 @@ def test_conservation_and_paths_agree(routing):
     rng = np.random.default_rng(3)
     src, dst = rng.integers(0, 27, 400), rng.integers(0, 27, 400)
     b = rng.random(400)
-    loads = m.route(src, dst, b, routing)
+    loads = router_for(m, routing).loads(src, dst, b)
     np.testing.assert_allclose(loads.flow_hops, m.hop_distance(src, dst))
     assert loads.bytes.sum() == pytest.approx(float(b @ loads.flow_hops))
     cls = m.link_columns()["class"]
     off = src != dst
     assert loads.bytes[cls == "host-up"].sum() == pytest.approx(b[off].sum())
-    P = m.route_paths(src, dst, routing)
+    P = router_for(m, routing).paths(src, dst)
     np.testing.assert_allclose(P.T @ b, loads.bytes)
     assert ((P != 0).sum(axis=0).A1 == loads.streams).all()
 
@@ -73,7 +74,7 @@ def test_dmodk_spreads_destinations_over_top_switches():
     m = parse_machine("fattree:k=4:levels=2")
     src = np.arange(4)
     dst = np.arange(12, 16)
-    loads = m.route(src, dst, np.ones(4), "dmodk")
+    loads = router_for(m, "dmodk").loads(src, dst, np.ones(4))
     assert loads.streams.max() == 1
 
 
@@ -101,7 +102,7 @@ def test_slurm_topology_tree(tmp_path):
     m = parse_machine(f"fattree:topology={conf}:cores=4")
     assert m.n_nodes == 8 and m.node_name(5) == "tux5"
     assert m.hop_distance(np.array([0, 0, 0]), np.array([0, 3, 4])).tolist() == [0, 2, 4]
-    loads = m.route(np.array([1]), np.array([6]), np.array([2.0]), "ecmp")
+    loads = router_for(m, "ecmp").loads(np.array([1]), np.array([6]), np.array([2.0]))
     c = m.link_columns()
     used = {(str(c["src_name"][i]), str(c["dst_name"][i])) for i in np.nonzero(loads.bytes)[0]}
     assert used == {("tux1", "s0"), ("s0", "top"), ("top", "s1"), ("s1", "tux6")}
@@ -135,7 +136,7 @@ def test_compare_cli_on_fat_tree(capsys):
 
 @pytest.mark.parametrize("mapper", ["inorder", "random", "rcb", "greedy", "graph"])
 def test_mappers_work_on_a_fat_tree(mapper):
-    from rankmap.evaluation import compare
+    from rankmap.selection import compare
     from rankmap.patterns import parse_pattern
 
     m = parse_machine("fattree:k=4:levels=2:cores=2")

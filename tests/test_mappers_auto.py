@@ -8,8 +8,8 @@ from rankmap.cli import main
 from rankmap.evaluation import Evaluator
 from rankmap.machines import parse_machine
 from rankmap.mappers import build_mapping
-from rankmap.mappers.auto import auto_select
-from rankmap.mappers.refine import _State, refine_cores, settings
+from rankmap.mappers.refine import _State, refine_cores
+from rankmap.selection import auto_select, build_placement
 from rankmap.metrics import ranking_key
 from rankmap.patterns import parse_pattern
 
@@ -38,7 +38,7 @@ def test_incremental_state_matches_full_routing():
 def test_refine_improves_a_random_start():
     m, a, p = _setup()
     start = build_mapping("random", p, m, a, seed=2).core_of_rank
-    out = refine_cores(start, p, m, a, seed=0, budget=1.0)
+    out = refine_cores(start, p, m, a, seed=0, budget=20000)
     before = _State(p, m, a, "dor", start).objective()
     after = _State(p, m, a, "dor", out).objective()
     assert after < before and after[1] < before[1]
@@ -47,15 +47,14 @@ def test_refine_improves_a_random_start():
 def test_refine_budget_zero_returns_start():
     m, a, p = _setup()
     start = build_mapping("random", p, m, a, seed=2).core_of_rank
-    with settings(budget=0):
-        out = build_mapping("refine:random", p, m, a, seed=2).core_of_rank
+    out = build_mapping("refine:random", p, m, a, seed=2, budget=0).core_of_rank
     assert np.array_equal(out, start)
 
 
 def test_refine_moves_to_free_cores_on_partial_allocation():
     m, a, p = _setup(machine="torus:4x4x4:cores=2", pattern="stencil:4x4:periodic")
     start = build_mapping("random", p, m, a, seed=3).core_of_rank
-    out = refine_cores(start, p, m, a, seed=0, budget=0.5)
+    out = refine_cores(start, p, m, a, seed=0, budget=10000)
     assert len(set(out.tolist())) == 16
     assert _State(p, m, a, "dor", out).objective() < _State(p, m, a, "dor", start).objective()
 
@@ -71,8 +70,7 @@ def test_auto_picks_best_by_ranking_key_and_reuses_one_evaluator(monkeypatch):
 
     monkeypatch.setattr(evaluation.Evaluator, "__init__", counting)
     m, a, p = _setup(nodes="0-31", pattern="stencil:4x8")
-    with settings(budget=0.2):
-        comp = auto_select(p, m, a)
+    comp = auto_select(p, m, a, budget=2000)
     assert len(made) == 1
     keys = [ranking_key(e.metrics) for e in comp.candidates]
     assert keys == sorted(keys)
@@ -88,8 +86,7 @@ def test_auto_picks_best_by_ranking_key_and_reuses_one_evaluator(monkeypatch):
 
 def test_auto_as_plain_registered_mapper():
     m, a, p = _setup(nodes="0-15", pattern="stencil:4x4")
-    with settings(budget=0.1):
-        cores = build_mapping("auto", p, m, a).core_of_rank
+    cores = build_placement("auto", p, m, a, budget=1000).core_of_rank
     assert sorted(cores.tolist()) == list(range(16))
 
 
@@ -97,7 +94,7 @@ def test_cli_map_auto_prints_table_reason_and_writes_winner(capsys, tmp_path):
     out = tmp_path / "map"
     rc = main(["map", "--machine", "torus:8x8x8", "--nodes", "0-255", "--pattern",
                "stencil:8x4x8", "--mapping", "auto", "--emit", "bgp", "-o", str(out),
-               "--budget", "0.2"])
+               "--budget", "2000"])
     cap = capsys.readouterr()
     assert rc == 0, cap.err
     assert "winner:" in cap.out and "lighter" in cap.out and "than inorder" in cap.out

@@ -5,11 +5,12 @@ import pytest
 from hypothesis import given, strategies as st
 
 from rankmap.machines import Torus, parse_machine
+from rankmap.routing import router_for
 
 
 def loads_by_name(machine, src, dst, routing, nbytes=1.0):
     """{(node, dim, dir): (bytes, streams)} for the non-idle links of one routed flow set."""
-    ld = machine.route(np.array(src), np.array(dst), np.full(len(src), nbytes), routing)
+    ld = router_for(machine, routing).loads(np.array(src), np.array(dst), np.full(len(src), nbytes))
     out = {}
     for i in np.nonzero(ld.bytes)[0]:
         out[(int(machine.link_src[i]), int(machine.link_dim[i]), int(machine.link_dir[i]))] = (
@@ -57,7 +58,7 @@ def test_adaptive_tie_uses_both_directions_until_committed():
 
 def test_flows_inside_a_node_load_nothing():
     m = Torus((4, 4))
-    ld = m.route(np.array([3, 3]), np.array([3, 3]), np.array([5.0, 7.0]), "adaptive")
+    ld = router_for(m, "adaptive").loads(np.array([3, 3]), np.array([3, 3]), np.array([5.0, 7.0]))
     assert ld.bytes.sum() == 0 and ld.streams.sum() == 0 and list(ld.flow_hops) == [0, 0]
 
 
@@ -77,7 +78,7 @@ def torus_and_flows(draw):
 @given(torus_and_flows(), st.sampled_from(["dor", "adaptive"]))
 def test_link_bytes_conserve_hop_bytes(case, routing):
     m, src, dst, nbytes = case
-    ld = m.route(src, dst, nbytes, routing)
+    ld = router_for(m, routing).loads(src, dst, nbytes)
     hops = m.hop_distance(src, dst)
     assert ld.bytes.sum() == pytest.approx(float((hops * nbytes).sum()))
     assert (ld.bytes >= -1e-9).all()
@@ -94,8 +95,8 @@ def test_dor_and_adaptive_agree_on_a_line(case):
     m, src, dst, nbytes = case
     if len(m.dims) != 1 or (m.wrap[0] and m.dims[0] % 2 == 0):
         return
-    a = m.route(src, dst, nbytes, "dor")
-    b = m.route(src, dst, nbytes, "adaptive")
+    a = router_for(m, "dor").loads(src, dst, nbytes)
+    b = router_for(m, "adaptive").loads(src, dst, nbytes)
     assert np.allclose(a.bytes, b.bytes) and np.array_equal(a.streams, b.streams)
 
 
@@ -142,7 +143,7 @@ def test_adaptive_matches_plain_reference(data):
     ids = st.integers(0, m.n_nodes - 1)
     src = np.array(data.draw(st.lists(ids, min_size=n, max_size=n)))
     dst = np.array(data.draw(st.lists(ids, min_size=n, max_size=n)))
-    ld = m.route(src, dst, np.full(n, 3.0), "adaptive")
+    ld = router_for(m, "adaptive").loads(src, dst, np.full(n, 3.0))
     expect, streams = {}, {}
     for s, t in zip(src, dst):
         for key, v in reference_adaptive(m, s, t, 3.0).items():

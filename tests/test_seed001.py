@@ -3,7 +3,7 @@
 import pytest
 
 from rankmap.allocation import parse_allocation
-from rankmap.evaluation import compare
+from rankmap.selection import compare
 from rankmap.machines import parse_machine
 from rankmap.mappers.rank_order import rank_order_names
 from rankmap.patterns import parse_pattern

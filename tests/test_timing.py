@@ -10,11 +10,12 @@ from scipy.sparse import csr_matrix
 
 from rankmap.allocation import parse_allocation
 from rankmap.cli import main
-from rankmap.evaluation import compare
+from rankmap.selection import compare
 from rankmap.machines import parse_machine
 from rankmap.patterns import parse_pattern
 from rankmap.timing import TimeOptions, completion_times, phase_time
 from rankmap.timing.maxmin import maxmin_rates, transpose_csr
+from rankmap.routing import router_for
 
 
 def _rates(rows, cap, mult=None):
@@ -83,8 +84,8 @@ def test_route_paths_agree_with_route(dims, seed, routing):
     rng = np.random.default_rng(seed)
     s, d = rng.integers(0, m.n_nodes, 50), rng.integers(0, m.n_nodes, 50)
     b = rng.random(50) * 1000
-    paths = m.route_paths(s, d, routing)
-    loads = m.route(s, d, b, routing)
+    paths = router_for(m, routing).paths(s, d)
+    loads = router_for(m, routing).loads(s, d, b)
     assert paths.shape == (50, m.n_links)
     np.testing.assert_allclose(paths.T @ b, loads.bytes, rtol=1e-9, atol=1e-6)
     np.testing.assert_array_equal((paths != 0).sum(axis=0).A1, loads.streams)

@@ -29,8 +29,9 @@ import re
 
 import numpy as np
 
-from .allocation import NODE_PARSERS, Allocation
+from .node_allocation import Allocation
 from .errors import RankmapError
+from .machines import Dragonfly
 from .specs import parse_int
 from .validate import (check_limit, expand_hostlist, hostlist_size, parse_int_text,
                        read_csv_rows, read_text, show)
@@ -61,13 +62,9 @@ def cname_to_coords(name: str, cabinet_cols: int) -> tuple[int, int, int, int] |
 
 
 def _name_table(machine) -> dict[str, int]:
-    table = getattr(machine, "_name_table_cache", None)
-    if table is None:
-        if machine.n_nodes > _MAX_NAME_TABLE:
-            return {}
-        table = {machine.node_name(i): i for i in range(machine.n_nodes)}
-        machine._name_table_cache = table
-    return table
+    if machine.n_nodes > _MAX_NAME_TABLE:
+        return {}
+    return {machine.node_name(i): i for i in range(machine.n_nodes)}
 
 
 def resolve_names(names: list[str], machine, where: str) -> np.ndarray:
@@ -117,7 +114,7 @@ def expand_host_list(text: str) -> list[str]:
 
 
 def _coord_columns(machine) -> list[str]:
-    if machine.kind == "dragonfly":
+    if isinstance(machine, Dragonfly):
         return ["group", "row", "col", "node"]
     return [ch.lower() for ch in getattr(machine, "letters", "")]
 
@@ -242,7 +239,3 @@ def parse_named_allocation(text: str, machine) -> Allocation | None:
         return None  # a file name that does not exist: the core parser says so
     source = text if len(text) < 60 else text[:57] + "..."
     return _from_names(expand_host_list(text), machine, source)
-
-
-if parse_named_allocation not in NODE_PARSERS:
-    NODE_PARSERS.append(parse_named_allocation)

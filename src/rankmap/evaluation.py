@@ -1,23 +1,31 @@
-"""Evaluating placements: route every phase's flows and compute metrics; compare candidates.
+"""Evaluating placements: route every phase once and compute the given metrics.
 
-An :class:`Evaluator` binds one machine, allocation, pattern and routing model; its
-:meth:`Evaluator.evaluate` takes any :class:`~rankmap.mappers.Mapping` and is reused for every
-candidate, so nothing about the machine is rebuilt per candidate.
+An :class:`Evaluator` binds one machine, allocation, pattern, router and list of phase
+metrics; its :meth:`Evaluator.evaluate` takes any :class:`~rankmap.mappers.Mapping` and is
+reused for every candidate, so nothing about the machine is rebuilt per candidate. Each phase
+is routed once (:meth:`rankmap.routing.Router.for_phase` then ``loads``) and every metric
+reads that one :class:`~rankmap.metrics.RoutedPhase`. Comparing named candidates, ``auto``
+included, is the selection layer's job (:mod:`rankmap.selection`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 
 from .allocation import Allocation
 from .errors import RankmapError
-from .machines import Machine
-from .mappers import Mapping, all_candidate_names, build_mapping
-from .metrics import DEFAULT_PLATEAU_Y, combine, phase_metrics, ranking_key
+from .machines import Dragonfly, Machine
+from .mappers import Mapping
+from .metrics import DEFAULT_PLATEAU_Y, LinkMetrics, PhaseMetric, RoutedPhase, combine
+from .metrics import bisection
+from .metrics.dragonfly_hops import DragonflyClassHops
 from .patterns import Pattern
+from .routing import Router, router_for
+from .timing import TimeModel, TimeOptions
+
+__all__ = ["Evaluator", "Evaluation", "PhaseResult", "Comparison", "default_metrics"]
 
 
 @dataclass
@@ -52,37 +60,118 @@ class Evaluation:
         return d
 
 
-#: hooks that add metrics to a phase: fn(evaluator, phase, node_src, node_dst, loads) -> dict.
-#: The time model and the bisection model register here.
-PHASE_METRIC_HOOKS: list[Callable] = []
+def default_metrics(machine: Machine, pattern: Pattern, plateau_y: float = DEFAULT_PLATEAU_Y,
+                    time_options: TimeOptions | None = None) -> list[PhaseMetric]:
+    """The metrics every command reports, in the order their keys appear.
+
+    Parameters
+    ----------
+    machine : Machine
+        The network (dragonflies add class hops, grids the bisection model of fft2d).
+    pattern : Pattern
+        The communication pattern.
+    plateau_y : float
+        Fraction of links under the plateau point, in (0, 1].
+    time_options : TimeOptions, optional
+        Time-model settings (default: :class:`TimeOptions`'s); ``enabled=False`` leaves the
+        time model out.
+
+    Returns
+    -------
+    list of PhaseMetric
+        Link metrics, then the time model, the bisection model, dragonfly class hops (those
+        that apply).
+    """
+    time_options = time_options if time_options is not None else TimeOptions()
+    out: list[PhaseMetric] = [LinkMetrics(plateau_y)]
+    if time_options.enabled:
+        out.append(TimeModel(time_options))
+    if bisection.applies(machine, pattern):
+        out.append(bisection.Bisection(pattern))
+    if isinstance(machine, Dragonfly):
+        out.append(DragonflyClassHops())
+    return out
 
 
 class Evaluator:
-    """Routes the phases of ``pattern`` on ``machine`` for any placement."""
+    """Routes the phases of ``pattern`` on ``machine`` for any placement.
+
+    Parameters
+    ----------
+    machine, allocation, pattern
+        The inputs.
+    router : Router, str or None
+        The routing (a router of ``machine``, a routing name, or None for the default).
+    plateau_y : float
+        Plateau fraction of the default link metrics (ignored when ``metrics`` is given).
+    metrics : list of PhaseMetric, optional
+        The phase metrics (default: :func:`default_metrics` with ``time_options``).
+    time_options : TimeOptions, optional
+        Time-model settings of the default metrics.
+    """
 
     def __init__(self, machine: Machine, allocation: Allocation, pattern: Pattern,
-                 routing: str | None = None, plateau_y: float = DEFAULT_PLATEAU_Y):
+                 router: Router | str | None = None, plateau_y: float = DEFAULT_PLATEAU_Y,
+                 *, metrics: list[PhaseMetric] | None = None,
+                 time_options: TimeOptions | None = None):
         self.machine = machine
         self.allocation = allocation
         self.pattern = pattern
-        self.routing = machine.check_routing(routing)
+        self.router = router_for(machine, router)
         self.plateau_y = plateau_y
         if not 0 < plateau_y <= 1:
             raise RankmapError(f"bad plateau fraction {plateau_y}: must be in (0, 1]")
+        self.metrics = (list(metrics) if metrics is not None else
+                        default_metrics(machine, pattern, plateau_y, time_options))
 
-    def evaluate(self, mapping: Mapping) -> Evaluation:
-        """Route every phase under ``mapping``; return loads and metrics."""
+    @property
+    def routing(self) -> str:
+        """The routing's name."""
+        return self.router.name
+
+    def route(self, mapping: Mapping) -> list[RoutedPhase]:
+        """Every phase of the pattern routed once under ``mapping``.
+
+        Parameters
+        ----------
+        mapping : Mapping
+            The placement.
+
+        Returns
+        -------
+        list of RoutedPhase
+            One per phase, in the pattern's order.
+        """
         node_of_rank = mapping.nodes(self.allocation)
-        results = []
+        out = []
         for phase in self.pattern.phases:
             s = node_of_rank[phase.src]
             d = node_of_rank[phase.dst]
-            loads = self.machine.route(s, d, phase.bytes, self.routing)
-            m = phase_metrics(loads.bytes, loads.streams, loads.flow_hops, phase.bytes,
-                              self.plateau_y)
-            for hook in PHASE_METRIC_HOOKS:
-                m.update(hook(self, phase, s, d, loads) or {})
-            results.append(PhaseResult(phase.name, m, loads.bytes, loads.streams))
+            router = self.router.for_phase(s, d, phase.bytes)
+            out.append(RoutedPhase(phase, node_of_rank, s, d, router.loads(s, d, phase.bytes),
+                                   router))
+        return out
+
+    def evaluate(self, mapping: Mapping) -> Evaluation:
+        """Route every phase under ``mapping`` once; return loads and metrics.
+
+        Parameters
+        ----------
+        mapping : Mapping
+            The placement.
+
+        Returns
+        -------
+        Evaluation
+            Per-phase metrics and link loads, and the combined metrics.
+        """
+        results = []
+        for routed in self.route(mapping):
+            m: dict = {}
+            for metric in self.metrics:
+                m.update(metric(routed))
+            results.append(PhaseResult(routed.phase.name, m, routed.loads.bytes,
+                                       routed.loads.streams))
         return Evaluation(mapping, results, combine([r.metrics for r in results]))
 
 
@@ -118,59 +207,3 @@ class Comparison:
         if self.skipped:
             d["skipped"] = self.skipped
         return d
-
-
-def expand_names(names: list[str] | str, pattern: Pattern, machine: Machine,
-                 allocation: Allocation) -> list[str]:
-    """Turn ``--mappings`` (a list, or a comma string, possibly with ``all``) into names."""
-    if isinstance(names, str):
-        names = [n.strip() for n in names.split(",") if n.strip()]
-    out: list[str] = []
-    for n in names:
-        if n.lower() == "all":
-            out.extend(all_candidate_names(pattern, machine, allocation))
-        else:
-            out.append(n)
-    if not out:
-        raise RankmapError("no mappings to compare")
-    return list(dict.fromkeys(out))
-
-
-def compare(machine: Machine, allocation: Allocation, pattern: Pattern, names,
-            routing: str | None = None, seed: int = 0, plateau_y: float = DEFAULT_PLATEAU_Y,
-            progress: Callable[[str], None] | None = None,
-            skip_inapplicable: bool = False) -> Comparison:
-    """Build and evaluate every named mapping; return them sorted best first.
-
-    ``progress(name)`` is called after each candidate. With ``skip_inapplicable`` a mapper
-    that fails on this input is recorded in ``skipped`` instead of stopping the comparison.
-    """
-    evaluator = Evaluator(machine, allocation, pattern, routing, plateau_y)
-    names = expand_names(names, pattern, machine, allocation)
-    results, skipped = [], {}
-    for name in names:
-        try:
-            mapping = build_mapping(name, pattern, machine, allocation, seed)
-        except RankmapError as exc:
-            if not skip_inapplicable:
-                raise
-            skipped[name] = str(exc)
-            if progress:
-                progress(name)
-            continue
-        results.append(evaluator.evaluate(mapping))
-        if progress:
-            progress(name)
-    if not results:
-        raise RankmapError("no candidate could be placed: " + "; ".join(skipped.values()))
-    results.sort(key=lambda e: ranking_key(e.metrics))
-    return Comparison(machine, allocation, pattern, evaluator.routing, results, skipped)
-
-
-# The time model registers its phase hook (predicted_time_s) on import.
-from . import timing as _timing  # noqa: E402,F401
-
-# The bisection model of seed 004 adds bisection_m / bisection_time_s to fft2d phases.
-from .metrics.bisection import bisection_hook as _bisection_hook  # noqa: E402
-
-PHASE_METRIC_HOOKS.append(_bisection_hook)

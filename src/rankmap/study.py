@@ -31,9 +31,10 @@ import numpy as np
 from .allocation import parse_allocation
 from .errors import RankmapError
 from .evaluation import Evaluator
+from .timing import TimeOptions
 from .io.atomic import write_atomic
 from .machines import Machine, parse_machine
-from .mappers import build_mapping
+from .selection import build_placement
 from .patterns import parse_pattern
 from .validate import json_text
 
@@ -154,10 +155,12 @@ def study_points(params: StudyParams, machine: Machine, nodes: int, threads: int
     allocation = parse_allocation(f"random:{nodes}:seed={params.seed * 1000 + alloc_seed}",
                                   machine).with_threads(threads)
     pattern = parse_pattern(params.pattern, default_ranks=allocation.n_cores)
-    evaluator = Evaluator(machine, allocation, pattern, params.routing)
+    evaluator = Evaluator(machine, allocation, pattern, params.routing,
+                          time_options=TimeOptions(enabled=params.time != "busiest-link"))
     out = []
     for name in params.mappings:
-        mapping = build_mapping(name, pattern, machine, allocation, params.seed + alloc_seed)
+        mapping = build_placement(name, pattern, machine, allocation, params.seed + alloc_seed,
+                                  evaluator=evaluator)
         ev = evaluator.evaluate(mapping)
         t, source = point_time(machine, ev)
         out.append({"nodes": nodes, "threads": threads, "alloc": alloc_seed,
@@ -222,10 +225,6 @@ def run_study(params: StudyParams, out_dir: str | None = None,
     """Run (or resume, with ``out_dir``) the study; return all points."""
     machine = parse_machine(params.machine)
     check_params(params, machine)
-    if params.time == "busiest-link":
-        from .timing.hook import set_time_options
-        from .timing.model import TimeOptions
-        set_time_options(machine, TimeOptions(enabled=False))
     points: list[dict] = []
     if out_dir:
         os.makedirs(out_dir, exist_ok=True)

@@ -10,7 +10,9 @@ from ..allocation import Allocation, parse_allocation
 from ..errors import RankmapError
 from ..machines import Machine, parse_machine
 from ..metrics import DEFAULT_PLATEAU_Y
+from ..mappers.refine import DEFAULT_BUDGET, check_budget
 from ..patterns import Pattern, parse_pattern
+from ..timing import TimeOptions, parse_time_options
 from .argtypes import FRACTION, SEED, THREADS
 
 MACHINE_HELP = ("machine spec or .toml file: torus:8x16x32:cores=4, mesh:8x8x8, "
@@ -83,11 +85,7 @@ def load_inputs(args) -> tuple[Machine, Allocation, Pattern]:
     if not 0 < args.y <= 1:
         raise RankmapError(f"bad --y {args.y}: must be in (0, 1]")
     if hasattr(args, "time_model"):
-        from ..timing import parse_time_options, set_time_options
-
-        set_time_options(machine, parse_time_options(
-            nic=args.nic_bw, mem=args.mem_bw, overhead=args.msg_overhead,
-            enabled=args.time_model == "on", mem_sharing=args.mem_sharing))
+        time_options(args)  # bad values fail here, before any work
     if pattern.notes:  # notes only once the inputs are known to fit: an error stays one line
         from ..mappers.base import check_fits
         check_fits(pattern.n_ranks, allocation)
@@ -105,6 +103,29 @@ def print_mapper_notes(names, pattern) -> None:
         note = rcb_fallback_note(pattern)
         if note:
             print(f"note: {note}", file=sys.stderr)
+
+
+def time_options(args) -> TimeOptions:
+    """The time-model settings of the command line (--time-model, --nic-bw, --mem-bw,
+    --mem-sharing, --msg-overhead); the defaults when the command has none."""
+    if not hasattr(args, "time_model"):
+        return TimeOptions()
+    return parse_time_options(nic=args.nic_bw, mem=args.mem_bw, overhead=args.msg_overhead,
+                              enabled=args.time_model == "on", mem_sharing=args.mem_sharing)
+
+
+def budget(args) -> int | None:
+    """The --budget of the command line as a whole number of moves (None: the default)."""
+    value = getattr(args, "budget", None)
+    return None if value is None else check_budget(value)
+
+
+def add_budget(p: argparse.ArgumentParser) -> None:
+    """--budget: the work bound of refinements."""
+    p.add_argument("--budget", type=float, default=None, metavar="MOVES",
+                   help="work bound of each refinement (refine:NAME, auto): proposed moves "
+                   f"evaluated at most (default {DEFAULT_BUDGET}; 0 = no refinement); the same "
+                   "input and seed give the same placement")
 
 
 def example(text: str) -> str:
@@ -133,3 +154,17 @@ def progress_bar(total: int, label: str):
             prog.update(task, advance=1, description=f"{label} {desc}" if desc else label)
 
         yield advance
+
+
+def write_report(comp, args) -> str:
+    """Write ``--report`` of compare/evaluate (the command line is recorded); return the path."""
+    import os
+    import shlex
+
+    from ..report.comparison import write_comparison_report
+
+    command = "rankmap " + " ".join(shlex.quote(a) for a in sys.argv[1:]) \
+        if sys.argv and os.path.basename(sys.argv[0]) == "rankmap" else None
+    path = write_comparison_report(comp, args.report, args.y, args.force, command)
+    print(f"wrote {path}", file=sys.stderr)
+    return path

@@ -6,12 +6,11 @@ import os
 import sys
 
 from ..errors import RankmapError
-from ..evaluation import compare, expand_names
 from ..io.atomic import check_writable
-from ..mappers.refine import settings as refine_settings
-from .common import (add_force, add_input_options, example, load_inputs, print_mapper_notes,
-                     progress_bar)
-from . import render
+from ..report import render
+from ..selection import compare, expand_names
+from .common import (add_budget, add_force, add_input_options, budget, example, load_inputs,
+                     print_mapper_notes, progress_bar, time_options)
 
 
 def add_parser(sub) -> None:
@@ -27,8 +26,7 @@ def add_parser(sub) -> None:
                    help="comma-separated mapping names, or 'all' (default: every one that "
                    "applies): rank orders such as TXYZ, inorder, random, greedy, mueller-resch, "
                    "rcb, cubes, graph, refine:NAME, rubik-tile, 'rubik: ...', auto")
-    p.add_argument("--budget", type=float, default=None, metavar="SECONDS",
-                   help="time budget of each refine:NAME candidate (default 2)")
+    add_budget(p)
     p.add_argument("--format", choices=("table", "json", "csv"), default="table",
                    help="output: a readable table (default), or json/csv on stdout")
     p.add_argument("--plot-dir", metavar="DIR",
@@ -53,11 +51,11 @@ def run(args) -> int:
     names = expand_names(args.mappings, pattern, machine, allocation)
     print_mapper_notes(names, pattern)
     explicit = args.mappings.strip().lower() != "all"
-    with progress_bar(len(names), "evaluating") as advance, \
-            refine_settings(budget=args.budget, routing=args.routing):
+    with progress_bar(len(names), "evaluating") as advance:
         comp = compare(machine, allocation, pattern, names, routing=args.routing,
                        seed=args.seed, plateau_y=args.y, progress=advance,
-                       skip_inapplicable=not explicit)
+                       skip_inapplicable=not explicit, time_options=time_options(args),
+                       budget=budget(args))
     if args.format == "json":
         print(render.to_json(comp))
     elif args.format == "csv":
@@ -74,8 +72,8 @@ def run(args) -> int:
     if args.plot_dir:
         write_plots(comp, args.plot_dir, args.y, args.force)
     if args.report:
-        from ..report.comparison import write_report_from_args
-        write_report_from_args(comp, args)
+        from .common import write_report
+        write_report(comp, args)
     return 0
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from ..counters.summary import fmt_count, phase_series
+
 import argparse
 import sys
 
@@ -97,7 +99,9 @@ def run(args) -> int:
         print(f"wrote {path}", file=sys.stderr)
     if args.report:
         from ..report.counters_report import counters_report
-        rep = counters_report(runs, doc, corr, args)
+        rep = counters_report(runs, doc, corr, times=args.times, sweep_y=args.sweep_y,
+                              by=args.by, bins=args.bins, phase=args.phase,
+                              aggregate=args.aggregate)
         rep.write(args.report, force=args.force)
         print(f"wrote {args.report}", file=sys.stderr)
     return 0
@@ -111,7 +115,7 @@ def _figures(runs, doc, corr, args) -> dict:
     if args.plot and corr is None:
         from ..plots.counters import plot_pdf_cdf
 
-        by_phase = phase_series(runs, args)
+        by_phase = phase_series(runs, args.phase, args.aggregate)
         for ph, series in by_phase.items():
             path = args.plot if len(by_phase) == 1 else suffixed(args.plot, ph)
             out.append((path, plot_pdf_cdf(series, doc["unit"], args.y, args.bins,
@@ -126,24 +130,6 @@ def _figures(runs, doc, corr, args) -> dict:
     for path, _fig in out:
         check_writable(path, args.force)
     return {"files": out}
-
-
-def phase_series(runs, args) -> dict:
-    """{phase: {label: per-link counts}} over the analysed phases, in file order."""
-    from ..counters.summary import selected_phases
-
-    by_phase: dict = {}
-    for r in runs:
-        for ph in selected_phases(r, args.phase, args.aggregate):
-            by_phase.setdefault(ph.name, {})[r.label] = ph.values
-    return by_phase
-
-
-def fmt_count(v: float, unit: str) -> str:
-    """A count for people: bytes with a binary suffix, packets as a number."""
-    from ..units import format_bytes
-
-    return format_bytes(v) if unit == "bytes" else f"{v:.4g}"
 
 
 def _print_tables(doc) -> None:

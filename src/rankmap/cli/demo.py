@@ -14,12 +14,12 @@ import os
 import sys
 
 from ..allocation import whole_machine
-from ..evaluation import compare
+from ..selection import compare
 from ..mappers.rank_order import rank_order_names
 from ..io.atomic import write_atomic
 from ..machines import parse_machine
 from ..patterns import parse_pattern
-from . import render
+from ..report import render
 from .common import progress_bar
 
 DEMO_MACHINE = "bgp:4096"

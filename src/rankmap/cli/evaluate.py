@@ -9,9 +9,10 @@ from ..evaluation import Comparison, Evaluator
 from ..io.atomic import write_atomic
 from ..io.bgmap import read_mapfile
 from ..io.links_csv import format_links_csv
-from ..mappers import build_mapping
-from .common import add_force, add_input_options, example, load_inputs
+from ..selection import build_placement
 from ..validate import json_text
+from .common import (add_budget, add_force, add_input_options, budget, example, load_inputs,
+                     time_options)
 
 
 def add_parser(sub) -> None:
@@ -30,6 +31,7 @@ def add_parser(sub) -> None:
     p.add_argument("--format", choices=("table", "json", "csv"), default="json",
                    help="output: json on stdout (default, shaped like compare's), a readable "
                    "table, or csv")
+    add_budget(p)
     p.add_argument("--links-out", metavar="FILE.csv",
                    help="write src,dim,dir,dst,bytes,streams for every directed link")
     p.add_argument("--report", metavar="FILE.html",
@@ -50,23 +52,26 @@ def run(args) -> int:
         check_writable(args.links_out, args.force)
     if args.mapfile:
         mapping = read_mapfile(args.mapfile, machine, allocation, pattern.n_ranks)
-    else:
-        mapping = build_mapping(args.mapping, pattern, machine, allocation, args.seed)
-    ev = Evaluator(machine, allocation, pattern, args.routing, args.y).evaluate(mapping)
-    comp = Comparison(machine, allocation, pattern, machine.check_routing(args.routing), [ev])
+    evaluator = Evaluator(machine, allocation, pattern, args.routing, args.y,
+                          time_options=time_options(args))
+    if not args.mapfile:
+        mapping = build_placement(args.mapping, pattern, machine, allocation, args.seed,
+                                  budget=budget(args), evaluator=evaluator)
+    ev = evaluator.evaluate(mapping)
+    comp = Comparison(machine, allocation, pattern, evaluator.routing, [ev])
     if args.format == "json":
         print(json_text(comp.to_json(), indent=1))
     elif args.format == "csv":
         import sys
 
-        from . import render
+        from ..report import render
         sys.stdout.write(render.to_csv(comp))
     else:
         import sys
 
         from rich.console import Console
 
-        from . import render
+        from ..report import render
         con = Console(width=None if sys.stdout.isatty() else 120)
         con.print(render.table(comp, title=f"{pattern.spec} on {machine.spec} "
                                f"({allocation.n_nodes} nodes, {comp.routing} routing)"))
@@ -75,6 +80,6 @@ def run(args) -> int:
             raise RankmapError(f"--links-out {args.links_out!r}: expected a .csv file name")
         write_atomic(args.links_out, format_links_csv(machine, ev.phases), force=args.force)
     if args.report:
-        from ..report.comparison import write_report_from_args
-        write_report_from_args(comp, args)
+        from .common import write_report
+        write_report(comp, args)
     return 0

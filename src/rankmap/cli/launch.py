@@ -13,12 +13,12 @@ from ..io.atomic import check_writable, write_atomic
 from ..io.emit import get_emitter
 from ..launch import command_for, job_allocation, job_hosts, launcher_format, launcher_ranks
 from ..machines import parse_machine
-from ..mappers import build_mapping
+from ..selection import build_placement
 from ..mappers.base import check_fits
 from ..mpi.nodes import MACHINE_ENV
 from ..patterns import parse_pattern
-from .common import PATTERN_HELP, add_force, example
 from .argtypes import SEED
+from .common import PATTERN_HELP, add_force, example, time_options
 
 
 def add_parser(sub) -> None:
@@ -159,7 +159,9 @@ def run(args) -> int:
     plan = command_for(fmt, argv, path, pattern.n_ranks)
     if not args.dry_run and shutil.which(argv[0]) is None:
         raise RankmapError(f"launcher {argv[0]!r} not found on PATH")
-    mapping = build_mapping(args.mapping, pattern, machine, allocation, args.seed)
+    mapping = build_placement(args.mapping, pattern, machine, allocation, args.seed,
+                              routing=getattr(args, "routing", None),
+                              time_options=time_options(args))
     write_atomic(path, emitter.write(mapping, machine, allocation), force=args.force)
     print(f"rankmap launch: {mapping.name} placement of {pattern.n_ranks} ranks on "
           f"{allocation.n_nodes} nodes ({job.source}), wrote {path} ({fmt})", file=sys.stderr)

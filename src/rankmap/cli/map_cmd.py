@@ -8,10 +8,9 @@ import sys
 from ..io.atomic import check_writable, write_atomic
 from ..io.emit import EMITTERS, get_emitter, usage_text
 from ..io.hostnames import apply_name_template
-from ..mappers import build_mapping
-from ..mappers.refine import settings as refine_settings
-from .common import (add_force, add_input_options, example, load_inputs, print_mapper_notes,
-                     progress_bar)
+from ..selection import build_placement, is_auto
+from .common import (add_budget, add_force, add_input_options, budget, example, load_inputs,
+                     print_mapper_notes, progress_bar, time_options)
 
 
 def add_parser(sub) -> None:
@@ -28,8 +27,7 @@ def add_parser(sub) -> None:
                    help="mapping name (e.g. TZXY, inorder, greedy, rcb, graph, cubes, "
                    "'refine:greedy', 'rubik: app tile 1,8,16; net tile 8,8,2'), or auto: "
                    "evaluate every applicable one, print the table and write the best")
-    p.add_argument("--budget", type=float, default=None, metavar="SECONDS",
-                   help="time budget of each refine step (default 2)")
+    add_budget(p)
     p.add_argument("--emit", required=True, metavar="FORMAT",
                    help="file format: " + ", ".join(EMITTERS))
     p.add_argument("-o", "--output", required=True, metavar="FILE", help="file to write")
@@ -47,12 +45,12 @@ def run(args) -> int:
     machine, allocation, pattern = load_inputs(args)
     if getattr(args, "names", None):
         allocation = apply_name_template(allocation, machine, args.names)
-    with refine_settings(budget=args.budget, routing=args.routing):
-        if args.mapping.strip().lower() == "auto":
-            mapping = run_auto(args, machine, allocation, pattern)
-        else:
-            print_mapper_notes([args.mapping], pattern)
-            mapping = build_mapping(args.mapping, pattern, machine, allocation, args.seed)
+    if is_auto(args.mapping):
+        mapping = run_auto(args, machine, allocation, pattern)
+    else:
+        print_mapper_notes([args.mapping], pattern)
+        mapping = build_placement(args.mapping, pattern, machine, allocation, args.seed,
+                                  routing=args.routing, budget=budget(args))
     write_atomic(args.output, emitter.write(mapping, machine, allocation), force=args.force)
     print(f"wrote {args.output}: {mapping.name} placement of {pattern.n_ranks} ranks "
           f"({emitter.name})", file=sys.stderr)
@@ -66,13 +64,14 @@ def run_auto(args, machine, allocation, pattern):
     the reason for the winner on stdout, return the winning Mapping."""
     from rich.console import Console
 
-    from ..mappers.auto import REFINE_TOP, auto_select, candidate_names
-    from . import render
+    from ..selection import REFINE_TOP, auto_select, candidate_names
+    from ..report import render
 
     total = len(candidate_names(pattern, machine, allocation)) + REFINE_TOP
     with progress_bar(total, "auto") as advance:
         comp = auto_select(pattern, machine, allocation, args.seed, routing=args.routing,
-                           plateau_y=args.y, progress=advance)
+                           plateau_y=args.y, progress=advance, budget=budget(args),
+                           time_options=time_options(args))
     con = Console(width=None if sys.stdout.isatty() else 120)
     con.print(render.table(comp, title=f"auto: {pattern.spec} on {machine.spec} "
                            f"({allocation.n_nodes} nodes, {comp.routing} routing)"))

@@ -6,10 +6,10 @@ import argparse
 import sys
 
 from ..errors import RankmapError
-from ..evaluation import expand_names
+from ..selection import expand_names
 from ..io.atomic import check_writable, write_atomic
-from .common import add_force, add_input_options, example, load_inputs, progress_bar
 from ..validate import json_text
+from .common import add_force, add_input_options, example, load_inputs, progress_bar, time_options
 
 
 def add_parser(sub) -> None:
@@ -57,7 +57,7 @@ def run(args) -> int:
     with progress_bar(2 * len(names), "predicting / simulating") as advance:
         val = V.validate(machine, allocation, pattern, names, routing=args.routing,
                          seed=args.seed, timeout=args.timeout, progress=advance,
-                         program=args.program)
+                         program=args.program, time_options=time_options(args))
     print_table(val)
     if args.plot:
         print(f"wrote {V.scatter_plot(val, args.plot, args.force)}", file=sys.stderr)

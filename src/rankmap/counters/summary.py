@@ -54,4 +54,48 @@ def analyse(runs: list[CounterRun], y: float, percentiles=DEFAULT_PERCENTILES,
     return doc
 
 
-__all__ = ["ALL_PHASES", "analyse", "selected_phases"]
+__all__ = ["ALL_PHASES", "analyse", "selected_phases", "phase_series", "fmt_count"]
+
+
+def phase_series(runs, phase: str | None = None, aggregate: bool = False) -> dict:
+    """Per-link counts of every analysed phase.
+
+    Parameters
+    ----------
+    runs : list of CounterRun
+        The counter files read.
+    phase : str, optional
+        Only this phase (``--phase``).
+    aggregate : bool
+        Sum the phases per link (``--aggregate``).
+
+    Returns
+    -------
+    dict
+        ``{phase: {label: per-link counts}}`` in file order.
+    """
+    by_phase: dict = {}
+    for r in runs:
+        for ph in selected_phases(r, phase, aggregate):
+            by_phase.setdefault(ph.name, {})[r.label] = ph.values
+    return by_phase
+
+
+def fmt_count(v: float, unit: str) -> str:
+    """A count for people: bytes with a binary suffix, packets as a number.
+
+    Parameters
+    ----------
+    v : float
+        The count.
+    unit : str
+        ``bytes`` or ``packets``.
+
+    Returns
+    -------
+    str
+        E.g. ``1.5 MiB`` or ``1234``.
+    """
+    from ..units import format_bytes
+
+    return format_bytes(v) if unit == "bytes" else f"{v:.4g}"

@@ -14,12 +14,13 @@ import numpy as np
 
 from ..allocation import Allocation
 from ..errors import RankmapError
+from ..machines import GridMachine
 from ..mappers.base import Mapping, validate_mapping
 
 
 def _require_grid(machine) -> None:
     """Blue Gene mapfiles name nodes by torus/mesh coordinates: refuse other machines."""
-    if not hasattr(machine, "dims") or not getattr(machine, "letters", ""):
+    if not isinstance(machine, GridMachine):
         raise RankmapError(f"a Blue Gene mapfile needs a torus or mesh, not a {machine.kind}; "
                            "use a host-based format (slurm, openmpi, mpich, hostfile)")
 

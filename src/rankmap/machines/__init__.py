@@ -8,7 +8,9 @@ Spec strings (see ``rankmap compare --help``):
 * ``bgp:N`` / ``bgl:N`` — Blue Gene/P and /L partitions (``bgp:4096`` = 8x16x32, 4 cores);
 * a ``.toml`` file with ``machine = "<spec>"``.
 
-Other machine kinds register a parser in :data:`MACHINE_KINDS`.
+Dragonflies (``dragonfly:``, ``xc:``) and fat trees (``fattree:``) are parsed by
+:mod:`~rankmap.machines.dragonfly_spec`, :mod:`~rankmap.machines.xc` and
+:mod:`~rankmap.machines.fattree_spec`; :data:`MACHINE_KINDS` is the fixed table of parsers.
 """
 
 from __future__ import annotations
@@ -19,12 +21,18 @@ from typing import Callable
 
 from ..errors import RankmapError
 from ..specs import Spec, parse_int, parse_shape, split_spec
-from .base import LinkLoads, Machine
+from .base import GridMachine, Machine
+from .dragonfly import Dragonfly
+from .dragonfly_spec import parse_dragonfly
+from .fattree import FatTree, TreeMachine
+from .fattree_spec import parse_fattree
 from .options import common_options
 from .presets import PRESETS
 from .torus import DEFAULT_BANDWIDTH, DEFAULT_HOP_LATENCY, LETTER_SETS, Torus
+from .xc import parse_xc
 
-__all__ = ["Machine", "LinkLoads", "Torus", "parse_machine", "MACHINE_KINDS"]
+__all__ = ["Machine", "GridMachine", "Torus", "Dragonfly", "TreeMachine", "FatTree",
+           "parse_machine", "MACHINE_KINDS"]
 
 
 def _wrap_flags(spec: Spec, ndim: int, default: bool) -> tuple[bool, ...]:
@@ -72,19 +80,17 @@ def _parse_preset(spec: Spec) -> Machine:
     return Torus(shapes[n], spec=spec.text, name=f"{label} {n}", **opts)
 
 
-#: machine kind -> parser taking a split :class:`Spec`; other modules add their kinds here.
+#: machine kind -> parser taking a split :class:`Spec` (a fixed table: parsers import the
+#: classes they build, nothing registers itself here).
 MACHINE_KINDS: dict[str, Callable[[Spec], Machine]] = {
     "torus": _parse_grid_machine,
     "mesh": _parse_grid_machine,
     "bgp": _parse_preset,
     "bgl": _parse_preset,
+    "dragonfly": parse_dragonfly,
+    "xc": parse_xc,
+    "fattree": parse_fattree,
 }
-
-from .dragonfly import Dragonfly, parse_dragonfly, parse_xc  # noqa: E402
-
-from .fattree import FatTree, parse_fattree  # noqa: E402
-
-MACHINE_KINDS.update({"dragonfly": parse_dragonfly, "xc": parse_xc, "fattree": parse_fattree})
 
 
 def parse_machine(text: str | Machine) -> Machine:
@@ -128,8 +134,6 @@ def _machine_from_toml(path: str) -> Machine:
         raise RankmapError(f"machine file {show(path)} needs a line machine = \"<spec>\"")
     _READING.append(real)
     try:
-        machine = parse_machine(spec)
+        return parse_machine(spec)
     finally:
         _READING.pop()
-    machine.toml = data  # extra site settings (node names, topology) for other layers
-    return machine

@@ -1,32 +1,19 @@
 """The interface every network model implements.
 
-A machine knows its nodes (integer ids, coordinates), cores per node, its directed links
-(source node, destination node, bandwidth) and how its routing models spread a flow of bytes
-between two nodes over those links. It knows nothing about applications or placements.
+A machine knows its nodes (integer ids, coordinates), cores per node and its directed links
+(source node, destination node, bandwidth), and names the routing models it supports; how
+a routing spreads flows over the links is a :class:`rankmap.routing.Router`'s job. It knows
+nothing about applications or placements.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
-
 import numpy as np
 
 from ..errors import RankmapError
 
-
-@dataclass
-class LinkLoads:
-    """Traffic routed onto a machine's directed links for one phase.
-
-    ``bytes[l]`` is the data crossing link ``l`` (bytes, float because adaptive routing splits
-    flows); ``streams[l]`` counts the flows with a non-zero share on it; ``flow_hops[f]`` is the
-    number of links flow ``f`` crosses (its expected number under a routing that splits).
-    """
-
-    bytes: np.ndarray
-    streams: np.ndarray
-    flow_hops: np.ndarray
+__all__ = ["Machine", "GridMachine"]
 
 
 class Machine(ABC):
@@ -120,30 +107,23 @@ class Machine(ABC):
         return routing
 
     @abstractmethod
-    def route(self, src: np.ndarray, dst: np.ndarray, nbytes: np.ndarray,
-              routing: str) -> LinkLoads:
-        """Spread flows (source node, destination node, bytes) over the links.
-
-        Flows with ``src == dst`` stay inside a node and load no link.
-        """
-
-    def route_paths(self, src: np.ndarray, dst: np.ndarray, routing: str):
-        """Flow x link incidence of the flows (src[f] -> dst[f]) under ``routing``.
-
-        Returns a ``scipy.sparse.csr_matrix`` of shape (len(src), n_links) whose entry (f, l)
-        is the fraction (0..1] of flow f's bytes that crosses directed link l: 1 on every link
-        of a single path, the split shares under a routing that splits (adaptive). It must
-        agree with :meth:`route`: ``route_paths(s, d, r).T @ nbytes == route(s, d, nbytes,
-        r).bytes``. Rows of flows inside a node are empty. The time model
-        (:mod:`rankmap.timing`) needs it; a machine without it gets no predicted time.
-        """
-        raise RankmapError(f"a {self.kind} machine has no per-flow path model (route_paths)")
-
-    @property
-    def has_route_paths(self) -> bool:
-        """Whether this machine provides :meth:`route_paths` (the time model needs it)."""
-        return type(self).route_paths is not Machine.route_paths
-
-    @abstractmethod
     def describe(self) -> dict:
         """A JSON-ready description (kind, shape, cores, bandwidths)."""
+
+
+class GridMachine(Machine):
+    """A machine whose nodes form a Cartesian grid: a torus or a mesh (wrap per dimension).
+
+    Subclasses set ``dims`` (int64 sizes), ``wrap`` (bool per dimension), ``strides``,
+    ``letters`` (one per dimension) and the per-link ``link_dim`` / ``link_dir``.
+    Capabilities that need a grid (rank orders, Blue Gene mapfiles, bisection, per-dimension
+    link maps) test ``isinstance(machine, GridMachine)``.
+    """
+
+    dims: np.ndarray
+    wrap: np.ndarray
+
+    @property
+    def ndim(self) -> int:
+        """Number of dimensions."""
+        return len(self.dims)

@@ -3,7 +3,7 @@
 
 k-ary n-tree: ``k^n`` hosts (the machine's nodes), ``n`` levels of ``k^(n-1)`` switches with
 ``k`` down and ``k`` up ports (the top level has no up ports). Host ``h`` hangs off level-1
-switch ``h // k``. Numbering is in :mod:`rankmap.routing.fattree_kernels`.
+switch ``h // k``. Numbering is in :mod:`rankmap.kernels.fattree`.
 
 Links: every cable is two directed links. Host links (classes ``host-up``, ``host-down``)
 are network links here, so they count as hops: two hosts under the same level-1 switch are 2
@@ -22,53 +22,24 @@ Routing:
 
 from __future__ import annotations
 
-from abc import abstractmethod
-
 import numpy as np
-import scipy.sparse as sp
 
 from ..errors import RankmapError
-from ..routing import fattree_kernels as fk
-from .base import LinkLoads, Machine
+from .base import Machine
 
 DEFAULT_BANDWIDTH = 12.5e9
 DEFAULT_HOP_LATENCY = 100e-9
 CLASSES = ("host-up", "host-down", "up", "down")
 
+__all__ = ["TreeMachine", "FatTree", "CLASSES", "DEFAULT_BANDWIDTH", "DEFAULT_HOP_LATENCY"]
+
 
 class TreeMachine(Machine):
-    """Shared parts of tree networks: links described by class/level, routes given as CSR rows
-    by :meth:`_rows` (flows x links)."""
+    """Tree networks (k-ary n-trees, Slurm topology trees): routed by ``dmodk`` or ``ecmp``
+    (:mod:`rankmap.routing.fattree`); links described by class and level."""
 
     routings = ("dmodk", "ecmp")
     letters = ""
-
-    @abstractmethod
-    def _rows(self, src, dst, routing) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """CSR rows (indptr, links, fractions) of the flows' routes."""
-
-    def route_paths(self, src, dst, routing: str | None = None) -> sp.csr_matrix:
-        """Flows x links matrix: entry (f, l) = fraction of flow f's bytes on link l."""
-        routing = self.check_routing(routing)
-        src = np.ascontiguousarray(src, dtype=np.int64)
-        dst = np.ascontiguousarray(dst, dtype=np.int64)
-        indptr, links, frac = self._rows(src, dst, routing)
-        return sp.csr_matrix((frac, links, indptr), shape=(len(src), self.n_links))
-
-    def route(self, src, dst, nbytes, routing: str) -> LinkLoads:
-        """Link bytes and streams of the flows; ``flow_hops`` counts host links too."""
-        routing = self.check_routing(routing)
-        src = np.ascontiguousarray(src, dtype=np.int64)
-        dst = np.ascontiguousarray(dst, dtype=np.int64)
-        nbytes = np.asarray(nbytes, dtype=np.float64)
-        indptr, links, frac = self._rows(src, dst, routing)
-        counts = np.diff(indptr)
-        per_entry = np.repeat(nbytes, counts) * frac
-        link_bytes = np.bincount(links, weights=per_entry, minlength=self.n_links)
-        streams = np.bincount(links, minlength=self.n_links).astype(np.int64)
-        hops = np.add.reduceat(frac, indptr[:-1]) if len(frac) else np.zeros(len(src))
-        hops = np.where(counts > 0, hops, 0.0) if len(frac) else hops
-        return LinkLoads(bytes=link_bytes, streams=streams, flow_hops=hops)
 
 
 class FatTree(TreeMachine):
@@ -140,51 +111,9 @@ class FatTree(TreeMachine):
             m += (a // self.k ** (level - 1)) != (b // self.k ** (level - 1))
         return 2 * m
 
-    def _rows(self, src, dst, routing):
-        return fk.ktree_rows(src, dst, self.k, self.levels, routing == "ecmp")
-
-    def route(self, src, dst, nbytes, routing: str) -> LinkLoads:
-        """Link bytes and streams (accumulated without building the path matrix)."""
-        routing = self.check_routing(routing)
-        src = np.ascontiguousarray(src, dtype=np.int64)
-        link_bytes = np.zeros(self._n_links)
-        streams = np.zeros(self._n_links, dtype=np.int64)
-        hops = np.zeros(len(src))
-        fk.ktree_accumulate(src, np.ascontiguousarray(dst, dtype=np.int64),
-                            np.ascontiguousarray(nbytes, dtype=np.float64), self.k,
-                            self.levels, routing == "ecmp", link_bytes, streams, hops)
-        return LinkLoads(bytes=link_bytes, streams=streams, flow_hops=hops)
-
     def describe(self) -> dict:
         """k, levels, hosts, links, bandwidths (bytes/s) and taper."""
         return {"kind": self.kind, "spec": self.spec, "k": self.k, "levels": self.levels,
                 "nodes": self.n_nodes, "cores_per_node": self.cores_per_node,
                 "links": self._n_links, "link_bandwidth_Bps": self.bandwidth,
                 "taper": self.taper, "hop_latency_s": self.hop_latency_s}
-
-
-def parse_fattree(spec) -> Machine:
-    """``fattree:k=K:levels=N[:cores=C][:bw=..][:taper=T][:lat=..]`` or
-    ``fattree:topology=FILE[:cores=C][:bw=..][:lat=..]``."""
-    from ..specs import parse_int
-    from .options import common_options
-
-    opts = common_options(spec)
-    path = spec.pop_option("topology")
-    if path is not None:
-        spec.reject_leftovers("fattree")
-        from .slurm_topology import read_topology_conf
-        return read_topology_conf(path, spec=spec.text, **opts)
-    if "k" not in spec.options or "levels" not in spec.options:
-        raise RankmapError(f"bad machine {spec.text!r}: give k= and levels=, e.g. "
-                           "fattree:k=16:levels=3, or topology=topology.conf")
-    from ..validate import check_limit, parse_float_text
-
-    k = parse_int(spec.pop_option("k"), "fat-tree k", minimum=2)
-    levels = parse_int(spec.pop_option("levels"), "fat-tree levels", minimum=1)
-    # k^levels hosts, computed without building a huge integer (levels=10^9 would)
-    check_limit(k ** levels if levels <= 64 else 1 << 64, "nodes", spec.text)
-    if (v := spec.pop_option("taper")) is not None:
-        opts["taper"] = parse_float_text(v, "taper", minimum=1.0, maximum=1e6)
-    spec.reject_leftovers("fattree")
-    return FatTree(k, levels, spec=spec.text, **opts)

@@ -18,7 +18,7 @@ import hostlist
 import numpy as np
 
 from ..errors import RankmapError
-from ..routing import fattree_kernels as fk
+from ..kernels import fattree as fk
 from .fattree import DEFAULT_BANDWIDTH, DEFAULT_HOP_LATENCY, TreeMachine
 
 _FIELD = re.compile(r"(\w+)=(\S+)")
@@ -181,12 +181,10 @@ class SlurmTree(TreeMachine):
         a = np.asarray(a, dtype=np.int64)
         b = np.asarray(b, dtype=np.int64)
         shape = np.broadcast(a, b).shape
-        indptr, _l, _f = self._rows(np.ascontiguousarray(np.broadcast_to(a, shape).ravel()),
-                                    np.ascontiguousarray(np.broadcast_to(b, shape).ravel()), None)
+        indptr, _l, _f = fk.tree_rows(np.ascontiguousarray(np.broadcast_to(a, shape).ravel()),
+                                      np.ascontiguousarray(np.broadcast_to(b, shape).ravel()),
+                                      self.parent, self.depth, self.up_link, self.down_link)
         return np.diff(indptr).reshape(shape)
-
-    def _rows(self, src, dst, routing):
-        return fk.tree_rows(src, dst, self.parent, self.depth, self.up_link, self.down_link)
 
     def describe(self) -> dict:
         """File, hosts, switches, links, bandwidth (bytes/s)."""

@@ -12,8 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import RankmapError
-from ..routing import torus_kernels
-from .base import LinkLoads, Machine
+from .base import GridMachine
 
 LETTER_SETS = {1: "X", 2: "XY", 3: "XYZ", 4: "ABCD", 5: "ABCDE", 6: "ABCDEF"}
 
@@ -23,7 +22,7 @@ DEFAULT_BANDWIDTH = 425e6
 DEFAULT_HOP_LATENCY = 100e-9
 
 
-class Torus(Machine):
+class Torus(GridMachine):
     """A torus or mesh: ``dims`` sizes, ``wrap`` per dimension, ``cores_per_node`` cores."""
 
     kind = "torus"
@@ -58,11 +57,6 @@ class Torus(Machine):
             self.kind = "torus"  # partially wrapped: still routed the same way
         self._build_links()
 
-    @property
-    def ndim(self) -> int:
-        """Number of dimensions."""
-        return len(self.dims)
-
     # ---- links -------------------------------------------------------------------------
     def _build_links(self) -> None:
         nd = self.ndim
@@ -90,6 +84,24 @@ class Torus(Machine):
         self._dir = np.where(self._dense_index % 2 == 0, 1, -1).astype(np.int64)
         self._dst = dense_dst.reshape(-1)[self._dense_index]
         self._bw = np.full(len(self._dense_index), self.bandwidth)
+        lookup = np.full(self._n_dense, -1, dtype=np.int64)
+        lookup[self._dense_index] = np.arange(len(self._dense_index))
+        self._link_of_slot = lookup
+
+    @property
+    def n_dense_slots(self) -> int:
+        """Size of the dense (node, dim, dir) slot space: ``n_nodes * 2 * ndim``."""
+        return self._n_dense
+
+    @property
+    def dense_slot_of_link(self) -> np.ndarray:
+        """Dense slot ``node*2*ndim + 2*dim + (0 if + else 1)`` of every link (int64)."""
+        return self._dense_index
+
+    @property
+    def link_of_dense_slot(self) -> np.ndarray:
+        """Link id of every dense slot, -1 where the link does not exist (int64)."""
+        return self._link_of_slot
 
     @property
     def link_dim(self) -> np.ndarray:
@@ -109,9 +121,7 @@ class Torus(Machine):
         """Index into the link list of directed link(s) (node, dim, dir); -1 where absent."""
         node = np.asarray(node, dtype=np.int64)
         dense = node * 2 * self.ndim + 2 * np.asarray(dim) + np.where(np.asarray(direction) > 0, 0, 1)
-        lookup = np.full(self._n_dense, -1, dtype=np.int64)
-        lookup[self._dense_index] = np.arange(self.n_links)
-        return lookup[dense]
+        return self._link_of_slot[dense]
 
     # ---- nodes -------------------------------------------------------------------------
     def coords(self, nodes) -> np.ndarray:
@@ -138,48 +148,6 @@ class Torus(Machine):
     def node_name(self, node: int) -> str:
         """``<prefix>-x-y-z`` style default name built from coordinates."""
         return "node" + "-".join(str(int(v)) for v in self.coords(np.int64(node)))
-
-    # ---- routing -----------------------------------------------------------------------
-    def route(self, src, dst, nbytes, routing: str) -> LinkLoads:
-        """Route flows by dimension order (``dor``) or minimal adaptive (``adaptive``).
-
-        See :mod:`rankmap.routing.torus_kernels` for the exact rules.
-        """
-        routing = self.check_routing(routing)
-        src = np.ascontiguousarray(src, dtype=np.int64)
-        dst = np.ascontiguousarray(dst, dtype=np.int64)
-        nbytes = np.ascontiguousarray(nbytes, dtype=np.float64)
-        dense_bytes = np.zeros(self._n_dense, dtype=np.float64)
-        dense_streams = np.zeros(self._n_dense, dtype=np.int64)
-        hops = np.zeros(len(src), dtype=np.int64)
-        kernel = torus_kernels.route_dor if routing == "dor" else torus_kernels.route_adaptive
-        kernel(src, dst, nbytes, self.dims, self.strides, self.wrap, dense_bytes, dense_streams,
-               hops)
-        return LinkLoads(bytes=dense_bytes[self._dense_index],
-                         streams=dense_streams[self._dense_index],
-                         flow_hops=hops.astype(np.float64))
-
-    def route_paths(self, src, dst, routing: str):
-        """Flow x link incidence: a ``scipy.sparse.csr_matrix`` of shape (flows, n_links)
-        whose entry (f, l) is the fraction of flow f's bytes that crosses link l.
-
-        Same rules as :meth:`route` (``dor``: 1 on each link of the path; ``adaptive``: the
-        equal-split shares), so ``paths.T @ nbytes`` equals ``route(...).bytes``. Flows inside
-        a node have an empty row. Kernel: :mod:`rankmap.routing.torus_paths`.
-        """
-        from scipy.sparse import csr_matrix
-
-        from ..routing.torus_paths import path_incidence
-
-        routing = self.check_routing(routing)
-        indptr, slots, frac = path_incidence(src, dst, self.dims, self.strides, self.wrap,
-                                             routing)
-        if not hasattr(self, "_slot_to_link"):
-            lookup = np.full(self._n_dense, -1, dtype=np.int64)
-            lookup[self._dense_index] = np.arange(self.n_links)
-            self._slot_to_link = lookup
-        return csr_matrix((frac, self._slot_to_link[slots], indptr),
-                          shape=(len(indptr) - 1, self.n_links))
 
     def describe(self) -> dict:
         d = {"kind": self.kind, "spec": self.spec, "dims": [int(v) for v in self.dims],

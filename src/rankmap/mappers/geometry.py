@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import RankmapError
+from ..machines import GridMachine
 
 
 def needs_grid(pattern, machine, allocation) -> str | None:
@@ -52,9 +53,9 @@ def allocation_box(machine, allocation) -> tuple[np.ndarray, np.ndarray] | str:
 
     Needs a machine with Cartesian coordinates (``dims``); the box may not wrap around.
     """
-    dims = getattr(machine, "dims", None)
-    if dims is None:
+    if not isinstance(machine, GridMachine):
         return f"the {machine.kind} machine has no Cartesian box of nodes"
+    dims = machine.dims
     c = machine.coords(allocation.nodes)
     lo, hi = c.min(axis=0), c.max(axis=0)
     shape = hi - lo + 1

@@ -27,6 +27,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from ..routing import router_for
 from .geometry import bisect_order, check_seed
 from .graph_partition import communication_graph
 from .network_bisection import map_graph_to_nodes
@@ -45,13 +46,9 @@ RANK_PROPOSALS = 1000
 
 
 def _routing(machine) -> str:
-    """The routing refinements use (``refine``'s setting when it has one, else the default)."""
-    try:
-        from .refine import current_settings
-        routing = current_settings().get("routing")
-    except ImportError:                                   # pragma: no cover - refactor guard
-        routing = None
-    return machine.check_routing(routing)
+    """The routing refinements use: the machine's default (a mapper registered without
+    options; ``refine`` takes a router as a value)."""
+    return machine.check_routing(None)
 
 
 def _unit_phases(pattern, unit_of_rank: np.ndarray, n_units: int):
@@ -74,7 +71,7 @@ def _key(cores: np.ndarray, pattern, machine, allocation, routing) -> tuple[floa
     for ph in pattern.phases:
         if not ph.n_flows:
             continue
-        ld = machine.route(node[ph.src], node[ph.dst], ph.bytes, routing)
+        ld = router_for(machine, routing).loads(node[ph.src], node[ph.dst], ph.bytes)
         if ld.bytes.size:
             top = max(top, float(ld.bytes.max()))
         hb += float(np.dot(ld.flow_hops, ph.bytes))

@@ -4,56 +4,56 @@ Starting from another mapper's placement (``refine`` alone starts from ``graph``
 repeatedly proposes to move a rank next to one of its communication partners: a flow is drawn
 with probability proportional to its bytes x hops, one of its ends is moved onto a core of
 the other end's node or of a node linked to it, swapping with the rank already there (or
-taking a free core). Only the flows of the ranks that move are re-routed (``machine.route`` on
-those flows, their old routes subtracted and new ones added), so a proposal costs about as
-much as routing a handful of flows. A proposal is kept only when it lowers the objective:
-the busiest link's bytes (worst phase), then the hop-bytes (all phases). The search stops
-after ``budget`` seconds (:func:`settings`, default 2 s) or when many proposals in a row were
-refused, and the result is checked by routing everything again: it is never worse than the
+taking a free core). Only the flows of the ranks that move are re-routed (the router's
+``loads`` on those flows, their old routes subtracted and new ones added), so a proposal costs
+about as much as routing a handful of flows. A proposal is kept only when it lowers the
+objective: the busiest link's bytes (worst phase), then the hop-bytes (all phases), under the
+router given (:class:`Refine`). The search is bounded by work, not time: it stops after
+``budget`` proposals (``--budget``, default :data:`DEFAULT_BUDGET`) or when
+:data:`MAX_REFUSED` proposals in a row were refused, so the same input and seed give the same
+placement. The result is checked by routing everything again: it is never worse than the
 start.
 """
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
-import time
+from dataclasses import dataclass
 
 import numpy as np
 
 from ..errors import RankmapError
+from ..routing import Router, router_for
 from .geometry import check_seed
 from .registry import MapperFamily, MapperInfo, build_mapping, register, register_family, resolve
 
-#: default time budget of one refinement, seconds
-DEFAULT_BUDGET_S = 2.0
+__all__ = ["Refine", "refine_cores", "check_budget", "DEFAULT_BUDGET", "MAX_REFUSED"]
+
+#: default work bound of one refinement: proposed moves evaluated
+DEFAULT_BUDGET = 20000
 #: stop after this many refused proposals in a row
 MAX_REFUSED = 1500
 
-_SETTINGS = contextvars.ContextVar("refine_settings", default={"budget": DEFAULT_BUDGET_S,
-                                                               "routing": None})
 
+def check_budget(budget) -> int:
+    """A work budget as a non-negative int (number of proposed moves).
 
-@contextlib.contextmanager
-def settings(budget: float | None = None, routing: str | None = None):
-    """Within this block, refinements use ``budget`` seconds and ``routing`` (None: default)."""
-    if budget is not None and not budget >= 0:
-        raise RankmapError(f"bad --budget {budget}: must be a non-negative number of seconds")
-    cur = dict(_SETTINGS.get())
-    if budget is not None:
-        cur["budget"] = float(budget)
-    if routing is not None:
-        cur["routing"] = routing
-    token = _SETTINGS.set(cur)
+    Parameters
+    ----------
+    budget : int, float or str
+        The number of moves; a float must be a whole number.
+
+    Returns
+    -------
+    int
+        The budget.
+    """
     try:
-        yield
-    finally:
-        _SETTINGS.reset(token)
-
-
-def current_settings() -> dict:
-    """The budget (seconds) and routing refinements use right now."""
-    return dict(_SETTINGS.get())
+        value = float(budget)
+    except (TypeError, ValueError):
+        raise RankmapError(f"bad --budget {budget}: must be a whole number of moves") from None
+    if not value >= 0 or value != int(value) or value > 1e12:
+        raise RankmapError(f"bad --budget {budget}: must be a whole number of moves >= 0")
+    return int(value)
 
 
 def _rank_flow_csr(src, dst, n_ranks):
@@ -69,7 +69,8 @@ class _State:
     """Link loads per phase and hop-bytes under a placement; applies moves incrementally."""
 
     def __init__(self, pattern, machine, allocation, routing, cores):
-        self.machine, self.routing = machine, routing
+        self.machine = machine
+        self.router = router_for(machine, routing)
         self.alloc_nodes = allocation.nodes
         self.cpn = allocation.cores_per_node
         self.cores = cores.copy()
@@ -80,7 +81,7 @@ class _State:
         self.loads, self.hb = [], 0.0
         node = self.node_of(self.cores)
         for p in self.phases:
-            ld = machine.route(node[p.src], node[p.dst], p.bytes, routing)
+            ld = self.router.loads(node[p.src], node[p.dst], p.bytes)
             self.loads.append(ld.bytes.copy())
             self.hb += float(np.dot(ld.flow_hops, p.bytes))
         self.max = max((float(l.max()) for l in self.loads if l.size), default=0.0)
@@ -110,8 +111,8 @@ class _State:
             old_s, old_d = self.node_of(self.cores[s]), self.node_of(self.cores[d])
             for r, c in moves.items():
                 self.cores[r] = c
-            ld = self.machine.route(np.concatenate([old_s, new_s]), np.concatenate([old_d, new_d]),
-                                    np.concatenate([-w, w]), self.routing)
+            ld = self.router.loads(np.concatenate([old_s, new_s]),
+                                   np.concatenate([old_d, new_d]), np.concatenate([-w, w]))
             deltas.append(ld.bytes)
             k = len(idx)
             dhb += float(np.dot(ld.flow_hops[k:], w) - np.dot(ld.flow_hops[:k], w))
@@ -142,11 +143,29 @@ def _neighbours(machine, allocation):
 
 
 def refine_cores(start: np.ndarray, pattern, machine, allocation, seed: int = 0,
-                 budget: float | None = None, routing: str | None = None) -> np.ndarray:
-    """Locally improved copy of placement ``start`` (see module docstring); never worse."""
-    cfg = current_settings()
-    budget = cfg["budget"] if budget is None else budget
-    routing = machine.check_routing(routing if routing is not None else cfg["routing"])
+                 budget: int | None = None, routing: "Router | str | None" = None) -> np.ndarray:
+    """Locally improved copy of placement ``start`` (see module docstring); never worse.
+
+    Parameters
+    ----------
+    start : array of int
+        Core of every rank to start from.
+    pattern, machine, allocation
+        The inputs.
+    seed : int
+        Seed of the proposals.
+    budget : int, optional
+        Proposed moves to evaluate at most (default :data:`DEFAULT_BUDGET`).
+    routing : Router or str, optional
+        The routing the objective is measured under (default: the machine's).
+
+    Returns
+    -------
+    numpy.ndarray
+        Core of every rank.
+    """
+    budget = DEFAULT_BUDGET if budget is None else check_budget(budget)
+    routing = router_for(machine, routing)
     start = np.asarray(start, dtype=np.int64)
     st = _State(pattern, machine, allocation, routing, start)
     if not st.phases or budget <= 0:
@@ -157,10 +176,10 @@ def refine_cores(start: np.ndarray, pattern, machine, allocation, seed: int = 0,
     w = np.concatenate([p.bytes for p in st.phases])
     indptr, nbrs = _neighbours(machine, allocation)
     cpn = st.cpn
-    t_end = time.perf_counter() + budget
+    left = budget
     refused = 0
     batch = 256
-    while time.perf_counter() < t_end and refused < MAX_REFUSED:
+    while left > 0 and refused < MAX_REFUSED:
         node = st.node_of(st.cores)
         hops = machine.hop_distance(node[src], node[dst]).astype(np.float64)
         weight = hops * w
@@ -170,7 +189,7 @@ def refine_cores(start: np.ndarray, pattern, machine, allocation, seed: int = 0,
         picks = rng.choice(len(src), size=batch, p=weight / total)
         flip = rng.random(batch) < 0.5
         for f, fl in zip(picks, flip):
-            if time.perf_counter() >= t_end:
+            if left <= 0:
                 break
             a, partner = (int(src[f]), int(dst[f])) if fl else (int(dst[f]), int(src[f]))
             ppos = int(st.cores[partner]) // cpn
@@ -181,6 +200,7 @@ def refine_cores(start: np.ndarray, pattern, machine, allocation, seed: int = 0,
                 continue
             b = int(st.rank_of_core[c])
             moves = {a: c} if b < 0 else {a: c, b: int(st.cores[a])}
+            left -= 1
             if st.try_move(moves):
                 refused = 0
                 break                       # weights changed: draw again
@@ -189,6 +209,22 @@ def refine_cores(start: np.ndarray, pattern, machine, allocation, seed: int = 0,
     final = _State(pattern, machine, allocation, routing, st.cores)
     base = _State(pattern, machine, allocation, routing, start)
     return st.cores if final.objective() <= base.objective() else start
+
+
+@dataclass(frozen=True)
+class Refine:
+    """The mapper ``refine:<start>`` as a value: refine ``start``'s placement with at most
+    ``budget`` proposed moves (None: :data:`DEFAULT_BUDGET`) under ``router`` (a router or
+    routing name; None: the machine's default)."""
+
+    start: str = "graph"
+    budget: int | None = None
+    router: "Router | str | None" = None
+
+    def __call__(self, pattern, machine, allocation, seed: int = 0) -> np.ndarray:
+        """Core of every rank (see :func:`refine_cores`)."""
+        base = build_mapping(self.start, pattern, machine, allocation, seed).core_of_rank
+        return refine_cores(base, pattern, machine, allocation, seed, self.budget, self.router)
 
 
 def _parse_refine(name: str, machine):
@@ -200,20 +236,19 @@ def _parse_refine(name: str, machine):
         raise RankmapError(f"bad mapping {name!r}: say what to refine, e.g. refine:greedy")
     info = resolve(inner, machine)
 
-    def fn(pattern, machine, allocation, seed, _inner=inner):
-        start = build_mapping(_inner, pattern, machine, allocation, seed).core_of_rank
-        return refine_cores(start, pattern, machine, allocation, seed)
+    def fn(pattern, machine, allocation, seed, router=None, budget=None, _inner=inner):
+        return Refine(_inner, budget, router)(pattern, machine, allocation, seed)
 
     return MapperInfo(f"refine:{info.name}", fn, f"swap refinement of {info.name}",
-                      info.applies, in_all=False)
+                      info.applies, in_all=False, takes_options=True)
 
 
 register_family(MapperFamily(prefix="refine:<mapping>", parse=_parse_refine,
                              description="swap-based local search started from another mapping"))
 
 
-@register("refine", "graph placement improved by swap-based local search", in_all=False)
-def refine(pattern, machine, allocation, seed):
+@register("refine", "graph placement improved by swap-based local search", in_all=False,
+          takes_options=True)
+def refine(pattern, machine, allocation, seed, router=None, budget=None):
     """``refine:graph`` (see module docstring)."""
-    start = build_mapping("graph", pattern, machine, allocation, seed).core_of_rank
-    return refine_cores(start, pattern, machine, allocation, seed)
+    return Refine("graph", budget, router)(pattern, machine, allocation, seed)

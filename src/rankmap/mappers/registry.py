@@ -34,6 +34,8 @@ class MapperInfo:
     description: str
     applies: Callable | None = None
     in_all: bool = True
+    #: whether ``fn`` takes the keyword options ``router`` and ``budget`` (refine does)
+    takes_options: bool = False
 
     def reason_not_applicable(self, pattern, machine, allocation) -> str | None:
         """None if the mapper applies, else why not."""
@@ -55,10 +57,11 @@ MAPPERS: dict[str, MapperInfo] = {}
 FAMILIES: list[MapperFamily] = []
 
 
-def register(name: str, description: str, applies=None, in_all: bool = True):
+def register(name: str, description: str, applies=None, in_all: bool = True,
+             takes_options: bool = False):
     """Decorator adding a fixed-name mapper to the registry."""
     def deco(fn: MapperFn) -> MapperFn:
-        MAPPERS[name] = MapperInfo(name, fn, description, applies, in_all)
+        MAPPERS[name] = MapperInfo(name, fn, description, applies, in_all, takes_options)
         return fn
     return deco
 
@@ -68,8 +71,23 @@ def register_family(family: MapperFamily) -> None:
     FAMILIES.append(family)
 
 
-def resolve(name: str, machine) -> MapperInfo:
-    """Find the mapper called ``name`` (fixed names first, then families)."""
+def resolve(name: str, machine, extra_known: tuple[str, ...] = ()) -> MapperInfo:
+    """Find the mapper called ``name`` (fixed names first, then families).
+
+    Parameters
+    ----------
+    name : str
+        A mapper name (``greedy``, ``TXYZ``, ``refine:rcb``, ``rubik: ...``).
+    machine : Machine
+        The machine (families such as rank orders depend on its letters).
+    extra_known : tuple of str
+        Names a higher layer resolves itself (``auto``), listed in the error message.
+
+    Returns
+    -------
+    MapperInfo
+        The mapper.
+    """
     key = name.strip()
     if key in MAPPERS:
         return MAPPERS[key]
@@ -79,7 +97,7 @@ def resolve(name: str, machine) -> MapperInfo:
         info = family.parse(key, machine)
         if info is not None:
             return info
-    known = sorted(MAPPERS) + [f.prefix for f in FAMILIES]
+    known = sorted([*MAPPERS, *extra_known]) + [f.prefix for f in FAMILIES]
     raise RankmapError(f"unknown mapping {name!r}: choose from {', '.join(known)}")
 
 
@@ -95,12 +113,38 @@ def all_candidate_names(pattern, machine, allocation) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def build_mapping(name: str, pattern, machine, allocation, seed: int = 0) -> Mapping:
-    """Run the mapper called ``name`` and return its validated :class:`Mapping`."""
-    info = resolve(name, machine)
+def build_mapping(name: str, pattern, machine, allocation, seed: int = 0, *, router=None,
+                  budget: int | None = None, extra_known: tuple[str, ...] = ()) -> Mapping:
+    """Run the mapper called ``name`` and return its validated :class:`Mapping`.
+
+    Parameters
+    ----------
+    name : str
+        Mapper name (see :func:`resolve`).
+    pattern, machine, allocation
+        The inputs.
+    seed : int
+        Seed of randomised mappers.
+    router : Router or str, optional
+        Routing that searching mappers (``refine``) optimise under (default: the machine's).
+    budget : int, optional
+        Work bound of searching mappers (``refine``: proposed moves; default
+        :data:`rankmap.mappers.refine.DEFAULT_BUDGET`).
+    extra_known : tuple of str
+        Names listed in the unknown-name error besides the registry's.
+
+    Returns
+    -------
+    Mapping
+        The validated placement.
+    """
+    info = resolve(name, machine, extra_known)
     check_fits(pattern.n_ranks, allocation)
     reason = info.reason_not_applicable(pattern, machine, allocation)
     if reason is not None:
         raise RankmapError(f"mapping {name!r} does not apply here: {reason}")
-    cores = info.fn(pattern, machine, allocation, seed)
+    if info.takes_options:
+        cores = info.fn(pattern, machine, allocation, seed, router=router, budget=budget)
+    else:
+        cores = info.fn(pattern, machine, allocation, seed)
     return validate_mapping(info.name, cores, pattern.n_ranks, allocation)

@@ -29,6 +29,8 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
+from ..routing import router_for
+
 __all__ = ["UnitPlacement", "hop_swap_passes", "link_swaps", "hop_bytes"]
 
 
@@ -238,7 +240,7 @@ class _Loads:
         self.place, self.machine, self.routing = place, machine, routing
         self.csr = [_flow_csr(s, d, n_units) for s, d, b in self.phases]
         node = place.node(place.pos_of)
-        self.loads = [machine.route(node[s], node[d], b, routing).bytes.astype(np.float64)
+        self.loads = [router_for(machine, routing).loads(node[s], node[d], b).bytes.astype(np.float64)
                       for s, d, b in self.phases]
         self.max = max((float(x.max()) for x in self.loads if x.size), default=0.0)
         self.sq = sum(float(np.dot(x, x)) for x in self.loads)
@@ -273,9 +275,9 @@ class _Loads:
                 deltas.append(None)
                 continue
             w = b[idx][moved]
-            ld = self.machine.route(np.concatenate([old_s[moved], new_s[moved]]),
-                                    np.concatenate([old_d[moved], new_d[moved]]),
-                                    np.concatenate([-w, w]), self.routing).bytes
+            ld = router_for(self.machine, self.routing).loads(
+                np.concatenate([old_s[moved], new_s[moved]]),
+                np.concatenate([old_d[moved], new_d[moved]]), np.concatenate([-w, w])).bytes
             deltas.append(ld)
         if all(x is None for x in deltas):
             return False

@@ -10,16 +10,20 @@ Cartesian box of nodes, every machine dimension i of size n_i gets an effective 
 * n_i / g_t otherwise, g_t = 2 on a torus (wrapped dimension), 1 on a mesh.
 
 The phase's lower-bound time is ``bisection_time_s = max_i m_i * D_T / (4 P B_l)`` with D_T the
-bytes the phase moves, P the number of ranks and B_l the link bandwidth (bytes/s). The hook
-:func:`bisection_hook` adds ``bisection_m`` (list, one per dimension) and ``bisection_time_s``
-to the metrics of every phase of an fft2d pattern; other patterns are left alone.
+bytes the phase moves, P the number of ranks and B_l the link bandwidth (bytes/s). The metric
+:class:`Bisection` adds ``bisection_m`` (list, one per dimension) and ``bisection_time_s`` to
+every phase of an fft2d pattern on a grid machine (:func:`applies`).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from ..machines import GridMachine
 from ..patterns.fft import alltoall_groups
+from .routed import PhaseMetric, RoutedPhase
+
+__all__ = ["Bisection", "applies", "bisection_metrics", "effective_lengths", "phase_groups"]
 
 
 def effective_lengths(coords: np.ndarray, dims, wrap) -> list[float]:
@@ -61,26 +65,31 @@ def phase_groups(pattern, phase) -> np.ndarray | None:
 
 def bisection_metrics(pattern, phase, node_of_rank: np.ndarray, machine) -> dict:
     """``bisection_m`` and ``bisection_time_s`` of one phase (empty when not applicable)."""
-    dims = getattr(machine, "dims", None)
     groups = phase_groups(pattern, phase)
-    if dims is None or groups is None:
+    if not isinstance(machine, GridMachine) or groups is None:
         return {}
     coords = machine.coords(node_of_rank[groups])
-    m = effective_lengths(coords, dims, getattr(machine, "wrap", [True] * len(dims)))
+    m = effective_lengths(coords, machine.dims, machine.wrap)
     bw = float(np.median(machine.link_bandwidth)) if machine.n_links else 0.0
     p = pattern.n_ranks
     t = max(m) * phase.total_bytes / (4.0 * p * bw) if bw > 0 else float("inf")
     return {"bisection_m": m, "bisection_time_s": float(t)}
 
 
-def bisection_hook(evaluator, phase, node_src, node_dst, loads) -> dict:
-    """Evaluation hook (rankmap.evaluation.PHASE_METRIC_HOOKS): bisection metrics of a phase."""
-    pattern = evaluator.pattern
-    if pattern.kind != "fft2d":
-        return {}
-    node_of_rank = np.full(pattern.n_ranks, -1, dtype=np.int64)
-    node_of_rank[phase.src] = node_src
-    node_of_rank[phase.dst] = node_dst
-    if (node_of_rank < 0).any():
-        return {}
-    return bisection_metrics(pattern, phase, node_of_rank, evaluator.machine)
+def applies(machine, pattern) -> bool:
+    """Whether the bisection model applies: an fft2d pattern on a grid machine."""
+    return isinstance(machine, GridMachine) and pattern.kind == "fft2d"
+
+
+class Bisection(PhaseMetric):
+    """``bisection_m`` and ``bisection_time_s`` of every phase of ``pattern`` (an fft2d)."""
+
+    def __init__(self, pattern):
+        self.pattern = pattern
+
+    def __call__(self, routed: RoutedPhase) -> dict:
+        """Bisection metrics of one routed phase (empty when not applicable)."""
+        if self.pattern.kind != "fft2d":
+            return {}
+        return bisection_metrics(self.pattern, routed.phase, routed.node_of_rank,
+                                 routed.machine)

@@ -7,6 +7,10 @@ import math
 import numpy as np
 
 from ..errors import RankmapError
+from .routed import PhaseMetric, RoutedPhase
+
+__all__ = ["DEFAULT_PLATEAU_Y", "LinkMetrics", "plateau_point", "phase_metrics", "combine",
+           "ranking_key"]
 
 #: fraction of links below the plateau point (seed 000 uses y = 0.99).
 DEFAULT_PLATEAU_Y = 0.99
@@ -43,6 +47,21 @@ def phase_metrics(link_bytes: np.ndarray, link_streams: np.ndarray, flow_hops: n
         "plateau_bytes": plateau_point(link_bytes, y),
         "flows": int(n_flows),
     }
+
+
+class LinkMetrics(PhaseMetric):
+    """The link metrics of design.md (:func:`phase_metrics`) with plateau fraction ``y``."""
+
+    def __init__(self, plateau_y: float = DEFAULT_PLATEAU_Y):
+        if not 0 < plateau_y <= 1:
+            raise RankmapError(f"bad plateau fraction {plateau_y}: must be in (0, 1]")
+        self.plateau_y = plateau_y
+
+    def __call__(self, routed: RoutedPhase) -> dict:
+        """``max_link_streams``, ``max_link_bytes``, ``mean_link_bytes``, ``avg_hops``,
+        ``hop_bytes``, ``plateau_bytes``, ``flows`` of one routed phase."""
+        ld = routed.loads
+        return phase_metrics(ld.bytes, ld.streams, ld.flow_hops, routed.nbytes, self.plateau_y)
 
 
 _MAX_KEYS = ("max_link_streams", "max_link_bytes", "plateau_bytes")

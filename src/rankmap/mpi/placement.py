@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..allocation import Allocation
-from ..mappers import build_mapping
+from ..selection import build_placement
 
 
 @dataclass
@@ -50,7 +50,7 @@ def assign_ranks(pattern, machine, proc_nodes: np.ndarray, mapping: str = "auto"
     """New rank of every process so that the pattern's ranks follow the placement ``mapping``."""
     proc_nodes = np.asarray(proc_nodes, dtype=np.int64)
     alloc = job_allocation(proc_nodes)
-    placed = build_mapping(mapping, pattern, machine, alloc, seed)
+    placed = build_placement(mapping, pattern, machine, alloc, seed)
     cpn = alloc.cores_per_node
     capacity = alloc.extra["processes"]
     n = pattern.n_ranks

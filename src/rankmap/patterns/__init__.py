@@ -408,7 +408,7 @@ def _may_hide_a_grid(pattern: Pattern) -> bool:
 def _parse_one(text: str, default_ranks: int | None) -> Pattern:
     if text.endswith(".toml"):
         from .toml_file import pattern_from_toml
-        return pattern_from_toml(text, default_ranks)
+        return pattern_from_toml(text, default_ranks, parse_pattern, with_grid)
     spec = split_spec(text, "pattern", list_keys=LIST_OPTIONS)
     parser = PATTERN_KINDS.get(spec.kind)
     if parser is None:

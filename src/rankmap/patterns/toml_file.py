@@ -62,7 +62,8 @@ def _explicit_flows(path: str, k: int, flows) -> np.ndarray:
     return np.array(arr, dtype=np.int64)
 
 
-def pattern_from_toml(path: str, default_ranks: int | None = None) -> Pattern:
+def pattern_from_toml(path: str, default_ranks: int | None = None, parse_pattern=None,
+                      with_grid=None) -> Pattern:
     """Read a multi-phase pattern from ``path`` (see module docstring).
 
     Parameters
@@ -71,12 +72,18 @@ def pattern_from_toml(path: str, default_ranks: int | None = None) -> Pattern:
         The ``.toml`` file.
     default_ranks : int, optional
         Ranks of sub-patterns that fill the allocation.
+    parse_pattern, with_grid : callable
+        :func:`rankmap.patterns.parse_pattern` and :func:`rankmap.patterns.with_grid`, passed
+        in by that package (this module sits below it: no import back).
 
     Returns
     -------
     Pattern
         Kind ``phases``.
     """
+    if parse_pattern is None or with_grid is None:
+        raise RankmapError("pattern_from_toml needs parse_pattern and with_grid "
+                           "(call rankmap.patterns.parse_pattern)")
     if not os.path.isfile(path):
         raise RankmapError(f"pattern file {show(path)} not found")
     real = os.path.realpath(path)
@@ -88,14 +95,12 @@ def pattern_from_toml(path: str, default_ranks: int | None = None) -> Pattern:
                            f"{MAX_NESTING} deep")
     _READING.append(real)
     try:
-        return _read(path, default_ranks)
+        return _read(path, default_ranks, parse_pattern, with_grid)
     finally:
         _READING.pop()
 
 
-def _read(path: str, default_ranks: int | None) -> Pattern:
-    from . import parse_pattern
-
+def _read(path: str, default_ranks: int | None, parse_pattern, with_grid) -> Pattern:
     try:
         data = tomllib.loads(read_text(path, "pattern file"))
     except tomllib.TOMLDecodeError as exc:
@@ -165,6 +170,5 @@ def _read(path: str, default_ranks: int | None) -> Pattern:
         built.append(part)
     out = compose(path, built, names, n_ranks=n_ranks)
     if grid is not None:
-        from . import with_grid
         out = with_grid(out, grid, "grid")
     return out

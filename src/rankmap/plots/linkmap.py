@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import RankmapError
+from ..machines import Dragonfly, GridMachine
 from ..report.figures import pyplot
 
 REDUCERS = {"max": np.nanmax, "sum": np.nansum}
@@ -126,9 +127,9 @@ def plot_torus_links(machine, loads: np.ndarray, unit: str = "bytes", reduce: st
 def plot_link_map(machine, loads: np.ndarray, unit: str = "bytes", reduce: str = "max",
                   title: str = ""):
     """The link-load map suited to the machine (torus/mesh or dragonfly); returns the figure."""
-    if hasattr(machine, "link_dim") and hasattr(machine, "dims"):
+    if isinstance(machine, GridMachine):
         return plot_torus_links(machine, loads, unit, reduce, title)
-    if getattr(machine, "kind", "") == "dragonfly":
+    if isinstance(machine, Dragonfly):
         return plot_dragonfly_links(machine, loads, unit, reduce, title)
     raise RankmapError(f"no link-load map for {machine.spec} ({machine.kind})")
 
@@ -216,5 +217,4 @@ def plot_dragonfly_links(machine, loads: np.ndarray, unit: str = "bytes", reduce
 
 def supports(machine) -> bool:
     """Whether a link-load map can be drawn for this machine (torus/mesh or dragonfly)."""
-    return (hasattr(machine, "link_dim") and hasattr(machine, "dims")) or \
-        getattr(machine, "kind", "") == "dragonfly"
+    return isinstance(machine, (GridMachine, Dragonfly))

@@ -1,5 +1,5 @@
 """The HTML report of ``compare`` and ``evaluate``: inputs, candidate table, the winner and
-why (:func:`rankmap.cli.render.explain`), link-load CDFs and the winner's link-load map."""
+why (:func:`rankmap.report.render.explain`), link-load CDFs and the winner's link-load map."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ def _inputs(comp: Comparison, y: float, command: str | None) -> dict:
 
 
 def _candidate_table(rep: Report, comp: Comparison) -> None:
-    from ..cli.render import COLUMNS, reference
+    from .render import COLUMNS, reference
 
     present = [c for c in COLUMNS if all(c[0] in e.metrics for e in comp.candidates)]
     ref = reference(comp)
@@ -49,7 +49,7 @@ def _candidate_table(rep: Report, comp: Comparison) -> None:
 def comparison_report(comp: Comparison, y: float, title: str | None = None,
                       command: str | None = None, links_map: bool = True) -> Report:
     """Build the report of a comparison (or of one evaluated placement)."""
-    from ..cli.render import explain
+    from .render import explain
     from ..plots.cdf import plot_link_cdfs
 
     rep = Report(title or f"rankmap: {comp.pattern.spec} on {comp.machine.spec}")
@@ -99,15 +99,3 @@ def check_report_path(path: str, force: bool) -> None:
     if not path.lower().endswith((".html", ".htm")):
         raise RankmapError(f"--report {path!r}: expected a .html file name")
     check_writable(path, force)
-
-
-def write_report_from_args(comp: Comparison, args) -> str:
-    """Write ``--report`` of compare/evaluate from the parsed arguments; return the path."""
-    import shlex
-    import sys
-
-    command = "rankmap " + " ".join(shlex.quote(a) for a in sys.argv[1:]) \
-        if sys.argv and os.path.basename(sys.argv[0]) == "rankmap" else None
-    path = write_comparison_report(comp, args.report, args.y, args.force, command)
-    print(f"wrote {path}", file=sys.stderr)
-    return path

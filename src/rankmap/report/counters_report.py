@@ -6,10 +6,32 @@ from __future__ import annotations
 from .html import Report
 
 
-def counters_report(runs, doc: dict, corr: dict | None, args) -> Report:
-    """Build the report from :func:`rankmap.counters.summary.analyse`'s document ``doc``,
-    its raw correlation results ``corr`` and the parsed command-line ``args``."""
-    from ..cli.counters import fmt_count, phase_series
+def counters_report(runs, doc: dict, corr: dict | None, *, times: str | None = None,
+                    sweep_y: str | None = None, by: str | None = None, bins: int = 50,
+                    phase: str | None = None, aggregate: bool = False) -> Report:
+    """Build the report of ``rankmap counters``.
+
+    Parameters
+    ----------
+    runs : list of CounterRun
+        The counter files read.
+    doc : dict
+        :func:`rankmap.counters.summary.analyse`'s document.
+    corr : dict or None
+        Raw correlation results (with a times file).
+    times, sweep_y, by : str, optional
+        The times file, the y sweep and the correlation chosen (shown as inputs).
+    bins : int
+        Histogram bins of the PDF plots.
+    phase : str, optional
+        Only this phase; ``aggregate`` sums the phases per link.
+
+    Returns
+    -------
+    Report
+        The HTML report.
+    """
+    from ..counters.summary import fmt_count, phase_series
     from ..plots.counters import plot_pdf_cdf
 
     unit = doc["unit"]
@@ -18,9 +40,8 @@ def counters_report(runs, doc: dict, corr: dict | None, args) -> Report:
     items = {f"run {r.label}": f"{r.path} ({len(r.phases)} phase(s): {', '.join(r.phases)})"
              for r in runs}
     items.update({"counter": unit, "plateau y": f"{doc['y']:g}"})
-    if args.times:
-        items.update({"times": args.times, "y sweep": args.sweep_y,
-                      "best y chosen by": args.by})
+    if times:
+        items.update({"times": times, "y sweep": sweep_y, "best y chosen by": by})
     rep.inputs(items)
     for w in doc["warnings"]:
         rep.paragraph(f"warning: {w}", css="warn")
@@ -68,7 +89,7 @@ def counters_report(runs, doc: dict, corr: dict | None, args) -> Report:
         rep.figure(plot_correlation_vs_y(corr), "correlation of plateau x with time vs y")
         rep.figure(plot_time_vs_plateau(corr, unit), "time vs plateau x, with fitted lines")
     rep.heading("Distributions")
-    for ph, series in phase_series(runs, args).items():
-        rep.figure(plot_pdf_cdf(series, unit, doc["y"], args.bins, title=f"phase {ph}"),
+    for ph, series in phase_series(runs, phase, aggregate).items():
+        rep.figure(plot_pdf_cdf(series, unit, doc["y"], bins, title=f"phase {ph}"),
                    f"PDF and CDF of per-link {unit}, phase {ph}")
     return rep

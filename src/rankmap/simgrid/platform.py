@@ -41,6 +41,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import RankmapError
+from ..machines import FatTree, GridMachine
 
 from ..io.hostfile import SIMGRID_HOST_PREFIX as HOST_PREFIX  # the hostfile emitter's names
 #: loopback bandwidth (bytes/s) written when intra-node messages are free (``mem_bw=None``)
@@ -67,7 +68,7 @@ def _torus_problems(machine, routing: str) -> list[str]:
 
 def _fattree_problems(machine, routing: str) -> list[str]:
     problems = []
-    if not hasattr(machine, "k"):
+    if not isinstance(machine, FatTree):
         problems.append(f"SimGrid's FAT_TREE cluster is a k-ary n-tree: {machine.spec} is read "
                         "from a topology file")
         return problems
@@ -119,7 +120,7 @@ def check_supported(machine, routing: str) -> None:
     """Raise RankmapError unless SimGrid can model this machine and routing like rankmap
     (module docstring); the message names the first mismatch."""
     find = _PROBLEMS.get(machine.kind)
-    if find is None or (machine.kind == "torus" and not hasattr(machine, "dims")):
+    if find is None or (machine.kind == "torus" and not isinstance(machine, GridMachine)):
         raise RankmapError(f"SimGrid validation supports torus, k-ary fat-tree and dragonfly "
                            f"machines, not {machine.kind} ({machine.spec})")
     problems = find(machine, routing)

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..routing import router_for
 from ..errors import RankmapError
 from .build import compiled_program, find_tool
 from .platform import platform_xml
@@ -75,7 +76,7 @@ def simgrid_routes(machine, pairs) -> list[list[tuple[str, float]]]:
 
 
 def _rankmap_signatures(machine, pairs, routing) -> Counter:
-    P = machine.route_paths(pairs[:, 0], pairs[:, 1], routing).tocsc()
+    P = router_for(machine, routing).paths(pairs[:, 0], pairs[:, 1]).tocsc()
     sigs = Counter()
     for link in np.nonzero(np.diff(P.indptr))[0]:
         lo, hi = P.indptr[link], P.indptr[link + 1]

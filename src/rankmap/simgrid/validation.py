@@ -21,9 +21,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import RankmapError
-from ..evaluation import compare
-from ..timing import set_time_options
-from ..timing.hook import DEFAULT_OPTIONS
+from ..selection import compare
+from ..timing import TimeOptions
 from .platform import check_supported
 from .routes import RouteAgreement, compare_routes, sample_pairs
 from .runner import SimulationTimeout, simulate
@@ -111,7 +110,8 @@ class Validation:
 
 
 def validate(machine, allocation, pattern, names, routing: str | None = None, seed: int = 0,
-             timeout: float | None = None, progress=None, program: str = "auto") -> Validation:
+             timeout: float | None = None, progress=None, program: str = "auto",
+             time_options: TimeOptions | None = None) -> Validation:
     """Predict and simulate every named candidate (see the module docstring).
 
     ``timeout`` bounds each simulation (wall-clock seconds); a candidate that times out is
@@ -120,20 +120,14 @@ def validate(machine, allocation, pattern, names, routing: str | None = None, se
     routing = machine.check_routing(routing)
     check_supported(machine, routing)
     routes = compare_routes(machine, sample_pairs(machine.n_nodes, seed=seed), routing)
-    base = getattr(machine, "time_options", None) or DEFAULT_OPTIONS
+    base = time_options if time_options is not None else TimeOptions()
     if not base.enabled:
         raise RankmapError("validate needs the time model: drop --time-model off")
-    original = getattr(machine, "time_options", None)
-    # SimGrid's torus cluster has no NIC resource: predict without one as well
-    opts = dataclasses.replace(base, mem_shared=False, overhead_s=0.0, nic_bw=None)
-    set_time_options(machine, opts)
-    hop_latency, machine.hop_latency_s = machine.hop_latency_s, 0.0
-    try:
-        comp = compare(machine, allocation, pattern, names, routing=routing, seed=seed,
-                       progress=progress, skip_inapplicable=True)
-    finally:
-        set_time_options(machine, original)
-        machine.hop_latency_s = hop_latency
+    # SimGrid's torus cluster has no NIC resource and no per-hop latency: predict without
+    opts = dataclasses.replace(base, mem_shared=False, overhead_s=0.0, nic_bw=None,
+                               hop_latency_s=0.0)
+    comp = compare(machine, allocation, pattern, names, routing=routing, seed=seed,
+                   progress=progress, skip_inapplicable=True, time_options=opts)
     rows = []
     for cand in comp.candidates:
         row = ValidationRow(cand.name, cand.metrics["predicted_time_s"], None)

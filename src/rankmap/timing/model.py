@@ -1,14 +1,15 @@
 """The flow-level time model of one phase: resources, bandwidth sharing, latency.
 
 A phase's flows all start at t = 0. Each inter-node flow crosses the machine links its
-routing gives it (:meth:`rankmap.machines.Machine.route_paths`; split into sub-flows under
+router gives it (:meth:`rankmap.routing.Router.paths`; split into sub-flows under
 adaptive routing) and, when a NIC bandwidth is set, the injection port of its source node and
 the ejection port of its destination node. A flow inside one node uses only that node's
 memory resource (capacity ``mem_bw``, shared by all the node's intra-node flows). Bandwidth
 is shared max-min fairly and re-shared whenever flows finish (:mod:`rankmap.timing.maxmin`).
 
 A flow's time is its transfer finish time plus its latency: ``overhead_s`` (per message)
-plus hops x the machine's ``hop_latency_s`` (its expected hop count under adaptive routing).
+plus hops x the per-hop latency (the options' ``hop_latency_s``, else the machine's; the expected
+hop count under adaptive routing).
 The phase's predicted time is the largest flow time (the phase ends when its last message
 has arrived), in seconds.
 """
@@ -21,6 +22,7 @@ import numpy as np
 from numba import njit
 
 from ..errors import RankmapError
+from ..routing import Router, router_for
 from ..units import parse_bandwidth, parse_time
 from .maxmin import completion_times
 
@@ -49,6 +51,7 @@ class TimeOptions:
     ``enabled``: False turns the model off (no ``predicted_time_s``). ``mem_shared``: True
     (default) makes a node's memory one resource shared by its intra-node flows; False gives
     every intra-node flow the full ``mem_bw`` (SimGrid's loopback link behaves so).
+    ``hop_latency_s``: per-hop latency in seconds (None: the machine's ``lat=``).
     """
 
     nic_bw: float | None = None
@@ -58,6 +61,7 @@ class TimeOptions:
     retire_fraction: float = DEFAULT_RETIRE_FRACTION
     enabled: bool = True
     mem_shared: bool = True
+    hop_latency_s: float | None = None
 
     def __post_init__(self):
         for name in ("nic_bw", "mem_bw"):
@@ -68,6 +72,8 @@ class TimeOptions:
             raise RankmapError(f"bad per-message overhead {self.overhead_s!r}: must be >= 0")
         if not 0 <= self.tolerance < 1:
             raise RankmapError(f"bad time tolerance {self.tolerance!r}: must be in [0, 1)")
+        if self.hop_latency_s is not None and not self.hop_latency_s >= 0:
+            raise RankmapError(f"bad per-hop latency {self.hop_latency_s!r}: must be >= 0")
         if not 0 <= self.retire_fraction < 1:
             raise RankmapError(f"bad retire fraction {self.retire_fraction!r}: must be in [0, 1)")
 
@@ -138,13 +144,14 @@ def _augment(indptr, indices, data, src, dst, n_links, n_nodes, use_nic, use_mem
     return out_ptr, out_idx, out_val
 
 
-def resource_incidence(machine, src_node, dst_node, routing: str, options: TimeOptions):
+def resource_incidence(machine, src_node, dst_node, routing: "str | Router", options: TimeOptions):
     """(indptr, indices, data, capacity) of the flows over links, NIC ports and memories.
 
     Columns: the machine's links, then injection and ejection ports, then node memories
-    (capacities in bytes/s; unlimited resources are left out).
+    (capacities in bytes/s; unlimited resources are left out). ``routing`` is a router (whose
+    choices are fixed for the phase) or a routing name.
     """
-    paths = machine.route_paths(src_node, dst_node, routing)
+    paths = router_for(machine, routing).paths(src_node, dst_node)
     n_links, n_nodes = machine.n_links, machine.n_nodes
     src_node = np.ascontiguousarray(src_node, dtype=np.int64)
     dst_node = np.ascontiguousarray(dst_node, dtype=np.int64)
@@ -191,20 +198,45 @@ def unique_flows(src_node, dst_node, nbytes):
             inverse.reshape(-1))
 
 
-def flow_times(machine, src_node, dst_node, nbytes, routing: str, options: TimeOptions,
+def flow_times(machine, src_node, dst_node, nbytes, routing: "str | Router", options: TimeOptions,
                flow_hops=None) -> np.ndarray:
     """Time (s) at which each flow of a phase has fully arrived: bandwidth-shared transfer
-    finish time + per-message overhead + hops x per-hop latency."""
+    finish time + per-message overhead + hops x per-hop latency.
+
+    Parameters
+    ----------
+    machine : Machine
+        The network.
+    src_node, dst_node : array of int
+        Nodes of every flow.
+    nbytes : array of float
+        Bytes of every flow.
+    routing : str or Router
+        The routing name, or a router; a router that decides from the traffic (UGAL) is fixed
+        for these flows first (:meth:`rankmap.routing.Router.for_phase`).
+    options : TimeOptions
+        Model options.
+    flow_hops : array of float, optional
+        Hops of every flow (default: the machine's shortest hop distance).
+
+    Returns
+    -------
+    numpy.ndarray
+        Arrival time of every flow, seconds.
+    """
     nbytes = np.ascontiguousarray(nbytes, dtype=np.float64)
     if nbytes.size == 0:
         return np.zeros(0)
+    router = router_for(machine, routing).for_phase(np.asarray(src_node), np.asarray(dst_node),
+                                                    nbytes)
     us, ud, ub, mult, inverse = unique_flows(src_node, dst_node, nbytes)
-    indptr, indices, data, cap = resource_incidence(machine, us, ud, routing, options)
+    indptr, indices, data, cap = resource_incidence(machine, us, ud, router, options)
     finish, _events = completion_times(indptr, indices, data, cap, ub, options.tolerance, mult,
                                        options.retire_fraction)
     if flow_hops is None:
         flow_hops = machine.hop_distance(np.asarray(src_node), np.asarray(dst_node))
-    latency = options.overhead_s + np.asarray(flow_hops, dtype=np.float64) * machine.hop_latency_s
+    hop_latency = machine.hop_latency_s if options.hop_latency_s is None else options.hop_latency_s
+    latency = options.overhead_s + np.asarray(flow_hops, dtype=np.float64) * hop_latency
     finish = finish[inverse]
     if options.mem_bw is not None and not options.mem_shared:
         inside = np.asarray(src_node) == np.asarray(dst_node)
@@ -212,8 +244,11 @@ def flow_times(machine, src_node, dst_node, nbytes, routing: str, options: TimeO
     return finish + latency
 
 
-def phase_time(machine, src_node, dst_node, nbytes, routing: str, options: TimeOptions,
+def phase_time(machine, src_node, dst_node, nbytes, routing: "str | Router", options: TimeOptions,
                flow_hops=None) -> float:
-    """Predicted time (s) of one phase: when its last flow has arrived (0 with no flows)."""
+    """Predicted time (s) of one phase: when its last flow has arrived (0 with no flows).
+
+    Parameters and routing as :func:`flow_times`.
+    """
     t = flow_times(machine, src_node, dst_node, nbytes, routing, options, flow_hops)
     return float(t.max()) if t.size else 0.0

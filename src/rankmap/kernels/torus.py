@@ -1,4 +1,4 @@
-"""Compiled routing kernels for torus and mesh networks.
+"""Compiled routing kernels for torus and mesh networks (loads and per-flow paths).
 
 Both models add into dense per-link arrays indexed ``node*2*ndim + 2*dim + (0 for +, 1 for -)``:
 ``link_bytes`` (bytes, float64) and ``link_streams`` (number of flows with a share, int64), and
@@ -47,38 +47,89 @@ def _offset(src_c, dst_c, n, wrap):
 
 
 @njit(cache=True, nogil=True)
+def _dor_walk(s, t, dims, strides, wrap, out):
+    """Write the dense link slots of the dimension-order path from node s to node t into
+    ``out`` (in path order); return the number of links (0 when s == t).
+
+    The one dimension-order walk: :func:`route_dor` accumulates loads along it and
+    :func:`dor_paths` writes it as a row of the flow x link incidence.
+    """
+    nd = dims.shape[0]
+    node = s
+    h_total = 0
+    for d in range(nd):
+        n = dims[d]
+        stride = strides[d]
+        c = (node // stride) % n
+        tc = (t // stride) % n
+        h, direction, _tie = _offset(c, tc, n, wrap[d])
+        slot = 2 * d + (0 if direction > 0 else 1)
+        for _ in range(h):
+            out[h_total] = node * 2 * nd + slot
+            h_total += 1
+            c2 = c + direction
+            if c2 == n:
+                c2 = 0
+            elif c2 < 0:
+                c2 = n - 1
+            node += (c2 - c) * stride
+            c = c2
+    return h_total
+
+
+@njit(cache=True, nogil=True)
 def route_dor(src, dst, nbytes, dims, strides, wrap, link_bytes, link_streams, flow_hops):
     """Add dimension-order routed flows into the dense link arrays; hops into flow_hops."""
+    path = np.empty(max(1, int(dims.sum())), dtype=np.int64)
+    for f in range(src.shape[0]):
+        h = _dor_walk(src[f], dst[f], dims, strides, wrap, path)
+        b = nbytes[f]
+        for k in range(h):
+            li = path[k]
+            link_bytes[li] += b
+            link_streams[li] += 1
+        flow_hops[f] = h
+
+
+@njit(cache=True, nogil=True)
+def _dor_counts(src, dst, dims, strides, wrap, counts):
+    """Number of links on the dimension-order path of every flow (0 inside a node)."""
     nd = dims.shape[0]
     for f in range(src.shape[0]):
-        s = src[f]
-        t = dst[f]
-        if s == t:
-            flow_hops[f] = 0
-            continue
-        b = nbytes[f]
-        node = s
         total = 0
         for d in range(nd):
             n = dims[d]
-            stride = strides[d]
-            c = (node // stride) % n
-            tc = (t // stride) % n
-            h, direction, _tie = _offset(c, tc, n, wrap[d])
+            h, _dir, _tie = _offset((src[f] // strides[d]) % n, (dst[f] // strides[d]) % n,
+                                    n, wrap[d])
             total += h
-            slot = 2 * d + (0 if direction > 0 else 1)
-            for _ in range(h):
-                li = node * 2 * nd + slot
-                link_bytes[li] += b
-                link_streams[li] += 1
-                c2 = c + direction
-                if c2 == n:
-                    c2 = 0
-                elif c2 < 0:
-                    c2 = n - 1
-                node += (c2 - c) * stride
-                c = c2
-        flow_hops[f] = total
+        counts[f] = total
+
+
+@njit(cache=True, nogil=True)
+def _dor_fill(src, dst, dims, strides, wrap, indptr, indices, data):
+    """Write each flow's dimension-order path (:func:`_dor_walk`) as a CSR row of ones."""
+    for f in range(src.shape[0]):
+        pos = indptr[f]
+        h = _dor_walk(src[f], dst[f], dims, strides, wrap, indices[pos:])
+        for k in range(h):
+            data[pos + k] = 1.0
+
+
+def dor_paths(src, dst, dims, strides, wrap):
+    """CSR arrays ``(indptr, dense_slots, fractions)`` of the dimension-order paths.
+
+    Fractions are 1 (a flow takes one path); flows inside a node have an empty row.
+    """
+    src = np.ascontiguousarray(src, dtype=np.int64)
+    dst = np.ascontiguousarray(dst, dtype=np.int64)
+    counts = np.zeros(len(src), dtype=np.int64)
+    _dor_counts(src, dst, dims, strides, wrap, counts)
+    indptr = np.zeros(len(src) + 1, dtype=np.int64)
+    np.cumsum(counts, out=indptr[1:])
+    indices = np.empty(indptr[-1], dtype=np.int64)
+    data = np.empty(indptr[-1], dtype=np.float64)
+    _dor_fill(src, dst, dims, strides, wrap, indptr, indices, data)
+    return indptr, indices, data
 
 
 @njit(cache=True, nogil=True)
@@ -302,3 +353,44 @@ def route_adaptive(src, dst, nbytes, dims, strides, wrap, link_bytes, link_strea
     _scatter_templates(psrc, merged_bytes, count.astype(np.int64), tid, ptr, rel, slots,
                        shares, dims, strides, link_bytes, link_streams)
     flow_hops[:] = hops[inverse]
+
+
+@njit(cache=True, nogil=True)
+def _template_csr(src, tid, ptr, rel, slots, shares, dims, strides):
+    """CSR arrays of flows whose shares are the templates ``tid[f]`` placed at ``src[f]``."""
+    nd = dims.shape[0]
+    n = src.shape[0]
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    for f in range(n):
+        indptr[f + 1] = indptr[f] + ptr[tid[f] + 1] - ptr[tid[f]]
+    indices = np.empty(indptr[n], dtype=np.int64)
+    data = np.empty(indptr[n], dtype=np.float64)
+    sc = np.zeros(nd, dtype=np.int64)
+    for f in range(n):
+        for d in range(nd):
+            sc[d] = (src[f] // strides[d]) % dims[d]
+        k = indptr[f]
+        t = tid[f]
+        for e in range(ptr[t], ptr[t + 1]):
+            node = 0
+            for d in range(nd):
+                x = sc[d] + rel[e, d]
+                if x >= dims[d]:
+                    x -= dims[d]
+                elif x < 0:
+                    x += dims[d]
+                node += x * strides[d]
+            indices[k] = node * 2 * nd + slots[e]
+            data[k] = shares[e]
+            k += 1
+    return indptr, indices, data
+
+
+def adaptive_paths(src, dst, dims, strides, wrap):
+    """CSR arrays ``(indptr, dense_slots, fractions)`` of the minimal-adaptive splits: the
+    per-offset templates (:func:`adaptive_templates`) placed at each flow's source, so that
+    summing ``fraction x bytes`` per link gives :func:`route_adaptive`'s link bytes."""
+    src = np.ascontiguousarray(src, dtype=np.int64)
+    dst = np.ascontiguousarray(dst, dtype=np.int64)
+    tid, ptr, rel, slots, shares, _hops = adaptive_templates(src, dst, dims, strides, wrap)
+    return _template_csr(src, tid, ptr, rel, slots, shares, dims, strides)

@@ -1,0 +1,81 @@
+"""Spec strings of dragonflies: ``dragonfly:groups=G,rows=R,...`` (see :func:`parse_dragonfly`)
+and the options shared with the ``xc`` preset (:mod:`rankmap.machines.xc`)."""
+
+from __future__ import annotations
+
+from ..errors import RankmapError
+from ..specs import parse_int
+from ..units import parse_bandwidth, parse_time
+from .dragonfly import Dragonfly
+
+__all__ = ["parse_dragonfly", "pop_int", "pop_common", "check_size"]
+
+
+def pop_int(spec, key, default, minimum=1):
+    """Pop option ``key`` of a dragonfly spec as an int >= ``minimum`` (``default`` if absent)."""
+    v = spec.pop_option(key)
+    return default if v is None else parse_int(v, f"dragonfly {key}", minimum=minimum)
+
+
+def pop_common(spec) -> dict:
+    """Pop the options every dragonfly spec takes: ``bw_row=``, ``bw_col=``, ``bw_global=``,
+    ``bw_inject=`` (bytes/s), ``lat=`` (seconds), ``global=``, ``layout=``; Dragonfly kwargs."""
+    bw = {}
+    for cls in ("row", "col", "global", "inject"):
+        if (v := spec.pop_option(f"bw_{cls}")) is not None:
+            bw[cls] = parse_bandwidth(v, f"{cls} link bandwidth")
+    opts = {"bandwidth": bw}
+    if (v := spec.pop_option("lat")) is not None:
+        opts["hop_latency_s"] = parse_time(v, "per-hop latency")
+    if (v := spec.pop_option("global")) is not None:
+        opts["global_links"] = parse_int(v, "global links per group pair", minimum=1)
+    if (v := spec.pop_option("layout")) is not None:
+        opts["layout"] = v.lower()
+    return opts
+
+
+def check_size(text, groups, routers, nodes, cores, gports, global_links,
+               rows=None, cols=None) -> None:
+    """Caps on nodes, routers, cores and global links, checked before anything is built.
+
+    Parameters
+    ----------
+    text : str
+        The spec (named in the error).
+    groups, routers, nodes, cores, gports : int
+        Groups, routers per group, nodes per router, cores per node, global ports per router.
+    global_links : int or None
+        Parallel global links per pair of groups (None: the default).
+    """
+    from ..validate import check_limit, limit
+    check_limit(groups * routers * nodes, "nodes", text)
+    if rows is not None:  # every router links to the others of its row and of its column
+        check_limit(groups * routers * (rows + cols - 2), "links", text)
+    check_limit(groups * routers, "nodes", f"{text} (routers)")
+    if cores > limit("cores"):
+        check_limit(cores, "cores", text)
+    if groups > 1:
+        per_pair = global_links if global_links is not None else routers * gports // (groups - 1)
+        check_limit(groups * (groups - 1) * min(per_pair, routers * gports), "links", text)
+
+
+def parse_dragonfly(spec) -> Dragonfly:
+    """``dragonfly:groups=G,rows=R,cols=C,nodes=N,cores=K[,global=L][,gports=P]
+    [,layout=spread|consecutive|absolute][,bw_row=..,bw_col=..,bw_global=..,bw_inject=..][,lat=..]``.
+
+    Defaults: rows=1, cols=1, nodes=1, cores=1, gports=1 (so ``global`` defaults to
+    ``floor(R*C/(G-1))``), layout spread, Aries-like bandwidths.
+    """
+    if spec.words:
+        raise RankmapError(f"bad machine {spec.text!r}: dragonfly takes key=value options, e.g. "
+                           "dragonfly:groups=4,rows=2,cols=3,nodes=2,cores=4")
+    if "groups" not in spec.options:
+        raise RankmapError(f"bad machine {spec.text!r}: give groups=G")
+    dims = {k: pop_int(spec, k, 1) for k in ("groups", "rows", "cols", "nodes", "cores")}
+    gports = pop_int(spec, "gports", 1)
+    opts = pop_common(spec)
+    spec.reject_leftovers("dragonfly")
+    check_size(spec.text, dims["groups"], dims["rows"] * dims["cols"], dims["nodes"],
+               dims["cores"], gports, opts.get("global_links"), dims["rows"], dims["cols"])
+    return Dragonfly(dims["groups"], dims["rows"], dims["cols"], dims["nodes"], dims["cores"],
+                     gports=gports, spec=spec.text, **opts)

@@ -1,0 +1,109 @@
+"""The router interface: how one routing model spreads flows over a machine's links.
+
+A :class:`Router` is bound to one machine. Its single source of truth is :meth:`Router.paths`,
+the flows x links matrix of the fraction of each flow's bytes on each directed link; the fast
+:meth:`Router.loads` gives the same link bytes (``paths(...).T @ nbytes``) without building
+that matrix, plus stream counts and hops per flow. A router whose choices depend on the
+phase's own traffic (UGAL) fixes them with :meth:`Router.for_phase`, so that every metric of a
+phase reads routes of the same decision.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = ["LinkLoads", "Router"]
+
+
+@dataclass
+class LinkLoads:
+    """Traffic routed onto a machine's directed links for one phase.
+
+    ``bytes[l]`` is the data crossing link ``l`` (bytes, float because adaptive routing splits
+    flows); ``streams[l]`` counts the flows with a non-zero share on it; ``flow_hops[f]`` is the
+    number of links flow ``f`` crosses (its expected number under a routing that splits).
+    ``class_hops`` (dragonfly only, else None) is flows x 3: expected row, column and global
+    hops of every flow.
+    """
+
+    bytes: np.ndarray
+    streams: np.ndarray
+    flow_hops: np.ndarray
+    class_hops: np.ndarray | None = None
+
+
+class Router:
+    """A routing model on one machine (subclasses: one per routing name)."""
+
+    #: the routing's name as the CLI spells it (``--routing``)
+    name: str = ""
+
+    def __init__(self, machine):
+        self.machine = machine
+
+    def paths(self, src, dst, nbytes=None) -> sp.csr_matrix:
+        """Flows x links incidence of the flows ``src[f] -> dst[f]``.
+
+        Parameters
+        ----------
+        src, dst : array of int
+            Source and destination node ids of every flow.
+        nbytes : array of float, optional
+            Bytes of every flow; only routers that choose from the phase's load (UGAL) read
+            them (None: every flow counts the same).
+
+        Returns
+        -------
+        scipy.sparse.csr_matrix
+            Shape (flows, machine links); entry (f, l) is the fraction (0..1] of flow f's bytes
+            that crosses directed link l. Rows of flows inside one node are empty.
+        """
+        raise NotImplementedError
+
+    def loads(self, src, dst, nbytes) -> LinkLoads:
+        """Link bytes, streams and hops of the flows, equal to ``paths(...).T @ nbytes``.
+
+        Parameters
+        ----------
+        src, dst : array of int
+            Source and destination node ids.
+        nbytes : array of float
+            Bytes of every flow.
+
+        Returns
+        -------
+        LinkLoads
+            Bytes (bytes) and streams (flows) per link, hops per flow (links).
+        """
+        nbytes = np.asarray(nbytes, dtype=np.float64)
+        P = self.paths(src, dst, nbytes).tocsr()
+        ones = P.copy()
+        ones.data[:] = 1.0
+        return LinkLoads(bytes=np.asarray(P.T @ nbytes).ravel(),
+                         streams=np.rint(np.asarray(ones.T @ np.ones(P.shape[0]))).astype(np.int64).ravel(),
+                         flow_hops=np.asarray(P.sum(axis=1)).ravel())
+
+    def for_phase(self, src, dst, nbytes) -> "Router":
+        """The router with its choices fixed for this phase's flows (``self`` unless the
+        routing decides from the traffic).
+
+        Parameters
+        ----------
+        src, dst : array of int
+            Source and destination node ids of the whole phase.
+        nbytes : array of float
+            Bytes of every flow.
+
+        Returns
+        -------
+        Router
+            A router whose :meth:`paths` and :meth:`loads` give the same routes for any
+            subset of the phase's flows.
+        """
+        return self
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.machine.spec!r})"

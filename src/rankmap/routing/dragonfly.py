@@ -1,0 +1,168 @@
+"""Routers of a dragonfly: :class:`DragonflyMinimal`, :class:`Valiant` and :class:`UGAL`.
+
+* ``minimal``: at most a row and a column hop in the source group, one global hop, at most a
+  row and a column hop in the destination group; equal split over the parallel global links
+  and, inside a group, between row-then-column and column-then-row when both differ.
+* ``valiant``: traffic between groups goes minimally to an intermediate group and on from
+  there, split equally over all ``G-2`` intermediate groups; traffic inside a group, and every
+  flow on a machine with fewer than 3 groups, routes minimally.
+* ``ugal``: per pair of groups, :func:`rankmap.routing.ugal.ugal_valiant_pairs` of the phase's
+  traffic; :meth:`UGAL.for_phase` fixes that choice so paths and loads agree.
+
+A route is a sequence of stages (inside the source group, to the global link, the global hop,
+the Valiant hop, inside the destination group), each computed once per distinct key by
+:func:`rankmap.kernels.dragonfly.stage_rows`. Injection and ejection links carry every
+inter-node flow but are not hops.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..kernels import dragonfly as dk
+from .base import LinkLoads, Router
+from .ugal import ugal_valiant_pairs
+
+__all__ = ["DragonflyMinimal", "Valiant", "UGAL"]
+
+
+class _DragonflyRouter(Router):
+
+    def _valiant(self, gu, gv, inter, src, dst, nbytes) -> np.ndarray:
+        """Which flows go Valiant (boolean per flow)."""
+        return np.zeros(len(gu), dtype=bool)
+
+    def _stage(self, stage: int, valiant: bool, a, b) -> sp.csr_matrix:
+        m = self.machine
+        indptr, links, frac = dk.stage_rows(
+            stage, valiant, np.ascontiguousarray(a, dtype=np.int64),
+            np.ascontiguousarray(b, dtype=np.int64), m.G, m.R, m.C, m.L, m.row0, m.col0,
+            m.glob0, m.g_src, m.g_dst, m.n_links)
+        return sp.csr_matrix((frac, links, indptr), shape=(len(a), m.n_links))
+
+    def _keyed(self, stage, valiant, flows, a, b):
+        if len(flows) == 0:
+            return None
+        k = int(max(a.max(), b.max())) + 1
+        keys, inv = np.unique(a * k + b, return_inverse=True)
+        return flows, inv.ravel(), self._stage(stage, valiant, keys // k, keys % k)
+
+    def _stages(self, src, dst, nbytes):
+        """Every stage as (flow indices, key per flow, key x links matrix)."""
+        m = self.machine
+        nr = m.R * m.C
+        ru, rv = src // m.N, dst // m.N
+        gu, gv = ru // nr, rv // nr
+        idx = np.arange(len(src))
+        out = []
+        local = (gu == gv) & (ru != rv)
+        out.append(self._keyed(0, False, idx[local], ru[local], rv[local]))
+        inter = gu != gv
+        if m.G < 3:
+            val = np.zeros(len(src), dtype=bool)
+        else:
+            val = self._valiant(gu, gv, inter, src, dst, nbytes) & inter
+        for valiant, sel in ((False, inter & ~val), (True, val)):
+            f = idx[sel]
+            out.append(self._keyed(1, valiant, f, ru[sel], gv[sel]))
+            out.append(self._keyed(2, valiant, f, gu[sel], gv[sel]))
+            if valiant:
+                out.append(self._keyed(3, True, f, gu[sel], gv[sel]))
+            out.append(self._keyed(4, valiant, f, rv[sel], gu[sel]))
+        return [s for s in out if s is not None]
+
+    def paths(self, src, dst, nbytes=None) -> sp.csr_matrix:
+        """Flows x links fractions, injection and ejection links included (see
+        :class:`Router`)."""
+        m = self.machine
+        src = np.asarray(src, dtype=np.int64)
+        dst = np.asarray(dst, dtype=np.int64)
+        F = len(src)
+        off = np.nonzero(src != dst)[0]
+        ones = np.ones(len(off))
+        P = sp.csr_matrix((np.concatenate([ones, ones]),
+                           (np.concatenate([off, off]),
+                            np.concatenate([src[off], m.n_nodes + dst[off]]))),
+                          shape=(F, m.n_links))
+        weights = np.ones(F) if nbytes is None else np.asarray(nbytes, dtype=np.float64)
+        for flows, keys, A in self._stages(src, dst, weights):
+            sel = sp.csr_matrix((np.ones(len(flows)), (flows, keys)), shape=(F, A.shape[0]))
+            P = P + sel @ A
+        return P.tocsr()
+
+    def loads(self, src, dst, nbytes) -> LinkLoads:
+        """Link bytes and streams, expected router-to-router hops per flow and their split
+        by link class (row, column, global), from one pass over the stages."""
+        m = self.machine
+        src = np.asarray(src, dtype=np.int64)
+        dst = np.asarray(dst, dtype=np.int64)
+        nbytes = np.asarray(nbytes, dtype=np.float64)
+        n = m.n_nodes
+        off = src != dst
+        link_bytes = np.bincount(src[off], weights=nbytes[off], minlength=2 * n)
+        link_bytes[n:] += np.bincount(dst[off], weights=nbytes[off], minlength=n)[:n]
+        link_bytes = np.concatenate([link_bytes[:2 * n], np.zeros(m.n_links - 2 * n)])
+        streams = np.concatenate([np.bincount(src[off], minlength=n),
+                                  np.bincount(dst[off], minlength=n),
+                                  np.zeros(m.n_links - 2 * n, dtype=np.int64)])
+        hops = np.zeros(len(src))
+        class_hops = np.zeros((len(src), 3))
+        cls = m.link_class
+        onehot = sp.csr_matrix((np.ones(int((cls >= 2).sum())),
+                                (np.nonzero(cls >= 2)[0], cls[cls >= 2] - 2)),
+                               shape=(m.n_links, 3))
+        for flows, keys, A in self._stages(src, dst, nbytes):
+            nk = A.shape[0]
+            w = np.bincount(keys, weights=nbytes[flows], minlength=nk)
+            cnt = np.bincount(keys, minlength=nk).astype(np.float64)
+            link_bytes += A.T @ w
+            ones = A.copy()
+            ones.data[:] = 1.0
+            streams += np.rint(ones.T @ cnt).astype(np.int64)
+            hops[flows] += np.asarray(A.sum(axis=1)).ravel()[keys]
+            np.add.at(class_hops, flows, (A @ onehot).toarray()[keys])
+        return LinkLoads(bytes=link_bytes, streams=streams, flow_hops=hops,
+                         class_hops=class_hops)
+
+
+class DragonflyMinimal(_DragonflyRouter):
+    """Minimal routing (module docstring)."""
+
+    name = "minimal"
+
+
+class Valiant(_DragonflyRouter):
+    """Valiant routing through every other group equally (module docstring)."""
+
+    name = "valiant"
+
+    def _valiant(self, gu, gv, inter, src, dst, nbytes):
+        return inter.copy()
+
+
+class _UGALDecided(_DragonflyRouter):
+    """UGAL with its Valiant group pairs fixed (from one phase's traffic)."""
+
+    name = "ugal"
+
+    def __init__(self, machine, valiant_pairs: np.ndarray):
+        super().__init__(machine)
+        self.valiant_pairs = valiant_pairs
+
+    def _valiant(self, gu, gv, inter, src, dst, nbytes):
+        return self.valiant_pairs[gu, gv]
+
+
+class UGAL(_DragonflyRouter):
+    """UGAL: per pair of groups, Valiant when the minimal global link is loaded more than
+    twice the Valiant estimate of the phase's own traffic (:mod:`rankmap.routing.ugal`)."""
+
+    name = "ugal"
+
+    def for_phase(self, src, dst, nbytes) -> Router:
+        """UGAL with the Valiant group pairs of this phase's traffic fixed."""
+        return _UGALDecided(self.machine, ugal_valiant_pairs(self.machine, src, dst, nbytes))
+
+    def _valiant(self, gu, gv, inter, src, dst, nbytes):
+        return ugal_valiant_pairs(self.machine, src, dst, nbytes)[gu, gv]

@@ -1,0 +1,65 @@
+"""Routers of tree networks: :class:`DmodK` (up port = digit of the destination) and
+:class:`ECMP` (equal split over all up ports); on a tree read from a Slurm topology file
+there is one path per pair and both give it. Rules: :mod:`rankmap.kernels.fattree`."""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..kernels import fattree as fk
+from ..machines.fattree import FatTree
+from .base import LinkLoads, Router
+
+__all__ = ["DmodK", "ECMP"]
+
+
+class _TreeRouter(Router):
+    ecmp = False
+
+    def _rows(self, src, dst):
+        m = self.machine
+        src = np.ascontiguousarray(src, dtype=np.int64)
+        dst = np.ascontiguousarray(dst, dtype=np.int64)
+        if isinstance(m, FatTree):
+            return fk.ktree_rows(src, dst, m.k, m.levels, self.ecmp)
+        return fk.tree_rows(src, dst, m.parent, m.depth, m.up_link, m.down_link)
+
+    def paths(self, src, dst, nbytes=None) -> sp.csr_matrix:
+        """Flows x links fractions (see :class:`Router`); host links included."""
+        indptr, links, frac = self._rows(src, dst)
+        return sp.csr_matrix((frac, links, indptr), shape=(len(indptr) - 1, self.machine.n_links))
+
+    def loads(self, src, dst, nbytes) -> LinkLoads:
+        """Link bytes and streams; ``flow_hops`` counts host links too."""
+        m = self.machine
+        nbytes = np.ascontiguousarray(nbytes, dtype=np.float64)
+        if isinstance(m, FatTree):
+            link_bytes = np.zeros(m.n_links)
+            streams = np.zeros(m.n_links, dtype=np.int64)
+            hops = np.zeros(len(nbytes))
+            fk.ktree_accumulate(np.ascontiguousarray(src, dtype=np.int64),
+                                np.ascontiguousarray(dst, dtype=np.int64), nbytes, m.k,
+                                m.levels, self.ecmp, link_bytes, streams, hops)
+            return LinkLoads(bytes=link_bytes, streams=streams, flow_hops=hops)
+        indptr, links, frac = self._rows(src, dst)
+        counts = np.diff(indptr)
+        per_entry = np.repeat(nbytes, counts) * frac
+        link_bytes = np.bincount(links, weights=per_entry, minlength=m.n_links)
+        streams = np.bincount(links, minlength=m.n_links).astype(np.int64)
+        hops = np.bincount(np.repeat(np.arange(len(counts)), counts), weights=frac,
+                           minlength=len(counts))
+        return LinkLoads(bytes=link_bytes, streams=streams, flow_hops=hops)
+
+
+class DmodK(_TreeRouter):
+    """d-mod-k: at level l the up port given by digit l-1 of the destination."""
+
+    name = "dmodk"
+
+
+class ECMP(_TreeRouter):
+    """Equal split over all up ports at every level."""
+
+    name = "ecmp"
+    ecmp = True

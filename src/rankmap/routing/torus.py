@@ -1,0 +1,64 @@
+"""Routers of tori and meshes: dimension order (:class:`DOR`) and minimal adaptive
+(:class:`Adaptive`); the rules are in :mod:`rankmap.kernels.torus`."""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..kernels import torus as tk
+from .base import LinkLoads, Router
+
+__all__ = ["DOR", "Adaptive"]
+
+
+class _GridRouter(Router):
+    """Shared parts: kernels fill dense per-(node, dim, dir) arrays, mapped to link ids."""
+
+    def _dense_loads(self, kernel, src, dst, nbytes) -> LinkLoads:
+        m = self.machine
+        src = np.ascontiguousarray(src, dtype=np.int64)
+        dst = np.ascontiguousarray(dst, dtype=np.int64)
+        nbytes = np.ascontiguousarray(nbytes, dtype=np.float64)
+        dense_bytes = np.zeros(m.n_dense_slots, dtype=np.float64)
+        dense_streams = np.zeros(m.n_dense_slots, dtype=np.int64)
+        hops = np.zeros(len(src), dtype=np.int64)
+        kernel(src, dst, nbytes, m.dims, m.strides, m.wrap, dense_bytes, dense_streams, hops)
+        idx = m.dense_slot_of_link
+        return LinkLoads(bytes=dense_bytes[idx], streams=dense_streams[idx],
+                         flow_hops=hops.astype(np.float64))
+
+    def _csr(self, indptr, slots, frac) -> sp.csr_matrix:
+        m = self.machine
+        return sp.csr_matrix((frac, m.link_of_dense_slot[slots], indptr),
+                             shape=(len(indptr) - 1, m.n_links))
+
+
+class DOR(_GridRouter):
+    """Dimension-order routing: dimensions in order, the shorter way round (ties +)."""
+
+    name = "dor"
+
+    def paths(self, src, dst, nbytes=None) -> sp.csr_matrix:
+        """One path per flow, fraction 1 on each of its links (see :class:`Router`)."""
+        m = self.machine
+        return self._csr(*tk.dor_paths(src, dst, m.dims, m.strides, m.wrap))
+
+    def loads(self, src, dst, nbytes) -> LinkLoads:
+        """Link bytes, streams, hops along the same walk as :meth:`paths`."""
+        return self._dense_loads(tk.route_dor, src, dst, nbytes)
+
+
+class Adaptive(_GridRouter):
+    """Minimal adaptive routing: equal split over the productive links at every hop."""
+
+    name = "adaptive"
+
+    def paths(self, src, dst, nbytes=None) -> sp.csr_matrix:
+        """The split shares of every flow (see :class:`Router`)."""
+        m = self.machine
+        return self._csr(*tk.adaptive_paths(src, dst, m.dims, m.strides, m.wrap))
+
+    def loads(self, src, dst, nbytes) -> LinkLoads:
+        """Link bytes, streams, expected hops from the same templates as :meth:`paths`."""
+        return self._dense_loads(tk.route_adaptive, src, dst, nbytes)

@@ -1,0 +1,50 @@
+"""The UGAL policy of a dragonfly: which pairs of groups go Valiant for a phase's traffic.
+
+Per pair of groups (so per flow), from the phase's own load under minimal routing: with
+``T[a, b]`` the bytes on one global link from group a to group b, flows from group s to group
+d go Valiant when ``T[s, d] > 2 * mean over i of max(T[s, i], T[d, i])`` (i: the other
+groups), else minimal.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["ugal_valiant_pairs"]
+
+
+def ugal_valiant_pairs(machine, src, dst, nbytes) -> np.ndarray:
+    """Group pairs whose flows UGAL sends Valiant.
+
+    Parameters
+    ----------
+    machine : Dragonfly
+        The network (groups, routers, nodes, parallel global links).
+    src, dst : array of int
+        Source and destination node ids of the phase's flows.
+    nbytes : array of float
+        Bytes of every flow.
+
+    Returns
+    -------
+    numpy.ndarray
+        Boolean G x G matrix; entry (s, d) is True when flows from group s to group d go
+        Valiant. Always False on the diagonal and with fewer than 3 groups.
+    """
+    G = machine.G
+    out = np.zeros((G, G), dtype=bool)
+    if G < 3:
+        return out
+    per_group = machine.R * machine.C * machine.N
+    gs, gd = np.asarray(src) // per_group, np.asarray(dst) // per_group
+    inter = gs != gd
+    T = np.bincount(gs[inter] * G + gd[inter], weights=np.asarray(nbytes)[inter],
+                    minlength=G * G).reshape(G, G) / machine.L
+    val = np.maximum(T[:, :, None], T.T[None, :, :])
+    idx = np.arange(G)
+    val[idx, idx, :] = 0.0
+    val[:, idx, idx] = 0.0
+    est = val.sum(axis=1) / (G - 2)
+    out = T > 2.0 * est
+    out[idx, idx] = False
+    return out

@@ -1,0 +1,61 @@
+"""Placement names at the selection level: every registry name plus ``auto``."""
+
+from __future__ import annotations
+
+from ..evaluation import Evaluator
+from ..mappers import Mapping, check_fits, validate_mapping
+from ..mappers import build_mapping as build_registered
+from ..mappers import resolve
+
+__all__ = ["build_placement", "is_auto", "check_name"]
+
+
+def is_auto(name: str) -> bool:
+    """Whether ``name`` asks for automatic selection."""
+    return name.strip().lower() == "auto"
+
+
+def check_name(name: str, machine) -> None:
+    """Raise RankmapError when ``name`` is neither ``auto`` nor a registered mapper."""
+    if not is_auto(name):
+        resolve(name, machine, extra_known=("auto",))
+
+
+def build_placement(name: str, pattern, machine, allocation, seed: int = 0, *, routing=None,
+                    budget: int | None = None, time_options=None,
+                    evaluator: Evaluator | None = None) -> Mapping:
+    """The placement called ``name``: ``auto`` (:func:`rankmap.selection.auto.auto_select`) or
+    any registered mapper (:func:`rankmap.mappers.build_mapping`).
+
+    Parameters
+    ----------
+    name : str
+        Placement name.
+    pattern, machine, allocation
+        The inputs.
+    seed : int
+        Seed of randomised mappers.
+    routing : Router or str, optional
+        Routing for ``auto`` and ``refine`` (ignored when ``evaluator`` is given).
+    budget : int, optional
+        Work bound (proposed moves) of refinements.
+    time_options : TimeOptions, optional
+        Time-model settings ``auto`` ranks with (ignored when ``evaluator`` is given).
+    evaluator : Evaluator, optional
+        The evaluator ``auto`` selects with (its router also drives ``refine``).
+
+    Returns
+    -------
+    Mapping
+        The validated placement (named ``auto`` for automatic selection).
+    """
+    router = evaluator.router if evaluator is not None else routing
+    if is_auto(name):
+        from .auto import auto_select
+        check_fits(pattern.n_ranks, allocation)
+        comp = auto_select(pattern, machine, allocation, seed, router, budget=budget,
+                           time_options=time_options, evaluator=evaluator)
+        return validate_mapping("auto", comp.best.mapping.core_of_rank, pattern.n_ranks,
+                                allocation)
+    return build_registered(name, pattern, machine, allocation, seed, router=router,
+                            budget=budget, extra_known=("auto",))
