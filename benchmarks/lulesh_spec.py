@@ -51,13 +51,13 @@ def study(machine_spec: str) -> str:
     from scipy.stats import spearmanr
 
     from rankmap.allocation import parse_allocation
-    from rankmap.evaluation import Evaluator, compare, expand_names
+    from rankmap.evaluation import Evaluator
     from rankmap.machines import parse_machine
     from rankmap.mappers.registry import build_mapping
     from rankmap.patterns import parse_pattern
+    from rankmap.selection import compare, expand_names
     from rankmap.simgrid.runner import simulate
-    from rankmap.timing import set_time_options
-    from rankmap.timing.hook import DEFAULT_OPTIONS
+    from rankmap.timing import TimeOptions
 
     machine = parse_machine(machine_spec)
     alloc = parse_allocation(None, machine)
@@ -76,10 +76,11 @@ def study(machine_spec: str) -> str:
             mappings[name] = build_mapping(name, true_p, machine, alloc, 0)
         except Exception as exc:  # noqa: BLE001 - an inapplicable mapper is listed as skipped
             print(f"skipped {name}: {exc}", file=sys.stderr)
-    opts = dataclasses.replace(DEFAULT_OPTIONS, mem_shared=False, overhead_s=0.0, nic_bw=None)
-    set_time_options(machine, opts)
-    machine.hop_latency_s = 0.0
-    pred = {spec: {n: Evaluator(machine, alloc, p).evaluate(m).metrics["predicted_time_s"]
+    # validate's options: no NIC, no overhead, no per-hop latency (SimGrid's torus has none)
+    opts = dataclasses.replace(TimeOptions(), mem_shared=False, overhead_s=0.0, nic_bw=None,
+                               hop_latency_s=0.0)
+    pred = {spec: {n: Evaluator(machine, alloc, p, time_options=opts).evaluate(m)
+                   .metrics["predicted_time_s"]
                    for n, m in mappings.items()}
             for spec, p in ((TRUE_SPEC, true_p), (CRUDE_SPEC, crude_p))}
     sim = {}

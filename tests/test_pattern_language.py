@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from rankmap.allocation import parse_allocation
 from rankmap.cli import main
 from rankmap.errors import RankmapError
-from rankmap.evaluation import compare
+from rankmap.selection import compare
 from rankmap.machines import parse_machine
 from rankmap.patterns import Pattern, Phase, parse_pattern
 from rankmap.patterns.grid_detect import detect_stencil_grid, match_on_grid, undirected_keys
