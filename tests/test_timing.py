@@ -166,3 +166,11 @@ def test_cli_bad_time_options(capsys, flag, value, msg):
     assert main(["compare", "-m", "torus:4x4", "-p", "stencil:4x4", flag, value]) == 2
     err = capsys.readouterr().err
     assert msg in err and "Traceback" not in err
+
+
+def test_shared_memory_is_processor_sharing():
+    from rankmap.timing import shared_memory_times
+    # node 5: flows of 1 and 3 bytes (the 3-byte entry standing for 2 flows) on 1 B/s:
+    # three flows share until t=3 (1 byte each), then two share for 2 more bytes each: t=7
+    t = shared_memory_times([5, 5, 2], [1.0, 3.0, 4.0], [1, 2, 1], 1.0)
+    np.testing.assert_allclose(t, [3.0, 7.0, 4.0])

@@ -8,8 +8,9 @@
 from .maxmin import completion_times, maxmin_rates
 from .metric import TimeModel
 from .model import (DEFAULT_MEM_BW, DEFAULT_OVERHEAD_S, TimeOptions, flow_times,
-                    parse_time_options, phase_time, resource_incidence, unique_flows)
+                    parse_time_options, phase_time, resource_incidence, shared_memory_times,
+                    unique_flows)
 
 __all__ = ["TimeModel", "TimeOptions", "parse_time_options", "phase_time", "flow_times",
-           "resource_incidence", "unique_flows", "completion_times", "maxmin_rates",
+           "resource_incidence", "shared_memory_times", "unique_flows", "completion_times", "maxmin_rates",
            "DEFAULT_MEM_BW", "DEFAULT_OVERHEAD_S"]

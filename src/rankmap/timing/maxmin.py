@@ -51,6 +51,30 @@ def transpose_csr(indptr, indices, data, n_cols):
 
 
 @njit(cache=True, nogil=True)
+def _columns(indptr, indices, n_cols):
+    """CSC structure (col_ptr, rows) of a CSR matrix: which rows use each column.
+
+    Rows are stored as 32-bit numbers (half the memory of the largest array of a phase);
+    the matrix must have fewer than 2**31 rows.
+    """
+    nnz = indices.shape[0]
+    n_rows = indptr.shape[0] - 1
+    col_ptr = np.zeros(n_cols + 1, dtype=np.int64)
+    for k in range(nnz):
+        col_ptr[indices[k] + 1] += 1
+    for c in range(n_cols):
+        col_ptr[c + 1] += col_ptr[c]
+    fill = col_ptr[:-1].copy()
+    rows = np.empty(nnz, dtype=np.int32)  # row numbers: callers keep rows below 2**31
+    for f in range(n_rows):
+        for k in range(indptr[f], indptr[f + 1]):
+            c = indices[k]
+            rows[fill[c]] = f
+            fill[c] += 1
+    return col_ptr, rows
+
+
+@njit(cache=True, nogil=True)
 def maxmin_rates(indptr, indices, data, col_ptr, col_rows, col_vals, cap, active, rate, mult):
     """Max-min fair rates (bytes/s) of the ``active`` flows, written into ``rate``.
 
@@ -143,8 +167,8 @@ def _compact(indptr, indices, data, keep):
             n_keep += 1
             nnz += indptr[f + 1] - indptr[f]
     ptr = np.zeros(n_keep + 1, dtype=np.int64)
-    idx = np.empty(nnz, dtype=np.int64)
-    val = np.empty(nnz, dtype=np.float64)
+    idx = np.empty(nnz, dtype=indices.dtype)
+    val = np.empty(nnz, dtype=data.dtype)
     i = 0
     p = 0
     for f in range(keep.shape[0]):
@@ -289,15 +313,18 @@ def completion_times(indptr, indices, data, cap, nbytes, tolerance, mult, retire
     a refill, the working set is compacted when the running flows hold less than half of
     the incidence entries.
     """
-    n = nbytes.shape[0]
+    n = nbytes.shape[0]  # fewer than 2**31 (see _columns)
     n_res = cap.shape[0]
     finish = np.zeros(n, dtype=np.float64)
     keep = np.zeros(n, dtype=np.bool_)
     for f in range(n):
         keep[f] = nbytes[f] > 0 and indptr[f + 1] > indptr[f]
     ids = np.nonzero(keep)[0]
-    ptr, idx, val = _compact(indptr, indices, data, keep)
-    col_ptr, col_rows, col_vals = transpose_csr(ptr, idx, val, n_res)
+    if ids.shape[0] == n:  # nothing to drop: work on the caller's arrays (no copy)
+        ptr, idx, val = indptr, indices, data
+    else:
+        ptr, idx, val = _compact(indptr, indices, data, keep)
+    col_ptr, col_rows = _columns(ptr, idx, n_res)
     remaining = nbytes[ids].copy()
     wmult = mult[ids].copy()
     m = ids.shape[0]
@@ -394,7 +421,7 @@ def completion_times(indptr, indices, data, cap, nbytes, tolerance, mult, retire
             new_id = np.full(m, -1, dtype=np.int64)
             new_id[sel] = np.arange(sel.shape[0])
             ptr, idx, val = _compact(ptr, idx, val, active)
-            col_ptr, col_rows, col_vals = transpose_csr(ptr, idx, val, n_res)
+            col_ptr, col_rows = _columns(ptr, idx, n_res)
             for i in range(n_open):
                 flows[i] = new_id[flows[i]]
             ids = ids[sel]

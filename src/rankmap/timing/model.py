@@ -144,29 +144,79 @@ def _augment(indptr, indices, data, src, dst, n_links, n_nodes, use_nic, use_mem
     return out_ptr, out_idx, out_val
 
 
-def resource_incidence(machine, src_node, dst_node, routing: "str | Router", options: TimeOptions):
+def resource_incidence(machine, src_node, dst_node, routing: "str | Router", options: TimeOptions,
+                       memory: bool = True):
     """(indptr, indices, data, capacity) of the flows over links, NIC ports and memories.
 
     Columns: the machine's links, then injection and ejection ports, then node memories
     (capacities in bytes/s; unlimited resources are left out). ``routing`` is a router (whose
-    choices are fixed for the phase) or a routing name.
+    choices are fixed for the phase) or a routing name. ``memory=False`` leaves the memory
+    columns empty (:func:`flow_times` handles flows inside a node on their own). Indices stay
+    32-bit when the path model gives them so (half the memory of the largest arrays of a
+    phase).
     """
     paths = router_for(machine, routing).paths(src_node, dst_node)
     n_links, n_nodes = machine.n_links, machine.n_nodes
     src_node = np.ascontiguousarray(src_node, dtype=np.int64)
     dst_node = np.ascontiguousarray(dst_node, dtype=np.int64)
     indptr = paths.indptr.astype(np.int64, copy=False)
-    indices = paths.indices.astype(np.int64, copy=False)
+    indices = paths.indices
+    if indices.dtype not in (np.int32, np.int64):
+        indices = indices.astype(np.int64)
     data = paths.data.astype(np.float64, copy=False)
     use_nic = options.nic_bw is not None
-    use_mem = options.mem_bw is not None and options.mem_shared
+    use_mem = memory and options.mem_bw is not None and options.mem_shared
     if use_nic or use_mem:
-        indptr, indices, data = _augment(indptr, indices, data, src_node, dst_node,
-                                         n_links, n_nodes, use_nic, use_mem)
+        indptr, indices, data = _augment(indptr, indices.astype(np.int64, copy=False), data,
+                                         src_node, dst_node, n_links, n_nodes, use_nic, use_mem)
     cap = np.concatenate([np.asarray(machine.link_bandwidth, dtype=np.float64),
                           np.full(2 * n_nodes, options.nic_bw or np.inf),
                           np.full(n_nodes, options.mem_bw or np.inf)])
     return indptr, indices, data, cap
+
+
+def shared_memory_times(node, nbytes, mult, mem_bw: float) -> np.ndarray:
+    """Finish times (s) of flows inside nodes that share their node's memory bandwidth.
+
+    Parameters
+    ----------
+    node : array of int
+        The node of each flow (group of ``mult`` identical flows).
+    nbytes : array of float
+        Bytes of each flow.
+    mult : array of float
+        How many identical flows each entry stands for.
+    mem_bw : float
+        A node's memory bandwidth in bytes/s, shared equally by its running flows.
+
+    Returns
+    -------
+    numpy.ndarray
+        The finish time of each entry in seconds: exact processor sharing (a node's flows
+        all start at 0; when the smallest finish, the rest share the whole bandwidth).
+    """
+    node = np.asarray(node, dtype=np.int64)
+    nbytes = np.asarray(nbytes, dtype=np.float64)
+    mult = np.asarray(mult, dtype=np.float64)
+    if node.size == 0:
+        return np.zeros(0)
+    order = np.lexsort((nbytes, node))
+    n_s, b_s, m_s = node[order], nbytes[order], mult[order]
+    first = np.ones(len(order), dtype=bool)
+    first[1:] = n_s[1:] != n_s[:-1]
+    seg = np.cumsum(first) - 1
+    # flows still running when this entry's size is reached: this one and the larger ones
+    total = np.bincount(seg, weights=m_s)
+    before = np.cumsum(m_s) - m_s
+    start_of_seg = before[first]
+    running = total[seg] - (before - start_of_seg[seg])
+    prev = np.where(first, 0.0, np.concatenate([[0.0], b_s[:-1]]))
+    step = (b_s - prev) * running / mem_bw
+    done = np.cumsum(step)
+    base = (done - step)[first]
+    out = np.empty(len(order))
+    out[order] = done - base[seg]
+    return out
 
 
 def unique_flows(src_node, dst_node, nbytes):
@@ -223,25 +273,43 @@ def flow_times(machine, src_node, dst_node, nbytes, routing: "str | Router", opt
     -------
     numpy.ndarray
         Arrival time of every flow, seconds.
+
+    Flows between nodes and flows inside a node use disjoint resources (links and NIC ports;
+    a node's memory), so they are modelled apart: the first by max-min sharing with
+    re-sharing (:func:`~rankmap.timing.maxmin.completion_times`), the second by
+    :func:`shared_memory_times` (or ``bytes / mem_bw`` each with ``mem_shared=False``).
     """
     nbytes = np.ascontiguousarray(nbytes, dtype=np.float64)
     if nbytes.size == 0:
         return np.zeros(0)
-    router = router_for(machine, routing).for_phase(np.asarray(src_node), np.asarray(dst_node),
-                                                    nbytes)
+    src_node = np.asarray(src_node)
+    dst_node = np.asarray(dst_node)
+    router = router_for(machine, routing).for_phase(src_node, dst_node, nbytes)
     us, ud, ub, mult, inverse = unique_flows(src_node, dst_node, nbytes)
-    indptr, indices, data, cap = resource_incidence(machine, us, ud, router, options)
-    finish, _events = completion_times(indptr, indices, data, cap, ub, options.tolerance, mult,
-                                       options.retire_fraction)
+    if len(us) >= 2**31:
+        raise RankmapError(f"{len(us):,} distinct flows in one phase: the time model handles "
+                           "fewer than 2**31 (use --time-model off)")
+    group_finish = np.zeros(len(us))
+    net = us != ud
+    if net.any():
+        indptr, indices, data, cap = resource_incidence(machine, us[net], ud[net], router,
+                                                        options, memory=False)
+        group_finish[net], _fills = completion_times(indptr, indices, data, cap, ub[net],
+                                                     options.tolerance, mult[net],
+                                                     options.retire_fraction)
+        del indptr, indices, data
+    inside = ~net
+    if inside.any() and options.mem_bw is not None:
+        if options.mem_shared:
+            group_finish[inside] = shared_memory_times(us[inside], ub[inside], mult[inside],
+                                                       options.mem_bw)
+        else:
+            group_finish[inside] = ub[inside] / options.mem_bw
     if flow_hops is None:
-        flow_hops = machine.hop_distance(np.asarray(src_node), np.asarray(dst_node))
+        flow_hops = machine.hop_distance(src_node, dst_node)
     hop_latency = machine.hop_latency_s if options.hop_latency_s is None else options.hop_latency_s
     latency = options.overhead_s + np.asarray(flow_hops, dtype=np.float64) * hop_latency
-    finish = finish[inverse]
-    if options.mem_bw is not None and not options.mem_shared:
-        inside = np.asarray(src_node) == np.asarray(dst_node)
-        finish = np.where(inside, nbytes / options.mem_bw, finish)
-    return finish + latency
+    return group_finish[inverse] + latency
 
 
 def phase_time(machine, src_node, dst_node, nbytes, routing: "str | Router", options: TimeOptions,
