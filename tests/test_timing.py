@@ -14,17 +14,16 @@ from rankmap.selection import compare
 from rankmap.machines import parse_machine
 from rankmap.patterns import parse_pattern
 from rankmap.timing import TimeOptions, completion_times, phase_time
-from rankmap.timing.maxmin import maxmin_rates, transpose_csr
+from rankmap.timing.maxmin import maxmin_rates
 from rankmap.routing import router_for
 
 
 def _rates(rows, cap, mult=None):
     m = csr_matrix(np.array(rows, dtype=float))
     ip, ix, d = m.indptr.astype(np.int64), m.indices.astype(np.int64), m.data
-    cp, cr, cv = transpose_csr(ip, ix, d, len(cap))
     rate = np.zeros(len(rows))
     mult = np.ones(len(rows)) if mult is None else np.asarray(mult, dtype=float)
-    maxmin_rates(ip, ix, d, cp, cr, cv, np.asarray(cap, float), np.ones(len(rows), bool),
+    maxmin_rates(ip, ix, d, np.asarray(cap, float), np.ones(len(rows), bool),
                  rate, mult)
     return rate
 

@@ -9,15 +9,12 @@ max-min fair allocation (the model of SimGrid's CM02 network model and of seed 0
 "streams share a link" argument).
 
 :func:`completion_times` runs the phase: all flows start at t = 0, rates are the max-min
-allocation of the flows still running, and it is recomputed each time flows finish. Flows
-whose finish time is within a relative ``tolerance`` of the earliest one are retired
-together (each at its own finish time under the current rates), and every event retires at
-least a fraction ``retire_fraction`` of the running flows (the soonest-finishing ones, again
-each at its own finish time under the current rates). The second rule bounds the work to
-about (1 / retire_fraction) passes over the incidence however spread out the finish times
-are (random placements); flows retired early free their bandwidth slightly before they
-would have, so others finish slightly early. ``retire_fraction = 0`` gives the exact event
-sequence (up to ``tolerance``).
+allocation of the flows still running, and it is recomputed each time flows finish, exactly
+and incrementally (only the flows running at the lowest finished rate or faster are filled
+again; see its docstring). Flows whose finish time is within a relative ``tolerance`` of the
+earliest one are retired together, each at its own finish time. ``retire_fraction`` > 0 makes
+every event retire at least that fraction of the running flows (an approximation kept for
+experiments; the default is 0, exact).
 
 Everything runs in numba on CSR (flow -> resources) and CSC (resource -> flows) arrays.
 """
@@ -29,25 +26,7 @@ import heapq
 import numpy as np
 from numba import njit
 
-@njit(cache=True, nogil=True)
-def transpose_csr(indptr, indices, data, n_cols):
-    """CSC arrays (col_ptr, rows, values) of a CSR matrix with ``n_cols`` columns."""
-    nnz = indices.shape[0]
-    col_ptr = np.zeros(n_cols + 1, dtype=np.int64)
-    for k in range(nnz):
-        col_ptr[indices[k] + 1] += 1
-    for c in range(n_cols):
-        col_ptr[c + 1] += col_ptr[c]
-    fill = col_ptr[:-1].copy()
-    rows = np.empty(nnz, dtype=np.int64)
-    vals = np.empty(nnz, dtype=np.float64)
-    for f in range(indptr.shape[0] - 1):
-        for k in range(indptr[f], indptr[f + 1]):
-            c = indices[k]
-            rows[fill[c]] = f
-            vals[fill[c]] = data[k]
-            fill[c] += 1
-    return col_ptr, rows, vals
+__all__ = ["completion_times", "maxmin_rates"]
 
 
 @njit(cache=True, nogil=True)
@@ -75,86 +54,30 @@ def _columns(indptr, indices, n_cols):
 
 
 @njit(cache=True, nogil=True)
-def maxmin_rates(indptr, indices, data, col_ptr, col_rows, col_vals, cap, active, rate, mult):
+def maxmin_rates(indptr, indices, data, cap, active, rate, mult):
     """Max-min fair rates (bytes/s) of the ``active`` flows, written into ``rate``.
 
     Row ``f`` stands for ``mult[f]`` identical flows (same resources and bytes); ``rate[f]``
     is the rate of each of them. Active flows that use no resource get ``inf``. Returns the
-    number of saturation steps.
-
-    Progressive filling with a heap: while the unfrozen flows all run at level L, resource r
-    carries ``F[r] + W[r] * L`` (F: frozen flows' usage, W: unfrozen weight), so it
-    saturates at ``L_r = (cap[r] - F[r]) / W[r]``. The resource with the smallest ``L_r``
-    saturates next; its flows freeze at that level and the ``L`` of the resources they
-    cross is updated (stale heap entries are skipped by a version number).
+    number of saturation steps (one progressive filling, :func:`_fill`).
     """
     n_flows = indptr.shape[0] - 1
     n_res = cap.shape[0]
-    weight = np.zeros(n_res, dtype=np.float64)
-    frozen_use = np.zeros(n_res, dtype=np.float64)
-    count = np.zeros(n_res, dtype=np.int64)
-    version = np.zeros(n_res, dtype=np.int64)
-    touched = np.zeros(n_res, dtype=np.bool_)
-    touched_list = np.empty(n_res, dtype=np.int64)
-    frozen = np.ones(n_flows, dtype=np.bool_)
+    col_ptr, col_rows = _columns(indptr, indices, n_res)
+    flows = np.empty(n_flows, dtype=np.int64)
     n_open = 0
     for f in range(n_flows):
         if not active[f]:
             continue
         if indptr[f] == indptr[f + 1]:
             rate[f] = np.inf
-            continue
-        frozen[f] = False
-        n_open += 1
-        for k in range(indptr[f], indptr[f + 1]):
-            weight[indices[k]] += data[k] * mult[f]
-            count[indices[k]] += 1
-    heap = [(0.0, np.int64(0), np.int64(0))]
-    heap.pop()
-    for r in range(n_res):
-        if count[r] > 0:
-            heap.append((cap[r] / weight[r], np.int64(r), np.int64(0)))
-    heapq.heapify(heap)
-    steps = 0
-    level = 0.0
-    while n_open > 0 and len(heap) > 0:
-        key, r, ver = heapq.heappop(heap)
-        if ver != version[r] or count[r] == 0:
-            continue
-        if key > level:
-            level = key
-        steps += 1
-        version[r] += 1
-        n_touched = 0
-        for k in range(col_ptr[r], col_ptr[r + 1]):
-            f = col_rows[k]
-            if frozen[f]:
-                continue
-            frozen[f] = True
-            n_open -= 1
-            rate[f] = level
-            for j in range(indptr[f], indptr[f + 1]):
-                q = indices[j]
-                w = data[j] * mult[f]
-                frozen_use[q] += w * level
-                weight[q] -= w
-                count[q] -= 1
-                if not touched[q]:
-                    touched[q] = True
-                    touched_list[n_touched] = q
-                    n_touched += 1
-        for i in range(n_touched):
-            q = touched_list[i]
-            touched[q] = False
-            if q == r or count[q] == 0:
-                continue
-            version[q] += 1
-            w = weight[q]
-            sat = (cap[q] - frozen_use[q]) / w if w > 0 else np.inf
-            if sat < level:
-                sat = level
-            heapq.heappush(heap, (sat, np.int64(q), version[q]))
-    return steps
+        else:
+            flows[n_open] = f
+            n_open += 1
+    return _fill(indptr, indices, data, col_ptr, col_rows, cap, np.zeros(n_res), rate, mult,
+                 flows, n_open, 0.0, np.ones(n_flows, dtype=np.bool_), np.zeros(n_res),
+                 np.zeros(n_res, dtype=np.int64), np.zeros(n_res, dtype=np.bool_),
+                 np.empty(n_res, dtype=np.int64))
 
 
 @njit(cache=True, nogil=True)
@@ -273,11 +196,11 @@ def _release(ptr, idx, val, use, mult, f, flow_rate):
 
 @njit(cache=True, nogil=True)
 def _next(order, pos, heap, active, version):
-    """Position in ``order`` and the heap top of the next valid running flow.
+    """Skip finished or moved flows at ``order[pos:]`` and at the top of ``heap``.
 
     A flow is listed in ``order`` (sorted once) while ``version[f] == 0`` and in ``heap``
-    (entries ``(key, f, version)``) after its rate changed. Returns the new ``pos`` and
-    ``(key source, flow)``: source 0 = ``order[pos]``, 1 = heap top, -1 = none.
+    (entries ``(key, f, version)``) after its rate changed. Returns the position in ``order``
+    of the next valid flow (``len(order)`` when none); the heap's top is then valid too.
     """
     m = order.shape[0]
     while pos < m and (not active[order[pos]] or version[order[pos]] != 0):

@@ -26,6 +26,9 @@ from ..routing import Router, router_for
 from ..units import parse_bandwidth, parse_time
 from .maxmin import completion_times
 
+__all__ = ["TimeOptions", "parse_time_options", "resource_incidence", "shared_memory_times",
+           "unique_flows", "flow_times", "phase_time", "DEFAULT_MEM_BW", "DEFAULT_OVERHEAD_S"]
+
 #: default memory bandwidth for a flow between two ranks of one node (bytes/s).
 DEFAULT_MEM_BW = 10e9
 #: default per-message software overhead (seconds).
