@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
 import numpy as np
@@ -40,13 +41,14 @@ class RoutedPhase:
         return self.phase.bytes
 
 
-class PhaseMetric:
+class PhaseMetric(ABC):
     """A metric of one routed phase: ``metric(routed) -> {name: value}``.
 
     Metrics are plain objects passed to :class:`rankmap.evaluation.Evaluator`; their dicts
     are merged in the order given.
     """
 
+    @abstractmethod
     def __call__(self, routed: RoutedPhase) -> dict:
         """Values of this metric for one phase (an empty dict when it does not apply).
 
@@ -60,4 +62,3 @@ class PhaseMetric:
         dict
             Metric name -> value (units in the name: ``_bytes``, ``_s``, hops).
         """
-        raise NotImplementedError

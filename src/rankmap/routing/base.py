@@ -10,6 +10,7 @@ phase reads routes of the same decision.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
 import numpy as np
@@ -35,7 +36,7 @@ class LinkLoads:
     class_hops: np.ndarray | None = None
 
 
-class Router:
+class Router(ABC):
     """A routing model on one machine (subclasses: one per routing name)."""
 
     #: the routing's name as the CLI spells it (``--routing``)
@@ -44,6 +45,7 @@ class Router:
     def __init__(self, machine):
         self.machine = machine
 
+    @abstractmethod
     def paths(self, src, dst, nbytes=None) -> sp.csr_matrix:
         """Flows x links incidence of the flows ``src[f] -> dst[f]``.
 
@@ -61,7 +63,6 @@ class Router:
             Shape (flows, machine links); entry (f, l) is the fraction (0..1] of flow f's bytes
             that crosses directed link l. Rows of flows inside one node are empty.
         """
-        raise NotImplementedError
 
     def loads(self, src, dst, nbytes) -> LinkLoads:
         """Link bytes, streams and hops of the flows, equal to ``paths(...).T @ nbytes``.
