@@ -43,9 +43,11 @@ def explain(comp: Comparison) -> str:
                      else f"busiest link {1 / ratio:.2f}x heavier")
     elif mr["max_link_bytes"] > 0:
         parts.append("no network traffic at all")
+    text = f"{best.name}: " + ", ".join(parts) + (f" than {ref.name}" if parts else "")
     if mr["hop_bytes"] > 0:
-        parts.append(f"hop-bytes {mb['hop_bytes'] / mr['hop_bytes']:.2f}x")
-    return f"{best.name}: " + ", ".join(parts) + f" than {ref.name}"
+        text += (", " if parts else "") + (f"hop-bytes {mb['hop_bytes'] / mr['hop_bytes']:.2f}x "
+                                           f"{ref.name}'s")
+    return text
 
 
 def table(comp: Comparison, title: str | None = None):
