@@ -28,6 +28,9 @@ import time
 
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from scotch_util import write_scotch_graph  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPEATS = int(os.environ.get("RANKMAP_BENCH_REPEATS", "3"))
 #: the max-min time model (predicted_time_s) costs far more per evaluation than routing at
@@ -48,20 +51,6 @@ SKIP_ABOVE = {"graph": (20000, "not run at this size to keep the benchmark short
                               "(its time grows with size; not measured here)"),
               "refine:rcb": (20000, "not run at this size to keep the benchmark short "
                                     "(not measured here)")}
-
-
-def write_scotch_graph(path: str, pattern) -> None:
-    """The pattern's symmetric communication graph in Scotch's .grf format (edge weights)."""
-    from rankmap.mappers.graph_partition import communication_graph, _int_weights
-
-    g = communication_graph(pattern)
-    w = _int_weights(g.data)
-    with open(path, "w") as fh:
-        fh.write(f"0\n{g.shape[0]} {g.nnz}\n0 010\n")
-        for v in range(g.shape[0]):
-            a, b = g.indptr[v], g.indptr[v + 1]
-            items = " ".join(f"{int(w[k])} {int(g.indices[k])}" for k in range(a, b))
-            fh.write(f"{b - a} {items}\n")
 
 
 def scotch_mapping(machine, pattern, workdir: str) -> tuple[np.ndarray, float]:

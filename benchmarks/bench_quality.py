@@ -37,6 +37,9 @@ import time
 
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from scotch_util import write_scotch_graph  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPEATS = int(os.environ.get("RANKMAP_BENCH_REPEATS", "3"))
 SCOTCH_TIMEOUT = float(os.environ.get("RANKMAP_BENCH_SCOTCH_TIMEOUT", "300"))
@@ -116,21 +119,6 @@ def materialise(spec: str, workdir: str) -> str:
 
 # ----------------------------------------------------------------------------- Scotch
 
-def write_source_graph(path: str, pattern) -> None:
-    """The pattern's symmetric communication graph in Scotch's .grf format (edge weights)."""
-    from rankmap.mappers.graph_partition import communication_graph
-    from rankmap.mappers.node_partition import int_weights
-
-    g = communication_graph(pattern)
-    w = int_weights(g.data)
-    with open(path, "w") as fh:
-        fh.write(f"0\n{g.shape[0]} {g.nnz}\n0 010\n")
-        for v in range(g.shape[0]):
-            a, b = g.indptr[v], g.indptr[v + 1]
-            items = " ".join(f"{int(w[k])} {int(g.indices[k])}" for k in range(a, b))
-            fh.write(f"{b - a} {items}\n")
-
-
 def write_target(workdir: str, machine, allocation) -> str:
     """Scotch target file for the allocation (see module docstring); returns its path."""
     tgt = os.path.join(workdir, "t.tgt")
@@ -172,7 +160,7 @@ def scotch_cores(machine, allocation, pattern, workdir: str) -> tuple[np.ndarray
     """Run scotch_gmap; return (core of every rank, seconds incl. files, ranks moved)."""
     t0 = time.perf_counter()
     grf, out = os.path.join(workdir, "g.grf"), os.path.join(workdir, "m.map")
-    write_source_graph(grf, pattern)
+    write_scotch_graph(grf, pattern)
     tgt = write_target(workdir, machine, allocation)
     proc = subprocess.run(["scotch_gmap", grf, tgt, out, "-b0"], stdout=subprocess.DEVNULL,
                           stderr=subprocess.PIPE, timeout=SCOTCH_TIMEOUT)
