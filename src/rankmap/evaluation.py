@@ -21,6 +21,7 @@ from .mappers import Mapping
 from .metrics import DEFAULT_PLATEAU_Y, LinkMetrics, PhaseMetric, RoutedPhase, combine
 from .metrics import bisection
 from .metrics.dragonfly_hops import DragonflyClassHops
+from .metrics.node_domains import NodeDomainBytes, core_in_node_of_ranks
 from .patterns import Pattern
 from .routing import Router, router_for
 from .timing import TimeModel, TimeOptions
@@ -79,11 +80,14 @@ def default_metrics(machine: Machine, pattern: Pattern, plateau_y: float = DEFAU
     Returns
     -------
     list of PhaseMetric
-        Link metrics, then the time model, the bisection model, dragonfly class hops (those
-        that apply).
+        Link metrics, bytes inside nodes and across NUMA domains and sockets (machines with a
+        node structure), then the time model, the bisection model, dragonfly class hops
+        (those that apply).
     """
     time_options = time_options if time_options is not None else TimeOptions()
     out: list[PhaseMetric] = [LinkMetrics(plateau_y)]
+    if machine.node_structure is not None:
+        out.append(NodeDomainBytes(machine.node_structure))
     if time_options.enabled:
         out.append(TimeModel(time_options))
     if bisection.applies(machine, pattern):
@@ -143,13 +147,14 @@ class Evaluator:
             One per phase, in the pattern's order.
         """
         node_of_rank = mapping.nodes(self.allocation)
+        core_in_node = core_in_node_of_ranks(mapping, self.machine, self.allocation)
         out = []
         for phase in self.pattern.phases:
             s = node_of_rank[phase.src]
             d = node_of_rank[phase.dst]
             router = self.router.for_phase(s, d, phase.bytes)
             out.append(RoutedPhase(phase, node_of_rank, s, d, router.loads(s, d, phase.bytes),
-                                   router))
+                                   router, core_in_node))
         return out
 
     def evaluate(self, mapping: Mapping) -> Evaluation:

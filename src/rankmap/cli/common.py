@@ -17,7 +17,8 @@ from .argtypes import FRACTION, SEED, THREADS
 
 MACHINE_HELP = ("machine spec or .toml file: torus:8x16x32:cores=4, mesh:8x8x8, "
                 "bgp:4096 (Blue Gene/P, 4 cores/node), bgl:512; options :bw=425MB/s "
-                ":lat=100ns :wrap=xy; dragonfly:groups=G,rows=R,cols=C,nodes=N,cores=K, "
+                ":lat=100ns :wrap=xy :node=pack:2,numa:2,core:16 (sockets, NUMA domains "
+                "and cores of a node; or :node=FILE.xml from lstopo --of xml); dragonfly:groups=G,rows=R,cols=C,nodes=N,cores=K, "
                 "xc:groups=26 (Cray XC/Aries), fattree:k=16:levels=3[:taper=2], "
                 "fattree:topology=topology.conf")
 PATTERN_HELP = ("pattern spec or .toml file: stencil:128x128[:box][:periodic][:bytes=1MiB]"
@@ -61,6 +62,10 @@ def add_time_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--mem-bw", metavar="BW",
                    help="memory bandwidth shared by a node's intra-node messages (default "
                    "10GB/s; 'none' = free)")
+    g.add_argument("--socket-bw", metavar="BW",
+                   help="bandwidth of the link between two sockets of a node, each direction, "
+                   "on machines with node=... (default 5GB/s; 'none' = unlimited); --mem-bw "
+                   "is then per NUMA domain")
     g.add_argument("--mem-sharing", choices=("node", "flow"), default="node",
                    help="node: a node's intra-node messages share --mem-bw (default); flow: "
                    "each gets all of it")
@@ -111,7 +116,8 @@ def time_options(args) -> TimeOptions:
     if not hasattr(args, "time_model"):
         return TimeOptions()
     return parse_time_options(nic=args.nic_bw, mem=args.mem_bw, overhead=args.msg_overhead,
-                              enabled=args.time_model == "on", mem_sharing=args.mem_sharing)
+                              enabled=args.time_model == "on", mem_sharing=args.mem_sharing,
+                              socket=getattr(args, "socket_bw", None))
 
 
 def budget(args) -> int | None:

@@ -1,7 +1,11 @@
 """Open MPI rankfile: ``rank N=host slot=S``, one line per rank.
 
 ``mpirun --rankfile FILE -n N ./app`` (Open MPI 4; Open MPI 5: ``--map-by rankfile:file=FILE``)
-binds rank N to core S of ``host``. Example line: ``rank 5=nid00012 slot=1``.
+binds rank N to core S of ``host``. Example line: ``rank 5=nid00012 slot=1``. On a machine
+whose nodes have a structure (``node=``) the slot is written ``socket:core``
+(``rank 5=nid00012 slot=1:3``: core 3 of socket 1, hwloc's logical numbering, the core
+within its socket), so the binding holds whatever order the OS numbers cores in; a rank of
+T threads gets its T cores (``slot=1:2-3``, or ``0:7,1:0`` across sockets).
 """
 
 from __future__ import annotations
@@ -16,16 +20,72 @@ from ..errors import RankmapError
 from ..mappers.base import Mapping, validate_mapping
 from .hostnames import check_host_name, position_lookup, rank_hosts, read_lines
 
-_LINE = re.compile(r"^rank\s+(\d{1,12})\s*=\s*(\S+)\s+slot\s*=\s*(\d{1,12})$")
+_LINE = re.compile(r"^rank\s+(\d{1,12})\s*=\s*(\S+)\s+slot\s*=\s*"
+                   r"(?:(\d{1,12})|(\d{1,6}):(\d{1,6})(?:-\d{1,6})?(?:,\d{1,6}:\d{1,6})*)$")
+
+__all__ = ["format_rankfile", "read_rankfile", "socket_core_slots"]
+
+
+def socket_core_slots(slots: np.ndarray, structure, threads: int = 1) -> list[str]:
+    """Open MPI ``socket:core`` slot text of every rank slot.
+
+    Parameters
+    ----------
+    slots : numpy.ndarray
+        Slot (rank position) within its node of every rank.
+    structure : NodeStructure
+        The node's packages and cores.
+    threads : int
+        Cores per rank: slot s takes cores s*threads .. s*threads+threads-1.
+
+    Returns
+    -------
+    list of str
+        ``S:C`` (one core), ``S:A-B`` (consecutive cores of one socket) or ``S:C,S:C``.
+    """
+    pk = np.asarray(structure.package_of_core, dtype=np.int64)
+    cip = structure.core_in_package
+    texts = {}
+    for s in np.unique(slots).tolist():
+        cores = range(s * threads, s * threads + threads)
+        socks = {int(pk[c]) for c in cores}
+        if len(socks) == 1:
+            a, b = int(cip[cores[0]]), int(cip[cores[-1]])
+            texts[s] = f"{pk[cores[0]]}:{a}" + (f"-{b}" if b != a else "")
+        else:
+            texts[s] = ",".join(f"{pk[c]}:{cip[c]}" for c in cores)
+    return [texts[s] for s in slots.tolist()]
 
 
 def format_rankfile(mapping: Mapping, machine, allocation: Allocation) -> str:
-    """Open MPI rankfile text, ranks in order, slot = core within the node."""
+    """Open MPI rankfile text, ranks in order, slot = core within the node (``socket:core``
+    when the machine has a node structure)."""
     hosts = rank_hosts(mapping, machine, allocation)
     for h in set(hosts):
         check_host_name(h)
-    slots = mapping.slots(allocation).tolist()
-    return "".join(f"rank {r}={h} slot={s}\n" for r, (h, s) in enumerate(zip(hosts, slots)))
+    slots = mapping.slots(allocation)
+    if machine.node_structure is not None:
+        text = socket_core_slots(slots, machine.node_structure,
+                                 int(allocation.extra.get("threads", 1)))
+    else:
+        text = slots.tolist()
+    return "".join(f"rank {r}={h} slot={s}\n" for r, (h, s) in enumerate(zip(hosts, text)))
+
+
+def _slot_of_socket_core(sock: int, core: int, machine, allocation: Allocation,
+                         where: str) -> int:
+    """The slot whose first core is core ``core`` of socket ``sock``."""
+    structure = machine.node_structure
+    if structure is None:
+        raise RankmapError(f"{where}: slot={sock}:{core} names a socket, but the machine "
+                           "has no node structure (give node= in the machine spec)")
+    pk = np.asarray(structure.package_of_core, dtype=np.int64)
+    hit = np.nonzero((pk == sock) & (structure.core_in_package == core))[0]
+    threads = int(allocation.extra.get("threads", 1))
+    if len(hit) == 0 or hit[0] % threads:
+        raise RankmapError(f"{where}: slot {sock}:{core} is not a rank's first core on a node "
+                           f"of {structure.n_packages} sockets ({structure.source})")
+    return int(hit[0]) // threads
 
 
 def read_rankfile(path: str, machine, allocation: Allocation,
@@ -39,9 +99,14 @@ def read_rankfile(path: str, machine, allocation: Allocation,
         m = _LINE.match(text)
         if not m:
             from ..validate import show
-            raise RankmapError(f"{path}: line {lineno}: expected 'rank N=host slot=S', "
-                               f"got {show(text)}")
-        rank, host, slot = int(m.group(1)), m.group(2), int(m.group(3))
+            raise RankmapError(f"{path}: line {lineno}: expected 'rank N=host slot=S' or "
+                               f"'slot=SOCKET:CORE', got {show(text)}")
+        rank, host = int(m.group(1)), m.group(2)
+        if m.group(3) is not None:
+            slot = int(m.group(3))
+        else:
+            slot = _slot_of_socket_core(int(m.group(4)), int(m.group(5)), machine, allocation,
+                                        f"{path}: line {lineno}")
         if rank in seen:
             raise RankmapError(f"{path}: lines {seen[rank]} and {lineno} both place rank {rank}")
         if host not in lookup:

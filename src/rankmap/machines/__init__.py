@@ -4,6 +4,9 @@ Spec strings (see ``rankmap compare --help``):
 
 * ``torus:8x16x32[:cores=4][:bw=425MB/s][:lat=100ns][:wrap=xz]`` — torus, all dims wrap
   unless ``wrap=`` names the ones that do (letters X, Y, Z or A..F, or ``none``);
+* every kind takes ``node=pack:2,numa:2,core:16`` (lstopo-style synthetic levels) or
+  ``node=FILE.xml`` (hwloc XML): the packages, NUMA domains and cores inside each node
+  (:mod:`~rankmap.machines.node_structure`);
 * ``mesh:8x8x8[...]`` — the same with no wrap unless ``wrap=`` names some;
 * ``bgp:N`` / ``bgl:N`` — Blue Gene/P and /L partitions (``bgp:4096`` = 8x16x32, 4 cores);
 * a ``.toml`` file with ``machine = "<spec>"``.
@@ -26,13 +29,14 @@ from .dragonfly import Dragonfly
 from .dragonfly_spec import parse_dragonfly
 from .fattree import FatTree, TreeMachine
 from .fattree_spec import parse_fattree
-from .options import common_options
+from .node_structure import NodeStructure
+from .options import common_options, extract_node_text
 from .presets import PRESETS
 from .torus import DEFAULT_BANDWIDTH, DEFAULT_HOP_LATENCY, LETTER_SETS, Torus
 from .xc import parse_xc
 
 __all__ = ["Machine", "GridMachine", "Torus", "Dragonfly", "TreeMachine", "FatTree",
-           "parse_machine", "MACHINE_KINDS"]
+           "NodeStructure", "parse_machine", "MACHINE_KINDS"]
 
 
 def _wrap_flags(spec: Spec, ndim: int, default: bool) -> tuple[bool, ...]:
@@ -101,7 +105,14 @@ def parse_machine(text: str | Machine) -> Machine:
         raise RankmapError("empty machine spec")
     if text.endswith(".toml"):
         return _machine_from_toml(text)
-    spec = split_spec(text, "machine")
+    rest, node = extract_node_text(text)
+    spec = split_spec(rest, "machine")
+    if node is not None:
+        if "node" in spec.options:
+            from ..validate import show
+            raise RankmapError(f"bad machine {show(text)}: option 'node' given twice")
+        spec.options["node"] = node
+        spec.text = text.strip()
     parser = MACHINE_KINDS.get(spec.kind)
     if parser is None:
         from ..validate import show

@@ -12,6 +12,7 @@ from abc import ABC, abstractmethod
 import numpy as np
 
 from ..errors import RankmapError
+from .node_structure import NodeStructure
 
 __all__ = ["Machine", "GridMachine"]
 
@@ -26,7 +27,7 @@ class Machine(ABC):
     letters: str = ""
 
     def __init__(self, spec: str, n_nodes: int, cores_per_node: int,
-                 hop_latency_s: float = 0.0):
+                 hop_latency_s: float = 0.0, node_structure: NodeStructure | None = None):
         if cores_per_node <= 0:
             raise RankmapError(f"bad cores per node {cores_per_node} in {spec!r}: must be positive")
         from ..validate import check_limit
@@ -36,6 +37,12 @@ class Machine(ABC):
         self.n_nodes = int(n_nodes)
         self.cores_per_node = int(cores_per_node)
         self.hop_latency_s = float(hop_latency_s)
+        if node_structure is not None and node_structure.n_cores != self.cores_per_node:
+            raise RankmapError(f"node structure {node_structure.source!r} has "
+                               f"{node_structure.n_cores} cores, the machine {spec!r} "
+                               f"{self.cores_per_node} per node")
+        #: packages, NUMA domains and cores inside every node (None: not described)
+        self.node_structure = node_structure
 
     # ---- links -------------------------------------------------------------------------
     # Every machine builds three parallel arrays when it is constructed: ``_src`` and
@@ -105,6 +112,10 @@ class Machine(ABC):
             raise RankmapError(f"unknown routing {routing!r} for a {self.kind}: "
                                f"choose from {', '.join(self.routings)}")
         return routing
+
+    def describe_node(self) -> dict:
+        """``{"node": {...}}`` describing the node structure, or ``{}`` without one."""
+        return {} if self.node_structure is None else {"node": self.node_structure.describe()}
 
     @abstractmethod
     def describe(self) -> dict:

@@ -69,7 +69,7 @@ class Dragonfly(Machine):
                  global_links: int | None = None, gports: int = 1, layout: str = "spread",
                  bandwidth: dict | None = None, hop_latency_s: float = DEFAULT_HOP_LATENCY,
                  spec: str | None = None, name: str | None = None,
-                 cabinet_cols: int | None = None):
+                 cabinet_cols: int | None = None, node_structure=None):
         for what, v in (("groups", groups), ("rows", rows), ("cols", cols), ("nodes", nodes),
                         ("gports", gports)):
             if int(v) < 1:
@@ -99,7 +99,7 @@ class Dragonfly(Machine):
         else:
             L = 0
         spec = spec or f"dragonfly:groups={G},rows={R},cols={C},nodes={N},cores={cores}"
-        super().__init__(spec, G * nr * N, cores, hop_latency_s)
+        super().__init__(spec, G * nr * N, cores, hop_latency_s, node_structure)
         self.G, self.R, self.C, self.N, self.L = G, R, C, N, L
         self.gports, self.layout, self.name = int(gports), layout, name
         self.cabinet_cols = cabinet_cols
@@ -265,4 +265,5 @@ class Dragonfly(Machine):
             d["preset"] = self.name
         if self.cabinet_cols is not None:
             d["cabinet_cols"] = self.cabinet_cols
+        d.update(self.describe_node())
         return d

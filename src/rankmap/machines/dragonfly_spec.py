@@ -7,14 +7,32 @@ from ..errors import RankmapError
 from ..specs import parse_int
 from ..units import parse_bandwidth, parse_time
 from .dragonfly import Dragonfly
+from .options import agreed_cores, node_option
 
-__all__ = ["parse_dragonfly", "pop_int", "pop_common", "check_size"]
+__all__ = ["parse_dragonfly", "pop_int", "pop_cores", "pop_common", "check_size"]
 
 
 def pop_int(spec, key, default, minimum=1):
     """Pop option ``key`` of a dragonfly spec as an int >= ``minimum`` (``default`` if absent)."""
     v = spec.pop_option(key)
     return default if v is None else parse_int(v, f"dragonfly {key}", minimum=minimum)
+
+
+def pop_cores(spec, default: int) -> tuple[int, dict]:
+    """Pop ``cores=`` and ``node=`` (they must agree; ``node=`` alone sets the cores).
+
+    Returns
+    -------
+    (int, dict)
+        Cores per node, and ``{"node_structure": ...}`` when ``node=`` was given.
+    """
+    given = spec.pop_option("cores")
+    cores = None if given is None else parse_int(given, "dragonfly cores", minimum=1)
+    node = spec.pop_option("node")
+    if node is None:
+        return (default if cores is None else cores), {}
+    structure = node_option(node)
+    return agreed_cores(cores, structure, spec.text), {"node_structure": structure}
 
 
 def pop_common(spec) -> dict:
@@ -71,9 +89,11 @@ def parse_dragonfly(spec) -> Dragonfly:
                            "dragonfly:groups=4,rows=2,cols=3,nodes=2,cores=4")
     if "groups" not in spec.options:
         raise RankmapError(f"bad machine {spec.text!r}: give groups=G")
-    dims = {k: pop_int(spec, k, 1) for k in ("groups", "rows", "cols", "nodes", "cores")}
+    dims = {k: pop_int(spec, k, 1) for k in ("groups", "rows", "cols", "nodes")}
+    dims["cores"], node = pop_cores(spec, 1)
     gports = pop_int(spec, "gports", 1)
     opts = pop_common(spec)
+    opts.update(node)
     spec.reject_leftovers("dragonfly")
     check_size(spec.text, dims["groups"], dims["rows"] * dims["cols"], dims["nodes"],
                dims["cores"], gports, opts.get("global_links"), dims["rows"], dims["cols"])

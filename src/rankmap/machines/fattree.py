@@ -49,7 +49,8 @@ class FatTree(TreeMachine):
 
     def __init__(self, k: int, levels: int, cores_per_node: int = 1,
                  bandwidth: float = DEFAULT_BANDWIDTH, taper: float = 1.0,
-                 hop_latency_s: float = DEFAULT_HOP_LATENCY, spec: str | None = None):
+                 hop_latency_s: float = DEFAULT_HOP_LATENCY, spec: str | None = None,
+                 node_structure=None):
         if k < 2:
             raise RankmapError(f"bad fat-tree k={k}: at least 2 ports down per switch")
         if levels < 1:
@@ -62,7 +63,7 @@ class FatTree(TreeMachine):
         self.k, self.levels = int(k), int(levels)
         H = self.k ** self.levels
         spec = spec or f"fattree:k={k}:levels={levels}:cores={cores_per_node}"
-        super().__init__(spec, H, cores_per_node, hop_latency_s)
+        super().__init__(spec, H, cores_per_node, hop_latency_s, node_structure)
         self.bandwidth, self.taper = float(bandwidth), float(taper)
         S = self.k ** (self.levels - 1)
         n_sw = (self.levels - 1) * S * self.k
@@ -116,4 +117,5 @@ class FatTree(TreeMachine):
         return {"kind": self.kind, "spec": self.spec, "k": self.k, "levels": self.levels,
                 "nodes": self.n_nodes, "cores_per_node": self.cores_per_node,
                 "links": self._n_links, "link_bandwidth_Bps": self.bandwidth,
-                "taper": self.taper, "hop_latency_s": self.hop_latency_s}
+                "taper": self.taper, "hop_latency_s": self.hop_latency_s,
+                **self.describe_node()}

@@ -1,15 +1,73 @@
-"""Spec options every machine kind shares: ``cores=``, ``bw=`` and ``lat=``."""
+"""Spec options every machine kind shares: ``cores=``, ``bw=``, ``lat=`` and ``node=``."""
 
 from __future__ import annotations
 
+import re
+
+from ..errors import RankmapError
 from ..specs import Spec, parse_int
 from ..units import parse_bandwidth, parse_time
-from ..validate import limit
+from ..validate import limit, show
+from .node_structure import NodeStructure, parse_synthetic
+
+__all__ = ["common_options", "node_option", "agreed_cores", "extract_node_text"]
+
+_SYNTH_TOKEN = r"(?:[A-Za-z][A-Za-z0-9]*(?:\([^)]*\))?:\d+(?:\([^)]*\))?|\[[^\]]*\])"
+#: ``node=`` followed by synthetic levels (their ``:`` would otherwise split the spec)
+_NODE_SYNTH = re.compile(r"(^|[:,])\s*node\s*=\s*(" + _SYNTH_TOKEN + r"(?:[ ,]+" + _SYNTH_TOKEN
+                         + r")*)(?=$|[:,])", re.IGNORECASE)
+
+
+def extract_node_text(text: str) -> tuple[str, str | None]:
+    """Cut a synthetic ``node=pack:2,numa:2,core:16`` (or ``node=pack:2 numa:2 core:16``)
+    out of a machine spec before it is split at ``:``.
+
+    Parameters
+    ----------
+    text : str
+        The machine spec.
+
+    Returns
+    -------
+    (str, str or None)
+        The spec without the option, and the synthetic text (None when absent; a
+        ``node=FILE.xml`` stays in the spec as an ordinary option).
+    """
+    m = _NODE_SYNTH.search(text)
+    if m is None:
+        return text, None
+    rest = text[:m.start()] + text[m.end():]
+    if _NODE_SYNTH.search(rest):
+        raise RankmapError(f"bad machine {show(text)}: option 'node' given twice")
+    return rest, m.group(2)
+
+
+def node_option(value: str) -> NodeStructure:
+    """The node structure a ``node=`` value names: an hwloc XML file (``.xml``) or an
+    lstopo-style synthetic description (:func:`~rankmap.machines.node_structure.parse_synthetic`).
+
+    Parameters
+    ----------
+    value : str
+        ``node.xml`` or ``pack:2 numa:2 core:16``.
+
+    Returns
+    -------
+    NodeStructure
+    """
+    if value.strip().lower().endswith(".xml"):
+        from .hwloc_xml import read_hwloc_xml
+        return read_hwloc_xml(value.strip())
+    return parse_synthetic(value)
 
 
 def common_options(spec: Spec) -> dict:
-    """Pop ``cores=N`` (cores per node), ``bw=`` (link bandwidth, bytes/s) and ``lat=``
-    (per-hop latency, s) from ``spec``; return them as constructor keyword arguments."""
+    """Pop ``cores=N`` (cores per node), ``bw=`` (link bandwidth, bytes/s), ``lat=``
+    (per-hop latency, s) and ``node=`` (the node's packages, NUMA domains and cores) from
+    ``spec``; return them as constructor keyword arguments.
+
+    ``cores=`` and ``node=`` must agree; ``node=`` alone sets the cores per node.
+    """
     opts = {}
     if (v := spec.pop_option("cores")) is not None:
         opts["cores_per_node"] = parse_int(v, "cores per node", minimum=1,
@@ -18,4 +76,31 @@ def common_options(spec: Spec) -> dict:
         opts["bandwidth"] = parse_bandwidth(v, "link bandwidth")
     if (v := spec.pop_option("lat")) is not None:
         opts["hop_latency_s"] = parse_time(v, "per-hop latency")
+    if (v := spec.pop_option("node")) is not None:
+        node = node_option(v)
+        opts["cores_per_node"] = agreed_cores(opts.get("cores_per_node"), node, spec.text)
+        opts["node_structure"] = node
     return opts
+
+
+def agreed_cores(cores: int | None, node: NodeStructure, text: str) -> int:
+    """The cores per node when ``node=`` gives a structure: ``cores=`` (if given) must equal
+    the structure's cores.
+
+    Parameters
+    ----------
+    cores : int or None
+        The ``cores=`` value.
+    node : NodeStructure
+        The structure.
+    text : str
+        The spec, for the message.
+
+    Returns
+    -------
+    int
+    """
+    if cores is not None and cores != node.n_cores:
+        raise RankmapError(f"cores={cores} disagrees with node={show(node.source, 40)} "
+                           f"({node.n_cores} cores) in {show(text)}")
+    return node.n_cores

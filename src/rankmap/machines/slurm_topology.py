@@ -65,7 +65,8 @@ class SlurmTree(TreeMachine):
     kind = "fattree"
 
     def __init__(self, path: str, cores_per_node: int = 1, bandwidth: float = DEFAULT_BANDWIDTH,
-                 hop_latency_s: float = DEFAULT_HOP_LATENCY, spec: str | None = None):
+                 hop_latency_s: float = DEFAULT_HOP_LATENCY, spec: str | None = None,
+                 node_structure=None):
         switches, hosts_of, children = parse_topology_conf(path)
         host_names: list[str] = []
         host_parent: list[int] = []
@@ -126,7 +127,7 @@ class SlurmTree(TreeMachine):
             raise RankmapError(f"{path}: {what!r} is not connected to the top switch "
                                f"{roots[0]!r} (a cycle?)")
         spec = spec or f"fattree:topology={path}"
-        super().__init__(spec, H, cores_per_node, hop_latency_s)
+        super().__init__(spec, H, cores_per_node, hop_latency_s, node_structure)
         self.path, self.bandwidth = path, float(bandwidth)
         self.host_names, self.switch_names = host_names, switches
         self.parent, self.depth = parent, depth
@@ -191,7 +192,8 @@ class SlurmTree(TreeMachine):
         return {"kind": self.kind, "spec": self.spec, "topology": self.path,
                 "nodes": self.n_nodes, "switches": len(self.switch_names),
                 "cores_per_node": self.cores_per_node, "links": self.n_links,
-                "link_bandwidth_Bps": self.bandwidth, "hop_latency_s": self.hop_latency_s}
+                "link_bandwidth_Bps": self.bandwidth, "hop_latency_s": self.hop_latency_s,
+                **self.describe_node()}
 
 
 def read_topology_conf(path: str, spec: str | None = None, **opts) -> SlurmTree:

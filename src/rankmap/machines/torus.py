@@ -31,7 +31,7 @@ class Torus(GridMachine):
     def __init__(self, dims, wrap=None, cores_per_node: int = 1,
                  bandwidth: float = DEFAULT_BANDWIDTH,
                  hop_latency_s: float = DEFAULT_HOP_LATENCY, spec: str | None = None,
-                 name: str | None = None):
+                 name: str | None = None, node_structure=None):
         dims = tuple(int(d) for d in dims)
         if not 1 <= len(dims) <= 6:
             raise RankmapError(f"a torus has 1 to 6 dimensions, not {len(dims)} ({dims})")
@@ -42,7 +42,7 @@ class Torus(GridMachine):
             raise RankmapError("wrap must give one flag per dimension")
         spec = spec or ("torus:" + "x".join(map(str, dims)) + f":cores={cores_per_node}")
         n_nodes = int(np.prod(dims))
-        super().__init__(spec, n_nodes, cores_per_node, hop_latency_s)
+        super().__init__(spec, n_nodes, cores_per_node, hop_latency_s, node_structure)
         self.dims = np.array(dims, dtype=np.int64)
         self.wrap = np.array(wrap, dtype=np.bool_)
         self.strides = np.concatenate(([1], np.cumprod(self.dims)[:-1])).astype(np.int64)
@@ -157,4 +157,5 @@ class Torus(GridMachine):
              "hop_latency_s": self.hop_latency_s}
         if self.name:
             d["preset"] = self.name
+        d.update(self.describe_node())
         return d

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..errors import RankmapError
 from .dragonfly import Dragonfly
-from .dragonfly_spec import check_size, pop_common, pop_int
+from .dragonfly_spec import check_size, pop_common, pop_cores, pop_int
 
 __all__ = ["XC", "parse_xc"]
 
@@ -27,13 +27,14 @@ def parse_xc(spec) -> Dragonfly:
     if "groups" not in spec.options:
         raise RankmapError(f"bad machine {spec.text!r}: give groups=G, e.g. xc:groups=26")
     groups = pop_int(spec, "groups", 1)
-    cores = pop_int(spec, "cores", XC["cores"])
+    cores, node = pop_cores(spec, XC["cores"])
     gports = pop_int(spec, "gports", XC["gports"])
     cab = pop_int(spec, "cabinet_cols", XC["cabinet_cols"], minimum=2)
     if cab % 2:
         raise RankmapError(f"bad cabinet_cols={cab}: a group is a pair of cabinets, use an even "
                            "number")
     opts = pop_common(spec)
+    opts.update(node)
     opts["bandwidth"] = {"global": XC["bw_global"], **opts["bandwidth"]}
     spec.reject_leftovers("xc")
     check_size(spec.text, groups, XC["rows"] * XC["cols"], XC["nodes"], cores, gports,

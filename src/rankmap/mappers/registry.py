@@ -17,6 +17,7 @@ import numpy as np
 
 from ..errors import RankmapError
 from .base import Mapping, check_fits, validate_mapping
+from .domain_placement import in_node_step
 
 MapperFn = Callable[..., np.ndarray]
 
@@ -54,6 +55,8 @@ class MapperFamily:
 
 
 MAPPERS: dict[str, MapperInfo] = {}
+#: mappers whose cores the in-node placement step leaves alone (the launcher's own order)
+KEEPS_CORES = ("inorder",)
 FAMILIES: list[MapperFamily] = []
 
 
@@ -114,7 +117,8 @@ def all_candidate_names(pattern, machine, allocation) -> list[str]:
 
 
 def build_mapping(name: str, pattern, machine, allocation, seed: int = 0, *, router=None,
-                  budget: int | None = None, extra_known: tuple[str, ...] = ()) -> Mapping:
+                  budget: int | None = None, extra_known: tuple[str, ...] = (),
+                  in_node: bool = True) -> Mapping:
     """Run the mapper called ``name`` and return its validated :class:`Mapping`.
 
     Parameters
@@ -132,6 +136,10 @@ def build_mapping(name: str, pattern, machine, allocation, seed: int = 0, *, rou
         :data:`rankmap.mappers.refine.DEFAULT_BUDGET`).
     extra_known : tuple of str
         Names listed in the unknown-name error besides the registry's.
+    in_node : bool
+        On a machine with a node structure, re-deal every node's ranks over its NUMA
+        domains (:func:`~rankmap.mappers.domain_placement.in_node_step`); ``inorder``, the
+        launcher's own order, is never changed. False keeps the mapper's cores.
 
     Returns
     -------
@@ -147,4 +155,7 @@ def build_mapping(name: str, pattern, machine, allocation, seed: int = 0, *, rou
         cores = info.fn(pattern, machine, allocation, seed, router=router, budget=budget)
     else:
         cores = info.fn(pattern, machine, allocation, seed)
+    if in_node and machine.node_structure is not None and info.name not in KEEPS_CORES:
+        validate_mapping(info.name, cores, pattern.n_ranks, allocation)
+        cores = in_node_step(cores, pattern, machine, allocation, seed)
     return validate_mapping(info.name, cores, pattern.n_ranks, allocation)

@@ -65,12 +65,14 @@ class LinkMetrics(PhaseMetric):
 
 
 _MAX_KEYS = ("max_link_streams", "max_link_bytes", "plateau_bytes")
-_SUM_KEYS = ("mean_link_bytes", "hop_bytes", "predicted_time_s")
+_SUM_KEYS = ("mean_link_bytes", "hop_bytes", "predicted_time_s", "intra_node_bytes",
+             "inter_domain_bytes", "inter_socket_bytes")
 
 
 def combine(phases: list[dict]) -> dict:
     """A candidate's metrics from its phases': worst phase for maxima and the plateau,
-    sums for hop-bytes, mean link bytes and predicted time, flow-weighted mean for avg_hops."""
+    sums for hop-bytes, mean link bytes, predicted time and the in-node byte counts,
+    flow-weighted mean for avg_hops."""
     out: dict = {}
     for key in _MAX_KEYS:
         if all(key in p for p in phases):
@@ -84,7 +86,8 @@ def combine(phases: list[dict]) -> dict:
     out["avg_hops"] = (sum(p["avg_hops"] * p["flows"] for p in phases) / flows) if flows else 0.0
     out["flows"] = int(flows)
     ordered = ["max_link_streams", "max_link_bytes", "mean_link_bytes", "avg_hops",
-               "hop_bytes", "plateau_bytes", "predicted_time_s", "flows"]
+               "hop_bytes", "plateau_bytes", "predicted_time_s", "intra_node_bytes",
+               "inter_domain_bytes", "inter_socket_bytes", "flows"]
     return {k: out[k] for k in ordered if k in out}
 
 

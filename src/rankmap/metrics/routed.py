@@ -20,7 +20,9 @@ class RoutedPhase:
     ``node_of_rank`` the placement's node of every rank; ``src_node``/``dst_node`` the nodes
     of every flow; ``loads`` the link loads; ``router`` the router with its choices fixed for
     this phase (:meth:`rankmap.routing.Router.for_phase`), so a metric needing per-flow paths
-    gets the same routes as ``loads``.
+    gets the same routes as ``loads``. ``core_in_node``: on a machine with a node structure,
+    the core within its node (the structure's numbering; a rank of several threads: its first
+    core) of every rank, else None.
     """
 
     phase: object
@@ -29,6 +31,7 @@ class RoutedPhase:
     dst_node: np.ndarray
     loads: LinkLoads
     router: Router
+    core_in_node: np.ndarray | None = None
 
     @property
     def machine(self):

@@ -17,6 +17,9 @@ COLUMNS = [
     ("avg_hops", "avg\nhops", lambda v: f"{v:.2f}"),
     ("hop_bytes", "hop-\nbytes", lambda v: f"{v:.3g}"),
     ("predicted_time_s", "predicted\ntime", lambda v: f"{v * 1e3:.3f} ms"),
+    # machines with a node structure (node=): bytes between NUMA domains of a node (JSON
+    # also has intra_node_bytes and inter_socket_bytes)
+    ("inter_domain_bytes", "inter-\ndomain", format_bytes),
 ]
 
 

@@ -16,6 +16,7 @@ from typing import Callable
 from ..errors import RankmapError
 from ..evaluation import Comparison, Evaluator
 from ..mappers import all_candidate_names, build_mapping, validate_mapping
+from ..mappers.domain_placement import in_node_step
 from ..mappers.refine import refine_cores
 from ..metrics import DEFAULT_PLATEAU_Y
 from .candidates import evaluate_candidates, sort_best_first
@@ -92,6 +93,7 @@ def auto_select(pattern, machine, allocation, seed: int = 0, routing=None,
         base = next(e for e in results if e.name == name.split(":", 1)[1])
         cores = refine_cores(base.mapping.core_of_rank, pattern, machine, allocation, seed,
                              budget, evaluator.router)
+        cores = in_node_step(cores, pattern, machine, allocation, seed)
         return validate_mapping(name, cores, pattern.n_ranks, allocation)
 
     more, _ = evaluate_candidates(evaluator, [f"refine:{e.name}" for e in results[:REFINE_TOP]],

@@ -22,6 +22,9 @@ class TimeModel(PhaseMetric):
         """Predicted time (s) of one routed phase; empty when the model is switched off."""
         if not self.options.enabled:
             return {}
+        cores = routed.core_in_node
+        src_core = None if cores is None else cores[routed.phase.src]
+        dst_core = None if cores is None else cores[routed.phase.dst]
         return {"predicted_time_s": phase_time(routed.machine, routed.src_node, routed.dst_node,
                                                routed.nbytes, routed.router, self.options,
-                                               routed.loads.flow_hops)}
+                                               routed.loads.flow_hops, src_core, dst_core)}

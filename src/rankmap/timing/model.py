@@ -4,7 +4,10 @@ A phase's flows all start at t = 0. Each inter-node flow crosses the machine lin
 router gives it (:meth:`rankmap.routing.Router.paths`; split into sub-flows under
 adaptive routing) and, when a NIC bandwidth is set, the injection port of its source node and
 the ejection port of its destination node. A flow inside one node uses only that node's
-memory resource (capacity ``mem_bw``, shared by all the node's intra-node flows). Bandwidth
+memory resource (capacity ``mem_bw``, shared by all the node's intra-node flows); on a
+machine whose nodes have packages and NUMA domains (``node=``), every domain has its own
+``mem_bw`` and messages between packages also cross an inter-socket link of ``socket_bw``
+(:mod:`rankmap.timing.domains`). Bandwidth
 is shared max-min fairly and re-shared whenever flows finish (:mod:`rankmap.timing.maxmin`).
 
 A flow's time is its transfer finish time plus its latency: ``overhead_s`` (per message)
@@ -27,10 +30,16 @@ from ..units import parse_bandwidth, parse_time
 from .maxmin import completion_times
 
 __all__ = ["TimeOptions", "parse_time_options", "resource_incidence", "shared_memory_times",
-           "unique_flows", "flow_times", "phase_time", "DEFAULT_MEM_BW", "DEFAULT_OVERHEAD_S"]
+           "unique_flows", "flow_times", "phase_time", "DEFAULT_MEM_BW", "DEFAULT_OVERHEAD_S",
+           "DEFAULT_SOCKET_BW"]
 
-#: default memory bandwidth for a flow between two ranks of one node (bytes/s).
+#: default memory bandwidth for a flow between two ranks of one node (bytes/s); on nodes
+#: with NUMA domains, of each domain.
 DEFAULT_MEM_BW = 10e9
+#: default bandwidth of the link between two packages (sockets) of a node, each direction
+#: (bytes/s): half a domain's memory bandwidth, as a copy to the other socket's memory runs
+#: at roughly half the speed of a local one on two-socket x86 nodes.
+DEFAULT_SOCKET_BW = 5e9
 #: default per-message software overhead (seconds).
 DEFAULT_OVERHEAD_S = 1e-6
 #: default relative tolerance for retiring near-simultaneous flows together.
@@ -55,6 +64,9 @@ class TimeOptions:
     (default) makes a node's memory one resource shared by its intra-node flows; False gives
     every intra-node flow the full ``mem_bw`` (SimGrid's loopback link behaves so).
     ``hop_latency_s``: per-hop latency in seconds (None: the machine's ``lat=``).
+    ``socket_bw``: bandwidth of the link between two packages of a node, each direction,
+    bytes/s (None: unlimited); used only on machines with a node structure, where ``mem_bw``
+    is per NUMA domain.
     """
 
     nic_bw: float | None = None
@@ -65,9 +77,10 @@ class TimeOptions:
     enabled: bool = True
     mem_shared: bool = True
     hop_latency_s: float | None = None
+    socket_bw: float | None = DEFAULT_SOCKET_BW
 
     def __post_init__(self):
-        for name in ("nic_bw", "mem_bw"):
+        for name in ("nic_bw", "mem_bw", "socket_bw"):
             v = getattr(self, name)
             if v is not None and not v > 0:
                 raise RankmapError(f"bad {name} {v!r}: must be a positive bandwidth")
@@ -85,13 +98,14 @@ class TimeOptions:
         return {"nic_bw_Bps": self.nic_bw, "mem_bw_Bps": self.mem_bw,
                 "overhead_s": self.overhead_s, "tolerance": self.tolerance,
                 "retire_fraction": self.retire_fraction,
-                "mem_shared": self.mem_shared}
+                "mem_shared": self.mem_shared, "socket_bw_Bps": self.socket_bw}
 
 
 def parse_time_options(nic: str | None = None, mem: str | None = None,
                        overhead: str | None = None, enabled: bool = True,
-                       mem_sharing: str = "node") -> TimeOptions:
-    """TimeOptions from text such as ``nic="2GB/s"``, ``mem="none"``, ``overhead="1us"``.
+                       mem_sharing: str = "node", socket: str | None = None) -> TimeOptions:
+    """TimeOptions from text such as ``nic="2GB/s"``, ``mem="none"``, ``overhead="1us"``,
+    ``socket="20GB/s"``.
 
     ``none`` or ``inf`` means unlimited for a bandwidth; absent values keep the defaults.
     ``mem_sharing`` is ``node`` (a node's intra-node flows share mem) or ``flow`` (each
@@ -110,7 +124,8 @@ def parse_time_options(nic: str | None = None, mem: str | None = None,
                        mem_bw=bw(mem, "memory bandwidth", DEFAULT_MEM_BW),
                        overhead_s=(DEFAULT_OVERHEAD_S if overhead is None
                                    else parse_time(overhead, "per-message overhead")),
-                       enabled=enabled, mem_shared=mem_sharing == "node")
+                       enabled=enabled, mem_shared=mem_sharing == "node",
+                       socket_bw=bw(socket, "inter-socket bandwidth", DEFAULT_SOCKET_BW))
 
 
 @njit(cache=True, nogil=True)
@@ -252,7 +267,7 @@ def unique_flows(src_node, dst_node, nbytes):
 
 
 def flow_times(machine, src_node, dst_node, nbytes, routing: "str | Router", options: TimeOptions,
-               flow_hops=None) -> np.ndarray:
+               flow_hops=None, src_core=None, dst_core=None) -> np.ndarray:
     """Time (s) at which each flow of a phase has fully arrived: bandwidth-shared transfer
     finish time + per-message overhead + hops x per-hop latency.
 
@@ -271,6 +286,11 @@ def flow_times(machine, src_node, dst_node, nbytes, routing: "str | Router", opt
         Model options.
     flow_hops : array of float, optional
         Hops of every flow (default: the machine's shortest hop distance).
+    src_core, dst_core : array of int, optional
+        Core within its node of every flow's sender and receiver; with the machine's
+        ``node_structure`` they put flows inside a node on NUMA domains and inter-socket
+        links (:func:`~rankmap.timing.domains.domain_memory_times`). Without them (or without
+        a structure) a node's memory is one resource.
 
     Returns
     -------
@@ -302,7 +322,20 @@ def flow_times(machine, src_node, dst_node, nbytes, routing: "str | Router", opt
                                                      options.retire_fraction)
         del indptr, indices, data
     inside = ~net
-    if inside.any() and options.mem_bw is not None:
+    structure = getattr(machine, "node_structure", None)
+    by_domain = structure is not None and src_core is not None and dst_core is not None
+    flow_finish = None
+    if by_domain and inside.any():
+        from .domains import domain_memory_times
+        here = np.nonzero(np.asarray(src_node) == np.asarray(dst_node))[0]
+        times = domain_memory_times(np.asarray(src_node)[here], np.asarray(src_core)[here],
+                                    np.asarray(dst_core)[here], nbytes[here], structure,
+                                    options.mem_bw, options.socket_bw, options.mem_shared,
+                                    options.tolerance, options.retire_fraction)
+        group_finish[inside] = 0.0
+        flow_finish = group_finish[inverse]
+        flow_finish[here] = times
+    elif inside.any() and options.mem_bw is not None:
         if options.mem_shared:
             group_finish[inside] = shared_memory_times(us[inside], ub[inside], mult[inside],
                                                        options.mem_bw)
@@ -312,14 +345,17 @@ def flow_times(machine, src_node, dst_node, nbytes, routing: "str | Router", opt
         flow_hops = machine.hop_distance(src_node, dst_node)
     hop_latency = machine.hop_latency_s if options.hop_latency_s is None else options.hop_latency_s
     latency = options.overhead_s + np.asarray(flow_hops, dtype=np.float64) * hop_latency
+    if flow_finish is not None:
+        return flow_finish + latency
     return group_finish[inverse] + latency
 
 
 def phase_time(machine, src_node, dst_node, nbytes, routing: "str | Router", options: TimeOptions,
-               flow_hops=None) -> float:
+               flow_hops=None, src_core=None, dst_core=None) -> float:
     """Predicted time (s) of one phase: when its last flow has arrived (0 with no flows).
 
     Parameters and routing as :func:`flow_times`.
     """
-    t = flow_times(machine, src_node, dst_node, nbytes, routing, options, flow_hops)
+    t = flow_times(machine, src_node, dst_node, nbytes, routing, options, flow_hops,
+                   src_core, dst_core)
     return float(t.max()) if t.size else 0.0
