@@ -60,8 +60,8 @@ def add_time_options(p: argparse.ArgumentParser) -> None:
                    help="per-node injection and ejection bandwidth, e.g. 2GB/s (default: "
                    "unlimited, only network links limit)")
     g.add_argument("--mem-bw", metavar="BW",
-                   help="memory bandwidth shared by a node's intra-node messages (default "
-                   "10GB/s; 'none' = free)")
+                   help="memory bandwidth shared by a node's intra-node messages, per NUMA "
+                   "domain on machines with node=... (default 10GB/s; 'none' = free)")
     g.add_argument("--socket-bw", metavar="BW",
                    help="bandwidth of the link between two sockets of a node, each direction, "
                    "on machines with node=... (default 5GB/s; 'none' = unlimited); --mem-bw "

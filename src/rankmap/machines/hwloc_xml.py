@@ -18,7 +18,7 @@ import xml.etree.ElementTree as ET
 import numpy as np
 
 from ..errors import RankmapError
-from ..validate import read_text, show
+from ..validate import check_limit, read_text, show
 from .node_structure import NodeStructure
 
 __all__ = ["parse_cpuset", "read_hwloc_xml", "node_structure_from_xml"]
@@ -96,18 +96,13 @@ def node_structure_from_xml(text: str, source: str) -> NodeStructure:
     cores = objects["core"] or objects["pu"]
     if not cores:
         raise RankmapError(f"hwloc XML {show(source)} has no Core or PU objects with a cpuset")
+    for kind, sets in objects.items():
+        check_limit(len(sets), "cores", f"hwloc XML {source} ({kind} objects)")
     packages = objects["package"] or [_union(cores)]
     numas = objects["numa"] or [_union(cores)]
-
-    def owner(sets: list[int], core: int, what: str) -> int:
-        hits = [i for i, s in enumerate(sets) if s & core]
-        if not hits:
-            raise RankmapError(f"hwloc XML {show(source)}: core with cpuset {core:#x} is in no "
-                               f"{what}")
-        return hits[0]
-
-    pk = np.array([owner(packages, c, "package") for c in cores], dtype=np.int64)
-    nu = np.array([owner(numas, c, "NUMA node") for c in cores], dtype=np.int64)
+    first = np.array([(c & -c).bit_length() - 1 for c in cores], dtype=np.int64)
+    pk = _owners(packages, first, "package", source)
+    nu = _owners(numas, first, "NUMA node", source)
     order = np.lexsort((np.arange(len(cores)), pk))
     pk, nu = _renumber(pk[order]), _renumber(nu[order])
     pus = 1
@@ -115,6 +110,36 @@ def node_structure_from_xml(text: str, source: str) -> NodeStructure:
         pus = max(1, len(objects["pu"]) // len(objects["core"]))
     return NodeStructure(tuple(pk.tolist()), tuple(nu.tolist()), pus,
                          os.path.basename(source))
+
+
+#: most PU bits read over all packages or NUMA nodes of a file
+MAX_BITS = 1 << 24
+
+
+def _bits(x: int) -> np.ndarray:
+    """Indices of the set bits of ``x`` (int64, ascending)."""
+    s = bin(x)[2:][::-1].encode()
+    return np.nonzero(np.frombuffer(s, dtype=np.uint8) == ord("1"))[0]
+
+
+def _owners(sets: list[int], first_pu: np.ndarray, what: str, source: str) -> np.ndarray:
+    """Index of the first of ``sets`` holding each core's first PU."""
+    size = max(max(s.bit_length() for s in sets), int(first_pu.max()) + 1)
+    owner = np.full(size, -1, dtype=np.int64)
+    total = 0
+    for i, s in enumerate(sets):
+        bits = _bits(s)
+        total += len(bits)
+        if total > MAX_BITS:
+            raise RankmapError(f"hwloc XML {show(source)}: {what} cpusets hold more than "
+                               f"{MAX_BITS} PUs")
+        free = bits[owner[bits] < 0]
+        owner[free] = i
+    out = owner[first_pu]
+    if (out < 0).any():
+        bad = int(first_pu[np.nonzero(out < 0)[0][0]])
+        raise RankmapError(f"hwloc XML {show(source)}: the core of PU {bad} is in no {what}")
+    return out
 
 
 def _union(sets: list[int]) -> int:

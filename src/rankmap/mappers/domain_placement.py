@@ -18,6 +18,7 @@ on structured patterns; it is deterministic for a seed.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from itertools import combinations
 from math import comb
 
@@ -53,6 +54,16 @@ def _pair_bytes(pattern, pos_of_rank: np.ndarray):
     return coo.row.astype(np.int64), coo.col.astype(np.int64), coo.data
 
 
+@lru_cache(maxsize=64)
+def _subsets(n: int, s: int) -> np.ndarray:
+    """Every subset of size s of range(n) as rows of a bool matrix (lexicographic order)."""
+    masks = np.zeros((comb(n, s), n), dtype=bool)
+    for r, c in enumerate(combinations(range(n), s)):
+        masks[r, list(c)] = True
+    masks.setflags(write=False)
+    return masks
+
+
 def _two_way_exact(n: int, li, lj, w, cap0: int, cap1: int) -> np.ndarray | None:
     """Best split of n vertices into sides of at most cap0 and cap1 (fewest cut bytes), by
     trying every subset; None when there are more than EXACT_LIMIT subsets."""
@@ -61,9 +72,7 @@ def _two_way_exact(n: int, li, lj, w, cap0: int, cap1: int) -> np.ndarray | None
         return None
     best_cut, best = None, None
     for s in sizes:
-        masks = np.zeros((comb(n, s), n), dtype=bool)
-        for r, c in enumerate(combinations(range(n), s)):
-            masks[r, list(c)] = True
+        masks = _subsets(n, s)
         cut = (masks[:, li] != masks[:, lj]).astype(np.float64) @ w
         k = int(np.argmin(cut))
         if best_cut is None or cut[k] < best_cut:

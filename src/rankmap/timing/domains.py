@@ -7,7 +7,7 @@ the memory of the receiver's domain when that is another one, and the inter-sock
 the sender's package to the receiver's when the packages differ. Bandwidth is shared max-min
 fairly with re-sharing (:func:`~rankmap.timing.maxmin.completion_times`); when every message
 stays inside its domain this is processor sharing per domain, computed in closed form
-(:func:`~rankmap.timing.model.shared_memory_times`).
+(:func:`~rankmap.timing.processor_sharing.shared_memory_times`).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from .maxmin import completion_times
-from .model import shared_memory_times
+from .processor_sharing import shared_memory_times
 
 __all__ = ["domain_memory_times"]
 

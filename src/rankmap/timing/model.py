@@ -27,7 +27,9 @@ from numba import njit
 from ..errors import RankmapError
 from ..routing import Router, router_for
 from ..units import parse_bandwidth, parse_time
+from .domains import domain_memory_times
 from .maxmin import completion_times
+from .processor_sharing import shared_memory_times
 
 __all__ = ["TimeOptions", "parse_time_options", "resource_incidence", "shared_memory_times",
            "unique_flows", "flow_times", "phase_time", "DEFAULT_MEM_BW", "DEFAULT_OVERHEAD_S",
@@ -193,50 +195,6 @@ def resource_incidence(machine, src_node, dst_node, routing: "str | Router", opt
     return indptr, indices, data, cap
 
 
-def shared_memory_times(node, nbytes, mult, mem_bw: float) -> np.ndarray:
-    """Finish times (s) of flows inside nodes that share their node's memory bandwidth.
-
-    Parameters
-    ----------
-    node : array of int
-        The node of each flow (group of ``mult`` identical flows).
-    nbytes : array of float
-        Bytes of each flow.
-    mult : array of float
-        How many identical flows each entry stands for.
-    mem_bw : float
-        A node's memory bandwidth in bytes/s, shared equally by its running flows.
-
-    Returns
-    -------
-    numpy.ndarray
-        The finish time of each entry in seconds: exact processor sharing (a node's flows
-        all start at 0; when the smallest finish, the rest share the whole bandwidth).
-    """
-    node = np.asarray(node, dtype=np.int64)
-    nbytes = np.asarray(nbytes, dtype=np.float64)
-    mult = np.asarray(mult, dtype=np.float64)
-    if node.size == 0:
-        return np.zeros(0)
-    order = np.lexsort((nbytes, node))
-    n_s, b_s, m_s = node[order], nbytes[order], mult[order]
-    first = np.ones(len(order), dtype=bool)
-    first[1:] = n_s[1:] != n_s[:-1]
-    seg = np.cumsum(first) - 1
-    # flows still running when this entry's size is reached: this one and the larger ones
-    total = np.bincount(seg, weights=m_s)
-    before = np.cumsum(m_s) - m_s
-    start_of_seg = before[first]
-    running = total[seg] - (before - start_of_seg[seg])
-    prev = np.where(first, 0.0, np.concatenate([[0.0], b_s[:-1]]))
-    step = (b_s - prev) * running / mem_bw
-    done = np.cumsum(step)
-    base = (done - step)[first]
-    out = np.empty(len(order))
-    out[order] = done - base[seg]
-    return out
-
-
 def unique_flows(src_node, dst_node, nbytes):
     """Group identical flows (same source node, destination node and bytes).
 
@@ -326,7 +284,6 @@ def flow_times(machine, src_node, dst_node, nbytes, routing: "str | Router", opt
     by_domain = structure is not None and src_core is not None and dst_core is not None
     flow_finish = None
     if by_domain and inside.any():
-        from .domains import domain_memory_times
         here = np.nonzero(np.asarray(src_node) == np.asarray(dst_node))[0]
         times = domain_memory_times(np.asarray(src_node)[here], np.asarray(src_core)[here],
                                     np.asarray(dst_core)[here], nbytes[here], structure,
