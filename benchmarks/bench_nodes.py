@@ -29,13 +29,15 @@ from rankmap.units import format_bytes
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPEATS = int(os.environ.get("RANKMAP_BENCH_REPEATS", "3"))
 NODE = "node=pack:2,numa:2,core:8"
-CASES = [
-    (f"torus:4x4x4:bw=10GB/s:{NODE}", "stencil:16x16x8:box"),
-    (f"torus:4x4x4:bw=10GB/s:{NODE}", "lulesh:16x16x8:s=16"),
-    (f"torus:4x4x2:bw=10GB/s:{NODE}", "stencil:32x32:box"),
-    (f"torus:4x4x4:bw=10GB/s:{NODE}", "fft2d:32x64"),
-]
 MAPPERS = ["TXYZ", "XYZT", "rcb", "greedy", "graph"]
+#: (machine, pattern, mappers); graph is left out on fft2d, whose 2,048 ranks talk to 63
+#: others each (the graph mapper takes minutes there, and the step has nothing to improve)
+CASES = [
+    (f"torus:4x4x4:bw=10GB/s:{NODE}", "stencil:16x16x8:box", MAPPERS),
+    (f"torus:4x4x4:bw=10GB/s:{NODE}", "lulesh:16x16x8:s=16", MAPPERS),
+    (f"torus:4x4x2:bw=10GB/s:{NODE}", "stencil:32x32:box", MAPPERS),
+    (f"torus:4x4x4:bw=10GB/s:{NODE}", "fft2d:32x64", MAPPERS[:-1]),
+]
 
 
 def cpu(fn):
@@ -58,7 +60,7 @@ def main() -> None:
              "launcher's order, never re-dealt) is the reference. CPU times: medians of "
              f"{REPEATS} runs on a shared 2-core machine; the step's cost is given as a ratio "
              "to the mapper's own time, measured in the same run.", ""]
-    for spec, pat in CASES:
+    for spec, pat, mappers in CASES:
         m = parse_machine(spec)
         a = whole_machine(m)
         p = parse_pattern(pat, default_ranks=a.n_cores)
@@ -71,7 +73,7 @@ def main() -> None:
                   "| mapping | time, no step | time, step | step / no step | inter-domain, "
                   "no step -> step | inter-socket, no step -> step | mapper CPU | step CPU "
                   "(ratio) |", "|---|---|---|---|---|---|---|---|"]
-        for name in MAPPERS:
+        for name in mappers:
             raw, t_map = cpu(lambda: build_mapping(name, p, m, a, in_node=False))
             cores, t_step = cpu(lambda: in_node_step(raw.core_of_rank, p, m, a))
             step = build_mapping(name, p, m, a)

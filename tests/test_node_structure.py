@@ -127,10 +127,13 @@ def test_hwloc_xml_small_file(tmp_path):
             node_structure_from_xml(bad, "bad.xml")
 
 
-def _lstopo():
+def _lstopo(required: bool = False):
     exe = shutil.which("lstopo-no-graphics") or shutil.which("lstopo")
     if exe is None:
-        pytest.skip("needs hwloc's lstopo (apt-get install hwloc)")
+        message = "needs hwloc's lstopo (apt-get install hwloc-nox)"
+        if required and os.environ.get("RANKMAP_REQUIRE_MPI") == "1":
+            pytest.fail(message + " (RANKMAP_REQUIRE_MPI=1)")
+        pytest.skip(message)
     return exe
 
 
@@ -330,8 +333,8 @@ def test_socket_core_rankfile_binds_under_mpirun(tmp_path):
         pytest.skip("needs mpirun (apt-get install openmpi-bin libopenmpi-dev)")
     if not hasattr(os, "sched_getaffinity") or len(os.sched_getaffinity(0)) < 2:
         pytest.skip("needs 2 usable cores to check core binding")
-    xml = subprocess.run([_lstopo(), "--of", "xml"], capture_output=True, text=True,
-                         check=True, timeout=60).stdout
+    xml = subprocess.run([_lstopo(required=True), "--of", "xml"], capture_output=True,
+                         text=True, check=True, timeout=60).stdout
     (tmp_path / "node.xml").write_text(xml)
     import socket
     host = socket.gethostname()
@@ -362,3 +365,49 @@ def test_socket_core_rankfile_binds_under_mpirun(tmp_path):
     assert not set(bound[0]) & set(bound[1]), bound
     by_slot = sorted(slots, key=slots.get)
     assert min(bound[by_slot[0]]) < min(bound[by_slot[1]]), (slots, bound)
+
+
+# ---- command line ------------------------------------------------------------------------
+
+def _cli(capsys, *args):
+    from rankmap.cli import main
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_compare_json_and_errors(capsys):
+    code, out, _ = _cli(capsys, "compare", "-m", "torus:2x2:node=pack:2,numa:2,core:2", "-p",
+                        "stencil:4x4:box", "--mappings", "inorder,TXY", "--format", "json",
+                        "--socket-bw", "1GB/s")
+    assert code == 0
+    doc = json.loads(out)
+    assert doc["machine"]["node"]["synthetic"] == "pack:2 numa:2 core:2"
+    txy = next(c for c in doc["candidates"] if c["mapping"] == "TXY")["metrics"]
+    assert txy["inter_domain_bytes"] <= txy["intra_node_bytes"]
+    assert {"intra_node_bytes", "inter_socket_bytes"} <= set(txy)
+    for args, message in (
+            (["-m", "torus:2:node=pack:2,fish:2,core:2"], "unknown node structure level 'fish'"),
+            (["-m", "torus:2:cores=3:node=pack:2,core:2"], "cores=3 disagrees"),
+            (["-m", "torus:2:node=missing.xml"], "hwloc XML file 'missing.xml' not found"),
+            (["-m", "torus:2:node=pack:2,core:2", "--socket-bw=0GB/s"], "inter-socket bandwidth")):
+        code, _out, err = _cli(capsys, "compare", *args, "-p", "stencil:2x2")
+        assert code == 2 and message in err and len(err.strip().splitlines()) == 1, err
+
+
+@settings(max_examples=40, deadline=None)
+@given(levels=st.lists(st.tuples(st.sampled_from(["pack", "numa", "l3", "group"]),
+                                 st.integers(1, 4)), max_size=3, unique_by=lambda t: t[0]),
+       cores=st.integers(1, 6), pus=st.integers(1, 3))
+def test_synthetic_property(levels, cores, pus):
+    """Cores = product of the counts; packages and domains are contiguous equal blocks."""
+    text = " ".join(f"{k}:{n}" for k, n in levels) + f" core:{cores} pu:{pus}"
+    s = parse_synthetic(text)
+    total = int(np.prod([n for _k, n in levels])) * cores
+    assert s.n_cores == total and s.pus_per_core == pus
+    counts = dict(levels)
+    assert s.n_packages == (int(np.prod([n for k, n in levels[:[k for k, _ in levels].index(
+        "pack") + 1]])) if "pack" in counts else 1)
+    for ids in (s.package_of_core, s.numa_of_core):
+        sizes = np.bincount(ids)
+        assert (sizes == sizes[0]).all() and (np.diff(ids) >= 0).all()
