@@ -411,3 +411,19 @@ def test_synthetic_property(levels, cores, pus):
     for ids in (s.package_of_core, s.numa_of_core):
         sizes = np.bincount(ids)
         assert (sizes == sizes[0]).all() and (np.diff(ids) >= 0).all()
+
+
+def test_machine_toml_node_key(tmp_path):
+    (tmp_path / "node.xml").write_text(HWLOC2_XML)
+    (tmp_path / "site.toml").write_text('machine = "torus:4x4"\nnode = "pack:2 numa:2 core:4"\n')
+    assert parse_machine(str(tmp_path / "site.toml")).node_structure.n_domains == 4
+    sub = tmp_path / "elsewhere"
+    sub.mkdir()
+    (sub / "m.toml").write_text('machine = "torus:2"\nnode = "../node.xml"\n')
+    assert parse_machine(str(sub / "m.toml")).cores_per_node == 4
+    (sub / "bad.toml").write_text('machine = "torus:2:node=pack:1,core:1"\nnode = "pack:1 core:1"\n')
+    with pytest.raises(RankmapError, match="option 'node' given twice"):
+        parse_machine(str(sub / "bad.toml"))
+    (sub / "bad2.toml").write_text('machine = "torus:2"\nnode = 4\n')
+    with pytest.raises(RankmapError, match="node must be a string"):
+        parse_machine(str(sub / "bad2.toml"))

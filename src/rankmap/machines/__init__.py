@@ -9,7 +9,8 @@ Spec strings (see ``rankmap compare --help``):
   (:mod:`~rankmap.machines.node_structure`);
 * ``mesh:8x8x8[...]`` — the same with no wrap unless ``wrap=`` names some;
 * ``bgp:N`` / ``bgl:N`` — Blue Gene/P and /L partitions (``bgp:4096`` = 8x16x32, 4 cores);
-* a ``.toml`` file with ``machine = "<spec>"``.
+* a ``.toml`` file with ``machine = "<spec>"`` and optionally ``node = "pack:2 numa:2
+  core:16"`` (or ``node = "node.xml"``, found beside the TOML file).
 
 Dragonflies (``dragonfly:``, ``xc:``) and fat trees (``fattree:``) are parsed by
 :mod:`~rankmap.machines.dragonfly_spec`, :mod:`~rankmap.machines.xc` and
@@ -143,6 +144,15 @@ def _machine_from_toml(path: str) -> Machine:
     spec = data.get("machine")
     if not isinstance(spec, str):
         raise RankmapError(f"machine file {show(path)} needs a line machine = \"<spec>\"")
+    node = data.get("node")
+    if node is not None:
+        if not isinstance(node, str) or not node.strip():
+            raise RankmapError(f"machine file {show(path)}: node must be a string such as "
+                               "\"pack:2 numa:2 core:16\" or \"node.xml\"")
+        node = node.strip()
+        if node.lower().endswith(".xml") and not os.path.isabs(node):
+            node = os.path.join(os.path.dirname(path), node)   # beside the machine file
+        spec = f"{spec}:node={node}"
     _READING.append(real)
     try:
         return parse_machine(spec)
