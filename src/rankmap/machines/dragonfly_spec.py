@@ -21,6 +21,13 @@ def pop_int(spec, key, default, minimum=1):
 def pop_cores(spec, default: int) -> tuple[int, dict]:
     """Pop ``cores=`` and ``node=`` (they must agree; ``node=`` alone sets the cores).
 
+    Parameters
+    ----------
+    spec : Spec
+        The machine spec being parsed.
+    default : int
+        Cores per node when neither option is given.
+
     Returns
     -------
     (int, dict)
