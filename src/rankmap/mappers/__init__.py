@@ -7,7 +7,7 @@ built-in mapper.
 
 from . import rank_order  # noqa: F401  (registers rank orders, inorder, random)
 from . import greedy, mueller_resch, rcb, cubes, graph_partition, rubik  # noqa: F401,E401
-from . import graph_multilevel, folding, swap_family  # noqa: F401,E401
+from . import graph_multilevel, folding, space_filling, swap_family  # noqa: F401,E401
 from . import refine  # noqa: F401  (after the others: it builds on them)
 from .base import Mapping, check_fits, validate_mapping
 from .registry import (FAMILIES, MAPPERS, MapperFamily, MapperInfo, all_candidate_names,
