@@ -369,6 +369,10 @@ def link_swaps(phases, place: UnitPlacement, machine, routing, neighbours, seed:
     w = _symmetric(st.phases, n_units)
     kept, tried, refused_link = 0, 0, 0
     skip_links: set = set()
+    # hop counts of every flow, per phase, recomputed only after a kept swap; distances to a
+    # link's ends are taken over the allocation's nodes (few) and indexed per flow (many)
+    alloc_nodes = place.alloc_nodes
+    hops: dict = {}
     while tried < max_proposals:
         # the busiest link not yet given up on, over all phases
         best_ph, best_l, best_v = -1, -1, -1.0
@@ -384,12 +388,14 @@ def link_swaps(phases, place: UnitPlacement, machine, routing, neighbours, seed:
         if best_v <= 0:
             break
         s, d, b = st.phases[best_ph]
-        node = place.node(place.pos_of)
-        ns, nd = node[s], node[d]
+        at = place.pos_of // place.slots                   # allocation position of units
+        if best_ph not in hops:
+            hops[best_ph] = machine.hop_distance(alloc_nodes[at[s]], alloc_nodes[at[d]])
+        h = hops[best_ph]
         a_node, b_node = int(link_src[best_l]), int(link_dst[best_l])
-        h = machine.hop_distance(ns, nd)
-        on = (h > 0) & (machine.hop_distance(ns, np.full(len(ns), a_node)) + 1
-                        + machine.hop_distance(np.full(len(nd), b_node), nd) == h)
+        to_a = machine.hop_distance(alloc_nodes, np.full(len(alloc_nodes), a_node))
+        from_b = machine.hop_distance(np.full(len(alloc_nodes), b_node), alloc_nodes)
+        on = (h > 0) & (to_a[at[s]] + 1 + from_b[at[d]] == h)
         cross = np.nonzero(on)[0]
         if len(cross) == 0:
             skip_links.add((best_ph, best_l))
@@ -422,6 +428,7 @@ def link_swaps(phases, place: UnitPlacement, machine, routing, neighbours, seed:
                 break
         if improved:
             skip_links.clear()
+            hops.clear()
         else:
             skip_links.add((best_ph, best_l))
             refused_link += 1
