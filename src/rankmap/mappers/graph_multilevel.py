@@ -11,7 +11,8 @@
    hop-bytes swap passes, then swaps aimed at the busiest link, evaluated exactly on the
    machine's link loads under its routing (busiest link bytes, then sum of squared link
    bytes). First whole node parts move (node-level flows: bytes between parts), then single
-   ranks between nodes.
+   ranks between nodes (with one core per node the two are the same, and the node stage
+   gets both stages' proposals).
 
 Of the placement after step 2 and the refined ones, the one with the lowest (busiest link
 bytes over all phases, hop-bytes) is returned, so refinement never makes the result worse than
@@ -94,7 +95,8 @@ def multilevel_cores(pattern, machine, allocation, seed: int = 0, hop_passes: in
     seed : int
         Seeds KaHIP and the refinement's choices.
     hop_passes, node_proposals, rank_proposals : int
-        Work bounds of the refinement (0 turns a stage off).
+        Work bounds of the refinement (0 turns a stage off). With one core per node the
+        node stage also gets the rank stage's proposals (there is no rank stage then).
 
     Returns
     -------
@@ -126,6 +128,10 @@ def multilevel_cores(pattern, machine, allocation, seed: int = 0, hop_passes: in
         return pos_parts[part] * cpn + slot
 
     candidates = [cores_of(pos_of_part)]
+    if cpn == 1:
+        # one core per node: a node part is a rank and the rank stage below does not run,
+        # so its proposals go to the node stage (the same work bound for any cores per node)
+        node_proposals += rank_proposals
     place = UnitPlacement(pos_of_part, allocation.n_nodes, 1, allocation)
     if hop_passes:
         hop_swap_passes(q, place, machine, nbrs, seed, hop_passes)
