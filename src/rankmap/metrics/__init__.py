@@ -11,7 +11,9 @@ metrics combine its phases with :func:`combine`.
 
 from .link_metrics import (DEFAULT_PLATEAU_Y, LinkMetrics, combine, phase_metrics,
                            plateau_point, ranking_key)
+from .ranking import NEAR_TIE, best_first_order, near_tie_band, primary
 from .routed import PhaseMetric, RoutedPhase
 
 __all__ = ["DEFAULT_PLATEAU_Y", "LinkMetrics", "PhaseMetric", "RoutedPhase", "combine",
-           "phase_metrics", "plateau_point", "ranking_key"]
+           "phase_metrics", "plateau_point", "ranking_key", "NEAR_TIE", "best_first_order",
+           "near_tie_band", "primary"]

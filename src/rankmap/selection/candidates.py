@@ -8,7 +8,7 @@ from typing import Callable
 from ..errors import RankmapError
 from ..evaluation import Evaluation, Evaluator
 from ..mappers import all_candidate_names
-from ..metrics import ranking_key
+from ..metrics import best_first_order
 
 __all__ = ["expand_names", "evaluate_candidates", "sort_best_first"]
 
@@ -42,8 +42,9 @@ def expand_names(names: list[str] | str, pattern, machine, allocation) -> list[s
 
 
 def sort_best_first(results: list[Evaluation]) -> list[Evaluation]:
-    """Evaluations sorted by :func:`rankmap.metrics.ranking_key` (stable)."""
-    return sorted(results, key=lambda e: ranking_key(e.metrics))
+    """Evaluations best first by the ranking rule (:mod:`rankmap.metrics.ranking`: fastest
+    first, candidates within 5 % of the fastest ordered by hop-bytes)."""
+    return [results[i] for i in best_first_order([e.metrics for e in results])]
 
 
 def evaluate_candidates(evaluator: Evaluator, names: list[str], build: Callable,
