@@ -67,6 +67,7 @@ def run(args) -> int:
         con.print(render.table(comp, title=f"{pattern.spec} on {machine.spec} "
                                f"({allocation.n_nodes} nodes, {comp.routing} routing)"))
         con.print(f"best: {render.explain(comp)}")
+        con.print(f"why: {render.explain_pick(comp)}")
         for name, why in comp.skipped.items():
             con.print(f"[dim]skipped {name}: {why}[/dim]")
     if args.plot_dir:

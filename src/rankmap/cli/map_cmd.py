@@ -76,4 +76,5 @@ def run_auto(args, machine, allocation, pattern):
     con.print(render.table(comp, title=f"auto: {pattern.spec} on {machine.spec} "
                            f"({allocation.n_nodes} nodes, {comp.routing} routing)"))
     con.print(f"winner: {render.explain(comp)}")
+    con.print(f"why: {render.explain_pick(comp)}")
     return comp.best.mapping

@@ -6,6 +6,7 @@ import csv
 import io
 
 from ..evaluation import Comparison, Evaluation
+from ..metrics import NEAR_TIE, near_tie_band, primary, ranking_key
 from ..units import format_bytes
 from ..validate import json_text
 
@@ -53,6 +54,88 @@ def explain(comp: Comparison) -> str:
     return text
 
 
+def _time_text(seconds: float) -> str:
+    return f"{seconds * 1e3:.3g} ms" if seconds < 1 else f"{seconds:.3g} s"
+
+
+def _primary_text(m: dict) -> str:
+    return (_time_text(m["predicted_time_s"]) if "predicted_time_s" in m
+            else f"busiest link {format_bytes(m['max_link_bytes'])}")
+
+
+def pick_facts(comp: Comparison) -> dict:
+    """Why the winner won, from the metrics of the evaluated candidates.
+
+    Parameters
+    ----------
+    comp : Comparison
+        Candidates best first (the ranking rule of :mod:`rankmap.metrics.ranking`).
+
+    Returns
+    -------
+    dict
+        ``winner``; ``decided_by`` (``"only candidate"``, ``"faster"``: outside every
+        near tie, ``"hop-bytes"``: fewest hop-bytes among the candidates within
+        ``near_tie`` of the fastest); ``runner_up`` (the next candidate) and ``fastest``
+        names; ``margin`` (1 - winner's primary figure / runner-up's: how far below the
+        next the winner is); ``band`` (names within
+        the near tie); the winner's and runner-up's predicted time, busiest link and
+        hop-bytes; ``evaluated`` and ``skipped`` counts; ``text``, the same in one line.
+    """
+    cands = comp.candidates
+    best = cands[0]
+    mets = [e.metrics for e in cands]
+    band = [cands[i].name for i in near_tie_band(mets)]
+    facts = {"winner": best.name, "near_tie": NEAR_TIE, "band": band,
+             "evaluated": len(cands), "skipped": len(comp.skipped)}
+    mb = best.metrics
+    tail = f"{len(cands)} candidates evaluated" + (
+        f", {len(comp.skipped)} skipped" if comp.skipped else "")
+    if len(cands) == 1:
+        facts.update(decided_by="only candidate", text=f"{best.name}: the only candidate "
+                     f"({_primary_text(mb)}); {tail}")
+        return facts
+    nxt = cands[1]
+    fastest = min(cands, key=lambda e: ranking_key(e.metrics))
+    mn = nxt.metrics
+    pb, pn = primary(mb), primary(mn)
+    margin = 1 - pb / pn if pn > 0 else 0.0
+    facts.update(runner_up=nxt.name, fastest=fastest.name, margin=margin,
+                 winner_metrics={k: mb[k] for k in ("predicted_time_s", "max_link_bytes",
+                                                    "hop_bytes") if k in mb},
+                 runner_up_metrics={k: mn[k] for k in ("predicted_time_s", "max_link_bytes",
+                                                       "hop_bytes") if k in mn})
+    what = "predicted" if "predicted_time_s" in mb else "ranked on its"
+    parts = [f"{best.name}: {what} {_primary_text(mb)}"]
+    if len(band) > 1:
+        facts["decided_by"] = "hop-bytes"
+        if fastest is best:
+            parts[0] += f", the fastest; {len(band) - 1} more within {NEAR_TIE:.0%} of it"
+        else:
+            pf = primary(fastest.metrics)
+            parts[0] += (f", {pb / pf - 1:.1%} above the fastest ({fastest.name}, "
+                         f"{_primary_text(fastest.metrics)}), within the {NEAR_TIE:.0%} "
+                         f"near tie of {len(band)} candidates")
+        parts.append("fewest hop-bytes of them" + (
+            f": {mb['hop_bytes'] / mn['hop_bytes']:.2f}x {nxt.name}'s"
+            if mn["hop_bytes"] > 0 else ""))
+    else:
+        facts["decided_by"] = "faster"
+        parts[0] += f", {margin:.1%} below the next ({nxt.name}, {_primary_text(mn)})"
+        if mn["hop_bytes"] > 0:
+            parts.append(f"hop-bytes {mb['hop_bytes'] / mn['hop_bytes']:.2f}x {nxt.name}'s")
+    parts.append(f"busiest link {format_bytes(mb['max_link_bytes'])} vs "
+                 f"{format_bytes(mn['max_link_bytes'])}")
+    parts.append(tail)
+    facts["text"] = "; ".join(parts)
+    return facts
+
+
+def explain_pick(comp: Comparison) -> str:
+    """One line saying why the winner beat the others (:func:`pick_facts`)."""
+    return pick_facts(comp)["text"]
+
+
 def table(comp: Comparison, title: str | None = None):
     """A rich Table of every candidate, best first."""
     from rich.table import Table
@@ -92,4 +175,5 @@ def to_json(comp: Comparison) -> str:
     """The compare JSON document (design.md), with the explanation added."""
     doc = comp.to_json()
     doc["why"] = explain(comp)
+    doc["pick"] = pick_facts(comp)
     return json_text(doc, indent=1)
