@@ -184,3 +184,61 @@ def test_nothing_is_assigned_onto_machines_or_allocations():
                     and node.args[0].id in ("machine", "allocation", "alloc"):
                 bad.append(f"{m}:{node.lineno} setattr on {node.args[0].id}")
     assert not bad, "\n".join(bad)
+
+
+_MUTATORS = ("append", "extend", "update", "insert", "add", "setdefault", "pop", "clear")
+
+
+def _is_mutable_literal(value: ast.expr) -> bool:
+    if isinstance(value, (ast.Dict, ast.List, ast.Set, ast.DictComp, ast.ListComp, ast.SetComp)):
+        return True
+    return isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and \
+        value.func.id in ("dict", "list", "set", "defaultdict", "OrderedDict")
+
+
+def test_no_module_level_registry_is_filled():
+    """A public module-level table (an UPPER-case dict, list or set) is written out where it is
+    defined and never changed afterwards, so importing a module cannot fill a registry: tables
+    of plugins are built once (``MappingProxyType``/tuple) by the module that lists them.
+    Private module state (``_PENDING`` temporary files, ``_READING`` recursion guards) is
+    runtime bookkeeping, not a registry, and is not checked."""
+    bad = []
+    for m, tree in modules().items():
+        tables = set()
+        for node in tree.body:
+            targets = node.targets if isinstance(node, ast.Assign) else \
+                [node.target] if isinstance(node, ast.AnnAssign) and node.value else []
+            if targets and _is_mutable_literal(node.value):
+                tables.update(t.id for t in targets if isinstance(t, ast.Name) and
+                              t.id.isupper() and not t.id.startswith("_"))
+        if not tables:
+            continue
+        for node in ast.walk(tree):
+            target = None
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                    node.func.attr in _MUTATORS:
+                target = node.func.value
+            elif isinstance(node, (ast.Assign, ast.AugAssign, ast.Delete)):
+                for t in (node.targets if isinstance(node, (ast.Assign, ast.Delete))
+                          else [node.target]):
+                    if isinstance(t, ast.Subscript):
+                        target = t.value
+            elif isinstance(node, ast.Global):
+                bad.extend(f"{m}:{node.lineno} rebinds {n}" for n in node.names if n in tables)
+            if isinstance(target, ast.Name) and target.id in tables:
+                bad.append(f"{m}:{node.lineno} changes the table {target.id}")
+    assert not bad, "\n".join(bad)
+
+
+def test_no_registration_calls_at_import():
+    """No module calls a ``register*`` function at import time (module level or decorator)."""
+    bad = []
+    for m, tree in modules().items():
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call):
+                f = node.func
+                name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) \
+                    else ""
+                if name.startswith("register"):
+                    bad.append(f"{m}:{node.lineno} calls {name}")
+    assert not bad, "\n".join(bad)

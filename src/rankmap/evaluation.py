@@ -1,7 +1,7 @@
 """Evaluating placements: route every phase once and compute the given metrics.
 
 An :class:`Evaluator` binds one machine, allocation, pattern, router and list of phase
-metrics; its :meth:`Evaluator.evaluate` takes any :class:`~rankmap.mappers.Mapping` and is
+metrics; its :meth:`Evaluator.evaluate` takes any :class:`~rankmap.mappers.Placement` and is
 reused for every candidate, so nothing about the machine is rebuilt per candidate. Each phase
 is routed once (:meth:`rankmap.routing.Router.for_phase` then ``loads``) and every metric
 reads that one :class:`~rankmap.metrics.RoutedPhase`. Comparing named candidates, ``auto``
@@ -17,7 +17,7 @@ import numpy as np
 from .allocation import Allocation
 from .errors import RankmapError
 from .machines import Dragonfly, Machine
-from .mappers import Mapping
+from .mappers import Placement
 from .metrics import DEFAULT_PLATEAU_Y, LinkMetrics, PhaseMetric, RoutedPhase, combine
 from .metrics import bisection
 from .metrics.dragonfly_hops import DragonflyClassHops
@@ -43,7 +43,7 @@ class PhaseResult:
 class Evaluation:
     """A candidate placement, its per-phase results and combined metrics."""
 
-    mapping: Mapping
+    mapping: Placement
     phases: list[PhaseResult]
     metrics: dict
     extra: dict = field(default_factory=dict)
@@ -133,12 +133,12 @@ class Evaluator:
         """The routing's name."""
         return self.router.name
 
-    def route(self, mapping: Mapping) -> list[RoutedPhase]:
+    def route(self, mapping: Placement) -> list[RoutedPhase]:
         """Every phase of the pattern routed once under ``mapping``.
 
         Parameters
         ----------
-        mapping : Mapping
+        mapping : Placement
             The placement.
 
         Returns
@@ -157,12 +157,12 @@ class Evaluator:
                                    router, core_in_node))
         return out
 
-    def evaluate(self, mapping: Mapping) -> Evaluation:
+    def evaluate(self, mapping: Placement) -> Evaluation:
         """Route every phase under ``mapping`` once; return loads and metrics.
 
         Parameters
         ----------
-        mapping : Mapping
+        mapping : Placement
             The placement.
 
         Returns

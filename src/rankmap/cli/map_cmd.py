@@ -61,7 +61,7 @@ def run(args) -> int:
 
 def run_auto(args, machine, allocation, pattern):
     """``--mapping auto``: evaluate every candidate (progress on stderr), print the table and
-    the reason for the winner on stdout, return the winning Mapping."""
+    the reason for the winner on stdout, return the winning Placement."""
     from rich.console import Console
 
     from ..selection import REFINE_TOP, auto_select, candidate_names

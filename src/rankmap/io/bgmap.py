@@ -15,7 +15,7 @@ import numpy as np
 from ..allocation import Allocation
 from ..errors import RankmapError
 from ..machines import GridMachine
-from ..mappers.base import Mapping, validate_mapping
+from ..mappers.base import Placement, validate_mapping
 
 
 def _require_grid(machine) -> None:
@@ -25,7 +25,7 @@ def _require_grid(machine) -> None:
                            "use a host-based format (slurm, openmpi, mpich, hostfile)")
 
 
-def format_mapfile(mapping: Mapping, machine, allocation: Allocation) -> str:
+def format_mapfile(mapping: Placement, machine, allocation: Allocation) -> str:
     """Text of a Blue Gene mapfile for ``mapping`` (coordinates then core, one rank a line)."""
     _require_grid(machine)
     nodes = mapping.nodes(allocation)
@@ -38,8 +38,8 @@ def format_mapfile(mapping: Mapping, machine, allocation: Allocation) -> str:
     return header + body + "\n"
 
 
-def read_mapfile(path: str, machine, allocation: Allocation, n_ranks: int) -> Mapping:
-    """Read a Blue Gene mapfile into a validated Mapping (errors name file and line)."""
+def read_mapfile(path: str, machine, allocation: Allocation, n_ranks: int) -> Placement:
+    """Read a Blue Gene mapfile into a validated Placement (errors name file and line)."""
     if not os.path.isfile(path):
         raise RankmapError(f"mapfile {path!r} not found")
     _require_grid(machine)

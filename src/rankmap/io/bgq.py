@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ..allocation import Allocation
 from ..errors import RankmapError
-from ..mappers.base import Mapping
+from ..mappers.base import Placement
 from .bgmap import format_mapfile, read_mapfile
 
 
@@ -18,13 +18,13 @@ def _check_5d(machine) -> None:
                            f"{machine.spec!r} has {len(machine.letters)} dimensions")
 
 
-def format_bgq_mapfile(mapping: Mapping, machine, allocation: Allocation) -> str:
+def format_bgq_mapfile(mapping: Placement, machine, allocation: Allocation) -> str:
     """BG/Q mapfile text: ``a b c d e t`` per rank."""
     _check_5d(machine)
     return format_mapfile(mapping, machine, allocation)
 
 
-def read_bgq_mapfile(path: str, machine, allocation: Allocation, n_ranks: int) -> Mapping:
-    """Read a BG/Q mapfile into a Mapping."""
+def read_bgq_mapfile(path: str, machine, allocation: Allocation, n_ranks: int) -> Placement:
+    """Read a BG/Q mapfile into a Placement."""
     _check_5d(machine)
     return read_mapfile(path, machine, allocation, n_ranks)

@@ -19,7 +19,7 @@ import numpy as np
 
 from ..allocation import Allocation
 from ..errors import RankmapError
-from ..mappers.base import Mapping, validate_mapping
+from ..mappers.base import Placement, validate_mapping
 from .hostnames import read_lines
 
 USAGE = ("cp {path} MPICH_RANK_ORDER && MPICH_RANK_REORDER_METHOD=3 srun "
@@ -27,7 +27,7 @@ USAGE = ("cp {path} MPICH_RANK_ORDER && MPICH_RANK_REORDER_METHOD=3 srun "
 _HEADER = re.compile(r"ranks per node:\s*(\d+)")
 
 
-def ranks_per_node(mapping: Mapping, allocation: Allocation) -> int:
+def ranks_per_node(mapping: Placement, allocation: Allocation) -> int:
     """The common number of ranks on every used node; error if nodes differ or are skipped."""
     pos = mapping.core_of_rank // allocation.cores_per_node
     counts = np.bincount(pos, minlength=allocation.n_nodes)
@@ -57,7 +57,7 @@ def _compress(ranks: list[int]) -> str:
     return ",".join(parts)
 
 
-def format_rank_order(mapping: Mapping, machine, allocation: Allocation) -> str:
+def format_rank_order(mapping: Placement, machine, allocation: Allocation) -> str:
     """MPICH_RANK_ORDER text: one line per node, its ranks in core order."""
     k = ranks_per_node(mapping, allocation)
     order = np.argsort(mapping.core_of_rank, kind="stable").tolist()
@@ -68,7 +68,7 @@ def format_rank_order(mapping: Mapping, machine, allocation: Allocation) -> str:
 
 
 def read_rank_order(path: str, machine, allocation: Allocation, n_ranks: int | None = None,
-                    per_node: int | None = None) -> Mapping:
+                    per_node: int | None = None) -> Placement:
     """Read an MPICH_RANK_ORDER file: the i-th listed rank takes core i % K of node i // K.
 
     K is ``per_node``, else the ``ranks per node`` noted in a rankmap header, else the

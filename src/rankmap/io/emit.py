@@ -1,19 +1,25 @@
 """Launcher placement formats, by name (``rankmap map --emit NAME``).
 
-Each emitter turns a Mapping into the text a launcher reads. Formats register themselves in
-:data:`EMITTERS` with a one-line description.
+Each emitter turns a Placement into the text a launcher reads. :data:`EMITTERS` lists them,
+once, with a one-line description and the launcher command that uses the file.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Callable
 
+import numpy as np
+
 from ..errors import RankmapError
+from . import bgq, cray, hostfile, mpich, openmpi, slurm
 from .bgmap import format_mapfile
 
+__all__ = ["Emitter", "EMITTERS", "get_emitter", "usage_text"]
 
-@dataclass
+
+@dataclass(frozen=True)
 class Emitter:
     """A placement file format: ``write(mapping, machine, allocation) -> text``."""
 
@@ -24,66 +30,81 @@ class Emitter:
     usage: str = ""
 
 
-EMITTERS: dict[str, Emitter] = {}
-
-
-def register_emitter(emitter: Emitter) -> None:
-    """Add a format."""
-    EMITTERS[emitter.name] = emitter
+#: every format, by name (read-only)
+EMITTERS = MappingProxyType({e.name: e for e in (
+    Emitter("bgp", format_mapfile,
+            "Blue Gene/L-P mapfile: one line per rank, 'x y z t' (e.g. '0 0 0 1')",
+            usage="mpirun -mapfile {path} ...   (Blue Gene/P: or BG_MAPPING={path})"),
+    Emitter("bgq", bgq.format_bgq_mapfile,
+            "Blue Gene/Q mapfile: one line per rank, 'a b c d e t' (e.g. '0 1 0 0 1 3')",
+            usage="runjob --mapping {path} --np {n_ranks} : ./app"),
+    Emitter("cray", cray.format_rank_order,
+            "Cray MPICH_RANK_ORDER: ranks in core order, one line per node (e.g. '0,1,16,17')",
+            usage=cray.USAGE),
+    Emitter("slurm", slurm.format_slurm_hostfile,
+            "SLURM_HOSTFILE for srun --distribution=arbitrary: host of rank r on line r "
+            "(e.g. 'nid00012')", usage=slurm.SRUN_USAGE),
+    Emitter("openmpi", openmpi.format_rankfile,
+            "Open MPI rankfile: 'rank N=host slot=S' (e.g. 'rank 5=nid00012 slot=1')",
+            usage="mpirun --rankfile {path} -n {n_ranks} ./app   "
+                  "(Open MPI 5: --map-by rankfile:file={path})"),
+    Emitter("mpich", mpich.format_machinefile,
+            "MPICH Hydra machinefile in rank order: 'host:count' (e.g. 'nid00012:4')",
+            usage="mpiexec -f {path} -n {n_ranks} ./app"),
+    Emitter("hostfile", hostfile.format_hostfile,
+            "one host per line in rank order, as SimGrid smpirun reads it (e.g. 'nid00012')",
+            usage="rankmap simgrid platform --machine '{machine}' -o platform.xml\n"
+                  "smpirun -hostfile {path} -platform platform.xml -np {n_ranks} ./app"),
+)})
 
 
 def get_emitter(name: str) -> Emitter:
-    """The format called ``name`` or a clear error listing the known ones."""
+    """The format called ``name``.
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`EMITTERS` (``bgp``, ``slurm``, ...).
+
+    Returns
+    -------
+    Emitter
+        The format.
+
+    Raises
+    ------
+    RankmapError
+        An unknown name (the message lists the known ones).
+    """
     if name not in EMITTERS:
         raise RankmapError(f"unknown --emit format {name!r}: choose from {', '.join(EMITTERS)}")
     return EMITTERS[name]
 
 
-register_emitter(Emitter(
-    "bgp", format_mapfile,
-    "Blue Gene/L-P mapfile: one line per rank, 'x y z t' (e.g. '0 0 0 1')",
-    usage="mpirun -mapfile {path} ...   (Blue Gene/P: or BG_MAPPING={path})"))
-
-
 def usage_text(emitter: Emitter, path: str, mapping, allocation, machine_spec: str = "M") -> str:
-    """The emitter's usage line with {path}, {n_ranks}, {n_nodes}, {per_node} and {machine}
-    filled in."""
-    import numpy as np
+    """The emitter's usage line, filled in.
+
+    Parameters
+    ----------
+    emitter : Emitter
+        The format written.
+    path : str
+        The file written (``{path}``).
+    mapping : Placement
+        The placement written (``{n_ranks}``; ``{n_nodes}`` and ``{per_node}`` count the
+        nodes it uses and the most ranks on one of them).
+    allocation : Allocation
+        The allocation the placement's cores refer to.
+    machine_spec : str
+        The machine spec (``{machine}``).
+
+    Returns
+    -------
+    str
+        ``emitter.usage`` with its fields substituted.
+    """
     counts = np.bincount(mapping.core_of_rank // allocation.cores_per_node)
     used = counts[counts > 0]
     return emitter.usage.format(path=path, n_ranks=len(mapping.core_of_rank),
                                 n_nodes=len(used), per_node=int(used.max()),
                                 machine=machine_spec)
-
-
-def _register_launchers() -> None:
-    from . import bgq, cray, hostfile, mpich, openmpi, slurm
-    register_emitter(Emitter(
-        "bgq", bgq.format_bgq_mapfile,
-        "Blue Gene/Q mapfile: one line per rank, 'a b c d e t' (e.g. '0 1 0 0 1 3')",
-        usage="runjob --mapping {path} --np {n_ranks} : ./app"))
-    register_emitter(Emitter(
-        "cray", cray.format_rank_order,
-        "Cray MPICH_RANK_ORDER: ranks in core order, one line per node (e.g. '0,1,16,17')",
-        usage=cray.USAGE))
-    register_emitter(Emitter(
-        "slurm", slurm.format_slurm_hostfile,
-        "SLURM_HOSTFILE for srun --distribution=arbitrary: host of rank r on line r "
-        "(e.g. 'nid00012')", usage=slurm.SRUN_USAGE))
-    register_emitter(Emitter(
-        "openmpi", openmpi.format_rankfile,
-        "Open MPI rankfile: 'rank N=host slot=S' (e.g. 'rank 5=nid00012 slot=1')",
-        usage="mpirun --rankfile {path} -n {n_ranks} ./app   "
-              "(Open MPI 5: --map-by rankfile:file={path})"))
-    register_emitter(Emitter(
-        "mpich", mpich.format_machinefile,
-        "MPICH Hydra machinefile in rank order: 'host:count' (e.g. 'nid00012:4')",
-        usage="mpiexec -f {path} -n {n_ranks} ./app"))
-    register_emitter(Emitter(
-        "hostfile", hostfile.format_hostfile,
-        "one host per line in rank order, as SimGrid smpirun reads it (e.g. 'nid00012')",
-        usage="rankmap simgrid platform --machine '{machine}' -o platform.xml\n"
-        "smpirun -hostfile {path} -platform platform.xml -np {n_ranks} ./app"))
-
-
-_register_launchers()

@@ -14,7 +14,7 @@ import os
 
 from ..allocation import Allocation
 from ..errors import RankmapError
-from ..mappers.base import Mapping
+from ..mappers.base import Placement
 from .hostnames import check_host_name, mapping_from_hosts, rank_hosts, read_lines
 
 #: host names of rankmap's SimGrid platforms: ``node-<id>`` (a cluster's prefix + radical).
@@ -41,13 +41,13 @@ def simgrid_names(allocation: Allocation) -> Allocation:
                                                   for n in allocation.nodes.tolist()])
 
 
-def format_hostfile(mapping: Mapping, machine, allocation: Allocation) -> str:
+def format_hostfile(mapping: Placement, machine, allocation: Allocation) -> str:
     """One host per line in rank order (no header: some readers reject comments); default
     names are the SimGrid platform's (``node-<id>``)."""
     return host_lines(mapping, machine, simgrid_names(allocation))
 
 
-def host_lines(mapping: Mapping, machine, allocation: Allocation) -> str:
+def host_lines(mapping: Placement, machine, allocation: Allocation) -> str:
     """One host per line in rank order, with the allocation's host names."""
     hosts = rank_hosts(mapping, machine, allocation)
     for h in set(hosts):
@@ -56,8 +56,8 @@ def host_lines(mapping: Mapping, machine, allocation: Allocation) -> str:
 
 
 def read_hostfile(path: str, machine, allocation: Allocation, n_ranks: int | None = None,
-                  what: str = "hostfile") -> Mapping:
-    """Read a one-host-per-line file back into a Mapping (errors name the file and line)."""
+                  what: str = "hostfile") -> Placement:
+    """Read a one-host-per-line file back into a Placement (errors name the file and line)."""
     lines = read_lines(path)
     hosts, where = [], []
     for lineno, text in lines:

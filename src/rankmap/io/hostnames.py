@@ -16,7 +16,7 @@ import numpy as np
 
 from ..allocation import Allocation
 from ..errors import RankmapError
-from ..mappers.base import Mapping, validate_mapping
+from ..mappers.base import Placement, validate_mapping
 
 _FIELD = re.compile(r"\{([a-zA-Z_]\w*)[^{}]*\}")
 
@@ -109,7 +109,7 @@ def apply_name_template(allocation: Allocation, machine, template: str) -> Alloc
     return dataclasses.replace(allocation, names=names)
 
 
-def rank_hosts(mapping: Mapping, machine, allocation: Allocation) -> list[str]:
+def rank_hosts(mapping: Placement, machine, allocation: Allocation) -> list[str]:
     """Host name of every rank, in rank order."""
     names = np.array(allocation.host_names(machine), dtype=object)
     return names[mapping.core_of_rank // allocation.cores_per_node].tolist()
@@ -128,8 +128,8 @@ def position_lookup(machine, allocation: Allocation) -> dict[str, int]:
 
 
 def mapping_from_hosts(hosts: list[str], where: list[str], machine, allocation: Allocation,
-                       name: str, n_ranks: int | None = None) -> Mapping:
-    """Mapping that puts rank r on host ``hosts[r]`` (next free core of that node).
+                       name: str, n_ranks: int | None = None) -> Placement:
+    """Placement that puts rank r on host ``hosts[r]`` (next free core of that node).
 
     ``where[r]`` locates rank r's entry for error messages (``file: line 3``).
     """

@@ -11,11 +11,11 @@ import os
 
 from ..allocation import Allocation
 from ..errors import RankmapError
-from ..mappers.base import Mapping
+from ..mappers.base import Placement
 from .hostnames import check_host_name, mapping_from_hosts, rank_hosts, read_lines
 
 
-def format_machinefile(mapping: Mapping, machine, allocation: Allocation) -> str:
+def format_machinefile(mapping: Placement, machine, allocation: Allocation) -> str:
     """Hydra machinefile: runs of consecutive ranks on one host as ``host:count``."""
     hosts = rank_hosts(mapping, machine, allocation)
     lines: list[str] = []
@@ -33,8 +33,8 @@ def format_machinefile(mapping: Mapping, machine, allocation: Allocation) -> str
 
 
 def read_machinefile(path: str, machine, allocation: Allocation,
-                     n_ranks: int | None = None) -> Mapping:
-    """Read a Hydra machinefile (``host`` or ``host:count`` lines) into a Mapping."""
+                     n_ranks: int | None = None) -> Placement:
+    """Read a Hydra machinefile (``host`` or ``host:count`` lines) into a Placement."""
     hosts, where = [], []
     for lineno, text in read_lines(path):
         host, sep, count = text.partition(":")

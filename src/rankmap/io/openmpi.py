@@ -17,7 +17,7 @@ import numpy as np
 
 from ..allocation import Allocation
 from ..errors import RankmapError
-from ..mappers.base import Mapping, validate_mapping
+from ..mappers.base import Placement, validate_mapping
 from .hostnames import check_host_name, position_lookup, rank_hosts, read_lines
 
 _LINE = re.compile(r"^rank\s+(\d{1,12})\s*=\s*(\S+)\s+slot\s*=\s*"
@@ -57,7 +57,7 @@ def socket_core_slots(slots: np.ndarray, structure, threads: int = 1) -> list[st
     return [texts[s] for s in slots.tolist()]
 
 
-def format_rankfile(mapping: Mapping, machine, allocation: Allocation) -> str:
+def format_rankfile(mapping: Placement, machine, allocation: Allocation) -> str:
     """Open MPI rankfile text, ranks in order, slot = core within the node (``socket:core``
     when the machine has a node structure)."""
     hosts = rank_hosts(mapping, machine, allocation)
@@ -89,8 +89,8 @@ def _slot_of_socket_core(sock: int, core: int, machine, allocation: Allocation,
 
 
 def read_rankfile(path: str, machine, allocation: Allocation,
-                  n_ranks: int | None = None) -> Mapping:
-    """Read a rankfile into a Mapping: every rank once, known hosts, slots inside the node."""
+                  n_ranks: int | None = None) -> Placement:
+    """Read a rankfile into a Placement: every rank once, known hosts, slots inside the node."""
     lookup = position_lookup(machine, allocation)
     cpn = allocation.cores_per_node
     seen: dict[int, int] = {}

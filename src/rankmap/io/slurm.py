@@ -7,18 +7,18 @@ by SLURM_HOSTFILE. Example line: ``nid00012``. Slurm picks the core within the n
 from __future__ import annotations
 
 from ..allocation import Allocation
-from ..mappers.base import Mapping
+from ..mappers.base import Placement
 from .hostfile import host_lines, read_hostfile
 
 SRUN_USAGE = "SLURM_HOSTFILE={path} srun --distribution=arbitrary -n {n_ranks} ./app"
 
 
-def format_slurm_hostfile(mapping: Mapping, machine, allocation: Allocation) -> str:
+def format_slurm_hostfile(mapping: Placement, machine, allocation: Allocation) -> str:
     """SLURM_HOSTFILE text: one host per line, line r = host of rank r."""
     return host_lines(mapping, machine, allocation)
 
 
 def read_slurm_hostfile(path: str, machine, allocation: Allocation,
-                        n_ranks: int | None = None) -> Mapping:
-    """Read a SLURM_HOSTFILE back into a Mapping."""
+                        n_ranks: int | None = None) -> Placement:
+    """Read a SLURM_HOSTFILE back into a Placement."""
     return read_hostfile(path, machine, allocation, n_ranks, what="Slurm hostfile")

@@ -19,7 +19,6 @@ import itertools
 import numpy as np
 
 from .geometry import allocation_box, box_core_array
-from .registry import register
 
 
 def block_shape(n_nodes: int, box: np.ndarray) -> tuple[int, ...] | None:
@@ -91,22 +90,18 @@ def cube_cores(pattern, machine, allocation, dim: int) -> np.ndarray:
     return core_of_rank
 
 
-def _applies(dim):
+def cubes_applies(dim):
     def applies(pattern, machine, allocation):
         plan = _plan(pattern, machine, allocation, dim)
         return plan if isinstance(plan, str) else None
     return applies
 
 
-@register("cubes", "fft2d: each dim0 group on a compact block, displaced copies (seed 004)",
-          applies=_applies(0))
 def cubes(pattern, machine, allocation, seed):
     """Groups of phase dim0 on compact blocks (see module docstring); ``seed`` unused."""
     return cube_cores(pattern, machine, allocation, 0)
 
 
-@register("cubes-dim1", "fft2d: each dim1 group on a compact block, displaced copies",
-          applies=_applies(1))
 def cubes_dim1(pattern, machine, allocation, seed):
     """Groups of phase dim1 on compact blocks (see module docstring); ``seed`` unused."""
     return cube_cores(pattern, machine, allocation, 1)

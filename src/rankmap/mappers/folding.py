@@ -25,7 +25,6 @@ import numpy as np
 
 from ..errors import RankmapError
 from .geometry import allocation_box
-from .registry import register
 
 __all__ = ["fold_cores", "fold_layout"]
 
@@ -155,13 +154,11 @@ def fold_cores(pattern, machine, allocation) -> np.ndarray:
     return pos[point] * allocation.cores_per_node + slot
 
 
-def _fold_applies(pattern, machine, allocation):
+def fold_applies(pattern, machine, allocation):
     lay = fold_layout(pattern, machine, allocation)
     return lay if isinstance(lay, str) else None
 
 
-@register("fold", "2-D grid folded (boustrophedon) into a 3-D box of nodes, low dilation",
-          applies=_fold_applies)
 def fold(pattern, machine, allocation, seed):
     """The best fold of the 2-D grid into the allocated 3-D box (module docstring)."""
     return fold_cores(pattern, machine, allocation)

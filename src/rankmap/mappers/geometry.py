@@ -118,3 +118,36 @@ def check_seed(seed) -> int:
     if s < 0:
         raise RankmapError(f"bad seed {seed}: must be non-negative")
     return s
+
+
+def neighbour_csr(machine, allocation) -> tuple[np.ndarray, np.ndarray]:
+    """Allocated link neighbours of every allocation position, as a CSR.
+
+    Parameters
+    ----------
+    machine : Machine
+        The machine (its link list).
+    allocation : Allocation
+        The allocated nodes; positions are indices into ``allocation.nodes``.
+
+    Returns
+    -------
+    indptr : numpy.ndarray
+        int64, shape (n_nodes + 1,): the neighbours of position p are
+        ``positions[indptr[p]:indptr[p + 1]]``.
+    positions : numpy.ndarray
+        int64 allocation positions linked to each position (either direction), sorted, no
+        repeats, no self.
+    """
+    pos_src = allocation.position_of_node(machine.link_src)
+    pos_dst = allocation.position_of_node(machine.link_dst)
+    ok = (pos_src >= 0) & (pos_dst >= 0) & (pos_src != pos_dst)
+    a = np.concatenate([pos_src[ok], pos_dst[ok]])
+    b = np.concatenate([pos_dst[ok], pos_src[ok]])
+    order = np.lexsort((b, a))
+    a, b = a[order], b[order]
+    keep = np.ones(len(a), dtype=bool)
+    keep[1:] = (a[1:] != a[:-1]) | (b[1:] != b[:-1])
+    a, b = a[keep], b[keep]
+    indptr = np.searchsorted(a, np.arange(allocation.n_nodes + 1))
+    return indptr, b

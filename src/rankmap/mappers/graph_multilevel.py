@@ -26,15 +26,12 @@ move parts onto the free nodes.
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
 
-from ..routing import router_for
-from .geometry import bisect_order, check_seed
+from .geometry import bisect_order, check_seed, neighbour_csr
 from .graph_partition import communication_graph
 from .network_bisection import map_graph_to_nodes
 from .node_partition import node_parts, quotient_graph
-from .registry import register
-from .swap_refine import UnitPlacement, hop_swap_passes, link_swaps
+from .swap_refine import UnitPlacement, hop_swap_passes, link_swaps, placement_key, unit_phases
 
 __all__ = ["multilevel_cores", "HOP_PASSES", "NODE_PROPOSALS", "RANK_PROPOSALS"]
 
@@ -44,39 +41,6 @@ HOP_PASSES = 8
 NODE_PROPOSALS = 1000
 #: busiest-link swap proposals on single ranks
 RANK_PROPOSALS = 1000
-
-
-def _routing(machine) -> str:
-    """The routing refinements use: the machine's default (a mapper registered without
-    options; ``refine`` takes a router as a value)."""
-    return machine.check_routing(None)
-
-
-def _unit_phases(pattern, unit_of_rank: np.ndarray, n_units: int):
-    """Per phase, flows between units (summed per ordered pair, flows inside a unit dropped)."""
-    out = []
-    for ph in pattern.phases:
-        s, d = unit_of_rank[ph.src], unit_of_rank[ph.dst]
-        keep = s != d
-        m = sp.coo_matrix((ph.bytes[keep], (s[keep], d[keep])), shape=(n_units, n_units)).tocsr()
-        m.sum_duplicates()
-        c = m.tocoo()
-        out.append((c.row.astype(np.int64), c.col.astype(np.int64), c.data.astype(np.float64)))
-    return out
-
-
-def _key(cores: np.ndarray, pattern, machine, allocation, routing) -> tuple[float, float]:
-    """(busiest link bytes over all phases, hop-bytes) of a rank placement."""
-    node = allocation.node_of_core(cores)
-    top, hb = 0.0, 0.0
-    for ph in pattern.phases:
-        if not ph.n_flows:
-            continue
-        ld = router_for(machine, routing).loads(node[ph.src], node[ph.dst], ph.bytes)
-        if ld.bytes.size:
-            top = max(top, float(ld.bytes.max()))
-        hb += float(np.dot(ld.flow_hops, ph.bytes))
-    return top, hb
 
 
 def multilevel_cores(pattern, machine, allocation, seed: int = 0, hop_passes: int = HOP_PASSES,
@@ -109,9 +73,8 @@ def multilevel_cores(pattern, machine, allocation, seed: int = 0, hop_passes: in
     g = communication_graph(pattern)
     if g.nnz == 0:
         return np.arange(n, dtype=np.int64)
-    routing = _routing(machine)
-    from .greedy import _neighbour_csr
-    nbrs = _neighbour_csr(machine, allocation)
+    routing = machine.check_routing(None)      # refine takes a router as a value
+    nbrs = neighbour_csr(machine, allocation)
     k = -(-n // cpn)
     part = node_parts(g, cpn, seed)
     q = quotient_graph(g, part, k)
@@ -136,7 +99,7 @@ def multilevel_cores(pattern, machine, allocation, seed: int = 0, hop_passes: in
     if hop_passes:
         hop_swap_passes(q, place, machine, nbrs, seed, hop_passes)
     if node_proposals:
-        link_swaps(_unit_phases(pattern, part, k), place, machine, routing, nbrs, seed,
+        link_swaps(unit_phases(pattern, part, k), place, machine, routing, nbrs, seed,
                    node_proposals, n_units=k)
     cores = cores_of(place.pos_of)
     candidates.append(cores)
@@ -146,16 +109,14 @@ def multilevel_cores(pattern, machine, allocation, seed: int = 0, hop_passes: in
             hop_swap_passes(g, rplace, machine, nbrs, seed + 1, hop_passes)
         if rank_proposals:
             ranks = np.arange(n, dtype=np.int64)
-            link_swaps(_unit_phases(pattern, ranks, n), rplace, machine, routing, nbrs,
+            link_swaps(unit_phases(pattern, ranks, n), rplace, machine, routing, nbrs,
                        seed + 1, rank_proposals, n_units=n)
         candidates.append(rplace.pos_of.copy())
-    keys = [_key(c, pattern, machine, allocation, routing) for c in candidates]
+    keys = [placement_key(c, pattern, machine, allocation, routing) for c in candidates]
     best = min(range(len(candidates)), key=lambda i: (keys[i], -i))
     return candidates[best]
 
 
-@register("graph", "multilevel graph mapping: KaHIP node parts, network-guided dual recursive "
-                   "bisection, swap refinement on link loads")
 def graph(pattern, machine, allocation, seed):
     """Multilevel mapping of the communication graph (see module docstring)."""
     return multilevel_cores(pattern, machine, allocation, seed)

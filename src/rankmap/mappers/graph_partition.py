@@ -21,7 +21,6 @@ from scipy.sparse.csgraph import reverse_cuthill_mckee
 
 from ..errors import RankmapError
 from .geometry import bisect_order, flows_all_phases
-from .registry import register
 
 #: KaHIP mode FAST (0); ECO (1) and STRONG (2) are slower and cut a little less
 KAHIP_MODE = 0
@@ -129,8 +128,6 @@ def graph_mapping(pattern, machine, allocation, seed):
     return drb_cores(communication_graph(pattern), machine, allocation, seed)
 
 
-@register("graph-bisect", "KaHIP dual recursive bipartitioning of the communication graph "
-          "(the earlier graph mapper)", in_all=False)
 def graph_bisect(pattern, machine, allocation, seed):
     """Dual recursive bipartitioning with KaHIP (see module docstring); ``seed`` seeds KaHIP."""
     return graph_mapping(pattern, machine, allocation, seed)

@@ -21,8 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import RankmapError
-from .geometry import average_hops, needs_grid
-from .registry import register
+from .geometry import average_hops, needs_grid, neighbour_csr
 
 
 def walk_dimension_order(grid: tuple[int, ...]) -> list[int]:
@@ -37,22 +36,6 @@ def walk_dimension_order(grid: tuple[int, ...]) -> list[int]:
     return dims
 
 
-def _neighbour_csr(machine, allocation) -> tuple[np.ndarray, np.ndarray]:
-    """CSR (indptr, positions) of allocated link neighbours of every allocation position."""
-    pos_src = allocation.position_of_node(machine.link_src)
-    pos_dst = allocation.position_of_node(machine.link_dst)
-    ok = (pos_src >= 0) & (pos_dst >= 0) & (pos_src != pos_dst)
-    a = np.concatenate([pos_src[ok], pos_dst[ok]])
-    b = np.concatenate([pos_dst[ok], pos_src[ok]])
-    order = np.lexsort((b, a))
-    a, b = a[order], b[order]
-    keep = np.ones(len(a), dtype=bool)
-    keep[1:] = (a[1:] != a[:-1]) | (b[1:] != b[:-1])
-    a, b = a[keep], b[keep]
-    indptr = np.searchsorted(a, np.arange(allocation.n_nodes + 1))
-    return indptr, b
-
-
 class _CoreWalker:
     """State of the walk: which cores are free; finds the nearest free core to a core."""
 
@@ -63,7 +46,7 @@ class _CoreWalker:
         n = allocation.n_nodes
         self.lo = np.arange(n, dtype=np.int64) * self.cpn          # lowest free core
         self.hi = self.lo + self.cpn - 1                           # highest free core
-        self.indptr, self.nbrs = _neighbour_csr(machine, allocation)
+        self.indptr, self.nbrs = neighbour_csr(machine, allocation)
         self.free_nodes = np.arange(n, dtype=np.int64)             # compacted lazily
         self.used_nodes = 0
 
@@ -156,8 +139,6 @@ SMALL_WALK = 4096
 EXTRA_STARTS = 4
 
 
-@register("greedy", "nearest-unused-core walk of the process grid (seed 003)",
-          applies=needs_grid)
 def greedy(pattern, machine, allocation, seed):
     """Greedy nearest-unused walk of the pattern's grid (see module docstring).
 

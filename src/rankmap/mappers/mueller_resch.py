@@ -14,7 +14,6 @@ import itertools
 import numpy as np
 
 from .geometry import average_hops, cores_of_node_order
-from .registry import register
 
 #: more axes than this are not permuted exhaustively (6! = 720 orders is the limit)
 MAX_AXES = 6
@@ -30,7 +29,6 @@ def permutation_orders(machine, allocation):
         yield perm, cores_of_node_order(node_order, allocation)
 
 
-@register("mueller-resch", "best axis permutation of the node order by average hops (seed 003)")
 def mueller_resch(pattern, machine, allocation, seed):
     """The axis-permuted node order with the lowest average hops (see module docstring)."""
     best = np.arange(pattern.n_ranks, dtype=np.int64)          # the allocation's own order

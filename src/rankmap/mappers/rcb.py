@@ -14,7 +14,6 @@ from __future__ import annotations
 import numpy as np
 
 from .geometry import bisect_order
-from .registry import register
 
 
 def _split_sets(pts: np.ndarray, order: np.ndarray, bounds: np.ndarray) -> np.ndarray:
@@ -84,7 +83,6 @@ def rcb_fallback_note(pattern) -> str | None:
             "so rcb falls back to graph partitioning (the graph mapper)")
 
 
-@register("rcb", "recursive coordinate bisection of nodes and grid coordinates (seed 002)")
 def rcb(pattern, machine, allocation, seed):
     """Recursive coordinate bisection (see module docstring); gridless patterns go to graph."""
     if pattern.grid is None:

@@ -23,8 +23,8 @@ import numpy as np
 
 from ..errors import RankmapError
 from ..routing import Router, router_for
-from .geometry import check_seed
-from .registry import MapperFamily, MapperInfo, build_mapping, register, register_family, resolve
+from .base import MapperInfo
+from .geometry import check_seed, neighbour_csr
 
 __all__ = ["Refine", "refine_cores", "check_budget", "DEFAULT_BUDGET", "MAX_REFUSED"]
 
@@ -136,12 +136,6 @@ class _State:
         return True
 
 
-def _neighbours(machine, allocation):
-    """CSR of allocation positions linked to each allocation position."""
-    from .greedy import _neighbour_csr
-    return _neighbour_csr(machine, allocation)
-
-
 def refine_cores(start: np.ndarray, pattern, machine, allocation, seed: int = 0,
                  budget: int | None = None, routing: "Router | str | None" = None) -> np.ndarray:
     """Locally improved copy of placement ``start`` (see module docstring); never worse.
@@ -174,7 +168,7 @@ def refine_cores(start: np.ndarray, pattern, machine, allocation, seed: int = 0,
     src = np.concatenate([p.src for p in st.phases])
     dst = np.concatenate([p.dst for p in st.phases])
     w = np.concatenate([p.bytes for p in st.phases])
-    indptr, nbrs = _neighbours(machine, allocation)
+    indptr, nbrs = neighbour_csr(machine, allocation)
     cpn = st.cpn
     left = budget
     refused = 0
@@ -213,42 +207,42 @@ def refine_cores(start: np.ndarray, pattern, machine, allocation, seed: int = 0,
 
 @dataclass(frozen=True)
 class Refine:
-    """The mapper ``refine:<start>`` as a value: refine ``start``'s placement with at most
-    ``budget`` proposed moves (None: :data:`DEFAULT_BUDGET`) under ``router`` (a router or
-    routing name; None: the machine's default)."""
+    """The mapper ``refine:<start>`` as a value.
 
-    start: str = "graph"
+    Refines ``start``'s placement (:func:`refine_cores`) with at most ``budget`` proposed
+    moves (None: :data:`DEFAULT_BUDGET`) under ``router`` (a router or routing name; None:
+    the machine's default). ``start`` is a :class:`~rankmap.mappers.base.MapperInfo`, as the
+    registry resolves ``<start>``.
+    """
+
+    start: MapperInfo
     budget: int | None = None
     router: "Router | str | None" = None
 
+    @property
+    def name(self) -> str:
+        """``refine:<start's name>``."""
+        return f"refine:{self.start.name}"
+
     def __call__(self, pattern, machine, allocation, seed: int = 0) -> np.ndarray:
-        """Core of every rank (see :func:`refine_cores`)."""
-        base = build_mapping(self.start, pattern, machine, allocation, seed).core_of_rank
+        """Core of every rank: ``start``'s placement, refined.
+
+        Parameters
+        ----------
+        pattern : Pattern
+            The pattern.
+        machine : Machine
+            The machine.
+        allocation : Allocation
+            The allocation.
+        seed : int
+            Seed of the start mapper and of the proposals.
+
+        Returns
+        -------
+        numpy.ndarray
+            int64 allocation core of every rank; never worse than the start on (busiest link
+            bytes, hop-bytes) under ``router``.
+        """
+        base = self.start.place(pattern, machine, allocation, seed).core_of_rank
         return refine_cores(base, pattern, machine, allocation, seed, self.budget, self.router)
-
-
-def _parse_refine(name: str, machine):
-    key = name.strip()
-    if not key.lower().startswith("refine:"):
-        return None
-    inner = key.split(":", 1)[1].strip()
-    if not inner:
-        raise RankmapError(f"bad mapping {name!r}: say what to refine, e.g. refine:greedy")
-    info = resolve(inner, machine)
-
-    def fn(pattern, machine, allocation, seed, router=None, budget=None, _inner=inner):
-        return Refine(_inner, budget, router)(pattern, machine, allocation, seed)
-
-    return MapperInfo(f"refine:{info.name}", fn, f"swap refinement of {info.name}",
-                      info.applies, in_all=False, takes_options=True)
-
-
-register_family(MapperFamily(prefix="refine:<mapping>", parse=_parse_refine,
-                             description="swap-based local search started from another mapping"))
-
-
-@register("refine", "graph placement improved by swap-based local search", in_all=False,
-          takes_options=True)
-def refine(pattern, machine, allocation, seed, router=None, budget=None):
-    """``refine:graph`` (see module docstring)."""
-    return Refine("graph", budget, router)(pattern, machine, allocation, seed)

@@ -1,77 +1,169 @@
-"""The one registry of mappers.
+"""The one registry of mappers: names parsed into mapper values.
 
-Every mapper has the signature ``mapper(pattern, machine, allocation, seed) -> core_of_rank``
-(an integer array, see :mod:`rankmap.mappers.base`) and is found here by name. Names are either
-fixed (``inorder``, ``random``) or members of a *family* recognised by a parser: rank orders
-(``TXYZ``), and parametrised names such as ``refine:greedy`` or ``rubik: ...``.
+Every mapper is called as ``mapper(pattern, machine, allocation, seed) -> core_of_rank`` (an
+integer array, see :mod:`rankmap.mappers.base`) and is found here by name. Names are either
+fixed (``inorder``, ``greedy``: :data:`MAPPERS`) or members of a *family* whose parser builds
+a value (:data:`FAMILIES`): rank orders (``TXYZ`` -> ``RankOrder("TXYZ")``), ``rubik: ...``
+(-> ``Rubik(spec)``), the presets ``rubik-tile`` ... (-> ``RubikPreset(name)``), ``swap:NAME``
+(-> ``Swap(start)``) and ``refine:NAME`` (-> ``Refine(start, budget, router)``).
+
+The tables are written out here, once: this module imports the mappers it lists (parsers
+import the classes they build, never the reverse), and nothing adds to them later.
 
 ``build_mapping`` resolves a name, runs the mapper and validates the result.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Callable
 
-import numpy as np
-
 from ..errors import RankmapError
-from .base import Mapping, check_fits, validate_mapping
-from .domain_placement import in_node_step
+from .base import KEEPS_CORES, MapperInfo, Placement, check_fits, validate_mapping
+from .cubes import cubes, cubes_applies, cubes_dim1
+from .folding import fold, fold_applies
+from .geometry import needs_grid
+from .graph_multilevel import graph
+from .graph_partition import graph_bisect
+from .greedy import greedy
+from .mueller_resch import mueller_resch
+from .rank_order import inorder, parse_rank_order, random_mapping, rank_order_names
+from .rcb import rcb
+from .refine import Refine
+from .rubik import PRESETS, Rubik, RubikPreset, applicable_presets
+from .space_filling import hilbert, morton
+from .swap_family import Swap, swap_candidates
 
-MapperFn = Callable[..., np.ndarray]
-
-
-@dataclass
-class MapperInfo:
-    """A named mapper: the function, a one-line description, and an applicability test.
-
-    ``applies(pattern, machine, allocation)`` returns None when the mapper can place the
-    pattern, else a short reason why not. ``in_all`` says whether ``--mappings all`` tries it.
-    """
-
-    name: str
-    fn: MapperFn
-    description: str
-    applies: Callable | None = None
-    in_all: bool = True
-    #: whether ``fn`` takes the keyword options ``router`` and ``budget`` (refine does)
-    takes_options: bool = False
-
-    def reason_not_applicable(self, pattern, machine, allocation) -> str | None:
-        """None if the mapper applies, else why not."""
-        return self.applies(pattern, machine, allocation) if self.applies else None
+__all__ = ["MAPPERS", "FAMILIES", "KEEPS_CORES", "MapperInfo", "MapperFamily", "resolve",
+           "build_mapping", "all_candidate_names"]
 
 
-@dataclass
+@dataclass(frozen=True)
 class MapperFamily:
-    """Parametrised mapper names: ``parse(name, machine)`` returns a MapperInfo or None."""
+    """Parametrised mapper names.
+
+    ``parse(name, machine)`` returns the :class:`MapperInfo` of ``name`` (its ``fn`` a value
+    built from the name's parameters) or None when ``name`` is not of this family;
+    ``all_names(pattern, machine, allocation)`` lists the members ``--mappings all`` tries.
+    """
 
     prefix: str
     parse: Callable
     description: str
-    #: names of the family that ``--mappings all`` tries, given (pattern, machine, allocation)
     all_names: Callable | None = None
 
 
-MAPPERS: dict[str, MapperInfo] = {}
-#: mappers whose cores the in-node placement step leaves alone (the launcher's own order)
-KEEPS_CORES = ("inorder",)
-FAMILIES: list[MapperFamily] = []
+_GRAPH = MapperInfo("graph", graph, "multilevel graph mapping: KaHIP node parts, network-guided "
+                    "dual recursive bisection, swap refinement on link loads")
+
+#: fixed-name mappers, in the order ``--mappings all`` lists them (read-only)
+MAPPERS = MappingProxyType({info.name: info for info in (
+    MapperInfo("inorder", inorder,
+               "the allocation's own order, cores of a node first (Slurm block)"),
+    MapperInfo("random", random_mapping, "a random placement on the allocation's cores (seeded)"),
+    MapperInfo("greedy", greedy, "nearest-unused-core walk of the process grid (seed 003)",
+               applies=needs_grid),
+    MapperInfo("mueller-resch", mueller_resch,
+               "best axis permutation of the node order by average hops (seed 003)"),
+    MapperInfo("rcb", rcb,
+               "recursive coordinate bisection of nodes and grid coordinates (seed 002)"),
+    MapperInfo("cubes", cubes,
+               "fft2d: each dim0 group on a compact block, displaced copies (seed 004)",
+               applies=cubes_applies(0)),
+    MapperInfo("cubes-dim1", cubes_dim1,
+               "fft2d: each dim1 group on a compact block, displaced copies",
+               applies=cubes_applies(1)),
+    MapperInfo("graph-bisect", graph_bisect, "KaHIP dual recursive bipartitioning of the "
+               "communication graph (the earlier graph mapper)", in_all=False),
+    _GRAPH,
+    MapperInfo("fold", fold,
+               "2-D grid folded (boustrophedon) into a 3-D box of nodes, low dilation",
+               applies=fold_applies),
+    MapperInfo("hilbert", hilbert,
+               "node blocks of the grid along a Hilbert curve of the allocation",
+               applies=needs_grid),
+    MapperInfo("morton", morton,
+               "node blocks of the grid along a Morton (Z-order) curve of the allocation",
+               applies=needs_grid),
+    MapperInfo("refine", Refine(_GRAPH),
+               "graph placement improved by swap-based local search", in_all=False),
+)})
 
 
-def register(name: str, description: str, applies=None, in_all: bool = True,
-             takes_options: bool = False):
-    """Decorator adding a fixed-name mapper to the registry."""
-    def deco(fn: MapperFn) -> MapperFn:
-        MAPPERS[name] = MapperInfo(name, fn, description, applies, in_all, takes_options)
-        return fn
-    return deco
+def _parse_rank_order(name: str, machine) -> MapperInfo | None:
+    order = parse_rank_order(name, machine)
+    if order is None:
+        return None
+    return MapperInfo(order.order, order, f"rank order {order.order}: sorted by coordinates, "
+                      f"{order.order[0]} fastest")
 
 
-def register_family(family: MapperFamily) -> None:
-    """Add a family of parametrised mapper names."""
-    FAMILIES.append(family)
+def _parse_rubik(name: str, machine) -> MapperInfo | None:
+    key = name.strip()
+    low = key.lower()
+    if low in PRESETS:
+        preset = RubikPreset(low)
+        return MapperInfo(low, preset, f"rubik preset {low} (seed 000 pF3D mappings)",
+                          preset.reason_not_applicable)
+    if low.startswith("rubik:"):
+        value = Rubik(key)                          # syntax errors surface at once
+        return MapperInfo(value.name, value, "rubik placement algebra")
+    return None
+
+
+def _inner(name: str, prefix: str, example: str, machine) -> MapperInfo | None:
+    """The mapper after ``prefix:`` in ``name``, or None when ``name`` has another prefix."""
+    key = name.strip()
+    if not key.lower().startswith(prefix + ":"):
+        return None
+    inner = key.split(":", 1)[1].strip()
+    if not inner:
+        raise RankmapError(f"bad mapping {name!r}: say what to {example}")
+    return resolve(inner, machine)
+
+
+def _parse_swap(name: str, machine) -> MapperInfo | None:
+    start = _inner(name, "swap", "polish, e.g. swap:greedy", machine)
+    if start is None:
+        return None
+    value = Swap(start)
+    return MapperInfo(value.name, value, f"{start.name} polished by swaps on link loads",
+                      start.applies, in_all=False)
+
+
+def _parse_refine(name: str, machine) -> MapperInfo | None:
+    start = _inner(name, "refine", "refine, e.g. refine:greedy", machine)
+    if start is None:
+        return None
+    value = Refine(start)
+    return MapperInfo(value.name, value, f"swap refinement of {start.name}", start.applies,
+                      in_all=False)
+
+
+#: parametrised names, tried in this order after :data:`MAPPERS`
+FAMILIES = (
+    MapperFamily(
+        prefix="rank orders (T plus the machine's letters, e.g. TXYZ)",
+        parse=_parse_rank_order,
+        description="permutations of T and the machine's letters, e.g. TXYZ, XYZT, TZXY",
+        all_names=lambda pattern, machine, allocation: rank_order_names(machine)),
+    MapperFamily(
+        prefix="rubik: STATEMENTS | rubik-tile, rubik-tile2, rubik-tilt-zx, rubik-tilt-xz, "
+               "rubik-zig-xz, rubik-txyz, rubik-xyzt",
+        parse=_parse_rubik,
+        description="Rubik-style algebra: app/net tile|div|mod, tilt, zigzag, transpose",
+        all_names=applicable_presets),
+    MapperFamily(
+        prefix="swap:<mapping>", parse=_parse_swap,
+        description="another mapping polished by swaps on link loads (work-bounded, never "
+                    "worse than its start)",
+        all_names=swap_candidates),
+    MapperFamily(
+        prefix="refine:<mapping>", parse=_parse_refine,
+        description="swap-based local search started from another mapping"),
+)
 
 
 def resolve(name: str, machine, extra_known: tuple[str, ...] = ()) -> MapperInfo:
@@ -89,7 +181,12 @@ def resolve(name: str, machine, extra_known: tuple[str, ...] = ()) -> MapperInfo
     Returns
     -------
     MapperInfo
-        The mapper.
+        The mapper; for a parametrised name its ``fn`` is the value built from the name.
+
+    Raises
+    ------
+    RankmapError
+        An unknown name (the message lists the known ones) or bad parameters.
     """
     key = name.strip()
     if key in MAPPERS:
@@ -105,7 +202,23 @@ def resolve(name: str, machine, extra_known: tuple[str, ...] = ()) -> MapperInfo
 
 
 def all_candidate_names(pattern, machine, allocation) -> list[str]:
-    """Names ``--mappings all`` evaluates: every applicable registered mapper and family member."""
+    """The names ``--mappings all`` evaluates here.
+
+    Parameters
+    ----------
+    pattern : Pattern
+        The pattern.
+    machine : Machine
+        The machine.
+    allocation : Allocation
+        The allocation.
+
+    Returns
+    -------
+    list of str
+        Every family's candidates (rank orders, rubik presets, ``swap:``), then every
+        applicable fixed-name mapper with ``in_all``; no repeats.
+    """
     names: list[str] = []
     for family in FAMILIES:
         if family.all_names is not None:
@@ -118,15 +231,19 @@ def all_candidate_names(pattern, machine, allocation) -> list[str]:
 
 def build_mapping(name: str, pattern, machine, allocation, seed: int = 0, *, router=None,
                   budget: int | None = None, extra_known: tuple[str, ...] = (),
-                  in_node: bool = True) -> Mapping:
-    """Run the mapper called ``name`` and return its validated :class:`Mapping`.
+                  in_node: bool = True) -> Placement:
+    """Run the mapper called ``name`` and return its validated :class:`Placement`.
 
     Parameters
     ----------
     name : str
         Mapper name (see :func:`resolve`).
-    pattern, machine, allocation
-        The inputs.
+    pattern : Pattern
+        The pattern whose ranks are placed.
+    machine : Machine
+        The machine.
+    allocation : Allocation
+        The allocated nodes; ranks go on their cores only.
     seed : int
         Seed of randomised mappers.
     router : Router or str, optional
@@ -143,19 +260,23 @@ def build_mapping(name: str, pattern, machine, allocation, seed: int = 0, *, rou
 
     Returns
     -------
-    Mapping
+    Placement
         The validated placement.
+
+    Raises
+    ------
+    RankmapError
+        Unknown name, ranks that do not fit, a mapper that does not apply here.
     """
     info = resolve(name, machine, extra_known)
     check_fits(pattern.n_ranks, allocation)
     reason = info.reason_not_applicable(pattern, machine, allocation)
     if reason is not None:
         raise RankmapError(f"mapping {name!r} does not apply here: {reason}")
-    if info.takes_options:
-        cores = info.fn(pattern, machine, allocation, seed, router=router, budget=budget)
-    else:
-        cores = info.fn(pattern, machine, allocation, seed)
-    if in_node and machine.node_structure is not None and info.name not in KEEPS_CORES:
-        validate_mapping(info.name, cores, pattern.n_ranks, allocation)
-        cores = in_node_step(cores, pattern, machine, allocation, seed)
+    mapper = info.fn
+    if isinstance(mapper, Refine):
+        mapper = dataclasses.replace(mapper, budget=budget, router=router)
+    cores = mapper(pattern, machine, allocation, seed)
+    if in_node:
+        cores = info.in_node_step(cores, pattern, machine, allocation, seed)
     return validate_mapping(info.name, cores, pattern.n_ranks, allocation)

@@ -29,13 +29,17 @@ from __future__ import annotations
 
 import itertools
 import re
+from dataclasses import dataclass
 
 import numpy as np
 
 from ..errors import RankmapError
 from .geometry import allocation_box, box_core_array
-from .registry import MapperFamily, MapperInfo, register_family
 
+__all__ = ["Rubik", "RubikPreset", "PRESETS", "parse_rubik", "rubik_cores", "preset_spec",
+           "applicable_presets"]
+
+#: names of the presets, after seed 000's pF3D mappings (see :func:`preset_spec`)
 PRESETS = ("rubik-txyz", "rubik-xyzt", "rubik-tile", "rubik-tile2", "rubik-tilt-zx",
            "rubik-tilt-xz", "rubik-zig-xz")
 
@@ -120,8 +124,28 @@ def _permute(box: np.ndarray, op: str, args: list[str], axes: str, spec: str) ->
     return box[tuple(idx)]
 
 
-def parse_rubik(spec: str, machine):
-    """Parse a rubik spec into (app partition, net partition, operations) or raise."""
+def parse_rubik(spec: str):
+    """Parse a rubik spec into its partitions and box operations.
+
+    Parameters
+    ----------
+    spec : str
+        ``rubik: STATEMENT; STATEMENT; ...`` (see the module docstring).
+
+    Returns
+    -------
+    app_op : tuple of (str, tuple of int) or None
+        The application partition (``"tile"``, ``"div"`` or ``"mod"``, sizes), None for one leaf.
+    net_op : tuple of (str, tuple of int) or None
+        The network box partition, likewise.
+    ops : list of (str, list of str)
+        ``tilt`` / ``zigzag`` / ``transpose`` operations with their words, in order.
+
+    Raises
+    ------
+    RankmapError
+        An unknown statement or malformed sizes.
+    """
     body = spec.split(":", 1)[1] if ":" in spec else ""
     app_op = net_op = None
     ops = []
@@ -146,8 +170,30 @@ def parse_rubik(spec: str, machine):
 
 
 def rubik_cores(spec: str, pattern, machine, allocation) -> np.ndarray:
-    """Core of every rank under the rubik spec (see module docstring)."""
-    app_op, net_op, ops = parse_rubik(spec, machine)
+    """Core of every rank under a rubik spec (see the module docstring).
+
+    Parameters
+    ----------
+    spec : str
+        The rubik statements.
+    pattern : Pattern
+        The pattern; it needs a Cartesian grid.
+    machine : Machine
+        The machine (its letters name the box axes).
+    allocation : Allocation
+        A box of nodes with as many cores as the grid has ranks.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 allocation core of every rank.
+
+    Raises
+    ------
+    RankmapError
+        No grid, no box, or shapes that do not pair (the message names both shapes).
+    """
+    app_op, net_op, ops = parse_rubik(spec)
     if pattern.grid is None:
         raise RankmapError(f"rubik needs a Cartesian process grid; {pattern.spec!r} has none")
     box = allocation_box(machine, allocation)
@@ -198,6 +244,22 @@ def preset_spec(name: str, pattern, machine, allocation) -> str:
     tiles are lines along the last dimension (1 x 1 x g2). Tilt-ZX / Tilt-XZ / Zig-XZ: Tile
     followed by ``tilt z x 1`` / ``tilt x z 1`` / ``zigzag x z 1``. TXYZ: net transposed so
     that the cores of a node come first (``app mod 1,1,T; net mod 1,1,1,T``).
+
+    Parameters
+    ----------
+    name : str
+        A preset name from :data:`PRESETS`.
+    pattern : Pattern
+        The pattern (a 3-D grid).
+    machine : Machine
+        A 3-D machine.
+    allocation : Allocation
+        A box of nodes.
+
+    Returns
+    -------
+    str
+        The rubik spec (``rubik: app tile ...``).
     """
     grid = pattern.grid
     if grid is None or len(grid) != 3 or len(machine.letters) != 3:
@@ -238,33 +300,144 @@ def _txyz_split(grid, cpn):
     return (1, 1, cpn)
 
 
-def _parse_family(name: str, machine):
-    key = name.strip()
-    low = key.lower()
-    if low in PRESETS:
-        def fn(pattern, machine, allocation, seed, _n=low):
-            return rubik_cores(preset_spec(_n, pattern, machine, allocation), pattern,
-                               machine, allocation)
+@dataclass(frozen=True)
+class Rubik:
+    """A ``rubik: ...`` placement as a value: ``Rubik("rubik: app tile 1,8,16; tilt z x 1")``.
 
-        def applies(pattern, machine, allocation, _n=low):
-            try:
-                fn(pattern, machine, allocation, 0)
-            except RankmapError as exc:
-                return str(exc)
-            return None
-        return MapperInfo(low, fn, f"rubik preset {low} (seed 000 pF3D mappings)", applies)
-    if low.startswith("rubik:"):
-        parse_rubik(key, machine)                  # syntax errors surface at once
+    The statements are checked when the value is built (a syntax error names the statement);
+    shapes are checked against the grid and box when it is called.
+    """
 
-        def fn(pattern, machine, allocation, seed, _s=key):
-            return rubik_cores(_s, pattern, machine, allocation)
-        return MapperInfo(" ".join(key.split()), fn, "rubik placement algebra")
-    return None
+    spec: str
+
+    def __post_init__(self):
+        parse_rubik(self.spec)
+
+    @property
+    def name(self) -> str:
+        """The spec with runs of white space made one space (the name tables show)."""
+        return " ".join(self.spec.split())
+
+    def __call__(self, pattern, machine, allocation, seed: int = 0) -> np.ndarray:
+        """Core of every rank under the spec.
+
+        Parameters
+        ----------
+        pattern : Pattern
+            The pattern; it needs a Cartesian grid.
+        machine : Machine
+            The machine (its letters name the box axes).
+        allocation : Allocation
+            The allocation; it must be a box of nodes with as many cores as the grid has ranks.
+        seed : int
+            Unused (the placement is deterministic).
+
+        Returns
+        -------
+        numpy.ndarray
+            int64 allocation core of every rank.
+        """
+        return rubik_cores(self.spec, pattern, machine, allocation)
 
 
-def _all_presets(pattern, machine, allocation):
-    """Presets whose statements can be built here (cheap test: the placement itself is only
-    computed when the preset is evaluated; a leaf mismatch then shows as skipped)."""
+@dataclass(frozen=True)
+class RubikPreset:
+    """One of seed 000's pF3D mappings (:data:`PRESETS`) as a value: ``RubikPreset("rubik-tile")``.
+
+    Its rubik statements depend on the grid and the box (:func:`preset_spec`).
+    """
+
+    name: str
+
+    def __post_init__(self):
+        if self.name not in PRESETS:
+            raise RankmapError(f"unknown rubik preset {self.name!r}: choose from "
+                               f"{', '.join(PRESETS)}")
+
+    def rubik(self, pattern, machine, allocation) -> Rubik:
+        """The preset's statements for this grid and box.
+
+        Parameters
+        ----------
+        pattern : Pattern
+            The pattern (a 3-D grid).
+        machine : Machine
+            A 3-D machine.
+        allocation : Allocation
+            A box of nodes.
+
+        Returns
+        -------
+        Rubik
+            The placement the preset stands for here.
+        """
+        return Rubik(preset_spec(self.name, pattern, machine, allocation))
+
+    def __call__(self, pattern, machine, allocation, seed: int = 0) -> np.ndarray:
+        """Core of every rank under the preset.
+
+        Parameters
+        ----------
+        pattern : Pattern
+            The pattern (a 3-D grid).
+        machine : Machine
+            A 3-D machine.
+        allocation : Allocation
+            A box of nodes with as many cores as the grid has ranks.
+        seed : int
+            Unused.
+
+        Returns
+        -------
+        numpy.ndarray
+            int64 allocation core of every rank.
+        """
+        return self.rubik(pattern, machine, allocation)(pattern, machine, allocation, seed)
+
+    def reason_not_applicable(self, pattern, machine, allocation) -> str | None:
+        """Why the preset cannot place ``pattern`` here (computes the placement), or None.
+
+        Parameters
+        ----------
+        pattern : Pattern
+            The pattern.
+        machine : Machine
+            The machine.
+        allocation : Allocation
+            The allocation.
+
+        Returns
+        -------
+        str or None
+            The error the placement raises, or None when it succeeds.
+        """
+        try:
+            self(pattern, machine, allocation, 0)
+        except RankmapError as exc:
+            return str(exc)
+        return None
+
+
+def applicable_presets(pattern, machine, allocation) -> list[str]:
+    """Presets whose statements can be built here.
+
+    A cheap test: the placement itself is only computed when the preset is evaluated; a
+    leaf mismatch then shows as skipped.
+
+    Parameters
+    ----------
+    pattern : Pattern
+        The pattern.
+    machine : Machine
+        The machine.
+    allocation : Allocation
+        The allocation.
+
+    Returns
+    -------
+    list of str
+        Preset names, in :data:`PRESETS` order.
+    """
     out = []
     for name in PRESETS:
         try:
@@ -274,12 +447,3 @@ def _all_presets(pattern, machine, allocation):
         if pattern.n_ranks == allocation.n_cores:
             out.append(name)
     return out
-
-
-register_family(MapperFamily(
-    prefix="rubik: STATEMENTS | rubik-tile, rubik-tile2, rubik-tilt-zx, rubik-tilt-xz, "
-           "rubik-zig-xz, rubik-txyz, rubik-xyzt",
-    parse=_parse_family,
-    description="Rubik-style algebra: app/net tile|div|mod, tilt, zigzag, transpose",
-    all_names=_all_presets,
-))

@@ -32,7 +32,6 @@ import itertools
 import numpy as np
 
 from .geometry import needs_grid
-from .registry import register
 
 __all__ = ["hilbert_index", "morton_index", "curve_order", "node_block", "curve_cores"]
 
@@ -263,15 +262,11 @@ def _applies(pattern, machine, allocation):
     return needs_grid(pattern, machine, allocation)
 
 
-@register("hilbert", "node blocks of the grid along a Hilbert curve of the allocation",
-          applies=_applies)
 def hilbert(pattern, machine, allocation, seed):
     """Node blocks along Hilbert curves of the block grid and the allocation."""
     return curve_cores(pattern, machine, allocation, "hilbert")
 
 
-@register("morton", "node blocks of the grid along a Morton (Z-order) curve of the allocation",
-          applies=_applies)
 def morton(pattern, machine, allocation, seed):
     """Node blocks along Morton curves of the block grid and the allocation."""
     return curve_cores(pattern, machine, allocation, "morton")

@@ -14,16 +14,18 @@ and greedy's walk have few hop-bytes but some hot links, which the polish remove
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
-from ..errors import RankmapError
-from .geometry import check_seed
-from .graph_multilevel import _key, _routing, _unit_phases
+from ..machines import GridMachine
+from .base import MapperInfo
+from .folding import fold_layout
+from .geometry import check_seed, neighbour_csr
 from .graph_partition import communication_graph
-from .registry import MapperFamily, MapperInfo, build_mapping, register_family, resolve
-from .swap_refine import UnitPlacement, hop_swap_passes, link_swaps
+from .swap_refine import UnitPlacement, hop_swap_passes, link_swaps, placement_key, unit_phases
 
-__all__ = ["polish_cores", "PASSES", "PROPOSALS", "ALL_RANK_LIMIT"]
+__all__ = ["Swap", "polish_cores", "swap_candidates", "PASSES", "PROPOSALS", "ALL_RANK_LIMIT"]
 
 #: hop-bytes swap passes
 PASSES = 4
@@ -59,56 +61,85 @@ def polish_cores(start: np.ndarray, pattern, machine, allocation, seed: int = 0,
     g = communication_graph(pattern)
     if g.nnz == 0:
         return start
-    from .greedy import _neighbour_csr
-    nbrs = _neighbour_csr(machine, allocation)
-    routing = _routing(machine)
+    nbrs = neighbour_csr(machine, allocation)
+    routing = machine.check_routing(None)
     place = UnitPlacement(start, allocation.n_cores, allocation.cores_per_node, allocation)
     if passes:
         hop_swap_passes(g, place, machine, nbrs, seed, passes)
     after_hops = place.pos_of.copy()
     n = pattern.n_ranks
     if proposals:
-        link_swaps(_unit_phases(pattern, np.arange(n, dtype=np.int64), n), place, machine,
+        link_swaps(unit_phases(pattern, np.arange(n, dtype=np.int64), n), place, machine,
                    routing, nbrs, seed, proposals, n_units=n)
     cands = [start, after_hops, place.pos_of]
-    keys = [_key(c, pattern, machine, allocation, routing) for c in cands]
+    keys = [placement_key(c, pattern, machine, allocation, routing) for c in cands]
     return cands[min(range(3), key=lambda i: (keys[i], -i))]
 
 
-def _parse_swap(name: str, machine):
-    key = name.strip()
-    if not key.lower().startswith("swap:"):
-        return None
-    inner = key.split(":", 1)[1].strip()
-    if not inner:
-        raise RankmapError(f"bad mapping {name!r}: say what to polish, e.g. swap:greedy")
-    info = resolve(inner, machine)
+@dataclass(frozen=True)
+class Swap:
+    """The mapper ``swap:<start>`` as a value: ``start``'s placement polished by swaps.
 
-    def fn(pattern, machine, allocation, seed, _inner=info.name):
-        start = build_mapping(_inner, pattern, machine, allocation, seed).core_of_rank
+    ``start`` is the mapper polished (a :class:`~rankmap.mappers.base.MapperInfo`, as the
+    registry resolves ``<start>``).
+    """
+
+    start: MapperInfo
+
+    @property
+    def name(self) -> str:
+        """``swap:<start's name>``."""
+        return f"swap:{self.start.name}"
+
+    def __call__(self, pattern, machine, allocation, seed: int = 0) -> np.ndarray:
+        """Core of every rank: ``start``'s placement, polished (:func:`polish_cores`).
+
+        Parameters
+        ----------
+        pattern : Pattern
+            The pattern.
+        machine : Machine
+            The machine (routing: its default).
+        allocation : Allocation
+            The allocation.
+        seed : int
+            Seed of the start mapper and of the proposals.
+
+        Returns
+        -------
+        numpy.ndarray
+            int64 allocation core of every rank.
+        """
+        start = self.start.place(pattern, machine, allocation, seed).core_of_rank
         return polish_cores(start, pattern, machine, allocation, seed)
 
-    return MapperInfo(f"swap:{info.name}", fn, f"{info.name} polished by swaps on link loads",
-                      info.applies, in_all=False)
+
+def _mismatched_2d(pattern, machine) -> bool:
+    """A 2-D grid on a 3-D grid machine (the shapes cannot match)."""
+    return (pattern.grid is not None and len(pattern.grid) == 2
+            and isinstance(machine, GridMachine) and len(machine.dims) == 3)
 
 
-def _mismatched_2d(pattern, machine, allocation) -> bool:
-    """A 2-D grid on a 3-D machine (the shapes cannot match)."""
-    dims = getattr(machine, "dims", None)
-    return (pattern.grid is not None and len(pattern.grid) == 2 and dims is not None
-            and len(dims) == 3)
+def swap_candidates(pattern, machine, allocation) -> list[str]:
+    """The ``swap:`` names ``--mappings all`` tries here.
 
+    Parameters
+    ----------
+    pattern : Pattern
+        The pattern.
+    machine : Machine
+        The machine.
+    allocation : Allocation
+        The allocation.
 
-def _all_names(pattern, machine, allocation) -> list[str]:
-    if pattern.n_ranks > ALL_RANK_LIMIT or not _mismatched_2d(pattern, machine, allocation):
+    Returns
+    -------
+    list of str
+        ``["swap:fold"]`` (or ``["swap:greedy"]`` when no fold applies) for a 2-D grid of at
+        most :data:`ALL_RANK_LIMIT` ranks on a 3-D grid machine; else empty.
+    """
+    if pattern.n_ranks > ALL_RANK_LIMIT or not _mismatched_2d(pattern, machine):
         return []
-    from .folding import fold_layout
     if not isinstance(fold_layout(pattern, machine, allocation), str):
         return ["swap:fold"]
     return ["swap:greedy"]
-
-
-register_family(MapperFamily(prefix="swap:<mapping>", parse=_parse_swap,
-                             description="another mapping polished by swaps on link loads "
-                                         "(work-bounded, never worse than its start)",
-                             all_names=_all_names))

@@ -31,7 +31,8 @@ from numba import njit
 
 from ..routing import router_for
 
-__all__ = ["UnitPlacement", "hop_swap_passes", "link_swaps", "hop_bytes"]
+__all__ = ["UnitPlacement", "hop_swap_passes", "link_swaps", "hop_bytes", "unit_phases",
+           "placement_key"]
 
 
 class UnitPlacement:
@@ -435,3 +436,66 @@ def link_swaps(phases, place: UnitPlacement, machine, routing, neighbours, seed:
             if len(skip_links) > 64:
                 break
     return kept
+
+
+def unit_phases(pattern, unit_of_rank: np.ndarray, n_units: int):
+    """Per phase, the flows between units (summed per ordered pair; flows inside a unit dropped).
+
+    Parameters
+    ----------
+    pattern : Pattern
+        The pattern.
+    unit_of_rank : numpy.ndarray
+        int64 unit of every rank.
+    n_units : int
+        Number of units.
+
+    Returns
+    -------
+    list of (numpy.ndarray, numpy.ndarray, numpy.ndarray)
+        Per phase: int64 source units, int64 destination units, float64 bytes.
+    """
+    out = []
+    for ph in pattern.phases:
+        s, d = unit_of_rank[ph.src], unit_of_rank[ph.dst]
+        keep = s != d
+        m = sp.coo_matrix((ph.bytes[keep], (s[keep], d[keep])), shape=(n_units, n_units)).tocsr()
+        m.sum_duplicates()
+        c = m.tocoo()
+        out.append((c.row.astype(np.int64), c.col.astype(np.int64), c.data.astype(np.float64)))
+    return out
+
+
+def placement_key(cores: np.ndarray, pattern, machine, allocation, routing) -> tuple[float, float]:
+    """The key refinements minimise: busiest link, then hop-bytes, of a rank placement.
+
+    Parameters
+    ----------
+    cores : numpy.ndarray
+        int64 allocation core of every rank.
+    pattern : Pattern
+        The pattern.
+    machine : Machine
+        The machine.
+    allocation : Allocation
+        The allocation.
+    routing : Router or str or None
+        The routing (None: the machine's default).
+
+    Returns
+    -------
+    tuple of (float, float)
+        Bytes on the busiest link of the worst phase, and the sum over all phases of bytes x
+        hops (byte-hops).
+    """
+    node = allocation.node_of_core(cores)
+    router = router_for(machine, routing)
+    top, hb = 0.0, 0.0
+    for ph in pattern.phases:
+        if not ph.n_flows:
+            continue
+        ld = router.loads(node[ph.src], node[ph.dst], ph.bytes)
+        if ld.bytes.size:
+            top = max(top, float(ld.bytes.max()))
+        hb += float(np.dot(ld.flow_hops, ph.bytes))
+    return top, hb

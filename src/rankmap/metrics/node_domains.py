@@ -29,7 +29,7 @@ def core_in_node_of_ranks(mapping, machine, allocation) -> np.ndarray | None:
 
     Parameters
     ----------
-    mapping : Mapping
+    mapping : Placement
     machine : Machine
     allocation : Allocation
 

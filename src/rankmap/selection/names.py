@@ -1,9 +1,9 @@
-"""Placement names at the selection level: every registry name plus ``auto``."""
+"""Mapper names at the selection level: every registry name plus ``auto``."""
 
 from __future__ import annotations
 
 from ..evaluation import Evaluator
-from ..mappers import Mapping, check_fits, validate_mapping
+from ..mappers import Placement, check_fits, validate_mapping
 from ..mappers import build_mapping as build_registered
 from ..mappers import resolve
 
@@ -23,7 +23,7 @@ def check_name(name: str, machine) -> None:
 
 def build_placement(name: str, pattern, machine, allocation, seed: int = 0, *, routing=None,
                     budget: int | None = None, time_options=None,
-                    evaluator: Evaluator | None = None) -> Mapping:
+                    evaluator: Evaluator | None = None) -> Placement:
     """The placement called ``name``: ``auto`` (:func:`rankmap.selection.auto.auto_select`) or
     any registered mapper (:func:`rankmap.mappers.build_mapping`).
 
@@ -46,7 +46,7 @@ def build_placement(name: str, pattern, machine, allocation, seed: int = 0, *, r
 
     Returns
     -------
-    Mapping
+    Placement
         The validated placement (named ``auto`` for automatic selection).
     """
     router = evaluator.router if evaluator is not None else routing
