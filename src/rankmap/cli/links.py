@@ -6,12 +6,21 @@ import argparse
 import sys
 
 from ..errors import RankmapError
-from .common import MACHINE_HELP, add_force, example
 from ..validate import json_text
 from .argtypes import int_arg
+from .common import MACHINE_HELP, add_force, example
+
+__all__ = ["add_parser", "run"]
 
 
 def add_parser(sub) -> None:
+    """Add ``rankmap links`` to the command parsers.
+
+    Parameters
+    ----------
+    sub : argparse._SubParsersAction
+        The ``rankmap`` subcommand parsers.
+    """
     p = sub.add_parser(
         "links", help="link-load maps and the hottest links of a counters file",
         description="Place a counters file (as written by 'rankmap evaluate --links-out', or "
@@ -36,30 +45,27 @@ def add_parser(sub) -> None:
     p.set_defaults(func=run)
 
 
-def hottest(machine, loads, n: int) -> list[dict]:
-    """The ``n`` busiest links: their machine link columns and load, busiest first."""
-    import numpy as np
-
-    cols = machine.link_columns()
-    top = np.argsort(-loads, kind="stable")[:n]
-    out = []
-    for i in top.tolist():
-        row = {c: (v[i].item() if hasattr(v[i], "item") else v[i]) for c, v in cols.items()}
-        if hasattr(machine, "coords"):
-            row["src_coords"] = [int(c) for c in machine.coords(int(cols["src"][i]))] \
-                if "src" in cols else None
-        row["load"] = float(loads[i])
-        out.append(row)
-    return out
-
-
 def run(args) -> int:
+    """Run ``rankmap links``: parse, call :func:`rankmap.counters.links.link_load_summary`,
+    render the table or JSON, write the report and the maps.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line.
+
+    Returns
+    -------
+    int
+        Exit status 0 (errors raise RankmapError).
+    """
     from ..counters import read_counters
-    from ..counters.links import align_to_machine
+    from ..counters.links import link_load_summary
     from ..io.atomic import check_writable
     from ..machines import parse_machine
     from ..plots.linkmap import plot_link_map
     from ..report.figures import image_format, save_figure, suffixed
+    from ..report.links_report import links_report
 
     if args.top < 0:
         raise RankmapError(f"bad --top {args.top}: must be >= 0")
@@ -71,43 +77,24 @@ def run(args) -> int:
         check_writable(args.report, args.force)
     machine = parse_machine(args.machine)
     run_ = read_counters(args.file)
-    phases = [run_.phase(args.phase)] if args.phase else list(run_.phases.values())
+    names = [run_.phase(args.phase).name] if args.phase else list(run_.phases)
     paths = []
     if args.plot:  # every output is checked before any work
-        paths = [args.plot if len(phases) == 1 else suffixed(args.plot, ph.name) for ph in phases]
+        paths = [args.plot if len(names) == 1 else suffixed(args.plot, n) for n in names]
         for path in paths:
             check_writable(path, args.force)
-    loads = {ph.name: align_to_machine(machine, ph, args.file) for ph in phases}
-    doc = {"file": args.file, "machine": machine.spec, "unit": run_.unit,
-           "phases": [{"phase": n, "links": int(machine.n_links), "max": float(v.max()),
-                       "mean": float(v.mean()), "hottest": hottest(machine, v, args.top)}
-                      for n, v in loads.items()]}
+    loads, doc = link_load_summary(machine, run_, args.phase, args.top, args.file)
     if args.format == "json":
         print(json_text(doc, indent=1))
     else:
         _print(doc)
+
     def draw(name):
         return plot_link_map(machine, loads[name], run_.unit, args.reduce,
                              title=f"{args.file}, phase {name}")
 
     if args.report:
-        from ..report.html import Report
-
-        rep = Report(f"rankmap links: {args.file} on {machine.spec}")
-        rep.heading("Inputs")
-        rep.inputs({"counters": args.file, "machine": machine.spec, "counter": run_.unit,
-                    "phases": ", ".join(loads), "map reduction": args.reduce})
-        rep.heading("Busiest links")
-        for ph in doc["phases"]:
-            keys = [k for k in ph["hottest"][0] if k != "load"] if ph["hottest"] else []
-            rep.table(keys + [run_.unit], [[_cell(h[k]) for k in keys] + [_fmt(h["load"], run_.unit)]
-                                          for h in ph["hottest"]],
-                      caption=f"phase {ph['phase']}: busiest first", best_row=0,
-                      table_id=f"hot-{ph['phase']}")
-        rep.heading("Link-load maps")
-        for name in loads:
-            rep.figure(draw(name), f"link loads, phase {name}")
-        rep.write(args.report, force=args.force)
+        links_report(doc, args.reduce, draw).write(args.report, force=args.force)
         print(f"wrote {args.report}", file=sys.stderr)
     for path, name in zip(paths, loads):
         save_figure(draw(name), path, args.force)
@@ -115,28 +102,21 @@ def run(args) -> int:
     return 0
 
 
-def _cell(v) -> str:
-    return "(" + ",".join(map(str, v)) + ")" if isinstance(v, list) else str(v)
-
-
-def _fmt(v: float, unit: str) -> str:
-    from .counters import fmt_count
-
-    return fmt_count(v, unit)
-
-
 def _print(doc) -> None:
     from rich.console import Console
     from rich.table import Table
 
+    from ..counters.summary import fmt_count
+    from ..report.links_report import link_cell
+
     con = Console(width=None if sys.stdout.isatty() else 120)
     for ph in doc["phases"]:
         t = Table(title=f"phase {ph['phase']}: {ph['links']} links, max "
-                  f"{_fmt(ph['max'], doc['unit'])}, mean {_fmt(ph['mean'], doc['unit'])}",
+                  f"{fmt_count(ph['max'], doc['unit'])}, mean {fmt_count(ph['mean'], doc['unit'])}",
                   title_justify="left", header_style="bold")
         keys = [k for k in ph["hottest"][0] if k != "load"] if ph["hottest"] else []
         for k in keys + [doc["unit"]]:
             t.add_column(k, justify="right")
         for h in ph["hottest"]:
-            t.add_row(*[_cell(h[k]) for k in keys], _fmt(h["load"], doc["unit"]))
+            t.add_row(*[link_cell(h[k]) for k in keys], fmt_count(h["load"], doc["unit"]))
         con.print(t)

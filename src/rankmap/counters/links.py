@@ -1,11 +1,18 @@
-"""Matching counters rows to a machine's directed links (for link-load maps)."""
+"""Counters on a machine's directed links: matching rows to links, and the busiest links.
+
+:func:`align_to_machine` places one phase's rows on the machine's links;
+:func:`link_load_summary` does it for every phase of a counters file and lists the busiest
+links (what ``rankmap links`` prints, draws and reports).
+"""
 
 from __future__ import annotations
 
 import numpy as np
 
 from ..errors import RankmapError
-from .reader import CounterPhase
+from .reader import CounterPhase, CounterRun
+
+__all__ = ["align_to_machine", "hottest_links", "link_load_summary"]
 
 
 def _codes(machine_col: np.ndarray, csv_col: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
@@ -33,9 +40,32 @@ def _occurrence(key: np.ndarray) -> np.ndarray:
 
 
 def align_to_machine(machine, phase: CounterPhase, source: str = "counters") -> np.ndarray:
-    """Per-link counts in the machine's link order (length ``machine.n_links``), matching the
-    rows by the machine's link columns (``src,dim,dir,dst`` on a torus). Links absent from the
-    file count 0; a row naming no link of the machine, or a link given twice, is an error."""
+    """Per-link counts of one phase in the machine's link order.
+
+    Rows are matched by the machine's link columns (``src,dim,dir,dst`` on a torus); parallel
+    links that share every column are told apart by their order of appearance.
+
+    Parameters
+    ----------
+    machine : Machine
+        The machine whose links the rows name.
+    phase : CounterPhase
+        One phase of a counters file.
+    source : str
+        Name of the file, for error messages (``FILE:LINE: ...``).
+
+    Returns
+    -------
+    numpy.ndarray
+        float64, shape (machine.n_links,): the phase's count (bytes or packets, the file's
+        unit) on every link; links absent from the file count 0.
+
+    Raises
+    ------
+    RankmapError
+        A link column is missing, the machine has no links, a row names no link of the
+        machine, or a link is given twice.
+    """
     mcols = machine.link_columns()
     missing = [c for c in mcols if c not in phase.columns]
     if missing:
@@ -68,3 +98,76 @@ def align_to_machine(machine, phase: CounterPhase, source: str = "counters") -> 
     out = np.zeros(machine.n_links, dtype=np.float64)
     out[idx] = phase.values
     return out
+
+
+def hottest_links(machine, loads: np.ndarray, n: int) -> list[dict]:
+    """The ``n`` busiest links, busiest first.
+
+    Parameters
+    ----------
+    machine : Machine
+        The machine (its link columns name each link).
+    loads : numpy.ndarray
+        Count on every link, in the machine's link order (bytes or packets).
+    n : int
+        How many links to list (ties keep link order).
+
+    Returns
+    -------
+    list of dict
+        Per link: the machine's link columns (plain ints or strings), ``src_coords`` (the
+        source node's coordinates, None when links have no ``src`` column) and ``load`` (the
+        count, float).
+    """
+    cols = machine.link_columns()
+    top = np.argsort(-loads, kind="stable")[:n]
+    out = []
+    for i in top.tolist():
+        row = {c: (v[i].item() if hasattr(v[i], "item") else v[i]) for c, v in cols.items()}
+        row["src_coords"] = [int(c) for c in machine.coords(int(cols["src"][i]))] \
+            if "src" in cols else None
+        row["load"] = float(loads[i])
+        out.append(row)
+    return out
+
+
+def link_load_summary(machine, run: CounterRun, phase: str | None, top: int,
+                      source: str) -> tuple[dict[str, np.ndarray], dict]:
+    """Every phase of a counters file on the machine's links, with its busiest links.
+
+    Parameters
+    ----------
+    machine : Machine
+        The machine whose links the file names.
+    run : CounterRun
+        The counters file read.
+    phase : str or None
+        Only this phase (None: every phase, in file order).
+    top : int
+        Busiest links listed per phase (>= 0).
+    source : str
+        The file name (shown in the document and in errors).
+
+    Returns
+    -------
+    loads : dict of str to numpy.ndarray
+        Per phase name, the count on every link in the machine's link order.
+    doc : dict
+        ``{"file", "machine", "unit", "phases": [{"phase", "links", "max", "mean",
+        "hottest"}]}``: counts in the file's unit (bytes or packets), ``hottest`` as
+        :func:`hottest_links` gives it.
+
+    Raises
+    ------
+    RankmapError
+        ``top`` is negative, the phase is unknown, or a row names no link of the machine.
+    """
+    if top < 0:
+        raise RankmapError(f"bad --top {top}: must be >= 0")
+    phases = [run.phase(phase)] if phase else list(run.phases.values())
+    loads = {ph.name: align_to_machine(machine, ph, source) for ph in phases}
+    doc = {"file": source, "machine": machine.spec, "unit": run.unit,
+           "phases": [{"phase": name, "links": int(machine.n_links), "max": float(v.max()),
+                       "mean": float(v.mean()), "hottest": hottest_links(machine, v, top)}
+                      for name, v in loads.items()]}
+    return loads, doc
