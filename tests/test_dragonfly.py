@@ -252,3 +252,23 @@ def test_rcb_beats_random_on_a_whole_group():
     hops = [p["metrics"]["avg_global_hops"] for p in by["rcb"].to_json()["phases"]]
     rhops = [p["metrics"]["avg_global_hops"] for p in by["random"].to_json()["phases"]]
     assert hops[0] < rhops[0]
+
+
+def test_ugal_weighs_the_valiant_routes_second_link_in_its_direction():
+    """A Valiant route s -> i -> d crosses the global links s->i and i->d (not d->i): UGAL
+    compares T[s, d] with 2 x mean_i max(T[s, i], T[i, d]). Hand-built case on 4 groups of
+    one router with one node: group 0 sends 1 MiB to group 1, and group 1 sends 1 MiB to each
+    of groups 2 and 3. The links 0->2, 0->3, 2->1 and 3->1 are idle, so the Valiant routes of
+    0 -> 1 are free and UGAL goes Valiant; reading the reverse links 1->2, 1->3 (busy) would
+    have kept it minimal."""
+    m = parse_machine("dragonfly:groups=4,rows=1,cols=1,nodes=1,cores=1,gports=3")
+    src, dst, nbytes = np.array([0, 1, 1]), np.array([1, 2, 3]), np.full(3, 1024.0 ** 2)
+    pairs = ugal_valiant_pairs(m, src, dst, nbytes)
+    assert pairs[0, 1]
+    # 1 -> 2: its Valiant routes via 0 (1->0 idle, 0->2 idle) and via 3 (1->3 busy, 3->2
+    # idle) average 0.5 MiB; 1 MiB is not more than twice that: minimal
+    assert not pairs[1, 2] and not pairs[1, 3]
+    ugal = router_for(m, "ugal").loads(src, dst, nbytes)
+    minimal = router_for(m, "minimal").loads(src, dst, nbytes)
+    assert ugal.flow_hops[0] > minimal.flow_hops[0]        # 0 -> 1 took a detour
+    assert ugal.flow_hops[1:].tolist() == minimal.flow_hops[1:].tolist()

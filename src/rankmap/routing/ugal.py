@@ -2,8 +2,17 @@
 
 Per pair of groups (so per flow), from the phase's own load under minimal routing: with
 ``T[a, b]`` the bytes on one global link from group a to group b, flows from group s to group
-d go Valiant when ``T[s, d] > 2 * mean over i of max(T[s, i], T[d, i])`` (i: the other
+d go Valiant when ``T[s, d] > 2 * mean over i of max(T[s, i], T[i, d])`` (i: the other
 groups), else minimal.
+
+This is UGAL's rule (Singh's thesis; Kim, Dally, Scott and Abts' dragonfly paper, UGAL-G)
+with global-link loads in place of queue lengths: a packet goes minimally when the congestion
+of the minimal path times its hop count is at most that of the non-minimal path times its
+hop count. The minimal path crosses one global link, s -> d; a Valiant path through group i
+crosses two, s -> i and then i -> d (links are directed: what group d sends to i does not
+slow traffic arriving at d), so its congestion is the busier of ``T[s, i]`` and ``T[i, d]``
+and its global hop count twice the minimal one: hence the factor 2. The intermediate group is
+drawn uniformly, so its congestion is averaged over i.
 """
 
 from __future__ import annotations
@@ -40,7 +49,7 @@ def ugal_valiant_pairs(machine, src, dst, nbytes) -> np.ndarray:
     inter = gs != gd
     T = np.bincount(gs[inter] * G + gd[inter], weights=np.asarray(nbytes)[inter],
                     minlength=G * G).reshape(G, G) / machine.L
-    val = np.maximum(T[:, :, None], T.T[None, :, :])
+    val = np.maximum(T[:, :, None], T[None, :, :])   # val[s, i, d] = max(T[s, i], T[i, d])
     idx = np.arange(G)
     val[idx, idx, :] = 0.0
     val[:, idx, idx] = 0.0
