@@ -5,11 +5,26 @@ allocation), generate candidate placements (mappers), predict the load on every 
 (routing, metrics), pick the best and write it out for the launcher (io).
 """
 
+__all__ = ["__version__", "interrupted_while_loading"]
+
 __version__ = "0.1.0"
 
 
-def _interrupted_while_loading(signum, frame):
-    """Ctrl-C before a command runs (while modules load): one line and status 130."""
+def interrupted_while_loading(signum, frame):
+    """SIGINT handler while modules load: print one line and exit with status 130.
+
+    Parameters
+    ----------
+    signum : int
+        The signal number (SIGINT).
+    frame : frame or None
+        The interrupted frame (unused).
+
+    Raises
+    ------
+    SystemExit
+        Always, with status 130.
+    """
     import sys
     sys.stderr.write("rankmap: interrupted\n")
     raise SystemExit(130)
@@ -25,7 +40,7 @@ def _quiet_start() -> None:
 
     if os.path.basename(sys.argv[0] if sys.argv else "") == "rankmap" \
             and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
-        signal.signal(signal.SIGINT, _interrupted_while_loading)
+        signal.signal(signal.SIGINT, interrupted_while_loading)
 
 
 _quiet_start()

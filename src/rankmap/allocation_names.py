@@ -36,6 +36,9 @@ from .specs import parse_int
 from .validate import (check_limit, expand_hostlist, hostlist_size, parse_int_text,
                        read_csv_rows, read_text, show)
 
+__all__ = ["cname_to_coords", "resolve_names", "expand_host_list", "read_topology_csv",
+           "parse_named_allocation"]
+
 _CNAME = re.compile(r"^c(\d+)-(\d+)c(\d+)s(\d+)n(\d+)$")
 _NID = re.compile(r"^nid0*(\d+)$")
 _IDS_ONLY = re.compile(r"^[\d\s,\-]+$")

@@ -5,6 +5,8 @@ raises :class:`RankmapError` with a one-line message naming the bad value; the c
 prints it and exits with status 2.
 """
 
+__all__ = ["RankmapError"]
+
 
 class RankmapError(ValueError):
     """Bad input from the user: the message is shown as is, without a traceback."""

@@ -28,6 +28,10 @@ import numpy as np
 from .allocation import Allocation, parse_allocation
 from .errors import RankmapError
 
+__all__ = ["JobHosts", "expand_slurm_counts", "expand_host_list", "slurm_hosts", "read_slot_file",
+           "job_hosts", "job_allocation", "LaunchPlan", "LAUNCHER_FORMATS", "launcher_format",
+           "launcher_ranks", "command_for"]
+
 
 @dataclass
 class JobHosts:

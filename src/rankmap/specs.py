@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from .errors import RankmapError
 from .validate import check_limit, parse_int_text, show
 
+__all__ = ["Spec", "split_spec", "parse_shape", "parse_int"]
+
 
 @dataclass
 class Spec:

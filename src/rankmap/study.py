@@ -38,6 +38,9 @@ from .selection import build_placement
 from .patterns import parse_pattern
 from .validate import json_text
 
+__all__ = ["parse_sweep", "StudyParams", "Study", "point_time", "study_points", "check_params",
+           "run_study", "summary_csv", "plot_study"]
+
 
 def parse_sweep(text: str, what: str) -> list[int]:
     """``1,2,4,...,4096`` (``...`` continues the ratio of the two values before it up to the

@@ -12,8 +12,10 @@ import importlib
 import signal
 import sys
 
-from .. import __version__, _interrupted_while_loading
+from .. import __version__, interrupted_while_loading
 from ..errors import RankmapError
+
+__all__ = ["COMMANDS", "build_parser", "main"]
 
 #: command name -> (module, one-line summary), in the order ``rankmap --help`` lists them.
 #: Only the module of the command being run is imported (the others pull in numba, scipy and
@@ -78,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
         install_signal_cleanup()
         argv = sys.argv[1:] if argv is None else list(argv)
         parser = build_parser(argv[0] if argv and argv[0] in COMMANDS else None)
-        if signal.getsignal(signal.SIGINT) is _interrupted_while_loading:
+        if signal.getsignal(signal.SIGINT) is interrupted_while_loading:
             signal.signal(signal.SIGINT, signal.default_int_handler)  # loaded: normal Ctrl-C
         try:
             args = parser.parse_args(argv)

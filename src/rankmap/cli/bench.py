@@ -15,6 +15,8 @@ from .common import add_force, example
 from ..validate import json_text
 from .argtypes import SEED, int_arg
 
+__all__ = ["MAX_SIZES", "parse_sizes", "add_parser", "run"]
+
 MAX_SIZES = 40
 
 

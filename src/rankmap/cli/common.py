@@ -15,6 +15,10 @@ from ..patterns import Pattern, parse_pattern
 from ..timing import TimeOptions, parse_time_options
 from .argtypes import FRACTION, SEED, THREADS
 
+__all__ = ["MACHINE_HELP", "PATTERN_HELP", "NODES_HELP", "add_input_options", "add_time_options",
+           "add_force", "load_inputs", "print_mapper_notes", "time_options", "budget",
+           "add_budget", "example", "progress_bar", "write_report"]
+
 MACHINE_HELP = ("machine spec or .toml file: torus:8x16x32:cores=4, mesh:8x8x8, "
                 "bgp:4096 (Blue Gene/P, 4 cores/node), bgl:512; options :bw=425MB/s "
                 ":lat=100ns :wrap=xy :node=pack:2,numa:2,core:16 (sockets, NUMA domains "

@@ -12,6 +12,8 @@ from ..selection import compare, expand_names
 from .common import (add_budget, add_force, add_input_options, budget, example, load_inputs,
                      print_mapper_notes, progress_bar, time_options)
 
+__all__ = ["add_parser", "run", "write_plots"]
+
 
 def add_parser(sub) -> None:
     p = sub.add_parser(

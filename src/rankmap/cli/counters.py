@@ -13,6 +13,8 @@ from .common import add_force, example
 from ..validate import json_text
 from .argtypes import FRACTION, int_arg
 
+__all__ = ["add_parser", "run"]
+
 
 def add_parser(sub) -> None:
     p = sub.add_parser(

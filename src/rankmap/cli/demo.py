@@ -22,6 +22,8 @@ from ..patterns import parse_pattern
 from ..report import render
 from .common import progress_bar
 
+__all__ = ["DEMO_MACHINE", "DEMO_PATTERN", "DEMO_DIR", "add_parser", "run"]
+
 DEMO_MACHINE = "bgp:4096"
 DEMO_PATTERN = "stencil:128x128:box"
 DEMO_DIR = "rankmap-demo"

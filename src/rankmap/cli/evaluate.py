@@ -14,6 +14,8 @@ from ..validate import json_text
 from .common import (add_budget, add_force, add_input_options, budget, example, load_inputs,
                      time_options)
 
+__all__ = ["add_parser", "run"]
+
 
 def add_parser(sub) -> None:
     p = sub.add_parser(

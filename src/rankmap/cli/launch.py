@@ -20,6 +20,8 @@ from ..patterns import parse_pattern
 from .argtypes import SEED
 from .common import PATTERN_HELP, add_force, example, time_options
 
+__all__ = ["add_parser", "reorder_environment", "run"]
+
 
 def add_parser(sub) -> None:
     """Register the ``launch`` subcommand."""

@@ -12,6 +12,8 @@ from ..selection import build_placement, is_auto
 from .common import (add_budget, add_force, add_input_options, budget, example, load_inputs,
                      print_mapper_notes, progress_bar, time_options)
 
+__all__ = ["add_parser", "run", "run_auto"]
+
 
 def add_parser(sub) -> None:
     p = sub.add_parser(

@@ -9,6 +9,8 @@ from ..machines import parse_machine
 from .common import MACHINE_HELP, NODES_HELP, example
 from ..validate import json_text
 
+__all__ = ["add_parser", "node_records", "run"]
+
 
 def add_parser(sub) -> None:
     """Register ``rankmap nodes``."""

@@ -8,6 +8,8 @@ import sys
 from ..pmpi.build import library_path
 from .common import example
 
+__all__ = ["add_parser", "run"]
+
 
 def add_parser(sub) -> None:
     """Register the ``pmpi`` subcommand."""

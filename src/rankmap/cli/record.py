@@ -14,6 +14,8 @@ from ..pmpi.environment import launcher_env_args
 from ..pmpi.recording import summarize_recording
 from .common import add_force, example
 
+__all__ = ["add_parser", "run"]
+
 
 def add_parser(sub) -> None:
     """Register the ``record`` subcommand."""

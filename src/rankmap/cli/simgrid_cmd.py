@@ -9,6 +9,8 @@ import sys
 from ..io.atomic import check_writable, write_atomic
 from .common import MACHINE_HELP, add_force, example
 
+__all__ = ["add_parser", "run"]
+
 
 def add_parser(sub) -> None:
     p = sub.add_parser(

@@ -15,6 +15,8 @@ from .common import MACHINE_HELP, PATTERN_HELP, add_force, example, progress_bar
 from ..validate import json_text
 from .argtypes import SEED, int_arg
 
+__all__ = ["add_parser", "default_threads", "run"]
+
 
 def add_parser(sub) -> None:
     """Register ``rankmap study``."""

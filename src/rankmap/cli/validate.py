@@ -11,6 +11,8 @@ from ..io.atomic import check_writable, write_atomic
 from ..validate import json_text
 from .common import add_force, add_input_options, example, load_inputs, progress_bar, time_options
 
+__all__ = ["add_parser", "run", "print_table"]
+
 
 def add_parser(sub) -> None:
     p = sub.add_parser(

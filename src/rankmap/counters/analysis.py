@@ -12,6 +12,9 @@ import numpy as np
 from ..errors import RankmapError
 from ..metrics import DEFAULT_PLATEAU_Y, plateau_point
 
+__all__ = ["DEFAULT_PERCENTILES", "empirical_cdf", "empirical_pdf", "phase_stats",
+           "parse_percentiles"]
+
 #: percentiles reported by default (of the per-link counts).
 DEFAULT_PERCENTILES = (50.0, 90.0, 99.0)
 

@@ -16,6 +16,9 @@ import numpy as np
 
 from ..errors import RankmapError
 
+__all__ = ["ALL_PHASES", "VALUE_COLUMNS", "TORUS_KEY", "INT_COLUMNS", "CounterPhase", "CounterRun",
+           "read_counters", "read_runs"]
+
 #: the phase name given to counters without a ``phase`` column.
 ALL_PHASES = "all"
 #: counter columns, in order of preference.

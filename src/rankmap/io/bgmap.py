@@ -17,6 +17,8 @@ from ..errors import RankmapError
 from ..machines import GridMachine
 from ..mappers.base import Placement, validate_mapping
 
+__all__ = ["format_mapfile", "read_mapfile"]
+
 
 def _require_grid(machine) -> None:
     """Blue Gene mapfiles name nodes by torus/mesh coordinates: refuse other machines."""

@@ -11,6 +11,8 @@ from ..errors import RankmapError
 from ..mappers.base import Placement
 from .bgmap import format_mapfile, read_mapfile
 
+__all__ = ["format_bgq_mapfile", "read_bgq_mapfile"]
+
 
 def _check_5d(machine) -> None:
     if len(machine.letters) != 5:

@@ -18,6 +18,9 @@ from ..allocation import Allocation
 from ..errors import RankmapError
 from ..mappers.base import Placement, validate_mapping
 
+__all__ = ["check_name_template", "apply_name_template", "rank_hosts", "check_host_name",
+           "position_lookup", "mapping_from_hosts", "read_lines"]
+
 _FIELD = re.compile(r"\{([a-zA-Z_]\w*)[^{}]*\}")
 
 

@@ -8,6 +8,8 @@ import io
 
 import numpy as np
 
+__all__ = ["format_links_csv"]
+
 
 def format_links_csv(machine, phases) -> str:
     """CSV text of every directed link's bytes and streams for each ``PhaseResult``."""

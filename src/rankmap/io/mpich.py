@@ -14,6 +14,8 @@ from ..errors import RankmapError
 from ..mappers.base import Placement
 from .hostnames import check_host_name, mapping_from_hosts, rank_hosts, read_lines
 
+__all__ = ["format_machinefile", "read_machinefile"]
+
 
 def format_machinefile(mapping: Placement, machine, allocation: Allocation) -> str:
     """Hydra machinefile: runs of consecutive ranks on one host as ``host:count``."""

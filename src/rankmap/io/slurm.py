@@ -10,6 +10,8 @@ from ..allocation import Allocation
 from ..mappers.base import Placement
 from .hostfile import host_lines, read_hostfile
 
+__all__ = ["SRUN_USAGE", "format_slurm_hostfile", "read_slurm_hostfile"]
+
 SRUN_USAGE = "SLURM_HOSTFILE={path} srun --distribution=arbitrary -n {n_ranks} ./app"
 
 

@@ -27,6 +27,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+__all__ = ["stage_rows", "min_router_hops"]
+
 
 @njit(cache=True, nogil=True)
 def _add(link, w, scratch, touched, nt):

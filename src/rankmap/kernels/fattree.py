@@ -16,6 +16,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+__all__ = ["ktree_rows", "ktree_accumulate", "tree_rows"]
+
 
 @njit(cache=True, nogil=True)
 def _nca_level(s, d, k):

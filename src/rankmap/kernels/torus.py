@@ -27,6 +27,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+__all__ = ["route_dor", "dor_paths", "adaptive_templates", "route_adaptive", "adaptive_paths"]
+
 
 @njit(cache=True, nogil=True)
 def _offset(src_c, dst_c, n, wrap):

@@ -60,6 +60,8 @@ def node_option(value: str) -> NodeStructure:
         return read_hwloc_xml(value.strip())
     return parse_synthetic(value)
 
+__all__ = ["common_options"]
+
 
 def common_options(spec: Spec) -> dict:
     """Pop ``cores=N`` (cores per node), ``bw=`` (link bandwidth, bytes/s), ``lat=``

@@ -3,6 +3,8 @@
 BG/P nodes have 4 cores, BG/L nodes 2; both have 425 MB/s links per direction.
 """
 
+__all__ = ["BGP_SHAPES", "BGP_CORES", "BGL_SHAPES", "BGL_CORES", "PRESETS"]
+
 #: Argonne BG/P partition shapes by node count (seed 001, Table 1).
 BGP_SHAPES = {
     512: (8, 8, 8),

@@ -21,6 +21,8 @@ from ..errors import RankmapError
 from ..kernels import fattree as fk
 from .fattree import DEFAULT_BANDWIDTH, DEFAULT_HOP_LATENCY, TreeMachine
 
+__all__ = ["parse_topology_conf", "SlurmTree", "read_topology_conf"]
+
 _FIELD = re.compile(r"(\w+)=(\S+)")
 
 

@@ -14,6 +14,8 @@ import numpy as np
 from ..errors import RankmapError
 from .base import GridMachine
 
+__all__ = ["LETTER_SETS", "DEFAULT_BANDWIDTH", "DEFAULT_HOP_LATENCY", "Torus"]
+
 LETTER_SETS = {1: "X", 2: "XY", 3: "XYZ", 4: "ABCD", 5: "ABCDE", 6: "ABCDEF"}
 
 #: Blue Gene/L-P link bandwidth: 425 MB/s per direction (seed 001, BG/P).

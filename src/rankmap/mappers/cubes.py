@@ -20,6 +20,8 @@ import numpy as np
 
 from .geometry import allocation_box, box_core_array
 
+__all__ = ["block_shape", "cube_cores", "cubes_applies", "cubes", "cubes_dim1"]
+
 
 def block_shape(n_nodes: int, box: np.ndarray) -> tuple[int, ...] | None:
     """The most cube-like block of ``n_nodes`` nodes whose sides divide ``box``'s sides

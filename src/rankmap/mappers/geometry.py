@@ -13,6 +13,9 @@ import numpy as np
 from ..errors import RankmapError
 from ..machines import GridMachine
 
+__all__ = ["needs_grid", "flows_all_phases", "average_hops", "cores_of_node_order",
+           "allocation_box", "box_core_array", "bisect_order", "check_seed", "neighbour_csr"]
+
 
 def needs_grid(pattern, machine, allocation) -> str | None:
     """Applicability test: None when the pattern has a Cartesian grid, else why not."""

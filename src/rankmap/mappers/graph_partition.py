@@ -22,6 +22,9 @@ from scipy.sparse.csgraph import reverse_cuthill_mckee
 from ..errors import RankmapError
 from .geometry import bisect_order, flows_all_phases
 
+__all__ = ["KAHIP_MODE", "KAHIP_IMBALANCE", "SMALL_PART", "communication_graph", "drb_cores",
+           "graph_mapping", "graph_bisect"]
+
 #: KaHIP mode FAST (0); ECO (1) and STRONG (2) are slower and cut a little less
 KAHIP_MODE = 0
 #: allowed imbalance handed to KaHIP before the exact fix-up

@@ -23,6 +23,8 @@ import numpy as np
 from ..errors import RankmapError
 from .geometry import average_hops, needs_grid, neighbour_csr
 
+__all__ = ["walk_dimension_order", "greedy_walk", "SMALL_WALK", "EXTRA_STARTS", "greedy"]
+
 
 def walk_dimension_order(grid: tuple[int, ...]) -> list[int]:
     """Grid dimensions from innermost to outermost: the last dimension innermost, except that

@@ -15,6 +15,8 @@ import numpy as np
 
 from .geometry import average_hops, cores_of_node_order
 
+__all__ = ["MAX_AXES", "permutation_orders", "mueller_resch"]
+
 #: more axes than this are not permuted exhaustively (6! = 720 orders is the limit)
 MAX_AXES = 6
 

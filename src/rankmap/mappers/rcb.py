@@ -15,6 +15,8 @@ import numpy as np
 
 from .geometry import bisect_order
 
+__all__ = ["rcb_cores", "rcb_fallback_note", "rcb"]
+
 
 def _split_sets(pts: np.ndarray, order: np.ndarray, bounds: np.ndarray) -> np.ndarray:
     """Sort each segment of ``order`` (bounds ``bounds``) along that segment's longest axis,

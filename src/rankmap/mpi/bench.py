@@ -28,6 +28,8 @@ from ..patterns.stencil import make_stencil, stencil_offsets
 from .cart import cart_from_reordering, check_cart_args
 from .reorder import Reordering, identity, reorder_ranks, split_by_new_rank
 
+__all__ = ["KINDS", "BenchConfig", "check_config", "default_iters", "run_benchmark"]
+
 KINDS = ("pairs", "cart", "halo", "fft")
 
 

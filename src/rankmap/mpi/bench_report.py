@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from ..units import format_bytes
 
+__all__ = ["format_table", "plot_bandwidth"]
+
 
 def _fmt_time(t: float) -> str:
     return f"{t * 1e6:10.1f}"

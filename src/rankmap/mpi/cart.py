@@ -13,6 +13,8 @@ import numpy as np
 from ..errors import RankmapError
 from .reorder import reorder_ranks, split_by_new_rank
 
+__all__ = ["check_cart_args", "cart_create", "cart_from_reordering"]
+
 
 def check_cart_args(size: int, dims, periods) -> tuple[list[int], list[bool]]:
     """Validate dims (positive, product at most ``size``) and periods (same length)."""

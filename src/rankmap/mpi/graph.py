@@ -17,6 +17,8 @@ import numpy as np
 from ..errors import RankmapError
 from .reorder import reorder_ranks, split_by_new_rank
 
+__all__ = ["graph_pattern", "dist_graph_create_adjacent", "source_weights"]
+
 
 def _ranks(values, size: int, what: str) -> list[int]:
     try:

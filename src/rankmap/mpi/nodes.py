@@ -18,6 +18,8 @@ import numpy as np
 
 from ..errors import RankmapError
 
+__all__ = ["NODE_ENV", "MACHINE_ENV", "local_node_label", "resolve_node_labels"]
+
 NODE_ENV = "RANKMAP_NODE"
 MACHINE_ENV = "RANKMAP_MACHINE"
 

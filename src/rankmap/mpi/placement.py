@@ -17,6 +17,8 @@ import numpy as np
 from ..allocation import Allocation
 from ..selection import build_placement
 
+__all__ = ["Assignment", "job_allocation", "assign_ranks"]
+
 
 @dataclass
 class Assignment:

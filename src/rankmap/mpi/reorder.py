@@ -19,6 +19,8 @@ import numpy as np
 from ..errors import RankmapError
 from .nodes import MACHINE_ENV, NODE_ENV, local_node_label, resolve_node_labels
 
+__all__ = ["ReorderWarning", "Reordering", "identity", "reorder_ranks", "split_by_new_rank"]
+
 
 class ReorderWarning(UserWarning):
     """The ranks were not reordered (unknown node, no machine); the launcher's order is kept."""

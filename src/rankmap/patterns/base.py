@@ -13,6 +13,8 @@ import numpy as np
 
 from ..errors import RankmapError
 
+__all__ = ["Phase", "Pattern"]
+
 
 @dataclass
 class Phase:

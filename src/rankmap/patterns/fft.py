@@ -17,6 +17,8 @@ import numpy as np
 from ..errors import RankmapError
 from .base import Pattern, Phase
 
+__all__ = ["alltoall_groups", "alltoall_flows", "make_fft2d", "make_fft3d"]
+
 
 def alltoall_groups(grid: tuple[int, int], dim: int) -> np.ndarray:
     """Member ranks of every all-to-all group of phase ``dim``: shape (groups, group size)."""

@@ -30,6 +30,9 @@ from ..validate import (check_limit, limit, parse_float_text, parse_int_text, re
                         read_lines, read_text, show)
 from .base import Pattern, Phase
 
+__all__ = ["read_csv_graph", "read_dense_matrix", "read_matrix_market", "read_metis",
+           "read_scotch", "READERS", "make_graph_pattern"]
+
 
 def _int_token(tok: str, path: str, where: str, minimum: int | None = None) -> int:
     return parse_int_text(tok, f"integer in {path}: {where}:", minimum=minimum)

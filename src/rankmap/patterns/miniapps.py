@@ -28,6 +28,9 @@ from .base import Pattern, Phase
 from .collectives import collective_phases
 from .stencil import make_stencil, stencil_flows
 
+__all__ = ["dims_create", "fill_grid", "make_minighost", "allreduce_flows", "make_minimd",
+           "lulesh_spec", "make_lulesh"]
+
 
 def _prime_factors(n: int) -> list[int]:
     out, p = [], 2

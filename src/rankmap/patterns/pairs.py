@@ -8,6 +8,8 @@ import numpy as np
 
 from .base import Pattern, Phase
 
+__all__ = ["make_random_pairs"]
+
 
 def make_random_pairs(spec_text: str, n_ranks: int, seed: int = 0,
                       nbytes: int = 1 << 20) -> Pattern:

@@ -1,1 +1,3 @@
 """Pictures (matplotlib, drawn off-screen): link-load CDFs with plateau points, and more."""
+
+__all__ = []

@@ -9,6 +9,8 @@ import numpy as np
 from ..evaluation import Comparison
 from ..metrics import plateau_point
 
+__all__ = ["plot_link_cdfs"]
+
 
 def _pyplot():
     import matplotlib

@@ -8,6 +8,8 @@ import numpy as np
 from ..report.figures import pyplot
 from .counters import count_scale
 
+__all__ = ["plot_correlation_vs_y", "plot_time_vs_plateau"]
+
 
 def plot_correlation_vs_y(results: dict, title: str = ""):
     """Pearson r (solid) and Spearman rho (dashed) of plateau x with time against y, one

@@ -8,6 +8,8 @@ from ..counters.analysis import empirical_cdf, empirical_pdf
 from ..metrics import plateau_point
 from ..report.figures import pyplot
 
+__all__ = ["count_scale", "plot_pdf_cdf"]
+
 
 def count_scale(unit: str, vmax: float) -> tuple[float, str]:
     """Divisor and axis label for counts: MiB for bytes, thousands/millions for packets."""

@@ -15,6 +15,9 @@ from ..errors import RankmapError
 from ..machines import Dragonfly, GridMachine
 from ..report.figures import pyplot
 
+__all__ = ["REDUCERS", "torus_panels", "plot_torus_links", "plot_link_map", "dragonfly_arrays",
+           "plot_dragonfly_links", "supports"]
+
 REDUCERS = {"max": np.nanmax, "sum": np.nansum}
 
 

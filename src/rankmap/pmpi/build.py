@@ -17,6 +17,9 @@ from importlib import resources
 
 from ..errors import RankmapError
 
+__all__ = ["LIBRARY_NAME", "MPICC_ENV", "INSTALL_HINT", "sources", "find_mpicc", "cache_root",
+           "library_path"]
+
 LIBRARY_NAME = "librankmap_pmpi.so"
 MPICC_ENV = "RANKMAP_MPICC"
 INSTALL_HINT = ("install an MPI with its compiler wrapper (Debian/Ubuntu: apt-get install "

@@ -9,6 +9,8 @@ import tempfile
 from ..evaluation import Comparison
 from .html import Report
 
+__all__ = ["comparison_report", "write_comparison_report", "check_report_path"]
+
 
 def _inputs(comp: Comparison, y: float, command: str | None) -> dict:
     alloc = comp.allocation

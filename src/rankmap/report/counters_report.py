@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from .html import Report
 
+__all__ = ["counters_report"]
+
 
 def counters_report(runs, doc: dict, corr: dict | None, *, times: str | None = None,
                     sweep_y: str | None = None, by: str | None = None, bins: int = 50,

@@ -8,6 +8,8 @@ import os
 from ..errors import RankmapError
 from ..io.atomic import check_writable, write_atomic
 
+__all__ = ["FORMATS", "pyplot", "image_format", "figure_bytes", "save_figure", "suffixed"]
+
 FORMATS = {".png": "png", ".svg": "svg"}
 
 

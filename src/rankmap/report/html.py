@@ -11,6 +11,8 @@ from .. import __version__
 from ..io.atomic import write_atomic
 from .figures import figure_bytes
 
+__all__ = ["Report"]
+
 _CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:2em auto;
 max-width:1100px;color:#222;line-height:1.45;padding:0 1em}

@@ -10,6 +10,8 @@ from ..metrics import NEAR_TIE, near_tie_band, primary, ranking_key
 from ..units import format_bytes
 from ..validate import json_text
 
+__all__ = ["COLUMNS", "reference", "explain", "table", "to_csv", "to_json"]
+
 COLUMNS = [
     ("max_link_streams", "max\nstreams", lambda v: f"{v:d}"),
     ("max_link_bytes", "busiest\nlink", format_bytes),

@@ -14,6 +14,9 @@ from importlib import resources
 
 from ..errors import RankmapError
 
+__all__ = ["INSTALL_HINT", "find_tool", "smpi_available", "cache_dir", "program_source",
+           "program_headers", "compiled_program"]
+
 INSTALL_HINT = ("SimGrid SMPI is not installed: install it with 'apt-get install "
                 "libsimgrid-dev simgrid' (Debian/Ubuntu), which provides smpicc and smpirun")
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
+__all__ = ["MAGIC", "flow_file_bytes"]
+
 MAGIC = 0x70616d6b6e6172
 
 

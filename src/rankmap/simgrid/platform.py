@@ -44,6 +44,8 @@ from ..errors import RankmapError
 from ..machines import FatTree, GridMachine
 
 from ..io.hostfile import SIMGRID_HOST_PREFIX as HOST_PREFIX  # the hostfile emitter's names
+
+__all__ = ["FREE_BW", "check_supported", "platform_xml", "hostfile"]
 #: loopback bandwidth (bytes/s) written when intra-node messages are free (``mem_bw=None``)
 FREE_BW = 1e15
 

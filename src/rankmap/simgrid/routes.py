@@ -25,6 +25,8 @@ from ..errors import RankmapError
 from .build import compiled_program, find_tool
 from .platform import platform_xml
 
+__all__ = ["RouteAgreement", "simgrid_routes", "compare_routes", "sample_pairs"]
+
 
 @dataclass
 class RouteAgreement:

@@ -58,6 +58,9 @@ from .build import compiled_program, find_tool
 from .flowfile import flow_file_bytes
 from .platform import check_supported, hostfile, platform_xml
 
+__all__ = ["SMPI_CONFIG", "PROGRAM_CHOICES", "MAX_MESSAGE", "SimulationTimeout", "SmpiResult",
+           "ProgramRun", "choose_program", "simulate"]
+
 SMPI_CONFIG = ["--cfg=smpi/simulate-computation:no", "--cfg=network/model:CM02",
                "--cfg=network/crosstraffic:0", "--cfg=smpi/display-timing:0",
                "--cfg=smpi/alltoall:basic_linear", "--cfg=smpi/shared-malloc-blocksize:67108864",

@@ -27,6 +27,8 @@ from .platform import check_supported
 from .routes import RouteAgreement, compare_routes, sample_pairs
 from .runner import SimulationTimeout, simulate
 
+__all__ = ["ValidationRow", "Validation", "validate", "scatter_plot"]
+
 
 @dataclass
 class ValidationRow:
