@@ -3,7 +3,9 @@
 * every public module (no ``_`` in its path) declares ``__all__``, and every name in it exists;
 * every function in ``__all__``, and every public method of a class in ``__all__``, has a
   numpydoc docstring: a ``Parameters`` section when it takes parameters and a ``Returns`` (or
-  ``Yields``) section when it returns a value (properties need a docstring only);
+  ``Yields``) section when it returns a value (properties need a docstring only; a method
+  overriding a fully documented method of a rankmap base class inherits its sections and
+  needs a docstring saying what it does differently);
 * no module imports a private name (``_x``) from another module;
 * nothing is called ``Mapping`` (it would shadow ``typing.Mapping``).
 
@@ -42,10 +44,10 @@ DOCSTRINGS_TODO = {
     "rankmap.patterns.miniapps", "rankmap.patterns.pairs", "rankmap.patterns.stencil",
     "rankmap.node_allocation", "rankmap.allocation", "rankmap.specs", "rankmap.units",
     "rankmap.validate", "rankmap.kernels.dragonfly", "rankmap.kernels.fattree",
-    "rankmap.kernels.torus", "rankmap.machines", "rankmap.machines.base",
-    "rankmap.machines.dragonfly", "rankmap.machines.dragonfly_spec", "rankmap.machines.fattree",
-    "rankmap.machines.fattree_spec", "rankmap.machines.options", "rankmap.machines.slurm_topology",
-    "rankmap.machines.torus", "rankmap.machines.xc", "rankmap.mappers.cubes",
+    "rankmap.kernels.torus", "rankmap.machines.base",
+    "rankmap.machines.fattree",
+    "rankmap.machines.slurm_topology",
+    "rankmap.mappers.cubes",
     "rankmap.mappers.folding", "rankmap.mappers.geometry", "rankmap.mappers.graph_partition",
     "rankmap.mappers.greedy", "rankmap.mappers.mueller_resch", "rankmap.mappers.rcb",
     "rankmap.mappers.swap_refine", "rankmap.metrics.bisection", "rankmap.metrics.link_metrics",
@@ -115,11 +117,46 @@ def returns_value(fn: ast.FunctionDef) -> bool:
     return False
 
 
-def docstring_problems(fn: ast.FunctionDef, where: str) -> list[str]:
+def documented_methods() -> dict[str, ast.ClassDef]:
+    """Every class of the package, by name."""
+    out: dict[str, ast.ClassDef] = {}
+    for p in sorted(PKG.rglob("*.py")):
+        for node in ast.walk(ast.parse(p.read_text(), str(p))):
+            if isinstance(node, ast.ClassDef):
+                out.setdefault(node.name, node)
+    return out
+
+
+def base_names(cls: ast.ClassDef) -> list[str]:
+    return [b.id if isinstance(b, ast.Name) else b.attr for b in cls.bases
+            if isinstance(b, (ast.Name, ast.Attribute))]
+
+
+def inherits_docs(fn: ast.FunctionDef, cls: ast.ClassDef | None, methods) -> bool:
+    """Whether ``fn`` overrides a fully documented method of a base class (or its bases)."""
+    todo, seen = list(base_names(cls)) if cls else [], set()
+    while todo:
+        base = todo.pop()
+        if base in seen or base not in methods:
+            continue
+        seen.add(base)
+        parent = next((m for m in methods[base].body
+                       if isinstance(m, ast.FunctionDef) and m.name == fn.name), None)
+        if parent is not None and ast.get_docstring(parent) and \
+                not docstring_problems(parent, "", None, methods):
+            return True
+        todo.extend(base_names(methods[base]))
+    return False
+
+
+def docstring_problems(fn: ast.FunctionDef, where: str, cls: ast.ClassDef | None = None,
+                       methods=None) -> list[str]:
     doc = ast.get_docstring(fn)
     if not doc:
         return [f"{where}: no docstring"]
     if any(isinstance(d, ast.Name) and d.id == "property" for d in fn.decorator_list):
+        return []
+    if methods is not None and cls is not None and inherits_docs(fn, cls, methods):
         return []
     out = []
     if parameters(fn) and "\nParameters\n----------" not in doc:
@@ -129,7 +166,7 @@ def docstring_problems(fn: ast.FunctionDef, where: str) -> list[str]:
     return out
 
 
-def module_docstring_problems(module: str, tree: ast.Module) -> list[str]:
+def module_docstring_problems(module: str, tree: ast.Module, methods=None) -> list[str]:
     defs = {n.name: n for n in tree.body
             if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
     out = []
@@ -143,7 +180,7 @@ def module_docstring_problems(module: str, tree: ast.Module) -> list[str]:
             for m in node.body:
                 if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
                         not m.name.startswith("_"):
-                    out += docstring_problems(m, f"{module}.{name}.{m.name}")
+                    out += docstring_problems(m, f"{module}.{name}.{m.name}", node, methods)
     return out
 
 
@@ -164,8 +201,9 @@ def test_every_public_module_has_all():
 
 def test_public_functions_have_numpydoc_docstrings():
     bad, done = [], []
+    methods = documented_methods()
     for module, tree in public_modules().items():
-        problems = module_docstring_problems(module, tree)
+        problems = module_docstring_problems(module, tree, methods)
         if module in DOCSTRINGS_TODO:
             if not problems:
                 done.append(module)

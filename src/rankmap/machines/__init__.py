@@ -99,7 +99,26 @@ MACHINE_KINDS: dict[str, Callable[[Spec], Machine]] = {
 
 
 def parse_machine(text: str | Machine) -> Machine:
-    """Build a :class:`Machine` from a spec string (or a TOML file holding ``machine = ...``)."""
+    """Build a machine from its spec.
+
+    Parameters
+    ----------
+    text : str or Machine
+        A spec (``torus:8x8x8:cores=2``, ``bgp:4096``, ``dragonfly:...``, ``fattree:...``,
+        ``xc:...``) or a ``.toml`` file holding ``machine = "..."``; a Machine is returned
+        as it is.
+
+    Returns
+    -------
+    Machine
+        The machine.
+
+    Raises
+    ------
+    RankmapError
+        An unknown kind or a bad option (one line naming it).
+    """
+
     if isinstance(text, Machine):
         return text
     if not isinstance(text, str) or not text.strip():

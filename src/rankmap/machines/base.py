@@ -70,7 +70,15 @@ class Machine(ABC):
         return self._bw
 
     def link_columns(self) -> dict[str, np.ndarray]:
-        """Columns describing every link for CSV output (at least ``src`` and ``dst``)."""
+        """Columns naming every link, for CSV output and for matching counters files.
+
+        Returns
+        -------
+        dict of str to numpy.ndarray
+            Column name -> one value per directed link (length ``n_links``), at least ``src``
+            and ``dst`` (int64 vertex ids); machines add their own (``dim``, ``dir`` on a
+            torus; ``class``, routers on a dragonfly).
+        """
         return {"src": self.link_src, "dst": self.link_dst}
 
     # ---- nodes -------------------------------------------------------------------------
@@ -81,31 +89,110 @@ class Machine(ABC):
 
     @abstractmethod
     def coords(self, nodes: np.ndarray) -> np.ndarray:
-        """Coordinates of the given node ids, shape (len(nodes), len(letters))."""
+        """Coordinates of nodes.
+
+        Parameters
+        ----------
+        nodes : int or numpy.ndarray
+            Node ids (0 .. n_nodes - 1).
+
+        Returns
+        -------
+        numpy.ndarray
+            int64 coordinates, one row per node (one column per coordinate: the machine's
+            letters on a grid, ``[group, row, col, node]`` on a dragonfly); a single row for
+            a single id.
+        """
 
     @abstractmethod
     def node_ids(self, coords: np.ndarray) -> np.ndarray:
-        """Node ids of the given coordinates (rows); raises RankmapError when out of range."""
+        """Node ids of coordinates (the inverse of :meth:`coords`).
+
+        Parameters
+        ----------
+        coords : numpy.ndarray
+            int coordinates, one row per node.
+
+        Returns
+        -------
+        numpy.ndarray
+            int64 node id of every row.
+
+        Raises
+        ------
+        RankmapError
+            A coordinate is out of range.
+        """
 
     @abstractmethod
     def hop_distance(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        """Links on a shortest path between node ids ``a`` and ``b`` (elementwise, int64)."""
+        """Hops between nodes: links on a shortest path, elementwise.
+
+        Parameters
+        ----------
+        a, b : numpy.ndarray
+            Node ids (broadcast against each other).
+
+        Returns
+        -------
+        numpy.ndarray
+            int64 number of network links a message crosses (0 for a node to itself; what
+            counts as a hop is the machine's: router-to-router links on a dragonfly, host
+            links too on a fat tree).
+        """
 
     def geometry(self, nodes: np.ndarray) -> np.ndarray:
         """Coordinates that geometric mappers (rcb, greedy) split and walk, one row per node.
 
         Default: :meth:`coords`. A dragonfly, say, returns (col, row, group) so that recursive
         bisection treats the group as z and router row/column as y/x (seed 002).
+
+        Parameters
+        ----------
+        nodes : numpy.ndarray
+            Node ids.
+
+        Returns
+        -------
+        numpy.ndarray
+            int64 coordinates, one row per node, in the order mappers split them.
         """
         return self.coords(nodes)
 
     def node_name(self, node: int) -> str:
-        """A default host name for a node: ``node<id>``."""
+        """A default host name for a node.
+
+        Parameters
+        ----------
+        node : int
+            Node id.
+
+        Returns
+        -------
+        str
+            ``node<id>`` here; grid machines use coordinates (``node<x>-<y>-<z>``).
+        """
         return f"node{int(node)}"
 
     # ---- routing -----------------------------------------------------------------------
     def check_routing(self, routing: str | None) -> str:
-        """Return the routing name to use (the default when None); error on an unknown one."""
+        """The routing to use.
+
+        Parameters
+        ----------
+        routing : str or None
+            A routing name (``dor``, ``minimal``, ...), or None for the machine's default.
+
+        Returns
+        -------
+        str
+            ``routing``, or the default (the first of :attr:`routings`) when None.
+
+        Raises
+        ------
+        RankmapError
+            A routing this machine does not support (the message lists the supported ones).
+        """
         if routing is None:
             return self.routings[0]
         if routing not in self.routings:
@@ -119,7 +206,14 @@ class Machine(ABC):
 
     @abstractmethod
     def describe(self) -> dict:
-        """A JSON-ready description (kind, shape, cores, bandwidths)."""
+        """A JSON-ready description of the machine.
+
+        Returns
+        -------
+        dict
+            Kind, shape, cores per node and link bandwidths (bytes/s), plain JSON values.
+        """
+
 
 
 class GridMachine(Machine):

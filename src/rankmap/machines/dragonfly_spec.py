@@ -13,7 +13,24 @@ __all__ = ["parse_dragonfly", "pop_int", "pop_cores", "pop_common", "check_size"
 
 
 def pop_int(spec, key, default, minimum=1):
-    """Pop option ``key`` of a dragonfly spec as an int >= ``minimum`` (``default`` if absent)."""
+    """Pop an integer option of a dragonfly spec.
+
+    Parameters
+    ----------
+    spec : Spec
+        The split spec; the option is removed from it.
+    key : str
+        Option name (``groups``, ``rows``, ...).
+    default : int
+        Value when the option is absent.
+    minimum : int
+        Smallest value accepted.
+
+    Returns
+    -------
+    int
+        The value.
+    """
     v = spec.pop_option(key)
     return default if v is None else parse_int(v, f"dragonfly {key}", minimum=minimum)
 
@@ -44,7 +61,20 @@ def pop_cores(spec, default: int) -> tuple[int, dict]:
 
 def pop_common(spec) -> dict:
     """Pop the options every dragonfly spec takes: ``bw_row=``, ``bw_col=``, ``bw_global=``,
-    ``bw_inject=`` (bytes/s), ``lat=`` (seconds), ``global=``, ``layout=``; Dragonfly kwargs."""
+    ``bw_inject=`` (bytes/s), ``lat=`` (seconds), ``global=``, ``layout=``.
+
+    Parameters
+    ----------
+    spec : Spec
+        The split spec; the options are removed from it.
+
+    Returns
+    -------
+    dict
+        :class:`Dragonfly` keyword arguments for the options given (bandwidths in bytes/s,
+        latency in s).
+    """
+
     bw = {}
     for cls in ("row", "col", "global", "inject"):
         if (v := spec.pop_option(f"bw_{cls}")) is not None:
@@ -90,6 +120,21 @@ def parse_dragonfly(spec) -> Dragonfly:
 
     Defaults: rows=1, cols=1, nodes=1, cores=1, gports=1 (so ``global`` defaults to
     ``floor(R*C/(G-1))``), layout spread, Aries-like bandwidths.
+
+    Parameters
+    ----------
+    spec : Spec
+        The split spec (kind ``dragonfly``); its options are consumed.
+
+    Returns
+    -------
+    Dragonfly
+        The machine.
+
+    Raises
+    ------
+    RankmapError
+        Missing ``groups``, a bad or unknown option, or sizes over the caps.
     """
     if spec.words:
         raise RankmapError(f"bad machine {spec.text!r}: dragonfly takes key=value options, e.g. "

@@ -15,7 +15,19 @@ __all__ = ["parse_fattree"]
 
 def parse_fattree(spec) -> Machine:
     """``fattree:k=K:levels=N[:cores=C][:bw=..][:taper=T][:lat=..]`` or
-    ``fattree:topology=FILE[:cores=C][:bw=..][:lat=..]``."""
+    ``fattree:topology=FILE[:cores=C][:bw=..][:lat=..]``.
+
+    Parameters
+    ----------
+    spec : Spec
+        The split spec (kind ``fattree``); its options are consumed.
+
+    Returns
+    -------
+    Machine
+        A :class:`FatTree` (k-ary n-tree) or a :class:`SlurmTree` read from the file.
+    """
+
     opts = common_options(spec)
     path = spec.pop_option("topology")
     if path is not None:

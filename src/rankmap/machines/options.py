@@ -64,11 +64,21 @@ __all__ = ["common_options"]
 
 
 def common_options(spec: Spec) -> dict:
-    """Pop ``cores=N`` (cores per node), ``bw=`` (link bandwidth, bytes/s), ``lat=``
-    (per-hop latency, s) and ``node=`` (the node's packages, NUMA domains and cores) from
-    ``spec``; return them as constructor keyword arguments.
+    """Pop the options every machine kind takes.
 
     ``cores=`` and ``node=`` must agree; ``node=`` alone sets the cores per node.
+
+    Parameters
+    ----------
+    spec : Spec
+        The split spec; ``cores=``, ``bw=``, ``lat=`` and ``node=`` are removed from it.
+
+    Returns
+    -------
+    dict
+        Constructor keyword arguments for the options given: ``cores_per_node`` (int),
+        ``bandwidth`` (link bandwidth, bytes/s), ``hop_latency_s`` (per-hop latency, s) and
+        the node structure (packages, NUMA domains and cores) of ``node=``.
     """
     opts = {}
     if (v := spec.pop_option("cores")) is not None:

@@ -32,7 +32,27 @@ def _expand(value: str, path: str, lineno: int) -> list[str]:
 
 
 def parse_topology_conf(path: str) -> tuple[list[str], dict[str, list[str]], dict[str, list[str]]]:
-    """(switch names in file order, switch -> host names, switch -> child switch names)."""
+    """Read the switches of a Slurm topology.conf.
+
+    Parameters
+    ----------
+    path : str
+        The file (``SwitchName=... Nodes=...`` / ``Switches=...`` lines; host lists expanded).
+
+    Returns
+    -------
+    switches : list of str
+        Switch names in file order.
+    hosts : dict of str to list of str
+        Switch name -> the host names attached to it.
+    children : dict of str to list of str
+        Switch name -> its child switches.
+
+    Raises
+    ------
+    RankmapError
+        A missing file, a malformed line (naming file and line), or a switch listing itself.
+    """
     if not os.path.isfile(path):
         raise RankmapError(f"topology file {path!r} not found")
     switches: list[str] = []
@@ -199,5 +219,21 @@ class SlurmTree(TreeMachine):
 
 
 def read_topology_conf(path: str, spec: str | None = None, **opts) -> SlurmTree:
-    """Build the tree machine of a Slurm topology.conf (see module docstring)."""
+    """Build the tree machine of a Slurm topology.conf (see the module docstring).
+
+    Parameters
+    ----------
+    path : str
+        The topology.conf file.
+    spec : str, optional
+        The machine spec shown in outputs (default: built from ``path``).
+    **opts
+        Machine options passed to :class:`SlurmTree` (cores per node, bandwidth, latency).
+
+    Returns
+    -------
+    SlurmTree
+        The tree: hosts as nodes, switches as inner vertices, links both ways.
+    """
+
     return SlurmTree(path, spec=spec, **opts)

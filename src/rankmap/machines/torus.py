@@ -120,17 +120,35 @@ class Torus(GridMachine):
         return {"src": self._src, "dim": self._dim, "dir": self._dir, "dst": self._dst}
 
     def link_index(self, node, dim, direction) -> np.ndarray:
-        """Index into the link list of directed link(s) (node, dim, dir); -1 where absent."""
+        """Positions in the link list of directed links given by their source and direction.
+
+        Parameters
+        ----------
+        node : int or numpy.ndarray
+            Source node ids.
+        dim : int or numpy.ndarray
+            Dimension of the link (0 = X).
+        direction : int or numpy.ndarray
+            +1 or -1 along that dimension.
+
+        Returns
+        -------
+        numpy.ndarray
+            int64 link index of every (node, dim, direction); -1 where the link does not exist
+            (the open faces of a mesh).
+        """
         node = np.asarray(node, dtype=np.int64)
         dense = node * 2 * self.ndim + 2 * np.asarray(dim) + np.where(np.asarray(direction) > 0, 0, 1)
         return self._link_of_slot[dense]
 
     # ---- nodes -------------------------------------------------------------------------
     def coords(self, nodes) -> np.ndarray:
+        """Grid coordinates, first dimension fastest in the node id (design.md)."""
         nodes = np.asarray(nodes, dtype=np.int64)
         return (nodes[..., None] // self.strides) % self.dims
 
     def node_ids(self, coords) -> np.ndarray:
+        """Node id = sum of coordinate x stride; out-of-range coordinates are an error."""
         coords = np.asarray(coords, dtype=np.int64)
         if coords.shape[-1] != self.ndim:
             raise RankmapError(f"expected {self.ndim} coordinates per node, got {coords.shape[-1]}")
@@ -142,6 +160,7 @@ class Torus(GridMachine):
         return coords @ self.strides
 
     def hop_distance(self, a, b) -> np.ndarray:
+        """Sum over dimensions of |delta|, the shorter way round on wrapped dimensions."""
         ca, cb = self.coords(a), self.coords(b)
         delta = np.abs(cb - ca)
         delta = np.where(self.wrap, np.minimum(delta, self.dims - delta), delta)
@@ -152,6 +171,8 @@ class Torus(GridMachine):
         return "node" + "-".join(str(int(v)) for v in self.coords(np.int64(node)))
 
     def describe(self) -> dict:
+        """Kind, spec, dims, wrap, letters, nodes, cores and link bandwidth (bytes/s)."""
+
         d = {"kind": self.kind, "spec": self.spec, "dims": [int(v) for v in self.dims],
              "wrap": [bool(w) for w in self.wrap], "letters": self.letters,
              "nodes": self.n_nodes, "cores_per_node": self.cores_per_node,

@@ -21,7 +21,18 @@ def parse_xc(spec) -> Dragonfly:
 
     ``cabinet_cols`` (cabinets per row of the machine room, default 12) only affects Cray
     names ``cX-YcCsSnN``: group = floor(X/2) + Y*floor(N/2).
+
+    Parameters
+    ----------
+    spec : Spec
+        The split spec (kind ``xc``); its options are consumed.
+
+    Returns
+    -------
+    Dragonfly
+        G groups of 6x16 routers, 4 nodes each, Aries bandwidths (bytes/s).
     """
+
     if spec.words:
         raise RankmapError(f"bad machine {spec.text!r}: use xc:groups=G, e.g. xc:groups=26")
     if "groups" not in spec.options:
