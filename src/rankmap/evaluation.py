@@ -54,7 +54,14 @@ class Evaluation:
         return self.mapping.name
 
     def to_json(self) -> dict:
-        """``{"mapping", "metrics", "phases": [{"name", "metrics"}]}`` as in design.md."""
+        """The candidate as JSON (design.md).
+
+        Returns
+        -------
+        dict
+            ``{"mapping", "metrics", "phases": [{"name", "metrics"}]}`` plus any extra keys
+            (notes of the mapper); bytes in bytes, times in seconds.
+        """
         d = {"mapping": self.name, "metrics": self.metrics,
              "phases": [{"name": p.name, "metrics": p.metrics} for p in self.phases]}
         d.update(self.extra)
@@ -197,14 +204,33 @@ class Comparison:
         return self.candidates[0]
 
     def find(self, name: str) -> Evaluation | None:
-        """The candidate called ``name`` or None."""
+        """The candidate called ``name``.
+
+        Parameters
+        ----------
+        name : str
+            A candidate (mapping) name, as in the table.
+
+        Returns
+        -------
+        Evaluation or None
+            The candidate, or None when none has that name.
+        """
         for c in self.candidates:
             if c.name == name:
                 return c
         return None
 
     def to_json(self) -> dict:
-        """The JSON document of ``compare --format json`` (design.md)."""
+        """The JSON document of ``compare --format json`` (design.md).
+
+        Returns
+        -------
+        dict
+            Machine, allocation, pattern, routing, every candidate's :meth:`Evaluation.to_json`
+            and the best candidate's name; strict JSON values.
+        """
+
         d = {"machine": self.machine.describe(), "allocation": self.allocation.describe(),
              "pattern": self.pattern.describe(), "routing": self.routing,
              "candidates": [c.to_json() for c in self.candidates],

@@ -26,7 +26,21 @@ __all__ = ["block_shape", "cube_cores", "cubes_applies", "cubes", "cubes_dim1"]
 def block_shape(n_nodes: int, box: np.ndarray) -> tuple[int, ...] | None:
     """The most cube-like block of ``n_nodes`` nodes whose sides divide ``box``'s sides
     (smallest largest side, then smallest total side length; ties: larger sides first
-    along X). None when no such block exists."""
+    along X).
+
+    Parameters
+    ----------
+    n_nodes : int
+        Nodes the block holds.
+    box : numpy.ndarray
+        int sides of the allocated box (nodes per dimension).
+
+    Returns
+    -------
+    tuple of int or None
+        The block's sides (nodes), or None when no such block exists.
+    """
+
     divs = [[d for d in range(1, int(s) + 1) if s % d == 0] for s in box]
     best, best_key = None, None
     for shape in itertools.product(*divs):
@@ -65,7 +79,24 @@ def _plan(pattern, machine, allocation, dim: int):
 
 
 def cube_cores(pattern, machine, allocation, dim: int) -> np.ndarray:
-    """Core of every rank with the groups of phase ``dim`` on compact blocks."""
+    """Core of every rank with the all-to-all groups of phase ``dim`` on compact blocks.
+
+    Parameters
+    ----------
+    pattern : Pattern
+        An fft2d pattern.
+    machine : Machine
+        A grid machine.
+    allocation : Allocation
+        A box of nodes.
+    dim : int
+        0 for the groups of phase ``dim0``, 1 for ``dim1``.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 allocation core of every rank.
+    """
     plan = _plan(pattern, machine, allocation, dim)
     cores, bshape = plan
     shape = np.array(cores.shape[:-1])
@@ -93,6 +124,20 @@ def cube_cores(pattern, machine, allocation, dim: int) -> np.ndarray:
 
 
 def cubes_applies(dim):
+    """The applicability test of ``cubes`` (``dim`` 0) or ``cubes-dim1`` (``dim`` 1).
+
+    Parameters
+    ----------
+    dim : int
+        The fft2d phase whose groups are placed on blocks.
+
+    Returns
+    -------
+    callable
+        ``applies(pattern, machine, allocation) -> str or None``: why the mapper cannot
+        place the pattern (not an fft2d, no box, no block shape), or None.
+    """
+
     def applies(pattern, machine, allocation):
         plan = _plan(pattern, machine, allocation, dim)
         return plan if isinstance(plan, str) else None
@@ -100,10 +145,44 @@ def cubes_applies(dim):
 
 
 def cubes(pattern, machine, allocation, seed):
-    """Groups of phase dim0 on compact blocks (see module docstring); ``seed`` unused."""
+    """Groups of phase dim0 on compact blocks (see module docstring); ``seed`` unused.
+
+    Parameters
+    ----------
+    pattern : Pattern
+        The pattern whose ranks are placed.
+    machine : Machine
+        The machine.
+    allocation : Allocation
+        The allocated nodes; ranks go on their cores only.
+    seed : int
+        Unused (deterministic).
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 allocation core of every rank.
+    """
     return cube_cores(pattern, machine, allocation, 0)
 
 
 def cubes_dim1(pattern, machine, allocation, seed):
-    """Groups of phase dim1 on compact blocks (see module docstring); ``seed`` unused."""
+    """Groups of phase dim1 on compact blocks (see module docstring); ``seed`` unused.
+
+    Parameters
+    ----------
+    pattern : Pattern
+        The pattern whose ranks are placed.
+    machine : Machine
+        The machine.
+    allocation : Allocation
+        The allocated nodes; ranks go on their cores only.
+    seed : int
+        Unused (deterministic).
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 allocation core of every rank.
+    """
     return cube_cores(pattern, machine, allocation, 1)

@@ -26,7 +26,7 @@ import numpy as np
 from ..errors import RankmapError
 from .geometry import allocation_box
 
-__all__ = ["fold_cores", "fold_layout"]
+__all__ = ["fold", "fold_applies", "fold_cores", "fold_layout"]
 
 
 def _node_block(grid: tuple[int, int], cpn: int) -> tuple[int, int] | None:
@@ -79,6 +79,15 @@ def _grid_edges(shape: tuple[int, int], periodic: bool):
 
 def fold_layout(pattern, machine, allocation):
     """The best fold of the pattern's grid into the allocated box, or a reason string.
+
+    Parameters
+    ----------
+    pattern : Pattern
+        The pattern (a 2-D grid).
+    machine : Machine
+        A 3-D grid machine.
+    allocation : Allocation
+        A box of nodes.
 
     Returns
     -------
@@ -155,10 +164,44 @@ def fold_cores(pattern, machine, allocation) -> np.ndarray:
 
 
 def fold_applies(pattern, machine, allocation):
+    """The applicability test of ``fold``.
+
+    Parameters
+    ----------
+    pattern : Pattern
+        The pattern.
+    machine : Machine
+        The machine.
+    allocation : Allocation
+        The allocation.
+
+    Returns
+    -------
+    str or None
+        Why no fold applies (not a 2-D grid, no 3-D box, no node block), or None.
+    """
+
     lay = fold_layout(pattern, machine, allocation)
     return lay if isinstance(lay, str) else None
 
 
 def fold(pattern, machine, allocation, seed):
-    """The best fold of the 2-D grid into the allocated 3-D box (module docstring)."""
+    """The best fold of the 2-D grid into the allocated 3-D box (module docstring).
+
+    Parameters
+    ----------
+    pattern : Pattern
+        The pattern whose ranks are placed.
+    machine : Machine
+        The machine.
+    allocation : Allocation
+        The allocated nodes; ranks go on their cores only.
+    seed : int
+        Unused (deterministic).
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 allocation core of every rank.
+    """
     return fold_cores(pattern, machine, allocation)

@@ -18,14 +18,42 @@ __all__ = ["needs_grid", "flows_all_phases", "average_hops", "cores_of_node_orde
 
 
 def needs_grid(pattern, machine, allocation) -> str | None:
-    """Applicability test: None when the pattern has a Cartesian grid, else why not."""
+    """Applicability test of mappers that walk or split the process grid.
+
+    Parameters
+    ----------
+    pattern : Pattern
+        The pattern.
+    machine : Machine
+        Unused (the test is the same on every machine).
+    allocation : Allocation
+        Unused.
+
+    Returns
+    -------
+    str or None
+        None when the pattern has a Cartesian grid, else why not.
+    """
     if pattern.grid is None:
         return f"pattern {pattern.spec!r} has no Cartesian process grid"
     return None
 
 
 def flows_all_phases(pattern) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Concatenated (src, dst, bytes) of every phase of ``pattern``."""
+    """Every flow of every phase, concatenated.
+
+    Parameters
+    ----------
+    pattern : Pattern
+        The pattern.
+
+    Returns
+    -------
+    src, dst : numpy.ndarray
+        int64 source and destination ranks.
+    nbytes : numpy.ndarray
+        float64 bytes of each flow.
+    """
     if not pattern.phases:
         z = np.zeros(0, dtype=np.int64)
         return z, z, np.zeros(0)
@@ -35,7 +63,24 @@ def flows_all_phases(pattern) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def average_hops(core_of_rank: np.ndarray, pattern, machine, allocation) -> float:
-    """Mean hop count (links) over every flow of every phase under ``core_of_rank``."""
+    """Mean hop count over every flow of every phase of a placement.
+
+    Parameters
+    ----------
+    core_of_rank : numpy.ndarray
+        int64 allocation core of every rank.
+    pattern : Pattern
+        The pattern.
+    machine : Machine
+        The machine (its hop distance).
+    allocation : Allocation
+        The allocation the cores refer to.
+
+    Returns
+    -------
+    float
+        Mean links per flow (unweighted by bytes); 0 without flows.
+    """
     src, dst, _ = flows_all_phases(pattern)
     if len(src) == 0:
         return 0.0
@@ -44,8 +89,20 @@ def average_hops(core_of_rank: np.ndarray, pattern, machine, allocation) -> floa
 
 
 def cores_of_node_order(node_order: np.ndarray, allocation) -> np.ndarray:
-    """Allocation cores listed node by node (cores of a node first) for allocation
-    positions ``node_order``."""
+    """Allocation cores listed node by node, cores of a node first.
+
+    Parameters
+    ----------
+    node_order : numpy.ndarray
+        Allocation positions (indices into ``allocation.nodes``) in the order wanted.
+    allocation : Allocation
+        The allocation.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 allocation cores, ``cores_per_node`` per listed node.
+    """
     cpn = allocation.cores_per_node
     return (np.asarray(node_order, dtype=np.int64)[:, None] * cpn
             + np.arange(cpn, dtype=np.int64)).reshape(-1)
@@ -54,7 +111,20 @@ def cores_of_node_order(node_order: np.ndarray, allocation) -> np.ndarray:
 def allocation_box(machine, allocation) -> tuple[np.ndarray, np.ndarray] | str:
     """(origin, shape) of the box the allocated nodes fill exactly, or a reason string.
 
-    Needs a machine with Cartesian coordinates (``dims``); the box may not wrap around.
+    Needs a grid machine; the box may not wrap around.
+
+    Parameters
+    ----------
+    machine : Machine
+        The machine.
+    allocation : Allocation
+        The allocated nodes.
+
+    Returns
+    -------
+    tuple of numpy.ndarray, or str
+        (origin, shape): int64 coordinates of the box's lowest corner and its sides in
+        nodes; or why the nodes fill no box.
     """
     if not isinstance(machine, GridMachine):
         return f"the {machine.kind} machine has no Cartesian box of nodes"
@@ -69,7 +139,24 @@ def allocation_box(machine, allocation) -> tuple[np.ndarray, np.ndarray] | str:
 
 
 def box_core_array(machine, allocation, origin, shape) -> np.ndarray:
-    """Allocation core index at every (x, y, ..., t) of a box: shape ``(*shape, cpn)``."""
+    """Allocation core index at every position of a box of nodes.
+
+    Parameters
+    ----------
+    machine : Machine
+        A grid machine.
+    allocation : Allocation
+        The allocation (it must hold every node of the box).
+    origin : numpy.ndarray
+        Coordinates of the box's lowest corner.
+    shape : numpy.ndarray
+        Sides of the box (nodes).
+
+    Returns
+    -------
+    numpy.ndarray
+        int64, shape ``(*shape, cores_per_node)``: the core at (x, y, ..., t).
+    """
     grids = np.meshgrid(*[np.arange(s) for s in shape], indexing="ij")
     coords = np.stack([g.reshape(-1) for g in grids], axis=-1) + origin
     pos = allocation.position_of_node(machine.node_ids(coords))
@@ -78,12 +165,21 @@ def box_core_array(machine, allocation, origin, shape) -> np.ndarray:
     return cores.reshape(*[int(s) for s in shape], cpn)
 
 
-def bisect_order(points: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
+def bisect_order(points: np.ndarray) -> np.ndarray:
     """Order of the rows of ``points`` given by recursive coordinate bisection.
 
-    Each set is split at its (weighted) median along the coordinate of largest extent, the
-    lower half first, recursively, level by level (vectorised over all sets of a level).
-    Returns the permutation of row indices; consecutive positions are geometrically close.
+    Each set is split at its median along the coordinate of largest extent, the lower half
+    first, recursively, level by level (vectorised over all sets of a level).
+
+    Parameters
+    ----------
+    points : numpy.ndarray
+        Coordinates, one row per point.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 permutation of the row indices; consecutive positions are geometrically close.
     """
     n = len(points)
     order = np.arange(n, dtype=np.int64)
@@ -113,7 +209,24 @@ def bisect_order(points: np.ndarray, weights: np.ndarray | None = None) -> np.nd
 
 
 def check_seed(seed) -> int:
-    """The seed as a non-negative int (RankmapError otherwise)."""
+    """Check a seed.
+
+    Parameters
+    ----------
+    seed : int or str
+        The seed given.
+
+    Returns
+    -------
+    int
+        The seed, a non-negative int.
+
+    Raises
+    ------
+    RankmapError
+        Not an integer, or negative.
+    """
+
     try:
         s = int(seed)
     except (TypeError, ValueError):

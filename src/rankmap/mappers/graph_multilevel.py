@@ -33,7 +33,7 @@ from .network_bisection import map_graph_to_nodes
 from .node_partition import node_parts, quotient_graph
 from .swap_refine import UnitPlacement, hop_swap_passes, link_swaps, placement_key, unit_phases
 
-__all__ = ["multilevel_cores", "HOP_PASSES", "NODE_PROPOSALS", "RANK_PROPOSALS"]
+__all__ = ["graph", "multilevel_cores", "HOP_PASSES", "NODE_PROPOSALS", "RANK_PROPOSALS"]
 
 #: vectorised hop-bytes swap passes (nodes, then ranks)
 HOP_PASSES = 8
@@ -118,5 +118,22 @@ def multilevel_cores(pattern, machine, allocation, seed: int = 0, hop_passes: in
 
 
 def graph(pattern, machine, allocation, seed):
-    """Multilevel mapping of the communication graph (see module docstring)."""
+    """Multilevel mapping of the communication graph (see module docstring).
+
+    Parameters
+    ----------
+    pattern : Pattern
+        The pattern whose ranks are placed.
+    machine : Machine
+        The machine.
+    allocation : Allocation
+        The allocated nodes; ranks go on their cores only.
+    seed : int
+        Seeds KaHIP and the refinement's choices.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 allocation core of every rank.
+    """
     return multilevel_cores(pattern, machine, allocation, seed)

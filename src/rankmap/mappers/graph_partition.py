@@ -35,7 +35,19 @@ SMALL_PART = 8
 
 
 def communication_graph(pattern) -> sp.csr_matrix:
-    """Symmetric CSR matrix of bytes exchanged between every pair of ranks (no diagonal)."""
+    """The communication graph of a pattern, over all its phases.
+
+    Parameters
+    ----------
+    pattern : Pattern
+        The pattern.
+
+    Returns
+    -------
+    scipy.sparse.csr_matrix
+        Symmetric ranks x ranks matrix: entry (a, b) is the bytes a and b exchange in both
+        directions; no diagonal.
+    """
     src, dst, nbytes = flows_all_phases(pattern)
     n = pattern.n_ranks
     keep = src != dst
@@ -86,7 +98,25 @@ def _bipartition(sub: sp.csr_matrix, n1: int, seed: int) -> np.ndarray:
 
 
 def drb_cores(graph: sp.csr_matrix, machine, allocation, seed: int) -> np.ndarray:
-    """Core of every rank by dual recursive bipartitioning (see module docstring)."""
+    """Core of every rank by dual recursive bipartitioning (see the module docstring).
+
+    Parameters
+    ----------
+    graph : scipy.sparse.csr_matrix
+        The symmetric communication graph (bytes).
+    machine : Machine
+        The machine (its geometry guides the node bisection).
+    allocation : Allocation
+        The allocation.
+    seed : int
+        Seeds KaHIP.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 allocation core of every rank.
+    """
+
     n = graph.shape[0]
     cpn = allocation.cores_per_node
     geo = machine.geometry(allocation.nodes).astype(np.float64)
@@ -127,10 +157,44 @@ def drb_cores(graph: sp.csr_matrix, machine, allocation, seed: int) -> np.ndarra
 
 
 def graph_mapping(pattern, machine, allocation, seed):
-    """The ``graph`` placement of ``pattern`` (dual recursive bipartitioning with KaHIP)."""
+    """The ``graph`` placement of ``pattern`` (dual recursive bipartitioning with KaHIP).
+
+    Parameters
+    ----------
+    pattern : Pattern
+        The pattern whose ranks are placed.
+    machine : Machine
+        The machine.
+    allocation : Allocation
+        The allocated nodes; ranks go on their cores only.
+    seed : int
+        Seeds KaHIP.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 allocation core of every rank.
+    """
     return drb_cores(communication_graph(pattern), machine, allocation, seed)
 
 
 def graph_bisect(pattern, machine, allocation, seed):
-    """Dual recursive bipartitioning with KaHIP (see module docstring); ``seed`` seeds KaHIP."""
+    """Dual recursive bipartitioning with KaHIP (see module docstring); ``seed`` seeds KaHIP.
+
+    Parameters
+    ----------
+    pattern : Pattern
+        The pattern whose ranks are placed.
+    machine : Machine
+        The machine.
+    allocation : Allocation
+        The allocated nodes; ranks go on their cores only.
+    seed : int
+        Seeds KaHIP.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 allocation core of every rank.
+    """
     return graph_mapping(pattern, machine, allocation, seed)

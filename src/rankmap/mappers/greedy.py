@@ -27,8 +27,22 @@ __all__ = ["walk_dimension_order", "greedy_walk", "SMALL_WALK", "EXTRA_STARTS", 
 
 
 def walk_dimension_order(grid: tuple[int, ...]) -> list[int]:
-    """Grid dimensions from innermost to outermost: the last dimension innermost, except that
-    an even-sized dimension goes first when the innermost one would be odd (seed 003)."""
+    """Grid dimensions from innermost to outermost, as the walk visits them.
+
+    The last dimension is innermost, except that an even-sized dimension goes first when the
+    innermost one would be odd (seed 003).
+
+    Parameters
+    ----------
+    grid : tuple of int
+        The process grid.
+
+    Returns
+    -------
+    list of int
+        Dimension indices, innermost first.
+    """
+
     dims = list(range(len(grid)))[::-1]
     if grid[dims[0]] % 2 == 1:
         even = [d for d in dims if grid[d] % 2 == 0]
@@ -97,8 +111,25 @@ class _CoreWalker:
 
 
 def greedy_walk(grid: tuple[int, ...], machine, allocation, start: int | None = None) -> np.ndarray:
-    """Core of every rank (MPI row-major numbering of ``grid``) from the greedy walk starting
-    on allocation core ``start`` (default: seed 003's rule)."""
+    """One greedy walk of the process grid (see the module docstring).
+
+    Parameters
+    ----------
+    grid : tuple of int
+        The process grid (ranks numbered row-major, as MPI does).
+    machine : Machine
+        The machine (its hop distance and links).
+    allocation : Allocation
+        The allocation.
+    start : int, optional
+        Allocation core the walk starts on (default: seed 003's rule, core 0 for an even
+        rank count, the last core for an odd one).
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 allocation core of every rank.
+    """
     n = int(np.prod(grid))
     dims = walk_dimension_order(grid)
     sizes = [grid[d] for d in dims]
@@ -148,6 +179,22 @@ def greedy(pattern, machine, allocation, seed):
     spread over the allocation) and the walk with the lowest average hops is kept; the
     allocation's own order is kept instead when it has fewer average hops than every walk,
     so greedy is never worse than the default on that measure. Deterministic; ``seed`` unused.
+
+    Parameters
+    ----------
+    pattern : Pattern
+        The pattern whose ranks are placed.
+    machine : Machine
+        The machine.
+    allocation : Allocation
+        The allocated nodes; ranks go on their cores only.
+    seed : int
+        Unused (deterministic).
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 allocation core of every rank.
     """
     grid = tuple(pattern.grid)
     best = greedy_walk(grid, machine, allocation)

@@ -22,7 +22,23 @@ MAX_AXES = 6
 
 
 def permutation_orders(machine, allocation):
-    """Yield (axes permutation, allocation cores in that order) for every permutation."""
+    """Every axis-permuted order of the allocated nodes.
+
+    Parameters
+    ----------
+    machine : Machine
+        The machine (its geometry coordinates are sorted).
+    allocation : Allocation
+        The allocation.
+
+    Yields
+    ------
+    perm : tuple of int
+        The axes, most significant last (at most :data:`MAX_AXES` are permuted).
+    cores : numpy.ndarray
+        int64 allocation cores, node by node in that order.
+    """
+
     g = machine.geometry(allocation.nodes)
     ndim = g.shape[1]
     for perm in itertools.permutations(range(min(ndim, MAX_AXES))):
@@ -32,7 +48,24 @@ def permutation_orders(machine, allocation):
 
 
 def mueller_resch(pattern, machine, allocation, seed):
-    """The axis-permuted node order with the lowest average hops (see module docstring)."""
+    """The axis-permuted node order with the lowest average hops (see module docstring).
+
+    Parameters
+    ----------
+    pattern : Pattern
+        The pattern whose ranks are placed.
+    machine : Machine
+        The machine.
+    allocation : Allocation
+        The allocated nodes; ranks go on their cores only.
+    seed : int
+        Unused (deterministic).
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 allocation core of every rank.
+    """
     best = np.arange(pattern.n_ranks, dtype=np.int64)          # the allocation's own order
     best_hops = average_hops(best, pattern, machine, allocation)
     for _perm, cores in permutation_orders(machine, allocation):

@@ -39,7 +39,22 @@ def _split_sets(pts: np.ndarray, order: np.ndarray, bounds: np.ndarray) -> np.nd
 
 
 def rcb_cores(points: np.ndarray, machine, allocation) -> np.ndarray:
-    """Core of every rank, ranks given by grid coordinates ``points`` (rows)."""
+    """Recursive coordinate bisection of ranks and nodes, paired.
+
+    Parameters
+    ----------
+    points : numpy.ndarray
+        Grid coordinates of every rank, one row per rank.
+    machine : Machine
+        The machine (its geometry coordinates are bisected).
+    allocation : Allocation
+        The allocation; with fewer ranks than cores a compact set of nodes is used.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 allocation core of every rank.
+    """
     n_ranks = len(points)
     cpn = allocation.cores_per_node
     geo_all = machine.geometry(allocation.nodes).astype(np.float64)
@@ -78,7 +93,19 @@ def rcb_cores(points: np.ndarray, machine, allocation) -> np.ndarray:
 
 
 def rcb_fallback_note(pattern) -> str | None:
-    """The note to show when ``rcb`` places ``pattern`` with ``graph`` (no grid), else None."""
+    """The note shown when ``rcb`` falls back to the graph mapper.
+
+    Parameters
+    ----------
+    pattern : Pattern
+        The pattern.
+
+    Returns
+    -------
+    str or None
+        The note when ``pattern`` has no grid, else None.
+    """
+
     if pattern.grid is not None:
         return None
     return (f"rcb: pattern {pattern.spec!r} has no Cartesian grid (give one with :grid=), "
@@ -86,7 +113,24 @@ def rcb_fallback_note(pattern) -> str | None:
 
 
 def rcb(pattern, machine, allocation, seed):
-    """Recursive coordinate bisection (see module docstring); gridless patterns go to graph."""
+    """Recursive coordinate bisection (see module docstring); gridless patterns go to graph.
+
+    Parameters
+    ----------
+    pattern : Pattern
+        The pattern whose ranks are placed.
+    machine : Machine
+        The machine.
+    allocation : Allocation
+        The allocated nodes; ranks go on their cores only.
+    seed : int
+        Seeds the graph mapper of gridless patterns; unused otherwise.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 allocation core of every rank.
+    """
     if pattern.grid is None:
         from .graph_multilevel import multilevel_cores
         return multilevel_cores(pattern, machine, allocation, seed)

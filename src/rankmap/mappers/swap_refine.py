@@ -58,12 +58,36 @@ class UnitPlacement:
         self.alloc_nodes = allocation.nodes
 
     def node(self, pos: np.ndarray) -> np.ndarray:
-        """Machine node of positions."""
+        """Machine node of positions.
+
+        Parameters
+        ----------
+        pos : numpy.ndarray
+            Positions (allocation nodes, or cores when ``slots`` > 1).
+
+        Returns
+        -------
+        numpy.ndarray
+            int64 machine node id of every position.
+        """
         return self.alloc_nodes[np.asarray(pos) // self.slots]
 
     def swap(self, u: int, p: int) -> int:
-        """Put unit u on position p; the unit there (if any) takes u's old position. Returns
-        that unit or -1."""
+        """Put unit u on position p; the unit there (if any) takes u's old position.
+
+        Parameters
+        ----------
+        u : int
+            The unit moved.
+        p : int
+            Its new position.
+
+        Returns
+        -------
+        int
+            The unit that was on p (now on u's old position), or -1 when p was free.
+        """
+
         q = int(self.pos_of[u])
         v = int(self.unit_at[p])
         self.pos_of[u] = p

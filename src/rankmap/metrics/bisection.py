@@ -27,7 +27,24 @@ __all__ = ["Bisection", "applies", "bisection_metrics", "effective_lengths", "ph
 
 
 def effective_lengths(coords: np.ndarray, dims, wrap) -> list[float]:
-    """m_i for groups whose members sit at ``coords`` (shape groups x members x ndim)."""
+    """Seed 004's effective lengths m_i of all-to-all groups on a grid machine.
+
+    Parameters
+    ----------
+    coords : numpy.ndarray
+        int coordinates of every group member's node, shape (groups, members, ndim).
+    dims : sequence of int
+        Machine size per dimension (nodes).
+    wrap : sequence of bool
+        Whether each dimension wraps (torus) or not (mesh).
+
+    Returns
+    -------
+    list of float
+        m_i per dimension (nodes): 0 when no group spreads along i; n_i / f_i for the
+        largest f_i such that every group lies between two of f_i evenly spaced planes; else
+        n_i / g_t (g_t = 2 wrapped, 1 mesh).
+    """
     out = []
     for i, n in enumerate(int(v) for v in dims):
         c = coords[:, :, i]
@@ -55,7 +72,21 @@ def effective_lengths(coords: np.ndarray, dims, wrap) -> list[float]:
 
 
 def phase_groups(pattern, phase) -> np.ndarray | None:
-    """Member ranks (groups x members) of the all-to-all groups of an fft2d phase."""
+    """The all-to-all groups of an fft2d phase.
+
+    Parameters
+    ----------
+    pattern : Pattern
+        The pattern.
+    phase : Phase
+        One of its phases.
+
+    Returns
+    -------
+    numpy.ndarray or None
+        int64 member ranks, shape (groups, members); None unless ``pattern`` is an fft2d with
+        a grid and the phase is ``dim0`` or ``dim1``.
+    """
     if pattern.kind != "fft2d" or pattern.grid is None:
         return None
     if phase.name not in ("dim0", "dim1"):
@@ -64,7 +95,26 @@ def phase_groups(pattern, phase) -> np.ndarray | None:
 
 
 def bisection_metrics(pattern, phase, node_of_rank: np.ndarray, machine) -> dict:
-    """``bisection_m`` and ``bisection_time_s`` of one phase (empty when not applicable)."""
+    """Seed 004's bisection model of one fft2d phase.
+
+    Parameters
+    ----------
+    pattern : Pattern
+        The pattern (an fft2d with a grid).
+    phase : Phase
+        One of its phases (``dim0`` or ``dim1``).
+    node_of_rank : numpy.ndarray
+        int64 machine node of every rank.
+    machine : Machine
+        The machine (a grid machine).
+
+    Returns
+    -------
+    dict
+        ``bisection_m`` (list of m_i, nodes) and ``bisection_time_s`` = max_i m_i x D_T /
+        (4 P B_l) in seconds (D_T the phase's bytes, P ranks, B_l the median link bandwidth
+        in bytes/s); empty when the model does not apply.
+    """
     groups = phase_groups(pattern, phase)
     if not isinstance(machine, GridMachine) or groups is None:
         return {}
@@ -77,7 +127,21 @@ def bisection_metrics(pattern, phase, node_of_rank: np.ndarray, machine) -> dict
 
 
 def applies(machine, pattern) -> bool:
-    """Whether the bisection model applies: an fft2d pattern on a grid machine."""
+    """Whether the bisection model applies.
+
+    Parameters
+    ----------
+    machine : Machine
+        The machine.
+    pattern : Pattern
+        The pattern.
+
+    Returns
+    -------
+    bool
+        True for an fft2d pattern on a grid machine (torus or mesh).
+    """
+
     return isinstance(machine, GridMachine) and pattern.kind == "fft2d"
 
 

@@ -21,6 +21,23 @@ def plateau_point(values, y: float = DEFAULT_PLATEAU_Y) -> float:
 
     With L values sorted ascending, that is the ceil(y*L)-th smallest value (1-based);
     y = 1 gives the maximum.
+
+    Parameters
+    ----------
+    values : array_like of float
+        Per-link loads (bytes, or any unit).
+    y : float
+        The fraction, in (0, 1].
+
+    Returns
+    -------
+    float
+        The plateau point, in the unit of ``values``; 0 for no values.
+
+    Raises
+    ------
+    RankmapError
+        ``y`` outside (0, 1].
     """
     if not 0.0 < y <= 1.0:
         raise RankmapError(f"bad plateau fraction y={y}: must be in (0, 1]")
@@ -35,7 +52,25 @@ def phase_metrics(link_bytes: np.ndarray, link_streams: np.ndarray, flow_hops: n
                   flow_bytes: np.ndarray, y: float = DEFAULT_PLATEAU_Y) -> dict:
     """Metrics of one phase from its link loads and per-flow hops and bytes.
 
-    Units: bytes for ``*_bytes``; links for hops; ``hop_bytes`` is bytes x links.
+    Parameters
+    ----------
+    link_bytes : numpy.ndarray
+        Bytes on every directed link of the machine.
+    link_streams : numpy.ndarray
+        Flows crossing every link (a flow split over k routes counts on each).
+    flow_hops : numpy.ndarray
+        Links each flow crosses (mean over its routes).
+    flow_bytes : numpy.ndarray
+        Bytes of each flow.
+    y : float
+        Fraction of links of the plateau point, in (0, 1].
+
+    Returns
+    -------
+    dict
+        ``max_link_streams`` (flows), ``max_link_bytes``, ``mean_link_bytes`` and
+        ``plateau_bytes`` (bytes), ``avg_hops`` (links), ``hop_bytes`` (bytes x links),
+        ``flows`` and ``bytes`` (the phase's totals).
     """
     n_flows = len(flow_hops)
     return {
@@ -70,9 +105,21 @@ _SUM_KEYS = ("mean_link_bytes", "hop_bytes", "predicted_time_s", "intra_node_byt
 
 
 def combine(phases: list[dict]) -> dict:
-    """A candidate's metrics from its phases': worst phase for maxima and the plateau,
-    sums for hop-bytes, mean link bytes, predicted time and the in-node byte counts,
-    flow-weighted mean for avg_hops."""
+    """A candidate's metrics from its phases' metrics.
+
+    Parameters
+    ----------
+    phases : list of dict
+        Every phase's metrics (:func:`phase_metrics` plus any metric objects' keys).
+
+    Returns
+    -------
+    dict
+        The worst phase for maxima and the plateau point, sums for hop-bytes, mean link bytes
+        and predicted time (s) and the in-node byte counts, the flow-weighted mean for
+        ``avg_hops``; a key is combined
+        only when every phase has it.
+    """
     out: dict = {}
     for key in _MAX_KEYS:
         if all(key in p for p in phases):
@@ -96,7 +143,19 @@ def ranking_key(metrics: dict) -> tuple:
 
     The lowest predicted time when a time model has filled it in; otherwise the lowest busiest
     link bytes, ties broken by hop-bytes (design.md).
+
+    Parameters
+    ----------
+    metrics : dict
+        A candidate's combined metrics (:func:`combine`).
+
+    Returns
+    -------
+    tuple of float
+        (predicted time in s to 9 significant digits, busiest link bytes, hop-bytes), or
+        (busiest link bytes, hop-bytes) without a time model.
     """
+
     if "predicted_time_s" in metrics:
         # times equal to 9 significant digits are a tie (float noise from the time model)
         t = float(f"{metrics['predicted_time_s']:.9g}")

@@ -11,12 +11,37 @@ __all__ = ["build_placement", "is_auto", "check_name"]
 
 
 def is_auto(name: str) -> bool:
-    """Whether ``name`` asks for automatic selection."""
+    """Whether a mapping name asks for automatic selection.
+
+    Parameters
+    ----------
+    name : str
+        A mapping name.
+
+    Returns
+    -------
+    bool
+        True for ``auto`` (any case, surrounding blanks ignored).
+    """
     return name.strip().lower() == "auto"
 
 
 def check_name(name: str, machine) -> None:
-    """Raise RankmapError when ``name`` is neither ``auto`` nor a registered mapper."""
+    """Check a mapping name before any work.
+
+    Parameters
+    ----------
+    name : str
+        A mapping name.
+    machine : Machine
+        The machine (rank orders depend on its letters).
+
+    Raises
+    ------
+    RankmapError
+        ``name`` is neither ``auto`` nor a name the registry resolves.
+    """
+
     if not is_auto(name):
         resolve(name, machine, extra_known=("auto",))
 
