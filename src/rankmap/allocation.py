@@ -23,7 +23,18 @@ __all__ = ["Allocation", "parse_allocation", "whole_machine"]
 
 
 def whole_machine(machine: Machine) -> Allocation:
-    """Every node of the machine, in id order."""
+    """Every node of the machine, in id order.
+
+    Parameters
+    ----------
+    machine : Machine
+        The machine.
+
+    Returns
+    -------
+    Allocation
+        Every node, in id order, with the machine's cores per node.
+    """
     return Allocation(np.arange(machine.n_nodes, dtype=np.int64), machine.cores_per_node)
 
 
@@ -55,7 +66,27 @@ def _parse_id_list(items: list[str], machine: Machine, where: str) -> list[int]:
 
 
 def parse_allocation(text: str | None, machine: Machine) -> Allocation:
-    """Build the allocation from ``--nodes`` (None: the whole machine)."""
+    """Build the allocation from ``--nodes`` (None: the whole machine).
+
+    Parameters
+    ----------
+    text : str or None
+        The ``--nodes`` value: ids and ranges (``0-15,32-47``), a file of ids, host lists,
+        Cray names, a topology CSV, ``random:N[:seed=S]``, ``contiguous:N[:start=S]``; None
+        or blank for the whole machine.
+    machine : Machine
+        The machine.
+
+    Returns
+    -------
+    Allocation
+        The allocated nodes in scheduler order.
+
+    Raises
+    ------
+    RankmapError
+        A malformed value, an unknown or repeated node.
+    """
     if text is None or (isinstance(text, str) and not text.strip()):
         return whole_machine(machine)
     text = text.strip()

@@ -49,6 +49,18 @@ def cname_to_coords(name: str, cabinet_cols: int) -> tuple[int, int, int, int] |
     """``(group, row, col, node)`` of a Cray XC name ``cX-YcCsSnN``; None if not one.
 
     Raises RankmapError when the name has the form but a field is out of range.
+
+    Parameters
+    ----------
+    name : str
+        A host name.
+    cabinet_cols : int
+        Cabinets per row of the machine room (the ``cabinet_cols`` of ``xc:``).
+
+    Returns
+    -------
+    tuple of int or None
+        ``(group, row, col, node)``, or None when ``name`` is not a Cray name.
     """
     m = _CNAME.match(name)
     if not m:
@@ -71,7 +83,27 @@ def _name_table(machine) -> dict[str, int]:
 
 
 def resolve_names(names: list[str], machine, where: str) -> np.ndarray:
-    """Node ids of host names (Cray names, nidNNNNN, the machine's names); error on unknowns."""
+    """Node ids of host names (Cray names, nidNNNNN, the machine's names); error on unknowns.
+
+    Parameters
+    ----------
+    names : list of str
+        Host names (Cray ``cX-YcCsSnN``, ``nidNNNNN``, or the machine's own names).
+    machine : Machine
+        The machine.
+    where : str
+        Where the names come from, for the error message.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 node id of every name.
+
+    Raises
+    ------
+    RankmapError
+        Unknown names (the first few are listed).
+    """
     ids = np.full(len(names), -1, dtype=np.int64)
     cab = getattr(machine, "cabinet_cols", None)
     table = None
@@ -105,7 +137,18 @@ def resolve_names(names: list[str], machine, where: str) -> np.ndarray:
 
 
 def expand_host_list(text: str) -> list[str]:
-    """Host names of one or more Slurm host lists separated by whitespace."""
+    """Host names of one or more Slurm host lists separated by whitespace.
+
+    Parameters
+    ----------
+    text : str
+        Slurm host lists (``nid[00001-00004],c0-0c0s1n[0-3]``) separated by white space.
+
+    Returns
+    -------
+    list of str
+        The host names, in order.
+    """
     names: list[str] = []
     parts = text.split()
     check_limit(sum(hostlist_size(p) for p in parts), "hosts", f"host list {text}")
@@ -123,7 +166,20 @@ def _coord_columns(machine) -> list[str]:
 
 
 def read_topology_csv(path: str, machine) -> tuple[list[str], np.ndarray]:
-    """(names, node ids) of every row of a topology CSV (see module docstring)."""
+    """(names, node ids) of every row of a topology CSV (see module docstring).
+
+    Parameters
+    ----------
+    path : str
+        The CSV file (``name,group,row,col,node``, ``name,x,y,z`` or ``name,id``).
+    machine : Machine
+        The machine whose nodes the rows name.
+
+    Returns
+    -------
+    tuple of (list of str, numpy.ndarray)
+        Host names and their int64 node ids, in file order.
+    """
     rows = [r for r in read_csv_rows(path, "topology file")
             if r and not r[0].lstrip().startswith("#")]
     if not rows:
@@ -209,7 +265,21 @@ def _from_names(names: list[str], machine, source: str) -> Allocation:
 
 
 def parse_named_allocation(text: str, machine) -> Allocation | None:
-    """An Allocation for the ``--nodes`` forms of this module, or None for other forms."""
+    """An Allocation for the ``--nodes`` forms of this module, or None for other forms.
+
+    Parameters
+    ----------
+    text : str
+        The ``--nodes`` value.
+    machine : Machine
+        The machine the names refer to.
+
+    Returns
+    -------
+    Allocation or None
+        The allocation (with its host names), or None when ``text`` is an id list or a file
+        of ids (handled by :func:`rankmap.allocation.parse_allocation`).
+    """
     text = text.strip()
     if _IDS_ONLY.match(text):
         return None

@@ -37,15 +37,48 @@ class Allocation:
         return len(self.nodes) * self.cores_per_node
 
     def node_of_core(self, cores: np.ndarray) -> np.ndarray:
-        """Machine node id of each allocation core index."""
+        """Machine node id of each allocation core index.
+
+        Parameters
+        ----------
+        cores : numpy.ndarray
+            Allocation core indices (0 .. n_cores - 1).
+
+        Returns
+        -------
+        numpy.ndarray
+            int64 machine node id of each core.
+        """
         return self.nodes[np.asarray(cores) // self.cores_per_node]
 
     def slot_of_core(self, cores: np.ndarray) -> np.ndarray:
-        """Core number within its node of each allocation core index."""
+        """Core number within its node of each allocation core index.
+
+        Parameters
+        ----------
+        cores : numpy.ndarray
+            Allocation core indices.
+
+        Returns
+        -------
+        numpy.ndarray
+            int64 core within its node (0 .. cores_per_node - 1).
+        """
         return np.asarray(cores) % self.cores_per_node
 
     def position_of_node(self, machine_nodes: np.ndarray) -> np.ndarray:
-        """Position in the allocation of each machine node id (-1 if not allocated)."""
+        """Position in the allocation of each machine node id (-1 if not allocated).
+
+        Parameters
+        ----------
+        machine_nodes : numpy.ndarray
+            Machine node ids.
+
+        Returns
+        -------
+        numpy.ndarray
+            int64 position of each node in ``nodes`` (its index), -1 where not allocated.
+        """
         lookup = np.full(int(self.nodes.max()) + 1 if len(self.nodes) else 1, -1, dtype=np.int64)
         lookup[self.nodes] = np.arange(len(self.nodes))
         machine_nodes = np.asarray(machine_nodes, dtype=np.int64)
@@ -55,13 +88,31 @@ class Allocation:
         return out
 
     def host_names(self, machine: Machine) -> list[str]:
-        """Host name of every allocated node (given names, else the machine's default)."""
+        """Host name of every allocated node (given names, else the machine's default).
+
+        Parameters
+        ----------
+        machine : Machine
+            The machine (its default names when the allocation was given by ids).
+
+        Returns
+        -------
+        list of str
+            Host name of every allocated node, in allocation order.
+        """
         if self.names is not None:
             return list(self.names)
         return [machine.node_name(n) for n in self.nodes]
 
     def describe(self) -> dict:
-        """JSON-ready summary."""
+        """JSON-ready summary.
+
+        Returns
+        -------
+        dict
+            ``nodes`` and ``cores`` (counts), ``source`` (how it was given) and
+            ``threads_per_rank`` when ranks have several threads (JSON values).
+        """
         d = {"nodes": int(self.n_nodes), "cores": int(self.n_cores), "source": self.source}
         if "threads" in self.extra:
             d["threads_per_rank"] = int(self.extra["threads"])
@@ -69,7 +120,23 @@ class Allocation:
 
     def with_threads(self, threads: int) -> "Allocation":
         """The allocation seen by ranks of ``threads`` threads each: cores per node become
-        ranks per node (``cores_per_node // threads``); threads must divide the cores."""
+        ranks per node (``cores_per_node // threads``); threads must divide the cores.
+
+        Parameters
+        ----------
+        threads : int
+            Threads per rank (>= 1).
+
+        Returns
+        -------
+        Allocation
+            The same nodes with ``cores_per_node // threads`` ranks per node.
+
+        Raises
+        ------
+        RankmapError
+            ``threads`` does not divide the cores per node.
+        """
         if threads < 1 or self.cores_per_node % threads:
             raise RankmapError(f"bad --threads {threads}: must divide the {self.cores_per_node} "
                                "cores per node")

@@ -24,18 +24,53 @@ class Spec:
     options: dict[str, str] = field(default_factory=dict)
 
     def pop_option(self, key: str, default=None):
-        """Remove and return option ``key`` (or ``default`` when absent)."""
+        """Remove and return option ``key`` (or ``default`` when absent).
+
+        Parameters
+        ----------
+        key : str
+            Option name (the part before ``=``).
+        default : object
+            What to return when the option is absent.
+
+        Returns
+        -------
+        str or object
+            The option's text, or ``default``.
+        """
         return self.options.pop(key, default)
 
     def pop_flag(self, word: str) -> bool:
-        """Remove positional ``word`` if present; return whether it was."""
+        """Remove positional ``word`` if present; return whether it was.
+
+        Parameters
+        ----------
+        word : str
+            A positional word (``box``, ``periodic``).
+
+        Returns
+        -------
+        bool
+            Whether the word was there (it is removed).
+        """
         if word in self.words:
             self.words.remove(word)
             return True
         return False
 
     def reject_leftovers(self, what: str) -> None:
-        """Raise naming the first word or option nobody consumed."""
+        """Raise naming the first word or option nobody consumed.
+
+        Parameters
+        ----------
+        what : str
+            What the spec describes (``machine``, ``pattern``), for the message.
+
+        Raises
+        ------
+        RankmapError
+            A word or option was left unconsumed.
+        """
         if self.words:
             raise RankmapError(f"unknown {what} field {show(self.words[0], 40)} in "
                                f"{show(self.text)}")
@@ -49,6 +84,25 @@ def split_spec(text: str, what: str = "spec", list_keys=()) -> Spec:
 
     A field ``key=value`` whose key is in ``list_keys`` keeps its commas: the value is a list
     (``dims=0,2``, ``offsets=+1,0;-1,0``).
+
+    Parameters
+    ----------
+    text : str
+        The spec (``torus:8x8x8:cores=2``).
+    what : str
+        What it describes, for error messages.
+    list_keys : iterable of str
+        Keys whose values keep their commas.
+
+    Returns
+    -------
+    Spec
+        Kind (lower case), positional words in order, options.
+
+    Raises
+    ------
+    RankmapError
+        An empty spec, a missing kind, or a repeated option.
     """
     if not isinstance(text, str) or not text.strip():
         raise RankmapError(f"empty {what}")

@@ -128,7 +128,18 @@ def parse_time(text: str | float, what: str = "time", allow_zero: bool = True) -
 
 
 def format_bytes(n: float) -> str:
-    """Human-readable byte count with binary units (``12.0 MiB``)."""
+    """Human-readable byte count with binary units (``12.0 MiB``).
+
+    Parameters
+    ----------
+    n : float
+        A byte count.
+
+    Returns
+    -------
+    str
+        ``512 B``, ``12.0 MiB``, ... (binary units, one decimal above bytes).
+    """
     n = float(n)
     for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
         if abs(n) < 1024 or unit == "PiB":

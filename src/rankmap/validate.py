@@ -74,7 +74,18 @@ def show(value, width: int = SHOW_WIDTH) -> str:
 
 
 def format_count(n: int | float) -> str:
-    """An exact count for humans: ``4194304``, or ``10^10`` / ``about 3.1e+40`` when huge."""
+    """An exact count for humans: ``4194304``, or ``10^10`` / ``about 3.1e+40`` when huge.
+
+    Parameters
+    ----------
+    n : int or float
+        A count (nodes, ranks, flows).
+
+    Returns
+    -------
+    str
+        The exact integer below 10^7; a power of ten (``10^10``) or ``about 3.1e+40`` above.
+    """
     n = int(n)
     if n < 10**7:
         return str(n)

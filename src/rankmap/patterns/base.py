@@ -79,14 +79,37 @@ class Pattern:
             raise RankmapError(f"pattern {self.spec!r} has two phases with the same name")
 
     def grid_coords(self, ranks=None) -> np.ndarray:
-        """Grid coordinates (row-major, last dimension fastest) of ranks; needs a grid."""
+        """Grid coordinates (row-major, last dimension fastest) of ranks; needs a grid.
+
+        Parameters
+        ----------
+        ranks : numpy.ndarray, optional
+            Ranks (default: all).
+
+        Returns
+        -------
+        numpy.ndarray
+            int64 grid coordinates, one row per rank (row-major numbering, last dimension fastest).
+
+        Raises
+        ------
+        RankmapError
+            The pattern has no grid.
+        """
         if self.grid is None:
             raise RankmapError(f"pattern {self.spec!r} has no Cartesian grid")
         ranks = np.arange(self.n_ranks) if ranks is None else np.asarray(ranks)
         return np.stack(np.unravel_index(ranks, self.grid), axis=-1).astype(np.int64)
 
     def describe(self) -> dict:
-        """JSON-ready summary."""
+        """JSON-ready summary.
+
+        Returns
+        -------
+        dict
+            Spec, kind, ranks, per-phase flow counts and bytes, and the grid when there is
+            one (JSON values).
+        """
         d = {"spec": self.spec, "kind": self.kind, "ranks": int(self.n_ranks),
              "phases": [{"name": p.name, "flows": int(p.n_flows), "bytes": p.total_bytes}
                         for p in self.phases]}

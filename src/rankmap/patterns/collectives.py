@@ -82,7 +82,18 @@ def group_members(grid: tuple[int, ...], dims: tuple[int, ...]) -> np.ndarray:
 
 
 def alltoall_pairs(g: int) -> tuple[np.ndarray, np.ndarray]:
-    """Every ordered pair (a, b), a != b, of members 0..g-1, a-major."""
+    """Every ordered pair (a, b), a != b, of members 0..g-1, a-major.
+
+    Parameters
+    ----------
+    g : int
+        Members of the group.
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        int64 (a, b) of every ordered pair, a != b, a-major: g (g - 1) pairs.
+    """
     a, b = np.nonzero(~np.eye(g, dtype=bool))
     return a.astype(np.int64), b.astype(np.int64)
 
@@ -177,7 +188,26 @@ def _rounds_alltoall(g: int, m: float, algo: str):
 
 def check_collective_size(spec_text: str, n_groups: int, group_size: int, kind: str,
                           algo: str) -> None:
-    """Refuse a collective whose flow list would exceed the flow cap (``rankmap.validate``)."""
+    """Refuse a collective whose flow list would exceed the flow cap (``rankmap.validate``).
+
+    Parameters
+    ----------
+    spec_text : str
+        The pattern spec, for the message.
+    n_groups : int
+        Groups the collective runs in.
+    group_size : int
+        Ranks per group.
+    kind : str
+        ``allreduce``, ``bcast``, ``allgather`` or ``alltoall``.
+    algo : str
+        The algorithm (it fixes the flows per round).
+
+    Raises
+    ------
+    RankmapError
+        More flows than ``RANKMAP_MAX_FLOWS``.
+    """
     g = group_size
     rounds = (g - 1).bit_length()  # ceil(log2 g)
     if kind == "alltoall":

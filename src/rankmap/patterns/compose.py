@@ -22,6 +22,18 @@ def split_composition(text: str, kinds) -> list[str]:
     A ``+`` separates parts when it has white space on both sides, or when a pattern kind
     (one of ``kinds``) or a ``.toml`` file name follows it directly; a ``+`` inside a part
     (``offsets=+1,0,0``, ``1e+6``) is left alone.
+
+    Parameters
+    ----------
+    text : str
+        A pattern spec, possibly ``A + B + C``.
+    kinds : iterable of str
+        The pattern kinds (a ``+`` directly followed by one separates parts).
+
+    Returns
+    -------
+    list of str
+        The parts, stripped; one part when ``text`` is no composition.
     """
     if re.search(r"(^|\s)\+\s*$|^\s*\+\s", text):
         raise RankmapError(f"bad pattern {text!r}: a '+' needs a pattern on each side")
@@ -34,7 +46,22 @@ def split_composition(text: str, kinds) -> list[str]:
 
 
 def unique_phase_name(name: str, taken: set[str], part: int) -> str:
-    """``name``, or ``name.PART`` (then ``name.PART.2`` ...) when ``name`` is taken."""
+    """``name``, or ``name.PART`` (then ``name.PART.2`` ...) when ``name`` is taken.
+
+    Parameters
+    ----------
+    name : str
+        A phase name.
+    taken : set of str
+        Names already used.
+    part : int
+        Number of the part the phase comes from (2 for B in ``A + B``).
+
+    Returns
+    -------
+    str
+        ``name`` when free, else ``name.PART`` (then ``name.PART.2``, ...).
+    """
     if name not in taken:
         return name
     out = f"{name}.{part}"

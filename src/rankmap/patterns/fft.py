@@ -21,14 +21,39 @@ __all__ = ["alltoall_groups", "alltoall_flows", "make_fft2d", "make_fft3d"]
 
 
 def alltoall_groups(grid: tuple[int, int], dim: int) -> np.ndarray:
-    """Member ranks of every all-to-all group of phase ``dim``: shape (groups, group size)."""
+    """Member ranks of every all-to-all group of phase ``dim``: shape (groups, group size).
+
+    Parameters
+    ----------
+    grid : tuple of int
+        The P0 x P1 process grid.
+    dim : int
+        0: the groups of phase ``dim0`` (ranks sharing their dimension-1 coordinate, i.e. the
+        columns), 1: those of ``dim1``.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 member ranks, shape (groups, group size).
+    """
     p0, p1 = grid
     ranks = np.arange(p0 * p1).reshape(p0, p1)
     return ranks.T.copy() if dim == 0 else ranks.copy()
 
 
 def alltoall_flows(groups: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Every ordered pair (a, b), a != b, inside every group (rows of ``groups``)."""
+    """Every ordered pair (a, b), a != b, inside every group (rows of ``groups``).
+
+    Parameters
+    ----------
+    groups : numpy.ndarray
+        int64 member ranks, one group per row.
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        int64 (src, dst) of every ordered pair inside every group.
+    """
     g = groups.shape[1]
     a, b = np.nonzero(~np.eye(g, dtype=bool))
     src = groups[:, a].reshape(-1)
@@ -37,7 +62,22 @@ def alltoall_flows(groups: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def make_fft2d(spec_text: str, grid: tuple[int, ...], nbytes: int = 1 << 20) -> Pattern:
-    """The two all-to-all phases of a P0 x P1 decomposed FFT (see module docstring)."""
+    """The two all-to-all phases of a P0 x P1 decomposed FFT (see module docstring).
+
+    Parameters
+    ----------
+    spec_text : str
+        The spec, kept as the pattern's name.
+    grid : tuple of int
+        The P0 x P1 grid.
+    nbytes : int
+        Bytes of every message.
+
+    Returns
+    -------
+    Pattern
+        Phases ``dim0`` and ``dim1``.
+    """
     if len(grid) != 2:
         raise RankmapError(f"bad fft2d grid {'x'.join(map(str, grid))}: expected P0xP1")
     phases = []

@@ -69,7 +69,7 @@ def make_minighost(spec_text: str, grid: tuple[int, ...], nbytes: int) -> Patter
     if len(grid) != 3:
         raise RankmapError(f"bad pattern {spec_text!r}: minighost takes a 3-D grid")
     offs = np.array([[-1, 0, 0], [1, 0, 0], [0, -1, 0], [0, 1, 0], [0, 0, -1], [0, 0, 1]])
-    src, dst = stencil_flows(grid, (False,) * 3, offs, nbytes)
+    src, dst = stencil_flows(grid, (False,) * 3, offs)
     return Pattern(spec=spec_text, kind="minighost", n_ranks=int(np.prod(grid)),
                    phases=[Phase("halo", src, dst, float(nbytes))], grid=tuple(grid),
                    periodic=(False,) * 3, params={"bytes": nbytes})
@@ -95,7 +95,7 @@ def make_minimd(spec_text: str, grid: tuple[int, ...], nbytes: int, allreduce: i
             o = [0, 0, 0]
             o[d] = s
             offs.append(o)
-    src, dst = stencil_flows(grid, (True,) * 3, np.array(offs), nbytes)
+    src, dst = stencil_flows(grid, (True,) * 3, np.array(offs))
     n = int(np.prod(grid))
     phases = [Phase("halo", src, dst, float(nbytes))]
     phases += collective_phases("allreduce", np.arange(n, dtype=np.int64)[None, :],

@@ -13,7 +13,24 @@ __all__ = ["make_random_pairs"]
 
 def make_random_pairs(spec_text: str, n_ranks: int, seed: int = 0,
                       nbytes: int = 1 << 20) -> Pattern:
-    """One phase ``pairs``: a random perfect matching of ``n_ranks`` ranks, both directions."""
+    """One phase ``pairs``: a random perfect matching of ``n_ranks`` ranks, both directions.
+
+    Parameters
+    ----------
+    spec_text : str
+        The spec, kept as the pattern's name.
+    n_ranks : int
+        Ranks (an odd one stays idle).
+    seed : int
+        Seed of the matching.
+    nbytes : int
+        Bytes each way.
+
+    Returns
+    -------
+    Pattern
+        One phase ``pairs``.
+    """
     perm = np.random.default_rng(seed).permutation(n_ranks)
     half = n_ranks // 2
     a, b = perm[:2 * half:2], perm[1:2 * half:2]

@@ -68,7 +68,18 @@ def stencil_offsets(ndim: int, box: bool, radius: int = 1) -> np.ndarray:
 
 
 def offset_classes(offsets: np.ndarray) -> np.ndarray:
-    """Class of every offset: the number of coordinates in which it is non-zero."""
+    """Class of every offset: the number of coordinates in which it is non-zero.
+
+    Parameters
+    ----------
+    offsets : numpy.ndarray
+        int offsets, one row per neighbour.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 class of every offset: 1 face, 2 edge, 3 corner, ...
+    """
     return np.count_nonzero(np.asarray(offsets), axis=1).astype(np.int64)
 
 
@@ -77,6 +88,16 @@ def diagonal_offsets(grid: tuple[int, ...]) -> np.ndarray:
 
     A rank's diagonals are the lines through it along the 2^(d-1) directions whose every
     coordinate is ±1; these offsets reach every other rank on them.
+
+    Parameters
+    ----------
+    grid : tuple of int
+        The process grid (d dimensions).
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 offsets, one row each, shape (2^d (min(grid) - 1), d).
     """
     nd = len(grid)
     reach = min(grid) - 1
@@ -153,8 +174,23 @@ def stencil_flows_indexed(grid, periodic, offsets) -> tuple[np.ndarray, np.ndarr
     return src[:k], dst[:k], oidx[:k]
 
 
-def stencil_flows(grid, periodic, offsets, nbytes=None) -> tuple[np.ndarray, np.ndarray]:
-    """Flows (src, dst) of every rank of ``grid`` to every offset neighbour, rank-major."""
+def stencil_flows(grid, periodic, offsets) -> tuple[np.ndarray, np.ndarray]:
+    """Flows of every rank of ``grid`` to every offset neighbour, rank-major.
+
+    Parameters
+    ----------
+    grid : sequence of int
+        Process grid (ranks numbered last dimension fastest).
+    periodic : sequence of bool
+        Wrap of every dimension.
+    offsets : array_like, shape (offsets, ndim)
+        Neighbour offsets.
+
+    Returns
+    -------
+    src, dst : numpy.ndarray
+        int64 sender and receiver rank of every flow (sizes are the caller's).
+    """
     src, dst, _ = stencil_flows_indexed(grid, periodic, offsets)
     return src, dst
 
@@ -168,7 +204,22 @@ def _offset_text(o) -> str:
 
 
 def check_radius(spec_text: str, grid: tuple[int, ...], radius: int) -> None:
-    """Refuse a radius below 1 or one that reaches past the grid along some dimension."""
+    """Refuse a radius below 1 or one that reaches past the grid along some dimension.
+
+    Parameters
+    ----------
+    spec_text : str
+        The pattern spec, for the message.
+    grid : tuple of int
+        The process grid.
+    radius : int
+        Neighbours up to this many steps along each axis.
+
+    Raises
+    ------
+    RankmapError
+        A radius below 1 or reaching past the grid.
+    """
     if radius < 1:
         raise RankmapError(f"bad radius={radius} in {spec_text!r}: must be at least 1")
     small = [g for g in grid if radius >= g and g > 1]
@@ -179,7 +230,22 @@ def check_radius(spec_text: str, grid: tuple[int, ...], radius: int) -> None:
 
 
 def check_stencil_offsets(spec_text: str, grid: tuple[int, ...], offsets: np.ndarray) -> None:
-    """Refuse offsets of the wrong length, the zero offset, repeats and steps past the grid."""
+    """Refuse offsets of the wrong length, the zero offset, repeats and steps past the grid.
+
+    Parameters
+    ----------
+    spec_text : str
+        The pattern spec, for the message.
+    grid : tuple of int
+        The process grid.
+    offsets : numpy.ndarray
+        int offsets, one row per neighbour.
+
+    Raises
+    ------
+    RankmapError
+        An offset of the wrong length, the zero offset, a repeat, or a step past the grid.
+    """
     offsets = np.asarray(offsets)
     if offsets.ndim != 2 or offsets.shape[1] != len(grid):
         raise RankmapError(f"bad offsets in {spec_text!r}: each offset needs {len(grid)} "
