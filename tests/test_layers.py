@@ -242,3 +242,16 @@ def test_no_registration_calls_at_import():
                 if name.startswith("register"):
                     bad.append(f"{m}:{node.lineno} calls {name}")
     assert not bad, "\n".join(bad)
+
+
+def test_capabilities_are_not_guessed():
+    """Machines are asked by type (``isinstance(machine, GridMachine)``) or by attributes
+    every machine has, never probed with ``hasattr``/``getattr`` (issue 12)."""
+    bad = []
+    for m, tree in modules().items():
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+                    node.func.id in ("hasattr", "getattr") and node.args and \
+                    isinstance(node.args[0], ast.Name) and node.args[0].id == "machine":
+                bad.append(f"{m}:{node.lineno} {node.func.id}(machine, ...)")
+    assert not bad, "\n".join(bad)

@@ -105,7 +105,7 @@ def resolve_names(names: list[str], machine, where: str) -> np.ndarray:
         Unknown names (the first few are listed).
     """
     ids = np.full(len(names), -1, dtype=np.int64)
-    cab = getattr(machine, "cabinet_cols", None)
+    cab = machine.cabinet_cols if isinstance(machine, Dragonfly) else None
     table = None
     unknown = []
     for i, name in enumerate(names):
@@ -162,7 +162,7 @@ def expand_host_list(text: str) -> list[str]:
 def _coord_columns(machine) -> list[str]:
     if isinstance(machine, Dragonfly):
         return ["group", "row", "col", "node"]
-    return [ch.lower() for ch in getattr(machine, "letters", "")]
+    return [ch.lower() for ch in machine.letters]
 
 
 def read_topology_csv(path: str, machine) -> tuple[list[str], np.ndarray]:

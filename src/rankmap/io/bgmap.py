@@ -69,7 +69,8 @@ def read_mapfile(path: str, machine, allocation: Allocation, n_ranks: int) -> Pl
                            f"{n_ranks}")
     table = np.array(rows, dtype=np.int64)
     coords, slots = table[:, :ndim], table[:, ndim]
-    out = (coords < 0) | (coords >= np.asarray(getattr(machine, "dims", coords.max(0) + 1)))
+    upper = machine.dims if isinstance(machine, GridMachine) else coords.max(0) + 1
+    out = (coords < 0) | (coords >= np.asarray(upper))
     if out.any():
         i = int(np.nonzero(out.any(axis=1))[0][0])
         raise RankmapError(f"{path}: line {linenos[i]}: coordinates "
