@@ -49,7 +49,19 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser(only: str | None = "*") -> argparse.ArgumentParser:
     """The argument parser: every command's full parser (``only="*"``), or only the full
-    parser of command ``only`` and a one-line entry for each of the others (``None``: none)."""
+    parser of command ``only`` and a one-line entry for each of the others (``None``: none).
+
+    Parameters
+    ----------
+    only : str or None
+        ``"*"`` for every command's full parser, a command name for that one's full parser and
+        one-line entries for the others (fast start-up), or None for one-line entries only.
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        The ``rankmap`` parser.
+    """
     parser = _Parser(prog="rankmap", description="Topology-aware MPI rank mapping: predict "
                      "the load a placement puts on every network link, pick the best, and "
                      "write it out for your launcher.",
@@ -70,6 +82,16 @@ def main(argv: list[str] | None = None) -> int:
     Bad input (a :class:`~rankmap.errors.RankmapError`, an unreadable file) prints one line
     on stderr and returns 2; Ctrl-C (also while the command modules load) returns 130 with one
     line; SIGTERM removes the temporary files of unfinished writes and returns 143.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        The arguments (default: ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        Exit status: 0, 2 on bad input, 130 on Ctrl-C, 143 / 129 on SIGTERM / SIGHUP.
     """
     import warnings
 

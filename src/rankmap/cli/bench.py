@@ -21,7 +21,18 @@ MAX_SIZES = 40
 
 
 def parse_sizes(text: str) -> list[int]:
-    """Message sizes from ``1KiB..4MiB`` (doubling from the first) or ``1KiB,64KiB,1MiB``."""
+    """Message sizes from ``1KiB..4MiB`` (doubling from the first) or ``1KiB,64KiB,1MiB``.
+
+    Parameters
+    ----------
+    text : str
+        ``1KiB..4MiB`` (doubling from the first size up to the last) or a comma list.
+
+    Returns
+    -------
+    list of int
+        Message sizes in bytes, at most :data:`MAX_SIZES`.
+    """
     if ".." in text:
         lo_t, _, hi_t = text.partition("..")
         lo, hi = parse_size(lo_t, "--sizes start"), parse_size(hi_t, "--sizes end")
@@ -40,7 +51,13 @@ def parse_sizes(text: str) -> list[int]:
 
 
 def add_parser(sub) -> None:
-    """Register the ``bench`` subcommand."""
+    """Register the ``bench`` subcommand.
+
+    Parameters
+    ----------
+    sub : argparse._SubParsersAction
+        The ``rankmap`` subcommand parsers.
+    """
     p = sub.add_parser(
         "bench", help="MPI benchmarks (pairs, cart, halo, fft) under a placement",
         description="Run under mpirun or srun (needs mpi4py). Ranks are first reordered by the "
@@ -97,7 +114,19 @@ def _config(args) -> BenchConfig:
 
 
 def run(args) -> int:
-    """Run the benchmark on MPI.COMM_WORLD; rank 0 prints the table and writes the files."""
+    """Run the benchmark on MPI.COMM_WORLD; rank 0 prints the table and writes the files.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line.
+
+    Returns
+    -------
+    int
+        Exit status: 0 (bad input raises RankmapError, which :func:`rankmap.cli.main` turns
+        into one line and status 2).
+    """
     try:
         from mpi4py import MPI
     except ImportError:

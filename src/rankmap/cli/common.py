@@ -38,7 +38,15 @@ NODES_HELP = ("allocated nodes in scheduler order: ids and ranges (0-15,32-47) o
 
 
 def add_input_options(p: argparse.ArgumentParser, pattern_required: bool = True) -> None:
-    """--machine, --nodes, --pattern, --routing, --seed, --y."""
+    """--machine, --nodes, --pattern, --routing, --seed, --y.
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+        A command's parser.
+    pattern_required : bool
+        Whether ``--pattern`` must be given.
+    """
     p.add_argument("--machine", "-m", required=True, metavar="SPEC", help=MACHINE_HELP)
     p.add_argument("--nodes", "-n", metavar="SPEC", help=NODES_HELP)
     p.add_argument("--pattern", "-p", required=pattern_required, metavar="SPEC", help=PATTERN_HELP)
@@ -55,7 +63,13 @@ def add_input_options(p: argparse.ArgumentParser, pattern_required: bool = True)
 
 def add_time_options(p: argparse.ArgumentParser) -> None:
     """Options of the time model (rankmap.timing): --time-model, --nic-bw, --mem-bw,
-    --msg-overhead."""
+    --msg-overhead.
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+        A command's parser.
+    """
     g = p.add_argument_group("time model (predicted_time_s; best = lowest predicted time)")
     g.add_argument("--time-model", choices=("on", "off"), default="on",
                    help="predict each phase's time by max-min bandwidth sharing (default on; "
@@ -79,12 +93,29 @@ def add_time_options(p: argparse.ArgumentParser) -> None:
 
 
 def add_force(p: argparse.ArgumentParser) -> None:
-    """--force: allow replacing existing output files."""
+    """--force: allow replacing existing output files.
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+        A command's parser.
+    """
     p.add_argument("--force", "-f", action="store_true", help="overwrite existing output files")
 
 
 def load_inputs(args) -> tuple[Machine, Allocation, Pattern]:
-    """Parse machine, allocation and pattern from the common options."""
+    """Parse machine, allocation and pattern from the common options.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        A parsed command line with ``--machine``, ``--nodes``, ``--pattern`` (and ``--threads``).
+
+    Returns
+    -------
+    tuple of (Machine, Allocation, Pattern)
+        The inputs; with ``--threads T`` the allocation has cores/T ranks per node.
+    """
     machine = parse_machine(args.machine)
     allocation = parse_allocation(args.nodes, machine)
     if getattr(args, "threads", 1) != 1:
@@ -105,7 +136,15 @@ def load_inputs(args) -> tuple[Machine, Allocation, Pattern]:
 
 def print_mapper_notes(names, pattern) -> None:
     """Say on stderr when a named mapper will not do what its name says (``rcb`` on a
-    gridless pattern falls back to ``graph``)."""
+    gridless pattern falls back to ``graph``).
+
+    Parameters
+    ----------
+    names : iterable of str
+        The mapping names asked for.
+    pattern : Pattern
+        The pattern.
+    """
     from ..mappers.rcb import rcb_fallback_note
 
     if any(str(n).strip().lower() in ("rcb", "refine:rcb") for n in names):
@@ -116,7 +155,19 @@ def print_mapper_notes(names, pattern) -> None:
 
 def time_options(args) -> TimeOptions:
     """The time-model settings of the command line (--time-model, --nic-bw, --mem-bw,
-    --mem-sharing, --msg-overhead); the defaults when the command has none."""
+    --mem-sharing, --msg-overhead); the defaults when the command has none.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        A parsed command line.
+
+    Returns
+    -------
+    TimeOptions
+        The time-model settings (bandwidths in bytes/s, overhead in s); the defaults when the
+        command has no time options.
+    """
     if not hasattr(args, "time_model"):
         return TimeOptions()
     return parse_time_options(nic=args.nic_bw, mem=args.mem_bw, overhead=args.msg_overhead,
@@ -125,13 +176,30 @@ def time_options(args) -> TimeOptions:
 
 
 def budget(args) -> int | None:
-    """The --budget of the command line as a whole number of moves (None: the default)."""
+    """The --budget of the command line as a whole number of moves (None: the default).
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        A parsed command line.
+
+    Returns
+    -------
+    int or None
+        ``--budget`` as proposed moves, or None for the default.
+    """
     value = getattr(args, "budget", None)
     return None if value is None else check_budget(value)
 
 
 def add_budget(p: argparse.ArgumentParser) -> None:
-    """--budget: the work bound of refinements."""
+    """--budget: the work bound of refinements.
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+        A command's parser.
+    """
     p.add_argument("--budget", type=float, default=None, metavar="MOVES",
                    help="work bound of each refinement (refine:NAME, auto): proposed moves "
                    f"evaluated at most (default {DEFAULT_BUDGET}; 0 = no refinement); the same "
@@ -139,7 +207,18 @@ def add_budget(p: argparse.ArgumentParser) -> None:
 
 
 def example(text: str) -> str:
-    """An argparse epilog with an example block."""
+    """An argparse epilog with an example block.
+
+    Parameters
+    ----------
+    text : str
+        One or more example command lines.
+
+    Returns
+    -------
+    str
+        The epilog: ``example:`` and the lines, indented.
+    """
     return "example:\n  " + text.strip().replace("\n", "\n  ")
 
 
@@ -148,6 +227,18 @@ def progress_bar(total: int, label: str):
     """A rich progress bar on stderr (only on a terminal and for more than one step).
 
     Yields a function ``advance(description)``.
+
+    Parameters
+    ----------
+    total : int
+        Steps of the work.
+    label : str
+        What the bar is counting.
+
+    Yields
+    ------
+    callable
+        ``advance(description)``: marks one step done (a no-op when no bar is shown).
     """
     if total <= 1 or not sys.stderr.isatty():
         yield lambda desc=None: None
@@ -167,7 +258,20 @@ def progress_bar(total: int, label: str):
 
 
 def write_report(comp, args) -> str:
-    """Write ``--report`` of compare/evaluate (the command line is recorded); return the path."""
+    """Write ``--report`` of compare/evaluate (the command line is recorded); return the path.
+
+    Parameters
+    ----------
+    comp : Comparison
+        The evaluated candidates.
+    args : argparse.Namespace
+        The parsed command line (``--report``, ``--force``, ``--y``; recorded in the report).
+
+    Returns
+    -------
+    str
+        The path written.
+    """
     import os
     import shlex
 

@@ -16,6 +16,13 @@ __all__ = ["add_parser", "run", "write_plots"]
 
 
 def add_parser(sub) -> None:
+    """Add ``rankmap compare`` to the command parsers.
+
+    Parameters
+    ----------
+    sub : argparse._SubParsersAction
+        The ``rankmap`` subcommand parsers.
+    """
     p = sub.add_parser(
         "compare", help="evaluate candidate placements side by side, mark the best",
         description="Route the pattern's flows under each candidate placement, compute link "
@@ -40,6 +47,22 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
+    """Run ``rankmap compare``.
+
+    Evaluate the candidate placements, print the table and the winner, write plots and the
+    report.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line.
+
+    Returns
+    -------
+    int
+        Exit status: 0 (bad input raises RankmapError, which :func:`rankmap.cli.main` turns
+        into one line and status 2).
+    """
     if args.plot_dir and os.path.exists(args.plot_dir) and not os.path.isdir(args.plot_dir):
         raise RankmapError(f"--plot-dir {args.plot_dir!r} is a file, not a folder")
     machine, allocation, pattern = load_inputs(args)
@@ -81,7 +104,24 @@ def run(args) -> int:
 
 
 def write_plots(comp, plot_dir: str, y: float, force: bool) -> list[str]:
-    """Write the CDF plots into ``plot_dir`` (refusing to replace files without force)."""
+    """Write the CDF plots into ``plot_dir`` (refusing to replace files without force).
+
+    Parameters
+    ----------
+    comp : Comparison
+        The evaluated candidates.
+    plot_dir : str
+        Folder for the plots (created when missing).
+    y : float
+        Fraction of links of the plateau point marked on each CDF.
+    force : bool
+        Replace existing files.
+
+    Returns
+    -------
+    list of str
+        The files written, one CDF per phase.
+    """
     from ..plots.cdf import plot_link_cdfs
 
     if os.path.exists(plot_dir) and not os.path.isdir(plot_dir):

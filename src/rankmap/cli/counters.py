@@ -17,6 +17,13 @@ __all__ = ["add_parser", "run"]
 
 
 def add_parser(sub) -> None:
+    """Add ``rankmap counters`` to the command parsers.
+
+    Parameters
+    ----------
+    sub : argparse._SubParsersAction
+        The ``rankmap`` subcommand parsers.
+    """
     p = sub.add_parser(
         "counters", help="plateau point, PDF/CDF and time correlation of link counters",
         description="Read per-link counters (one CSV per placement or run: src,dim,dir,dst or "
@@ -77,6 +84,22 @@ def _check_outputs(args) -> None:
 
 
 def run(args) -> int:
+    """Run ``rankmap counters``.
+
+    Analyse counter files (statistics, plateau points, correlation with times), print, plot and
+    report.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line.
+
+    Returns
+    -------
+    int
+        Exit status: 0 (bad input raises RankmapError, which :func:`rankmap.cli.main` turns
+        into one line and status 2).
+    """
     from ..counters import parse_percentiles, parse_sweep, read_runs, read_times
     from ..counters.summary import analyse
 

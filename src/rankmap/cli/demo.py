@@ -30,6 +30,13 @@ DEMO_DIR = "rankmap-demo"
 
 
 def add_parser(sub) -> None:
+    """Add ``rankmap demo`` to the command parsers.
+
+    Parameters
+    ----------
+    sub : argparse._SubParsersAction
+        The ``rankmap`` subcommand parsers.
+    """
     p = sub.add_parser(
         "demo", help="the embedded default: BG/P 4096-node torus, 2-D box halo, all rank orders",
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -38,6 +45,19 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
+    """Run ``rankmap demo``: run the embedded default comparison into rankmap-demo/.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line.
+
+    Returns
+    -------
+    int
+        Exit status: 0 (bad input raises RankmapError, which :func:`rankmap.cli.main` turns
+        into one line and status 2).
+    """
     from rich.console import Console
 
     con = Console(width=None if sys.stdout.isatty() else 120)

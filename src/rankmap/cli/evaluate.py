@@ -18,6 +18,13 @@ __all__ = ["add_parser", "run"]
 
 
 def add_parser(sub) -> None:
+    """Add ``rankmap evaluate`` to the command parsers.
+
+    Parameters
+    ----------
+    sub : argparse._SubParsersAction
+        The ``rankmap`` subcommand parsers.
+    """
     p = sub.add_parser(
         "evaluate", help="metrics of one placement (mapfile or mapping name), every link's load",
         description="Evaluate one placement and print its metrics as JSON (shaped like "
@@ -43,6 +50,22 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
+    """Run ``rankmap evaluate``.
+
+    Evaluate one placement (a mapper or a mapfile), print its metrics, write the link loads and
+    the report.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line.
+
+    Returns
+    -------
+    int
+        Exit status: 0 (bad input raises RankmapError, which :func:`rankmap.cli.main` turns
+        into one line and status 2).
+    """
     machine, allocation, pattern = load_inputs(args)
     if getattr(args, "report", None):
         from ..report.comparison import check_report_path

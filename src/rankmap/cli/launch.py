@@ -24,7 +24,13 @@ __all__ = ["add_parser", "reorder_environment", "run"]
 
 
 def add_parser(sub) -> None:
-    """Register the ``launch`` subcommand."""
+    """Register the ``launch`` subcommand.
+
+    Parameters
+    ----------
+    sub : argparse._SubParsersAction
+        The ``rankmap`` subcommand parsers.
+    """
     p = sub.add_parser(
         "launch", help="run srun/mpirun/mpiexec/smpirun/aprun with a computed placement",
         description="Inside a batch job: read the allocated nodes from the environment "
@@ -92,7 +98,21 @@ def _engine_path() -> str:
 
 
 def reorder_environment(args, spec: str) -> dict[str, str]:
-    """Variables that make the preloaded PMPI library reorder the program's topologies."""
+    """Variables that make the preloaded PMPI library reorder the program's topologies.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed ``launch`` command line (``--mpicc``, ``--mapping``, ...).
+    spec : str
+        The machine spec or TOML file the library passes to ``rankmap pmpi place``.
+
+    Returns
+    -------
+    dict of str to str
+        ``LD_PRELOAD`` (the library first), ``RANKMAP_MACHINE``, ``RANKMAP_MAPPING``,
+        ``RANKMAP_SEED``, ``RANKMAP_BIN`` and every ``RANKMAP_*`` variable already set.
+    """
     from ..pmpi.build import library_path
     lib = library_path(args.mpicc)
     preload = os.environ.get("LD_PRELOAD", "")
@@ -116,7 +136,19 @@ def _exec(argv: list[str], env: dict[str, str], dry_run: bool) -> int:
 
 
 def run(args) -> int:
-    """Compute the placement, write the launcher file, then exec (or print) the launcher."""
+    """Compute the placement, write the launcher file, then exec (or print) the launcher.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line.
+
+    Returns
+    -------
+    int
+        Exit status: 0 (bad input raises RankmapError, which :func:`rankmap.cli.main` turns
+        into one line and status 2).
+    """
     argv = list(args.launcher_argv)
     if argv and argv[0] == "--":
         argv = argv[1:]

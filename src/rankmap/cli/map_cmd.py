@@ -16,6 +16,13 @@ __all__ = ["add_parser", "run", "run_auto"]
 
 
 def add_parser(sub) -> None:
+    """Add ``rankmap map`` to the command parsers.
+
+    Parameters
+    ----------
+    sub : argparse._SubParsersAction
+        The ``rankmap`` subcommand parsers.
+    """
     p = sub.add_parser(
         "map", help="write a placement file for a launcher",
         description="Compute the placement NAME for the pattern on the allocation and write "
@@ -42,6 +49,19 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
+    """Run ``rankmap map``: compute one placement and write it in the launcher's format.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line.
+
+    Returns
+    -------
+    int
+        Exit status: 0 (bad input raises RankmapError, which :func:`rankmap.cli.main` turns
+        into one line and status 2).
+    """
     emitter = get_emitter(args.emit)
     check_writable(args.output, args.force)
     machine, allocation, pattern = load_inputs(args)
@@ -63,7 +83,24 @@ def run(args) -> int:
 
 def run_auto(args, machine, allocation, pattern):
     """``--mapping auto``: evaluate every candidate (progress on stderr), print the table and
-    the reason for the winner on stdout, return the winning Placement."""
+    the reason for the winner on stdout, return the winning Placement.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed ``map`` command line (routing, time options, budget, seed).
+    machine : Machine
+        The machine.
+    allocation : Allocation
+        The allocation.
+    pattern : Pattern
+        The pattern.
+
+    Returns
+    -------
+    Placement
+        The winner.
+    """
     from rich.console import Console
 
     from ..selection import REFINE_TOP, auto_select, candidate_names

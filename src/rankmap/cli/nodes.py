@@ -13,7 +13,13 @@ __all__ = ["add_parser", "node_records", "run"]
 
 
 def add_parser(sub) -> None:
-    """Register ``rankmap nodes``."""
+    """Register ``rankmap nodes``.
+
+    Parameters
+    ----------
+    sub : argparse._SubParsersAction
+        The ``rankmap`` subcommand parsers.
+    """
     p = sub.add_parser(
         "nodes", help="list the allocated nodes: name, node id, coordinates",
         description="Resolve --nodes on the machine and list every allocated node in "
@@ -31,7 +37,20 @@ def add_parser(sub) -> None:
 
 
 def node_records(machine, allocation) -> list[dict]:
-    """``[{"name", "id", "coords"}]`` for every allocated node, in allocation order."""
+    """``[{"name", "id", "coords"}]`` for every allocated node, in allocation order.
+
+    Parameters
+    ----------
+    machine : Machine
+        The machine.
+    allocation : Allocation
+        The allocation.
+
+    Returns
+    -------
+    list of dict
+        ``{"name", "id", "coords"}`` of every allocated node, in allocation order.
+    """
     names = allocation.host_names(machine)
     coords = machine.coords(allocation.nodes).tolist()
     return [{"name": n, "id": int(i), "coords": [int(v) for v in c]}
@@ -39,7 +58,19 @@ def node_records(machine, allocation) -> list[dict]:
 
 
 def run(args) -> int:
-    """List the allocation (table or JSON on stdout); exit status 0."""
+    """List the allocation (table or JSON on stdout); exit status 0.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line.
+
+    Returns
+    -------
+    int
+        Exit status: 0 (bad input raises RankmapError, which :func:`rankmap.cli.main` turns
+        into one line and status 2).
+    """
     machine = parse_machine(args.machine)
     allocation = parse_allocation(args.nodes, machine)
     records = node_records(machine, allocation)

@@ -12,7 +12,13 @@ __all__ = ["add_parser", "run"]
 
 
 def add_parser(sub) -> None:
-    """Register the ``pmpi`` subcommand."""
+    """Register the ``pmpi`` subcommand.
+
+    Parameters
+    ----------
+    sub : argparse._SubParsersAction
+        The ``rankmap`` subcommand parsers.
+    """
     p = sub.add_parser(
         "pmpi", help="the PMPI library that reorders MPI_Cart_create & co. in any MPI program",
         description="The rankmap PMPI library, loaded with LD_PRELOAD into a C, C++ or Fortran "
@@ -43,7 +49,19 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    """Print the library path (building it if needed) or answer a placement request."""
+    """Print the library path (building it if needed) or answer a placement request.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line.
+
+    Returns
+    -------
+    int
+        Exit status: 0 (bad input raises RankmapError, which :func:`rankmap.cli.main` turns
+        into one line and status 2).
+    """
     if args.action == "place":
         from ..pmpi.place import run_place
         run_place(args.request, args.output)

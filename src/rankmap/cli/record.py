@@ -18,7 +18,13 @@ __all__ = ["add_parser", "run"]
 
 
 def add_parser(sub) -> None:
-    """Register the ``record`` subcommand."""
+    """Register the ``record`` subcommand.
+
+    Parameters
+    ----------
+    sub : argparse._SubParsersAction
+        The ``rankmap`` subcommand parsers.
+    """
     p = sub.add_parser(
         "record", help="record who sends how much to whom in any MPI program",
         description="Run the launcher command with the rankmap PMPI library preloaded "
@@ -47,7 +53,19 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    """Run the program with recording on, then summarise the file it wrote."""
+    """Run the program with recording on, then summarise the file it wrote.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line.
+
+    Returns
+    -------
+    int
+        Exit status: 0 (bad input raises RankmapError, which :func:`rankmap.cli.main` turns
+        into one line and status 2).
+    """
     argv = list(args.launcher_argv)
     if argv and argv[0] == "--":
         argv = argv[1:]

@@ -13,6 +13,13 @@ __all__ = ["add_parser", "run"]
 
 
 def add_parser(sub) -> None:
+    """Add ``rankmap simgrid`` to the command parsers.
+
+    Parameters
+    ----------
+    sub : argparse._SubParsersAction
+        The ``rankmap`` subcommand parsers.
+    """
     p = sub.add_parser(
         "simgrid", help="SimGrid files: the platform XML of a machine",
         description="Write SimGrid SMPI inputs. 'platform' writes the machine as one SimGrid "
@@ -38,6 +45,19 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
+    """Run ``rankmap simgrid``: write the SimGrid platform of a machine.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line.
+
+    Returns
+    -------
+    int
+        Exit status: 0 (bad input raises RankmapError, which :func:`rankmap.cli.main` turns
+        into one line and status 2).
+    """
     from ..machines import parse_machine
     from ..simgrid.platform import platform_xml
     from ..units import parse_bandwidth

@@ -19,7 +19,13 @@ __all__ = ["add_parser", "default_threads", "run"]
 
 
 def add_parser(sub) -> None:
-    """Register ``rankmap study``."""
+    """Register ``rankmap study``.
+
+    Parameters
+    ----------
+    sub : argparse._SubParsersAction
+        The ``rankmap`` subcommand parsers.
+    """
     p = sub.add_parser(
         "study", help="sweep node counts and threads per rank over random allocations",
         description="For every node count, threads-per-rank value and random allocation "
@@ -60,13 +66,37 @@ def add_parser(sub) -> None:
 
 
 def default_threads(cores: int) -> list[int]:
-    """1, the middle power of two dividing ``cores``, and the largest one (1,8,32 for 32)."""
+    """1, the middle power of two dividing ``cores``, and the largest one (1,8,32 for 32).
+
+    Parameters
+    ----------
+    cores : int
+        Cores per node.
+
+    Returns
+    -------
+    list of int
+        Threads per rank to try: 1, the middle power of two dividing ``cores`` and the largest
+        one (1, 8, 32 for 32 cores).
+    """
     powers = [1 << i for i in range(cores.bit_length()) if cores % (1 << i) == 0]
     return sorted({powers[0], powers[len(powers) // 2], powers[-1]})
 
 
 def run(args) -> int:
-    """Run or resume the study, print the summary, write the plot; exit status 0."""
+    """Run or resume the study, print the summary, write the plot; exit status 0.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line.
+
+    Returns
+    -------
+    int
+        Exit status: 0 (bad input raises RankmapError, which :func:`rankmap.cli.main` turns
+        into one line and status 2).
+    """
     mappings = [m.strip() for m in args.mappings.split(",") if m.strip()]
     if "inorder" not in mappings:
         mappings.insert(0, "inorder")

@@ -15,6 +15,13 @@ __all__ = ["add_parser", "run", "print_table"]
 
 
 def add_parser(sub) -> None:
+    """Add ``rankmap validate`` to the command parsers.
+
+    Parameters
+    ----------
+    sub : argparse._SubParsersAction
+        The ``rankmap`` subcommand parsers.
+    """
     p = sub.add_parser(
         "validate", help="predicted time (rankmap) vs simulated time (SimGrid SMPI) per placement",
         description="For each candidate placement, predict its time with rankmap's max-min "
@@ -45,6 +52,21 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
+    """Run ``rankmap validate``.
+
+    Simulate the placements in SimGrid SMPI and compare with the predicted times.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line.
+
+    Returns
+    -------
+    int
+        Exit status: 0 (bad input raises RankmapError, which :func:`rankmap.cli.main` turns
+        into one line and status 2).
+    """
     from ..simgrid import validation as V
 
     if not 0 < args.timeout <= 86400:
@@ -70,7 +92,13 @@ def run(args) -> int:
 
 
 def print_table(val) -> None:
-    """The per-candidate table and the agreement summary."""
+    """The per-candidate table and the agreement summary.
+
+    Parameters
+    ----------
+    val : Validation
+        The validation result (predicted and simulated times per candidate, route check).
+    """
     from rich.console import Console
     from rich.table import Table
 
