@@ -27,8 +27,8 @@ DOCSTRINGS_TODO = {
     
     
     
-    "rankmap.counters.analysis", "rankmap.counters.correlation",
-    "rankmap.counters.reader", "rankmap.counters.summary", "rankmap.io.bgmap", "rankmap.io.bgq",
+    
+    "rankmap.io.bgmap", "rankmap.io.bgq",
     "rankmap.io.cray", "rankmap.io.hostfile", "rankmap.io.hostnames", "rankmap.io.links_csv",
     "rankmap.io.mpich", "rankmap.io.openmpi", "rankmap.io.slurm", "rankmap.kernels.dragonfly",
     "rankmap.kernels.fattree", "rankmap.kernels.torus", "rankmap.launch", "rankmap.mpi.bench",

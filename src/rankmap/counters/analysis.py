@@ -20,14 +20,38 @@ DEFAULT_PERCENTILES = (50.0, 90.0, 99.0)
 
 
 def empirical_cdf(values) -> tuple[np.ndarray, np.ndarray]:
-    """Sorted counts x and the fraction of links carrying at most each x (a step function)."""
+    """Sorted counts x and the fraction of links carrying at most each x (a step function).
+
+    Parameters
+    ----------
+    values : array_like of float
+        Per-link counts (bytes or packets).
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        Sorted counts x and the fraction of links carrying at most each x (float64, same length).
+    """
     v = np.sort(np.asarray(values, dtype=np.float64))
     return v, np.arange(1, len(v) + 1) / max(len(v), 1)
 
 
 def empirical_pdf(values, bins: int | np.ndarray = 40) -> tuple[np.ndarray, np.ndarray]:
     """Histogram of the counts: bin edges (count units) and the fraction of links per bin
-    (fractions add up to 1)."""
+    (fractions add up to 1).
+
+    Parameters
+    ----------
+    values : array_like of float
+        Per-link counts.
+    bins : int or numpy.ndarray
+        Number of bins, or their edges (count units).
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        Bin edges (count units, bins + 1) and the fraction of links per bin (adding up to 1).
+    """
     v = np.asarray(values, dtype=np.float64)
     hist, edges = np.histogram(v, bins=bins)
     return edges, hist / max(len(v), 1)
@@ -36,7 +60,23 @@ def empirical_pdf(values, bins: int | np.ndarray = 40) -> tuple[np.ndarray, np.n
 def phase_stats(values, y: float = DEFAULT_PLATEAU_Y,
                 percentiles=DEFAULT_PERCENTILES) -> dict:
     """``links``, ``max``, ``mean``, ``percentiles`` {"p50": x, ...} and ``plateau`` {y, x}
-    of one phase's per-link counts (same unit as the counts)."""
+    of one phase's per-link counts (same unit as the counts).
+
+    Parameters
+    ----------
+    values : array_like of float
+        One phase's per-link counts.
+    y : float
+        Fraction of links of the plateau point, in (0, 1].
+    percentiles : sequence of float
+        Percentiles to report, in [0, 100].
+
+    Returns
+    -------
+    dict
+        ``links``, ``max``, ``mean``, ``percentiles`` ({"p50": x, ...}) and ``plateau``
+        ({"y", "x"}), counts in the unit of ``values``.
+    """
     v = np.asarray(values, dtype=np.float64)
     if v.size == 0:
         raise RankmapError("no links to analyse")
@@ -46,7 +86,23 @@ def phase_stats(values, y: float = DEFAULT_PLATEAU_Y,
 
 
 def parse_percentiles(text: str) -> tuple[float, ...]:
-    """``"50,90,99"`` -> (50.0, 90.0, 99.0); each in [0, 100]."""
+    """``"50,90,99"`` -> (50.0, 90.0, 99.0); each in [0, 100].
+
+    Parameters
+    ----------
+    text : str
+        Comma-separated percentiles, e.g. ``50,90,99``.
+
+    Returns
+    -------
+    tuple of float
+        The percentiles, each in [0, 100].
+
+    Raises
+    ------
+    RankmapError
+        A value that is not a number in [0, 100].
+    """
     out = []
     for part in text.split(","):
         part = part.strip()

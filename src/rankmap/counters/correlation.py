@@ -19,7 +19,24 @@ from .reader import ALL_PHASES
 
 def parse_sweep(text: str) -> np.ndarray:
     """``"0.6:1.0"`` (step 0.01) or ``"0.6:1.0:0.05"`` -> the y values, both ends included,
-    each in (0, 1]."""
+    each in (0, 1].
+
+    Parameters
+    ----------
+    text : str
+        ``START:STOP`` (step 0.01) or ``START:STOP:STEP``.
+
+    Returns
+    -------
+    numpy.ndarray
+        float64 y values from START to STOP, both included, each in (0, 1].
+
+    Raises
+    ------
+    RankmapError
+        A malformed sweep, a value outside (0, 1], or more points than
+        ``RANKMAP_MAX_POINTS``.
+    """
     parts = text.split(":")
     if len(parts) not in (2, 3):
         raise RankmapError(f"bad --sweep-y {text!r}: expected START:STOP[:STEP], e.g. 0.6:1.0")
@@ -41,7 +58,23 @@ def parse_sweep(text: str) -> np.ndarray:
 
 def read_times(path: str) -> dict[tuple[str, str], float]:
     """Read ``label,phase,seconds`` rows (``phase`` is ``all`` for counters without phases)
-    into {(label, phase): seconds}; malformed rows name the file and line."""
+    into {(label, phase): seconds}; malformed rows name the file and line.
+
+    Parameters
+    ----------
+    path : str
+        The CSV file (``label,phase,seconds``).
+
+    Returns
+    -------
+    dict of (str, str) to float
+        Seconds per (label, phase).
+
+    Raises
+    ------
+    RankmapError
+        A malformed or repeated row (naming the file and line).
+    """
     from ..validate import read_csv_rows
     rows = read_csv_rows(path, "times file")
     if not rows:
@@ -73,7 +106,20 @@ def read_times(path: str) -> dict[tuple[str, str], float]:
 
 
 def correlate(x, t) -> tuple[float | None, float | None]:
-    """Pearson r and Spearman rho of x with t; None when undefined (a constant series)."""
+    """Pearson r and Spearman rho of x with t; None when undefined (a constant series).
+
+    Parameters
+    ----------
+    x : array_like of float
+        Plateau points of the placements (count units).
+    t : array_like of float
+        Their times (s).
+
+    Returns
+    -------
+    tuple of (float or None, float or None)
+        Pearson r and Spearman rho; None when undefined (a constant series, fewer than 3).
+    """
     from scipy import stats
 
     x = np.asarray(x, dtype=np.float64)
@@ -94,6 +140,22 @@ def sweep_phase(series: list[np.ndarray], times: np.ndarray, ys, by: str = "pear
     Returns {"sweep": [{"y", "pearson", "spearman"}], "best": entry with the highest
     correlation ``by`` (pearson or spearman; ties -> the larger y), "busiest": the y = 1.0 entry,
     "x": {y: [plateau x per placement]} for the best and busiest y}.
+
+    Parameters
+    ----------
+    series : list of numpy.ndarray
+        Per placement, the per-link counts of the phase.
+    times : numpy.ndarray
+        Per placement, the phase's time (s).
+    ys : numpy.ndarray
+        The y values, in (0, 1].
+    by : str
+        ``pearson`` or ``spearman``.
+
+    Returns
+    -------
+    dict
+        ``sweep``, ``best``, ``busiest`` and ``x`` as above (plateau x in count units).
     """
     if by not in ("pearson", "spearman"):
         raise RankmapError(f"bad correlation {by!r}: pearson or spearman")
@@ -123,6 +185,22 @@ def correlation_table(runs, times: dict, ys, by: str = "pearson") -> tuple[dict,
     Returns ({phase: sweep_phase result + "labels", "seconds"}, warnings). A time given for
     phase ``all`` of a run whose counters have several phases is matched with the counters
     summed over phases, with a warning (seed 000, section V: aggregates correlate poorly).
+
+    Parameters
+    ----------
+    runs : list of CounterRun
+        The counters of every placement or run.
+    times : dict
+        ``{(label, phase): seconds}`` (:func:`read_times`).
+    ys : numpy.ndarray
+        The y values swept, in (0, 1].
+    by : str
+        ``pearson`` or ``spearman``: which correlation picks the best y.
+
+    Returns
+    -------
+    tuple of (dict, list of str)
+        Per phase :func:`sweep_phase`'s result plus ``labels`` and ``seconds``, and warnings.
     """
     notes: list[str] = []
     known = {r.label for r in runs}

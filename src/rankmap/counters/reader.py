@@ -50,13 +50,35 @@ class CounterRun:
     has_phase_column: bool
 
     def phase(self, name: str) -> CounterPhase:
-        """The phase called ``name`` (error naming the known phases otherwise)."""
+        """The phase called ``name`` (error naming the known phases otherwise).
+
+        Parameters
+        ----------
+        name : str
+            A phase name of the file.
+
+        Returns
+        -------
+        CounterPhase
+            The phase.
+
+        Raises
+        ------
+        RankmapError
+            No such phase (the message lists the file's phases).
+        """
         if name not in self.phases:
             raise RankmapError(f"{self.path}: no phase {name!r} (phases: {', '.join(self.phases)})")
         return self.phases[name]
 
     def aggregated(self) -> CounterPhase:
-        """Counters summed over all phases per link: what a whole-run counter reads."""
+        """Counters summed over all phases per link: what a whole-run counter reads.
+
+        Returns
+        -------
+        CounterPhase
+            Phase ``all``: per link, the sum of its counts over the phases.
+        """
         first = next(iter(self.phases.values()))
         if len(self.phases) == 1:
             return CounterPhase(ALL_PHASES, first.values, first.columns)
@@ -100,7 +122,20 @@ def _column(text: np.ndarray, lines: np.ndarray, path: str, col: str, dtype) -> 
 def read_counters(path: str, label: str | None = None) -> CounterRun:
     """Read one counters CSV into a :class:`CounterRun` labelled ``label`` (default: the
     file name without extension). Counts are bytes or packets per directed link; a malformed
-    row raises :class:`RankmapError` naming the file and line number."""
+    row raises :class:`RankmapError` naming the file and line number.
+
+    Parameters
+    ----------
+    path : str
+        The CSV file.
+    label : str, optional
+        The run's label (default: the file name without extension).
+
+    Returns
+    -------
+    CounterRun
+        Its phases, counts in bytes or packets (``unit``).
+    """
     label = label or os.path.splitext(os.path.basename(path))[0]
     from ..validate import read_csv_rows
     rows = read_csv_rows(path, "counters file")
@@ -162,7 +197,25 @@ def read_counters(path: str, label: str | None = None) -> CounterRun:
 
 def read_runs(paths: list[str], labels: list[str] | None = None) -> list[CounterRun]:
     """Read several counters files (several placements or runs), labelled by ``labels`` or by
-    their file names; labels must be unique."""
+    their file names; labels must be unique.
+
+    Parameters
+    ----------
+    paths : list of str
+        The files.
+    labels : list of str, optional
+        One unique label per file (default: file names).
+
+    Returns
+    -------
+    list of CounterRun
+        The runs, in order.
+
+    Raises
+    ------
+    RankmapError
+        Repeated labels, a count of labels different from the files', or a malformed file.
+    """
     if not paths:
         raise RankmapError("no counters files given")
     if labels is not None and len(labels) != len(paths):

@@ -9,7 +9,22 @@ from .reader import ALL_PHASES, CounterPhase, CounterRun
 
 
 def selected_phases(run: CounterRun, phase: str | None, aggregate: bool) -> list[CounterPhase]:
-    """The phases of ``run`` to analyse: one named phase, all summed, or each in turn."""
+    """The phases of ``run`` to analyse: one named phase, all summed, or each in turn.
+
+    Parameters
+    ----------
+    run : CounterRun
+        A counters file.
+    phase : str or None
+        One phase by name, or None for all.
+    aggregate : bool
+        Sum the phases per link into one (phase ``all``).
+
+    Returns
+    -------
+    list of CounterPhase
+        The phases to analyse.
+    """
     if aggregate:
         return [run.aggregated()]
     if phase is not None:
@@ -22,7 +37,32 @@ def analyse(runs: list[CounterRun], y: float, percentiles=DEFAULT_PERCENTILES,
             ys=None, by: str = "pearson") -> dict:
     """``{"unit", "y", "counters": [{"label", "file", "phase", "links", "max", "mean",
     "percentiles", "plateau": {"y", "x"}}], "warnings": [...]}`` plus ``"correlation"``
-    ({phase: sweep result}) when ``times`` are given. Counts are in ``unit`` (bytes/packets)."""
+    ({phase: sweep result}) when ``times`` are given. Counts are in ``unit`` (bytes/packets).
+
+    Parameters
+    ----------
+    runs : list of CounterRun
+        The counters files read.
+    y : float
+        Fraction of links of the plateau point, in (0, 1].
+    percentiles : sequence of float
+        Percentiles reported, in [0, 100].
+    phase : str, optional
+        Only this phase.
+    aggregate : bool
+        Sum each run's phases per link first.
+    times : dict, optional
+        ``{(label, phase): seconds}``; adds the correlation.
+    ys : numpy.ndarray, optional
+        The y values of the correlation sweep.
+    by : str
+        ``pearson`` or ``spearman``.
+
+    Returns
+    -------
+    dict
+        The document above (counts in ``unit``, times in s).
+    """
     if not 0 < y <= 1:
         raise RankmapError(f"bad --y {y}: must be in (0, 1]")
     notes: list[str] = []
