@@ -28,9 +28,9 @@ DOCSTRINGS_TODO = {
     
     
     
-    "rankmap.io.bgmap", "rankmap.io.bgq",
-    "rankmap.io.cray", "rankmap.io.hostfile", "rankmap.io.hostnames", "rankmap.io.links_csv",
-    "rankmap.io.mpich", "rankmap.io.openmpi", "rankmap.io.slurm", "rankmap.kernels.dragonfly",
+    
+    "rankmap.io.links_csv",
+    "rankmap.kernels.dragonfly",
     "rankmap.kernels.fattree", "rankmap.kernels.torus", "rankmap.launch", "rankmap.mpi.bench",
     "rankmap.mpi.bench_report", "rankmap.mpi.cart", "rankmap.mpi.graph", "rankmap.mpi.nodes",
     "rankmap.mpi.placement", "rankmap.mpi.reorder", 

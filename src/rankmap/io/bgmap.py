@@ -28,7 +28,22 @@ def _require_grid(machine) -> None:
 
 
 def format_mapfile(mapping: Placement, machine, allocation: Allocation) -> str:
-    """Text of a Blue Gene mapfile for ``mapping`` (coordinates then core, one rank a line)."""
+    """Text of a Blue Gene mapfile for ``mapping`` (coordinates then core, one rank a line).
+
+    Parameters
+    ----------
+    mapping : Placement
+        The placement written.
+    machine : Machine
+        The machine (coordinates, default host names).
+    allocation : Allocation
+        The allocation the placement refers to.
+
+    Returns
+    -------
+    str
+        The file's text, one line per rank (``x y z t``).
+    """
     _require_grid(machine)
     nodes = mapping.nodes(allocation)
     coords = machine.coords(nodes)
@@ -41,7 +56,30 @@ def format_mapfile(mapping: Placement, machine, allocation: Allocation) -> str:
 
 
 def read_mapfile(path: str, machine, allocation: Allocation, n_ranks: int) -> Placement:
-    """Read a Blue Gene mapfile into a validated Placement (errors name file and line)."""
+    """Read a Blue Gene mapfile into a validated Placement (errors name file and line).
+
+    Parameters
+    ----------
+    path : str
+        The file.
+    machine : Machine
+        The machine whose nodes the file names.
+    allocation : Allocation
+        The allocation; every rank must land on one of its cores.
+    n_ranks : int
+        Ranks the pattern has (the file must place exactly these).
+
+    Returns
+    -------
+    Placement
+        The validated placement.
+
+    Raises
+    ------
+    RankmapError
+        A malformed line, coordinates outside the machine, a node outside the allocation, a
+        core used twice (naming the file and line).
+    """
     if not os.path.isfile(path):
         raise RankmapError(f"mapfile {path!r} not found")
     _require_grid(machine)

@@ -21,12 +21,44 @@ def _check_5d(machine) -> None:
 
 
 def format_bgq_mapfile(mapping: Placement, machine, allocation: Allocation) -> str:
-    """BG/Q mapfile text: ``a b c d e t`` per rank."""
+    """BG/Q mapfile text: ``a b c d e t`` per rank.
+
+    Parameters
+    ----------
+    mapping : Placement
+        The placement written.
+    machine : Machine
+        The machine (coordinates, default host names).
+    allocation : Allocation
+        The allocation the placement refers to.
+
+    Returns
+    -------
+    str
+        The file's text, one line per rank (``a b c d e t``).
+    """
     _check_5d(machine)
     return format_mapfile(mapping, machine, allocation)
 
 
 def read_bgq_mapfile(path: str, machine, allocation: Allocation, n_ranks: int) -> Placement:
-    """Read a BG/Q mapfile into a Placement."""
+    """Read a BG/Q mapfile into a Placement.
+
+    Parameters
+    ----------
+    path : str
+        The file.
+    machine : Machine
+        The machine whose nodes the file names.
+    allocation : Allocation
+        The allocation; every rank must land on one of its cores.
+    n_ranks : int
+        Ranks the pattern has.
+
+    Returns
+    -------
+    Placement
+        The validated placement.
+    """
     _check_5d(machine)
     return read_mapfile(path, machine, allocation, n_ranks)

@@ -30,7 +30,26 @@ _HEADER = re.compile(r"ranks per node:\s*(\d+)")
 
 
 def ranks_per_node(mapping: Placement, allocation: Allocation) -> int:
-    """The common number of ranks on every used node; error if nodes differ or are skipped."""
+    """The common number of ranks on every used node; error if nodes differ or are skipped.
+
+    Parameters
+    ----------
+    mapping : Placement
+        The placement.
+    allocation : Allocation
+        The allocation.
+
+    Returns
+    -------
+    int
+        Ranks on every used node.
+
+    Raises
+    ------
+    RankmapError
+        Used nodes hold different numbers of ranks, or an unused node comes before a used one
+        (Cray MPICH fills nodes in allocation order).
+    """
     pos = mapping.core_of_rank // allocation.cores_per_node
     counts = np.bincount(pos, minlength=allocation.n_nodes)
     used = np.nonzero(counts)[0]
@@ -60,7 +79,22 @@ def _compress(ranks: list[int]) -> str:
 
 
 def format_rank_order(mapping: Placement, machine, allocation: Allocation) -> str:
-    """MPICH_RANK_ORDER text: one line per node, its ranks in core order."""
+    """MPICH_RANK_ORDER text: one line per node, its ranks in core order.
+
+    Parameters
+    ----------
+    mapping : Placement
+        The placement written.
+    machine : Machine
+        The machine (coordinates, default host names).
+    allocation : Allocation
+        The allocation the placement refers to.
+
+    Returns
+    -------
+    str
+        The file's text, one line per node (its ranks in core order, comma separated).
+    """
     k = ranks_per_node(mapping, allocation)
     order = np.argsort(mapping.core_of_rank, kind="stable").tolist()
     lines = [f"# rankmap {mapping.name}: {len(order)} ranks, ranks per node: {k} "
@@ -75,6 +109,24 @@ def read_rank_order(path: str, machine, allocation: Allocation, n_ranks: int | N
 
     K is ``per_node``, else the ``ranks per node`` noted in a rankmap header, else the
     allocation's cores per node.
+
+    Parameters
+    ----------
+    path : str
+        The file.
+    machine : Machine
+        The machine whose nodes the file names.
+    allocation : Allocation
+        The allocation; every rank must land on one of its cores.
+    n_ranks : int, optional
+        Ranks expected (default: as many as listed).
+    per_node : int, optional
+        Ranks per node K (default: the file's header, else the cores per node).
+
+    Returns
+    -------
+    Placement
+        The validated placement.
     """
     if per_node is None and os.path.isfile(path):
         from ..validate import read_text

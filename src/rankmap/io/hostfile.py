@@ -43,7 +43,22 @@ def simgrid_names(allocation: Allocation) -> Allocation:
 
 def format_hostfile(mapping: Placement, machine, allocation: Allocation) -> str:
     """One host per line in rank order (no header: some readers reject comments); default
-    names are the SimGrid platform's (``node-<id>``)."""
+    names are the SimGrid platform's (``node-<id>``).
+
+    Parameters
+    ----------
+    mapping : Placement
+        The placement written.
+    machine : Machine
+        The machine (coordinates, default host names).
+    allocation : Allocation
+        The allocation the placement refers to.
+
+    Returns
+    -------
+    str
+        The file's text, one line per rank (its host name).
+    """
     return host_lines(mapping, machine, simgrid_names(allocation))
 
 
@@ -57,7 +72,26 @@ def host_lines(mapping: Placement, machine, allocation: Allocation) -> str:
 
 def read_hostfile(path: str, machine, allocation: Allocation, n_ranks: int | None = None,
                   what: str = "hostfile") -> Placement:
-    """Read a one-host-per-line file back into a Placement (errors name the file and line)."""
+    """Read a one-host-per-line file back into a Placement (errors name the file and line).
+
+    Parameters
+    ----------
+    path : str
+        The file.
+    machine : Machine
+        The machine whose nodes the file names.
+    allocation : Allocation
+        The allocation; every rank must land on one of its cores.
+    n_ranks : int, optional
+        Ranks expected (default: one per line).
+    what : str
+        What the file is, for error messages.
+
+    Returns
+    -------
+    Placement
+        Rank r on the next free core of the host on line r.
+    """
     lines = read_lines(path)
     hosts, where = [], []
     for lineno, text in lines:

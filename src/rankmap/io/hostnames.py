@@ -113,20 +113,59 @@ def apply_name_template(allocation: Allocation, machine, template: str) -> Alloc
 
 
 def rank_hosts(mapping: Placement, machine, allocation: Allocation) -> list[str]:
-    """Host name of every rank, in rank order."""
+    """Host name of every rank, in rank order.
+
+    Parameters
+    ----------
+    mapping : Placement
+        The placement.
+    machine : Machine
+        The machine.
+    allocation : Allocation
+        The allocation (its names, else the machine's).
+
+    Returns
+    -------
+    list of str
+        Host name of every rank, in rank order.
+    """
     names = np.array(allocation.host_names(machine), dtype=object)
     return names[mapping.core_of_rank // allocation.cores_per_node].tolist()
 
 
 def check_host_name(name: str) -> None:
-    """Raise when a host name cannot be written to a launcher file (empty, blanks, ':' or '#')."""
+    """Raise when a host name cannot be written to a launcher file (empty, blanks, ':' or '#').
+
+    Parameters
+    ----------
+    name : str
+        A host name.
+
+    Raises
+    ------
+    RankmapError
+        The name is empty or holds blanks, ``:`` or ``#``.
+    """
     if not name or any(ch.isspace() for ch in name) or ":" in name or "#" in name:
         from ..validate import show
         raise RankmapError(f"host name {show(name, 60)} cannot be written to a launcher file")
 
 
 def position_lookup(machine, allocation: Allocation) -> dict[str, int]:
-    """Host name -> position in the allocation."""
+    """Host name -> position in the allocation.
+
+    Parameters
+    ----------
+    machine : Machine
+        The machine.
+    allocation : Allocation
+        The allocation.
+
+    Returns
+    -------
+    dict of str to int
+        Host name of every allocated node -> its position in the allocation.
+    """
     return {name: pos for pos, name in enumerate(allocation.host_names(machine))}
 
 
@@ -135,6 +174,31 @@ def mapping_from_hosts(hosts: list[str], where: list[str], machine, allocation: 
     """Placement that puts rank r on host ``hosts[r]`` (next free core of that node).
 
     ``where[r]`` locates rank r's entry for error messages (``file: line 3``).
+
+    Parameters
+    ----------
+    hosts : list of str
+        Host of every rank, in rank order.
+    where : list of str
+        Where each entry comes from, for error messages (``file: line 3``).
+    machine : Machine
+        The machine.
+    allocation : Allocation
+        The allocation; hosts must be allocated nodes.
+    name : str
+        Name of the placement.
+    n_ranks : int, optional
+        Ranks expected (default: ``len(hosts)``).
+
+    Returns
+    -------
+    Placement
+        Rank r on the next free core of ``hosts[r]``.
+
+    Raises
+    ------
+    RankmapError
+        An unknown host, more ranks on a host than it has cores, or a rank count mismatch.
     """
     lookup = position_lookup(machine, allocation)
     if n_ranks is not None and len(hosts) != n_ranks:
@@ -160,7 +224,18 @@ def mapping_from_hosts(hosts: list[str], where: list[str], machine, allocation: 
 
 
 def read_lines(path: str) -> list[tuple[int, str]]:
-    """Non-blank lines of a text file without ``#`` comments, with their line numbers."""
+    """Non-blank lines of a text file without ``#`` comments, with their line numbers.
+
+    Parameters
+    ----------
+    path : str
+        A text file.
+
+    Returns
+    -------
+    list of (int, str)
+        Its non-blank lines without ``#`` comments, stripped, with their 1-based line numbers.
+    """
     import os
 
     from ..validate import read_lines as read_text_lines, show

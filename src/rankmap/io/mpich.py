@@ -18,7 +18,22 @@ __all__ = ["format_machinefile", "read_machinefile"]
 
 
 def format_machinefile(mapping: Placement, machine, allocation: Allocation) -> str:
-    """Hydra machinefile: runs of consecutive ranks on one host as ``host:count``."""
+    """Hydra machinefile: runs of consecutive ranks on one host as ``host:count``.
+
+    Parameters
+    ----------
+    mapping : Placement
+        The placement written.
+    machine : Machine
+        The machine (coordinates, default host names).
+    allocation : Allocation
+        The allocation the placement refers to.
+
+    Returns
+    -------
+    str
+        The file's text, one line per run of consecutive ranks on one host (``host:count``).
+    """
     hosts = rank_hosts(mapping, machine, allocation)
     lines: list[str] = []
     run_host, run = None, 0
@@ -36,7 +51,24 @@ def format_machinefile(mapping: Placement, machine, allocation: Allocation) -> s
 
 def read_machinefile(path: str, machine, allocation: Allocation,
                      n_ranks: int | None = None) -> Placement:
-    """Read a Hydra machinefile (``host`` or ``host:count`` lines) into a Placement."""
+    """Read a Hydra machinefile (``host`` or ``host:count`` lines) into a Placement.
+
+    Parameters
+    ----------
+    path : str
+        The file.
+    machine : Machine
+        The machine whose nodes the file names.
+    allocation : Allocation
+        The allocation; every rank must land on one of its cores.
+    n_ranks : int, optional
+        Ranks expected (default: the sum of the counts).
+
+    Returns
+    -------
+    Placement
+        Ranks in file order on the next free cores of their hosts.
+    """
     hosts, where = [], []
     for lineno, text in read_lines(path):
         host, sep, count = text.partition(":")

@@ -59,7 +59,22 @@ def socket_core_slots(slots: np.ndarray, structure, threads: int = 1) -> list[st
 
 def format_rankfile(mapping: Placement, machine, allocation: Allocation) -> str:
     """Open MPI rankfile text, ranks in order, slot = core within the node (``socket:core``
-    when the machine has a node structure)."""
+    when the machine has a node structure).
+
+    Parameters
+    ----------
+    mapping : Placement
+        The placement written.
+    machine : Machine
+        The machine (coordinates, default host names).
+    allocation : Allocation
+        The allocation the placement refers to.
+
+    Returns
+    -------
+    str
+        The file's text, one line per rank (``rank N=host slot=S``).
+    """
     hosts = rank_hosts(mapping, machine, allocation)
     for h in set(hosts):
         check_host_name(h)
@@ -90,7 +105,24 @@ def _slot_of_socket_core(sock: int, core: int, machine, allocation: Allocation,
 
 def read_rankfile(path: str, machine, allocation: Allocation,
                   n_ranks: int | None = None) -> Placement:
-    """Read a rankfile into a Placement: every rank once, known hosts, slots inside the node."""
+    """Read a rankfile into a Placement: every rank once, known hosts, slots inside the node.
+
+    Parameters
+    ----------
+    path : str
+        The file.
+    machine : Machine
+        The machine whose nodes the file names.
+    allocation : Allocation
+        The allocation; every rank must land on one of its cores.
+    n_ranks : int, optional
+        Ranks expected (default: as many as listed).
+
+    Returns
+    -------
+    Placement
+        The validated placement (every rank once, known hosts, slots inside the node).
+    """
     lookup = position_lookup(machine, allocation)
     cpn = allocation.cores_per_node
     seen: dict[int, int] = {}

@@ -16,11 +16,43 @@ SRUN_USAGE = "SLURM_HOSTFILE={path} srun --distribution=arbitrary -n {n_ranks} .
 
 
 def format_slurm_hostfile(mapping: Placement, machine, allocation: Allocation) -> str:
-    """SLURM_HOSTFILE text: one host per line, line r = host of rank r."""
+    """SLURM_HOSTFILE text: one host per line, line r = host of rank r.
+
+    Parameters
+    ----------
+    mapping : Placement
+        The placement written.
+    machine : Machine
+        The machine (coordinates, default host names).
+    allocation : Allocation
+        The allocation the placement refers to.
+
+    Returns
+    -------
+    str
+        The file's text, one line per rank (its host name).
+    """
     return host_lines(mapping, machine, allocation)
 
 
 def read_slurm_hostfile(path: str, machine, allocation: Allocation,
                         n_ranks: int | None = None) -> Placement:
-    """Read a SLURM_HOSTFILE back into a Placement."""
+    """Read a SLURM_HOSTFILE back into a Placement.
+
+    Parameters
+    ----------
+    path : str
+        The file.
+    machine : Machine
+        The machine whose nodes the file names.
+    allocation : Allocation
+        The allocation; every rank must land on one of its cores.
+    n_ranks : int, optional
+        Ranks expected (default: one per line).
+
+    Returns
+    -------
+    Placement
+        Rank r on the next free core of the host on line r.
+    """
     return read_hostfile(path, machine, allocation, n_ranks, what="Slurm hostfile")
