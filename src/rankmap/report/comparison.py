@@ -50,7 +50,26 @@ def _candidate_table(rep: Report, comp: Comparison) -> None:
 
 def comparison_report(comp: Comparison, y: float, title: str | None = None,
                       command: str | None = None, links_map: bool = True) -> Report:
-    """Build the report of a comparison (or of one evaluated placement)."""
+    """Build the report of a comparison (or of one evaluated placement).
+
+    Parameters
+    ----------
+    comp : Comparison
+        The evaluated candidates.
+    y : float
+        Fraction of links of the plateau point marked on the CDFs, in (0, 1].
+    title : str, optional
+        The report's title (default: pattern on machine).
+    command : str, optional
+        The command line, shown with the inputs.
+    links_map : bool
+        Whether to add the winner's link-load maps.
+
+    Returns
+    -------
+    Report
+        The report, not yet written.
+    """
     from .render import explain
     from ..plots.cdf import plot_link_cdfs
 
@@ -87,14 +106,46 @@ def comparison_report(comp: Comparison, y: float, title: str | None = None,
 
 def write_comparison_report(comp: Comparison, path: str, y: float, force: bool = False,
                             command: str | None = None) -> str:
-    """Build and write the report to ``path`` (.html); return the path."""
+    """Build and write the report to ``path`` (.html); return the path.
+
+    Parameters
+    ----------
+    comp : Comparison
+        The evaluated candidates.
+    path : str
+        The ``.html`` file.
+    y : float
+        Fraction of links of the plateau point.
+    force : bool
+        Replace an existing file.
+    command : str, optional
+        The command line, shown with the inputs.
+
+    Returns
+    -------
+    str
+        The path written.
+    """
     rep = comparison_report(comp, y, command=command)
     out = rep.write(path, force=force)
     return os.fspath(out)
 
 
 def check_report_path(path: str, force: bool) -> None:
-    """Fail early (before any work) when ``--report`` cannot be written."""
+    """Fail early (before any work) when ``--report`` cannot be written.
+
+    Parameters
+    ----------
+    path : str
+        The ``--report`` file name (``.html``).
+    force : bool
+        Whether an existing file may be replaced.
+
+    Raises
+    ------
+    RankmapError
+        Not an ``.html`` name, or a file that exists (without force) or cannot be written.
+    """
     from ..errors import RankmapError
     from ..io.atomic import check_writable
 

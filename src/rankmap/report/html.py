@@ -41,23 +41,57 @@ class Report:
         self.n_images = 0
 
     def heading(self, text: str) -> None:
-        """A section heading."""
+        """A section heading.
+
+        Parameters
+        ----------
+        text : str
+            The heading (escaped).
+        """
         self.parts.append(f"<h2>{html.escape(text)}</h2>")
 
     def inputs(self, items: dict) -> None:
-        """The inputs as a definition list (name -> value text)."""
+        """The inputs as a definition list (name -> value text).
+
+        Parameters
+        ----------
+        items : dict of str to object
+            Name -> value (shown as text).
+        """
         rows = "".join(f"<dt>{html.escape(str(k))}</dt><dd>{html.escape(str(v))}</dd>"
                        for k, v in items.items())
         self.parts.append(f'<dl class="inputs">{rows}</dl>')
 
     def paragraph(self, text: str, css: str | None = None) -> None:
-        """A paragraph of plain text (``css``: winner or warn for a highlighted box)."""
+        """A paragraph of plain text (``css``: winner or warn for a highlighted box).
+
+        Parameters
+        ----------
+        text : str
+            Plain text (escaped).
+        css : str, optional
+            ``winner`` or ``warn`` for a highlighted box.
+        """
         cls = f' class="{css}"' if css else ""
         self.parts.append(f"<p{cls}>{html.escape(text)}</p>")
 
     def table(self, headers: list[str], rows: list[list], caption: str = "",
               best_row: int | None = None, table_id: str | None = None) -> None:
-        """A table of text cells; row ``best_row`` is highlighted."""
+        """A table of text cells; row ``best_row`` is highlighted.
+
+        Parameters
+        ----------
+        headers : list of str
+            Column headers.
+        rows : list of list
+            Cells (shown as text).
+        caption : str
+            Caption above the table.
+        best_row : int, optional
+            Row highlighted as the best.
+        table_id : str, optional
+            HTML id of the table.
+        """
         self.n_tables += 1
         tid = f' id="{html.escape(table_id)}"' if table_id else ""
         head = "".join(f"<th>{html.escape(str(h))}</th>" for h in headers)
@@ -71,7 +105,17 @@ class Report:
                           f"<tbody>{''.join(body)}</tbody></table>")
 
     def image(self, data: bytes, fmt: str, caption: str) -> None:
-        """An embedded image (``fmt`` png or svg) with a caption."""
+        """An embedded image (``fmt`` png or svg) with a caption.
+
+        Parameters
+        ----------
+        data : bytes
+            The image (embedded as base64).
+        fmt : str
+            ``png`` or ``svg``.
+        caption : str
+            Caption under the image.
+        """
         self.n_images += 1
         mime = "image/png" if fmt == "png" else "image/svg+xml"
         b64 = base64.b64encode(data).decode("ascii")
@@ -80,11 +124,27 @@ class Report:
                           f"<figcaption>{alt}</figcaption></figure>")
 
     def figure(self, fig, caption: str, fmt: str = "png") -> None:
-        """Embed a matplotlib figure (rendered now, then closed)."""
+        """Embed a matplotlib figure (rendered now, then closed).
+
+        Parameters
+        ----------
+        fig : matplotlib.figure.Figure
+            The figure (rendered now, then closed).
+        caption : str
+            Caption under the image.
+        fmt : str
+            ``png`` or ``svg``.
+        """
         self.image(figure_bytes(fig, fmt), fmt, caption)
 
     def render(self) -> str:
-        """The complete HTML document."""
+        """The complete HTML document.
+
+        Returns
+        -------
+        str
+            The complete, self-contained HTML document.
+        """
         when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
         return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
                 f"<title>{html.escape(self.title)}</title><style>{_CSS}</style></head><body>"
@@ -92,7 +152,20 @@ class Report:
                 + f"<footer>rankmap {html.escape(__version__)}, {when}</footer></body></html>\n")
 
     def write(self, path: str, force: bool = False) -> str:
-        """Write the report to ``path`` atomically (refusing to overwrite without force)."""
+        """Write the report to ``path`` atomically (refusing to overwrite without force).
+
+        Parameters
+        ----------
+        path : str
+            The ``.html`` file.
+        force : bool
+            Replace an existing file.
+
+        Returns
+        -------
+        str
+            The path written.
+        """
         if not path.lower().endswith((".html", ".htm")):
             from ..errors import RankmapError
             raise RankmapError(f"--report {path!r}: expected a .html file name")
