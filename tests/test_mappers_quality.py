@@ -10,7 +10,8 @@ from rankmap.errors import RankmapError
 from rankmap.machines import parse_machine
 from rankmap.mappers import all_candidate_names, build_mapping
 from rankmap.mappers.folding import fold_layout
-from rankmap.mappers.graph_multilevel import _key, multilevel_cores
+from rankmap.mappers.graph_multilevel import multilevel_cores
+from rankmap.mappers.swap_refine import placement_key as _key
 from rankmap.mappers.swap_family import polish_cores
 from rankmap.patterns import Pattern, Phase, parse_pattern
 
