@@ -37,8 +37,8 @@ DOCSTRINGS_TODO = {
     
     "rankmap.patterns.graph_files", "rankmap.patterns.grid_detect",
     "rankmap.patterns.miniapps", 
-    "rankmap.plots.cdf", "rankmap.plots.correlation", "rankmap.plots.counters",
-    "rankmap.plots.linkmap", "rankmap.pmpi.build", "rankmap.pmpi.environment",
+    
+    "rankmap.pmpi.build", "rankmap.pmpi.environment",
     "rankmap.pmpi.place", "rankmap.pmpi.recording", 
     "rankmap.report.render",
     "rankmap.selection.auto", "rankmap.selection.candidates", "rankmap.simgrid.build",

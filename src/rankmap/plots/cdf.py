@@ -28,6 +28,26 @@ def plot_link_cdfs(comp: Comparison, out_dir: str, y: float = 0.99, max_curves: 
     x: bytes carried by a directed link (MiB); y: fraction of all directed links carrying at
     most x. Each candidate's plateau point (x at fraction ``y``) is marked. At most
     ``max_curves`` candidates are drawn: the best ones, plus ``inorder`` when evaluated.
+
+    Parameters
+    ----------
+    comp : Comparison
+        The evaluated candidates.
+    out_dir : str
+        Folder written into (created when missing).
+    y : float
+        Fraction of links of the plateau point, in (0, 1].
+    max_curves : int
+        Most candidates drawn per plot.
+    prefix : str
+        File name prefix (``cdf-<phase>.png``).
+    fmt : str
+        ``png`` or ``svg``.
+
+    Returns
+    -------
+    list of str
+        The files written, one per phase.
     """
     plt = _pyplot()
     os.makedirs(out_dir, exist_ok=True)

@@ -14,7 +14,20 @@ __all__ = ["plot_correlation_vs_y", "plot_time_vs_plateau"]
 def plot_correlation_vs_y(results: dict, title: str = ""):
     """Pearson r (solid) and Spearman rho (dashed) of plateau x with time against y, one
     colour per phase; the best y and the busiest link (y = 1.0) are marked. ``results`` is
-    :func:`rankmap.counters.correlation_table`'s first value; returns the figure."""
+    :func:`rankmap.counters.correlation_table`'s first value; returns the figure.
+
+    Parameters
+    ----------
+    results : dict
+        Per phase, the correlation sweep (:func:`rankmap.counters.correlation_table`).
+    title : str
+        Figure title.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The figure.
+    """
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(7.5, 4.8), dpi=110)
     for phase, res in results.items():
@@ -47,7 +60,22 @@ def plot_correlation_vs_y(results: dict, title: str = ""):
 def plot_time_vs_plateau(results: dict, unit: str = "bytes", title: str = ""):
     """One panel per phase: each placement's time (seconds) against its plateau x at the
     best y and at y = 1.0 (busiest link), each with its least-squares line; returns the
-    figure."""
+    figure.
+
+    Parameters
+    ----------
+    results : dict
+        Per phase, the correlation sweep with plateau x per placement.
+    unit : str
+        ``bytes`` (shown in MiB) or ``packets``.
+    title : str
+        Figure title.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The figure.
+    """
     plt = pyplot()
     n = len(results)
     fig, axes = plt.subplots(1, n, figsize=(6.0 * n, 4.6), dpi=110, squeeze=False)

@@ -12,7 +12,21 @@ __all__ = ["count_scale", "plot_pdf_cdf"]
 
 
 def count_scale(unit: str, vmax: float) -> tuple[float, str]:
-    """Divisor and axis label for counts: MiB for bytes, thousands/millions for packets."""
+    """Divisor and axis label for counts: MiB for bytes, thousands/millions for packets.
+
+    Parameters
+    ----------
+    unit : str
+        ``bytes`` or ``packets``.
+    vmax : float
+        The largest count shown.
+
+    Returns
+    -------
+    tuple of (float, str)
+        Divisor of the counts and the axis label (MiB for bytes; thousands or millions of
+        packets).
+    """
     if unit == "bytes":
         return (2**20, "bytes on a directed link (MiB)") if vmax >= 2**20 / 10 else \
                (1024.0, "bytes on a directed link (KiB)") if vmax >= 1024 else \
@@ -28,7 +42,26 @@ def plot_pdf_cdf(series: dict[str, np.ndarray], unit: str = "bytes", y: float = 
                  bins: int = 40, title: str = ""):
     """A two-panel figure: top, the fraction of links per count bin (PDF); bottom, the
     fraction of links carrying at most x (CDF) with each series' plateau point (x at ``y``)
-    marked. ``series`` maps a label (placement) to its per-link counts; returns the figure."""
+    marked. ``series`` maps a label (placement) to its per-link counts; returns the figure.
+
+    Parameters
+    ----------
+    series : dict of str to numpy.ndarray
+        Label (placement) -> per-link counts.
+    unit : str
+        ``bytes`` or ``packets``.
+    y : float
+        Fraction of links of the plateau point, in (0, 1].
+    bins : int
+        Histogram bins.
+    title : str
+        Figure title.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The figure.
+    """
     plt = pyplot()
     vmax = max((float(np.max(v)) for v in series.values() if len(v)), default=0.0)
     scale, xlabel = count_scale(unit, vmax)

@@ -31,7 +31,22 @@ def _scale(vmax: float, unit: str) -> tuple[float, str]:
 def torus_panels(machine, loads: np.ndarray, reduce: str = "max") -> list[dict]:
     """The heat maps of a torus as data: per (dim, dir) with links, ``grid`` (2-D array,
     rows = second shown axis), ``axes`` (shown dimension indices), ``reduced`` (indices
-    reduced over) and the hottest link's node coordinates and load."""
+    reduced over) and the hottest link's node coordinates and load.
+
+    Parameters
+    ----------
+    machine : GridMachine
+        A torus or mesh.
+    loads : numpy.ndarray
+        Count on every directed link, in the machine's link order.
+    reduce : str
+        ``max`` or ``sum`` over the hidden dimensions.
+
+    Returns
+    -------
+    list of dict
+        One panel per (dimension, direction) that has links.
+    """
     if reduce not in REDUCERS:
         raise RankmapError(f"bad reduction {reduce!r}: max or sum")
     loads = np.asarray(loads, dtype=np.float64)
@@ -78,7 +93,26 @@ def plot_torus_links(machine, loads: np.ndarray, unit: str = "bytes", reduce: st
                      title: str = ""):
     """Heat maps of a torus's link loads (see module doc) on one shared colour scale; the
     busiest link of each panel is starred. ``loads`` are per-link counts in machine link
-    order; returns the figure."""
+    order; returns the figure.
+
+    Parameters
+    ----------
+    machine : Machine
+        The machine.
+    loads : numpy.ndarray
+        Count on every directed link, in the machine's link order (bytes or packets).
+    unit : str
+        ``bytes`` or ``packets`` (axis labels; bytes shown in MiB).
+    reduce : str
+        ``max`` or ``sum``: how loads folded onto one cell combine.
+    title : str
+        Figure title.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The figure.
+    """
     from matplotlib.ticker import MaxNLocator
 
     plt = pyplot()
@@ -129,7 +163,31 @@ def plot_torus_links(machine, loads: np.ndarray, unit: str = "bytes", reduce: st
 
 def plot_link_map(machine, loads: np.ndarray, unit: str = "bytes", reduce: str = "max",
                   title: str = ""):
-    """The link-load map suited to the machine (torus/mesh or dragonfly); returns the figure."""
+    """The link-load map suited to the machine (torus/mesh or dragonfly); returns the figure.
+
+    Parameters
+    ----------
+    machine : Machine
+        The machine.
+    loads : numpy.ndarray
+        Count on every directed link, in the machine's link order (bytes or packets).
+    unit : str
+        ``bytes`` or ``packets`` (axis labels; bytes shown in MiB).
+    reduce : str
+        ``max`` or ``sum``: how loads folded onto one cell combine.
+    title : str
+        Figure title.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The figure.
+
+    Raises
+    ------
+    RankmapError
+        A machine with no map (see :func:`supports`).
+    """
     if isinstance(machine, GridMachine):
         return plot_torus_links(machine, loads, unit, reduce, title)
     if isinstance(machine, Dragonfly):
@@ -140,7 +198,23 @@ def plot_link_map(machine, loads: np.ndarray, unit: str = "bytes", reduce: str =
 def dragonfly_arrays(machine, loads: np.ndarray, reduce: str = "max") -> dict:
     """Dragonfly maps as data: ``groups`` (G x G, bytes from group a (row) to group b
     (column) over their parallel global links, reduced by max or sum; NaN on the diagonal)
-    and ``routers`` (G x R x C: each router's outgoing row/col/global links, reduced)."""
+    and ``routers`` (G x R x C: each router's outgoing row/col/global links, reduced).
+
+    Parameters
+    ----------
+    machine : Dragonfly
+        The machine.
+    loads : numpy.ndarray
+        Count on every directed link, in the machine's link order.
+    reduce : str
+        ``max`` or ``sum`` over parallel links / a router's links.
+
+    Returns
+    -------
+    dict
+        ``groups`` (G x G float64) and ``routers`` (G x R x C float64), in the unit of
+        ``loads``.
+    """
     if reduce not in REDUCERS:
         raise RankmapError(f"bad reduction {reduce!r}: max or sum")
     loads = np.asarray(loads, dtype=np.float64)
@@ -165,7 +239,26 @@ def plot_dragonfly_links(machine, loads: np.ndarray, unit: str = "bytes", reduce
                          title: str = ""):
     """Left: the group x group global-link matrix; right: every group's R x C router grid
     (groups tiled left to right, top to bottom), each router coloured by its outgoing
-    row/col/global link load (max or sum, named in the colour-bar label); returns the figure."""
+    row/col/global link load (max or sum, named in the colour-bar label); returns the figure.
+
+    Parameters
+    ----------
+    machine : Machine
+        The machine.
+    loads : numpy.ndarray
+        Count on every directed link, in the machine's link order (bytes or packets).
+    unit : str
+        ``bytes`` or ``packets`` (axis labels; bytes shown in MiB).
+    reduce : str
+        ``max`` or ``sum``: how loads folded onto one cell combine.
+    title : str
+        Figure title.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The figure.
+    """
     plt = pyplot()
     arr = dragonfly_arrays(machine, loads, reduce)
     G, R, C = machine.G, machine.R, machine.C
@@ -219,5 +312,16 @@ def plot_dragonfly_links(machine, loads: np.ndarray, unit: str = "bytes", reduce
 
 
 def supports(machine) -> bool:
-    """Whether a link-load map can be drawn for this machine (torus/mesh or dragonfly)."""
+    """Whether a link-load map can be drawn for this machine (torus/mesh or dragonfly).
+
+    Parameters
+    ----------
+    machine : Machine
+        The machine.
+
+    Returns
+    -------
+    bool
+        True for a grid machine or a dragonfly.
+    """
     return isinstance(machine, (GridMachine, Dragonfly))
