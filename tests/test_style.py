@@ -145,7 +145,8 @@ def docstring_problems(fn: ast.FunctionDef, where: str, cls: ast.ClassDef | None
     doc = ast.get_docstring(fn)
     if not doc:
         return [f"{where}: no docstring"]
-    if any(isinstance(d, ast.Name) and d.id == "property" for d in fn.decorator_list):
+    if any((d.id if isinstance(d, ast.Name) else d.attr if isinstance(d, ast.Attribute) else "")
+           in ("property", "cached_property") for d in fn.decorator_list):
         return []
     if methods is not None and cls is not None and inherits_docs(fn, cls, methods):
         return []

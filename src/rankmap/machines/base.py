@@ -201,7 +201,13 @@ class Machine(ABC):
         return routing
 
     def describe_node(self) -> dict:
-        """``{"node": {...}}`` describing the node structure, or ``{}`` without one."""
+        """``{"node": {...}}`` describing the node structure, or ``{}`` without one.
+
+        Returns
+        -------
+        dict
+            ``{"node": NodeStructure.describe()}``, or ``{}`` without a node structure.
+        """
         return {} if self.node_structure is None else {"node": self.node_structure.describe()}
 
     @abstractmethod

@@ -125,16 +125,49 @@ class NodeStructure:
         return np.arange(0, self.n_cores, threads, dtype=np.int64)
 
     def slot_package(self, threads: int = 1) -> np.ndarray:
-        """Package of every slot (the package of its first core), int64."""
+        """Package of every slot (the package of its first core), int64.
+
+        Parameters
+        ----------
+        threads : int
+            Cores per rank (consecutive).
+
+        Returns
+        -------
+        numpy.ndarray
+            int64 package of every slot.
+        """
         return np.asarray(self.package_of_core, dtype=np.int64)[self.slot_cores(threads)]
 
     def slot_domain(self, threads: int = 1) -> np.ndarray:
-        """NUMA domain of every slot (the domain of its first core), int64."""
+        """NUMA domain of every slot (the domain of its first core), int64.
+
+        Parameters
+        ----------
+        threads : int
+            Cores per rank (consecutive).
+
+        Returns
+        -------
+        numpy.ndarray
+            int64 NUMA domain of every slot.
+        """
         return np.asarray(self.numa_of_core, dtype=np.int64)[self.slot_cores(threads)]
 
     def slot_cell(self, threads: int = 1) -> np.ndarray:
         """Cell of every slot: cells are the distinct (package, NUMA domain) pairs, numbered
-        in core order; the in-node placement step fills cells."""
+        in core order; the in-node placement step fills cells.
+
+        Parameters
+        ----------
+        threads : int
+            Cores per rank (consecutive).
+
+        Returns
+        -------
+        numpy.ndarray
+            int64 cell of every slot.
+        """
         key = self.slot_package(threads) * self.n_domains + self.slot_domain(threads)
         _u, first, inv = np.unique(key, return_index=True, return_inverse=True)
         rank = np.empty(len(first), dtype=np.int64)
@@ -161,7 +194,14 @@ class NodeStructure:
         return " ".join(parts)
 
     def describe(self) -> dict:
-        """JSON-ready summary: packages, NUMA domains, cores, PUs per core, source."""
+        """JSON-ready summary: packages, NUMA domains, cores, PUs per core, source.
+
+        Returns
+        -------
+        dict
+            ``packages``, ``numa_domains``, ``cores``, ``pus_per_core``, ``source`` and, for a
+            regular node, ``synthetic``.
+        """
         d = {"packages": self.n_packages, "numa_domains": self.n_domains,
              "cores": self.n_cores, "pus_per_core": self.pus_per_core,
              "source": self.source}

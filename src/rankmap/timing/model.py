@@ -280,7 +280,7 @@ def flow_times(machine, src_node, dst_node, nbytes, routing: "str | Router", opt
                                                      options.retire_fraction)
         del indptr, indices, data
     inside = ~net
-    structure = getattr(machine, "node_structure", None)
+    structure = machine.node_structure
     by_domain = structure is not None and src_core is not None and dst_core is not None
     flow_finish = None
     if by_domain and inside.any():
