@@ -22,7 +22,7 @@ from rankmap.machines import parse_machine
 from rankmap.machines.hwloc_xml import node_structure_from_xml, parse_cpuset
 from rankmap.machines.node_structure import parse_synthetic
 from rankmap.mappers import build_mapping
-from rankmap.mappers.base import Mapping
+from rankmap.mappers.base import Placement
 from rankmap.mappers.domain_placement import place_in_domains
 from rankmap.metrics.node_domains import domain_bytes
 from rankmap.patterns import parse_pattern
@@ -212,13 +212,13 @@ def test_metrics_report_domain_bytes():
     phase = Phase("x", np.array([0, 0, 1, 4]), np.array([1, 2, 5, 0]),
                   np.array([10.0, 20.0, 40.0, 80.0]))
     p = Pattern("hand", "graph", 8, [phase])
-    e = Evaluator(m, a, p).evaluate(Mapping("id", np.arange(8)))
+    e = Evaluator(m, a, p).evaluate(Placement("id", np.arange(8)))
     # 0->1 same domain, 0->2 across sockets, 1->5 between nodes, 4->0 between nodes
     assert e.metrics["intra_node_bytes"] == 30.0
     assert e.metrics["inter_domain_bytes"] == 20.0 and e.metrics["inter_socket_bytes"] == 20.0
     plain = parse_machine("torus:2:cores=4")
     assert "inter_domain_bytes" not in Evaluator(plain, whole_machine(plain), p).evaluate(
-        Mapping("id", np.arange(8))).metrics
+        Placement("id", np.arange(8))).metrics
 
 
 # ---- the in-node placement step ------------------------------------------------------------
@@ -303,7 +303,7 @@ def test_build_mapping_applies_the_step_but_not_to_inorder():
 def test_rankfile_socket_core(tmp_path):
     m = parse_machine("torus:2:node=pack:2,numa:2,core:2")
     a = whole_machine(m)
-    mp = Mapping("x", np.array([5, 0, 12, 3]))
+    mp = Placement("x", np.array([5, 0, 12, 3]))
     text = format_rankfile(mp, m, a)
     assert text.splitlines() == ["rank 0=node0 slot=1:1", "rank 1=node0 slot=0:0",
                                  "rank 2=node1 slot=1:0", "rank 3=node0 slot=0:3"]
@@ -312,7 +312,7 @@ def test_rankfile_socket_core(tmp_path):
     assert np.array_equal(read_rankfile(str(path), m, a, 4).core_of_rank, mp.core_of_rank)
     # two threads per rank: the rank's two cores
     a2 = a.with_threads(2)
-    text2 = format_rankfile(Mapping("y", np.array([3, 0])), m, a2)
+    text2 = format_rankfile(Placement("y", np.array([3, 0])), m, a2)
     assert text2.splitlines() == ["rank 0=node0 slot=1:2-3", "rank 1=node0 slot=0:0-1"]
     path.write_text(text2)
     assert read_rankfile(str(path), m, a2, 2).core_of_rank.tolist() == [3, 0]
