@@ -31,9 +31,9 @@ import itertools
 
 import numpy as np
 
-from .geometry import needs_grid
 
-__all__ = ["hilbert_index", "morton_index", "curve_order", "node_block", "curve_cores"]
+__all__ = ["hilbert", "morton", "hilbert_index", "morton_index", "curve_order", "node_block",
+           "curve_cores"]
 
 #: curve kinds and their index functions (filled below)
 _KINDS: dict = {}
@@ -258,15 +258,45 @@ def curve_cores(pattern, machine, allocation, kind: str = "hilbert") -> np.ndarr
     return best[1]
 
 
-def _applies(pattern, machine, allocation):
-    return needs_grid(pattern, machine, allocation)
-
-
 def hilbert(pattern, machine, allocation, seed):
-    """Node blocks along Hilbert curves of the block grid and the allocation."""
+    """Node blocks along Hilbert curves of the block grid and the allocation.
+
+    Parameters
+    ----------
+    pattern : Pattern
+        The pattern whose ranks are placed.
+    machine : Machine
+        The machine.
+    allocation : Allocation
+        The allocated nodes; ranks go on their cores only.
+    seed : int
+        Unused (deterministic).
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 allocation core of every rank.
+    """
     return curve_cores(pattern, machine, allocation, "hilbert")
 
 
 def morton(pattern, machine, allocation, seed):
-    """Node blocks along Morton curves of the block grid and the allocation."""
+    """Node blocks along Morton curves of the block grid and the allocation.
+
+    Parameters
+    ----------
+    pattern : Pattern
+        The pattern whose ranks are placed.
+    machine : Machine
+        The machine.
+    allocation : Allocation
+        The allocated nodes; ranks go on their cores only.
+    seed : int
+        Unused (deterministic).
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 allocation core of every rank.
+    """
     return curve_cores(pattern, machine, allocation, "morton")

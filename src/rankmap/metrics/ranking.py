@@ -27,7 +27,18 @@ NEAR_TIE = 0.05
 
 def primary(metrics: dict) -> float:
     """The figure candidates are ranked on first: predicted time (s) when present, else the
-    busiest link's bytes."""
+    busiest link's bytes.
+
+    Parameters
+    ----------
+    metrics : dict
+        A candidate's combined metrics.
+
+    Returns
+    -------
+    float
+        Predicted time in s when the time model ran, else the busiest link's bytes.
+    """
     if "predicted_time_s" in metrics:
         return float(metrics["predicted_time_s"])
     return float(metrics["max_link_bytes"])
