@@ -159,8 +159,12 @@ def test_launch_runs_open_mpi_with_the_rankfile(tmp_path):
     hostfile = tmp_path / "hf"
     hostfile.write_text(f"{host} slots=2\n")
     rankmap = shutil.which("rankmap") or str(Path(sys.executable).parent / "rankmap")
-    probe = ("import os; print('BOUND', os.environ['OMPI_COMM_WORLD_RANK'], "
-             "sorted(os.sched_getaffinity(0)))")
+    # each rank writes its own file (never a shared stdout, whose lines the launcher may
+    # interleave under load): bound.<rank> holds the JSON list of the cores it may run on
+    probe = ("import json, os; r = os.environ['OMPI_COMM_WORLD_RANK']; "
+             f"p = os.path.join({str(tmp_path)!r}, 'bound.' + r); "
+             "open(p + '.tmp', 'w').write(json.dumps(sorted(os.sched_getaffinity(0)))); "
+             "os.replace(p + '.tmp', p)")
     argv = [rankmap, "launch", "-m", "torus:1:cores=2", "-p", "pairs:random:ranks=2",
             "--mapping", "random", "--seed", "3", "--hostfile", str(hostfile), "--nodes", "0",
             "-o", "rf", "--", "mpirun", "-n", "2", "--hostfile", str(hostfile)]
@@ -173,8 +177,8 @@ def test_launch_runs_open_mpi_with_the_rankfile(tmp_path):
     for line in (tmp_path / "rf").read_text().splitlines():
         rank, _, slot = line.removeprefix("rank ").partition(f"={host} slot=")
         slots[int(rank)] = int(slot)
-    bound = {int(ln.split()[1]): json.loads(ln.split(" ", 2)[2]) for ln in
-             proc.stdout.splitlines() if ln.startswith("BOUND")}
+    bound = {int(f.name.removeprefix("bound.")): json.loads(f.read_text())
+             for f in tmp_path.glob("bound.*") if not f.name.endswith(".tmp")}
     assert sorted(bound) == [0, 1] and sorted(slots) == [0, 1]
     # each rank is bound to its own core; the one on slot 0 to the lower-numbered one
     assert not set(bound[0]) & set(bound[1]), bound
