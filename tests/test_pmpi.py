@@ -47,7 +47,7 @@ def built(tmp_path_factory):
     out = tmp_path_factory.mktemp("pmpi")
     progs = {}
     for name, cc in (("topo_check", "mpicc"), ("record_known", "mpicc"),
-                     ("cart_shift", "mpif90")):
+                     ("cart_shift", "mpif90"), ("graph_check", "mpif90")):
         src = next(PROGRAMS.glob(f"{name}.*"))
         exe = out / name
         subprocess.run([cc, "-O1", "-o", str(exe), str(src)], check=True, timeout=120)
@@ -156,6 +156,28 @@ def test_fortran_cart_create_and_shift(built):
                    "RANKMAP_MAPPING": "TX"})
     r = result(proc)
     assert r["errors"] == 0 and r["moved"] > 0
+
+
+@pytest.mark.parametrize("kind,nulls", [("graph", 1), ("adjacent", 0), ("unweighted", 0),
+                                         ("dist", 0)])
+def test_fortran_graph_topologies_reorder(built, kind, nulls):
+    """gfortran: MPI_GRAPH_CREATE, MPI_DIST_GRAPH_CREATE_ADJACENT (weighted and with the
+    MPI_UNWEIGHTED sentinel) and MPI_DIST_GRAPH_CREATE with reorder = .true.: the placement is
+    the engine's (TX on a 4-node ring of 2 cores: new rank k runs on node k // 2, while the
+    launch put process p on node p mod 4), and the program checks the topology queries, the
+    weights in the order given and that MPI_NEIGHBOR_ALLGATHER / MPI_NEIGHBOR_ALLTOALL deliver
+    what the neighbour lists say."""
+    proc = mpirun(8, [built["graph_check"], kind], built["lib"],
+                  {"RANKMAP_MACHINE": "torus:4:cores=2", "RANKMAP_NODE": nodes(8, 4),
+                   "RANKMAP_MAPPING": "TX", "RANKMAP_VERBOSE": "1"})
+    r = result(proc)
+    assert r["errors"] == 0, proc.stderr
+    assert r["null"] == nulls and r["moved"] > 0
+    placed = [(p, k) for p, k in enumerate(r["ranks"]) if k >= 0]
+    assert sorted(k for _, k in placed) == list(range(8 - nulls))
+    assert all(k // 2 == p % 4 for p, k in placed), r["ranks"]
+    lines = warnings_of(proc)
+    assert len(lines) == 1 and "reordered by placement" in lines[0], proc.stderr
 
 
 def _slow_engine(tmp: Path) -> str:
@@ -314,24 +336,69 @@ def test_record_reads_rank_count_and_messages(tmp_path):
 
 # ---- MPICH ---------------------------------------------------------------------------------
 
-def test_mpich_reorder(tmp_path):
-    """Debian's MPICH beside Open MPI: the library built with mpicc.mpich reorders too."""
-    if not (shutil.which("mpicc.mpich") and shutil.which("mpirun.mpich")):
-        pytest.skip("MPICH not installed (apt-get install mpich)")
+MPICH_TOOLS = ("mpicc.mpich", "mpif90.mpich", "mpirun.mpich")
+
+
+@pytest.fixture(scope="session")
+def mpich(tmp_path_factory):
+    """The library built with Debian's MPICH (beside Open MPI) and the test programs."""
+    missing = [t for t in MPICH_TOOLS if shutil.which(t) is None]
+    if missing:
+        message = (f"MPICH tests need {', '.join(missing)} (apt-get install mpich: Debian's "
+                   "MPICH installs beside Open MPI)")
+        if os.environ.get("RANKMAP_REQUIRE_MPI") == "1":
+            pytest.fail(message + " (RANKMAP_REQUIRE_MPI=1)")
+        pytest.skip(message)
     from rankmap.pmpi.build import library_path
-    lib = library_path("mpicc.mpich")
-    assert lib != library_path("mpicc")  # its own cache entry
-    exe = tmp_path / "topo_check"
-    subprocess.run(["mpicc.mpich", "-o", str(exe), str(PROGRAMS / "topo_check.c")], check=True,
-                   timeout=120)
-    env = _clean_env()
-    env.update({"LD_PRELOAD": lib, "RANKMAP_MACHINE": "torus:3:cores=2",
-                "RANKMAP_NODE": nodes(6, 3), "RANKMAP_MAPPING": "TX"})
-    proc = subprocess.run(["mpirun.mpich", "-n", "6", str(exe), "cart", "3x2", "10"],
-                          capture_output=True, text=True, timeout=TIMEOUT, env=env)
-    assert proc.returncode == 0, proc.stderr
+    out = tmp_path_factory.mktemp("pmpi-mpich")
+    progs = {}
+    for name, cc in (("topo_check", "mpicc.mpich"), ("record_known", "mpicc.mpich"),
+                     ("graph_check", "mpif90.mpich")):
+        exe = out / name
+        subprocess.run([cc, "-O1", "-o", str(exe), str(next(PROGRAMS.glob(f"{name}.*")))],
+                       check=True, timeout=120)
+        progs[name] = str(exe)
+    return {"lib": library_path("mpicc.mpich"), **progs}
+
+
+def mpich_run(n, argv, lib, env):
+    """Run under MPICH's hydra (it passes the whole environment to the processes)."""
+    full = _clean_env()
+    full.update(env, LD_PRELOAD=lib)
+    proc = subprocess.run(["mpirun.mpich", "-n", str(n), *argv], capture_output=True,
+                          text=True, timeout=TIMEOUT, env=full)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return proc
+
+
+def test_mpich_reorder(mpich, built):
+    """The library built with mpicc.mpich (its own cache entry) reorders MPI_Cart_create."""
+    assert mpich["lib"] != built["lib"]
+    proc = mpich_run(6, [mpich["topo_check"], "cart", "3x2", "10"], mpich["lib"],
+                     {"RANKMAP_MACHINE": "torus:3:cores=2", "RANKMAP_NODE": nodes(6, 3),
+                      "RANKMAP_MAPPING": "TX"})
     r = result(proc)
     assert r["errors"] == 0 and [k // 2 for k in r["ranks"]] == [p % 3 for p in range(6)]
+
+
+def test_mpich_recorded_matrix_is_exact(mpich, tmp_path):
+    """The known program's matrix under MPICH equals the expected one (and so Open MPI's)."""
+    out = tmp_path / "known.csv"
+    mpich_run(6, [mpich["record_known"], "known"], mpich["lib"], {"RANKMAP_RECORD": str(out)})
+    rows, lines = read_csv(out)
+    assert rows == dict(expected_known(6))
+    assert lines[-1] == "# ranks 6"
+
+
+@pytest.mark.parametrize("kind", ["adjacent", "unweighted"])
+def test_mpich_fortran_dist_graph(mpich, kind):
+    """MPICH's Fortran sentinels (MPI_UNWEIGHTED) are found: the Fortran call reorders."""
+    proc = mpich_run(8, [mpich["graph_check"], kind], mpich["lib"],
+                     {"RANKMAP_MACHINE": "torus:4:cores=2", "RANKMAP_NODE": nodes(8, 4),
+                      "RANKMAP_MAPPING": "TX"})
+    r = result(proc)
+    assert r["errors"] == 0, proc.stderr
+    assert r["moved"] > 0 and all(k // 2 == p % 4 for p, k in enumerate(r["ranks"]))
 
 
 # ---- command line (no MPI run) -------------------------------------------------------------

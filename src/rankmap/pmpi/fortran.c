@@ -28,11 +28,16 @@ static void *real_fn(const char *name)
     return p;
 }
 
-/* address of a Fortran sentinel (MPI_UNWEIGHTED, ...) in Open MPI or MPICH, NULL if unknown */
+/* address of a Fortran sentinel (MPI_UNWEIGHTED, ...) in Open MPI or MPICH, NULL if unknown.
+ * Open MPI's is the common block itself (mpi_fortran_unweighted_); MPICH's symbol
+ * (MPIR_F_MPI_UNWEIGHTED) is a pointer its Fortran layer sets, at the first Fortran MPI call,
+ * to the address of the common-block constant: its value is the sentinel (NULL before). */
 static void *sentinel(const char *ompi, const char *mpich)
 {
     void *p = dlsym(RTLD_DEFAULT, ompi);
-    return p ? p : dlsym(RTLD_DEFAULT, mpich);
+    if (p) return p;
+    void **q = dlsym(RTLD_DEFAULT, mpich);
+    return q ? *q : NULL;
 }
 
 #define ALIASES(name, NAME, proto)                                     \
