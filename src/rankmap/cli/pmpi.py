@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..pmpi.build import library_path
-from .common import example
+# nothing heavy at module level: `rankmap pmpi path` needs no numpy, and `rankmap pmpi place`
+# (run by the library on one process of the job at every reordering) imports only what the
+# placement needs (cli.common would add the analysis modules)
 
 __all__ = ["add_parser", "run"]
 
@@ -26,9 +27,9 @@ def add_parser(sub) -> None:
         "with reorder = true follow a rankmap placement (RANKMAP_MACHINE), and RANKMAP_RECORD "
         "records who sends how much to whom. It is compiled on first use with the MPI's own "
         "mpicc.",
-        epilog=example("LD_PRELOAD=$(rankmap pmpi path) RANKMAP_MACHINE=bgp:64 "
-                       "mpirun -x LD_PRELOAD -x RANKMAP_MACHINE -n 256 ./app\n"
-                       "rankmap pmpi build --mpicc mpicc.mpich"),
+        epilog="example:\n  LD_PRELOAD=$(rankmap pmpi path) RANKMAP_MACHINE=bgp:64 "
+        "mpirun -x LD_PRELOAD -x RANKMAP_MACHINE -n 256 ./app\n"
+        "  rankmap pmpi build --mpicc mpicc.mpich",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     actions = p.add_subparsers(dest="action", metavar="ACTION")
     for name, text in (("path", "print the library's path (compiled on first use)"),
@@ -66,6 +67,7 @@ def run(args) -> int:
         from ..pmpi.place import run_place
         run_place(args.request, args.output)
         return 0
+    from ..pmpi.build import library_path
     print(library_path(args.mpicc, rebuild=args.action == "build"))
     sys.stdout.flush()
     return 0

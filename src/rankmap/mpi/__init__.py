@@ -9,9 +9,23 @@ The machine is a spec string or object (default ``$RANKMAP_MACHINE``); each proc
 its host name or ``$RANKMAP_NODE``. mpi4py is imported only when a function is called.
 """
 
-from .cart import cart_create
-from .graph import dist_graph_create_adjacent
-from .reorder import Reordering, ReorderWarning, reorder_ranks
+from importlib import import_module
 
 __all__ = ["cart_create", "dist_graph_create_adjacent", "reorder_ranks", "Reordering",
            "ReorderWarning"]
+
+#: public name -> submodule defining it; imported on first use, so that the engine the PMPI
+#: library runs (``rankmap pmpi place``, which needs only :mod:`.placement` and :mod:`.nodes`)
+#: does not load the mpi4py front ends
+_HOME = {"cart_create": "cart", "dist_graph_create_adjacent": "graph", "reorder_ranks": "reorder",
+         "Reordering": "reorder", "ReorderWarning": "reorder"}
+
+
+def __getattr__(name: str):
+    if name in _HOME:
+        return getattr(import_module(f"{__name__}.{_HOME[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

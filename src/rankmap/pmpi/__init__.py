@@ -7,10 +7,23 @@
 * :mod:`.environment` — the ``RANKMAP_*`` settings and the launcher options that export them.
 """
 
-from .build import library_path
-from .environment import ENV_VARS, launcher_env_args
-from .place import place_request
-from .recording import RecordSummary, summarize_recording
+from importlib import import_module
 
 __all__ = ["library_path", "place_request", "summarize_recording", "RecordSummary",
            "ENV_VARS", "launcher_env_args"]
+
+#: public name -> submodule defining it, imported on first use: ``rankmap pmpi path`` and
+#: ``rankmap launch --reorder`` need only :mod:`.build` (no numpy), the engine only :mod:`.place`
+_HOME = {"library_path": "build", "place_request": "place", "summarize_recording": "recording",
+         "RecordSummary": "recording", "ENV_VARS": "environment",
+         "launcher_env_args": "environment"}
+
+
+def __getattr__(name: str):
+    if name in _HOME:
+        return getattr(import_module(f"{__name__}.{_HOME[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])
