@@ -225,7 +225,7 @@ def parse_float_text(text, what: str, minimum: float | None = None,
     float
     """
     s = str(text).strip()
-    if not _FLOAT.fullmatch(s) or len(s) > 60:
+    if len(s) > 60 or not _FLOAT.fullmatch(s):  # length first: the match backtracks O(n^2)
         raise RankmapError(f"bad {what} {show(text)}: not a number")
     return as_float(float(s), what, minimum, maximum, positive, shown=s)
 

@@ -45,6 +45,11 @@ def _files(tmp):
         "self_machine": None,
         "times_bad": w("times.csv", b"label,phase,seconds\na,all,\xfe\n"),
         "counters": w("counters.csv", "src,dim,dir,dst,bytes\n0,0,1,1,5\n1,0,1,0,7\n"),
+        # found by the 10^5 make fuzz run
+        "topo_long": w("topo4.conf", "SwitchName=s0 Nodes=n[0-1]\n" + "9" * 140_000 + "\n"),
+        "mtx_long": w("long.mtx", "%%MatrixMarket matrix coordinate real general\n4 4 1\n"
+                      "1 2 " + "9" * 140_000 + "x\n"),
+        "two_flows": w("two.toml", 'ranks = 4\n[[phase]]\nflows = [[0, 1, "1MiB"], [1, 0, 64]]\n'),
     }
 
 
@@ -115,13 +120,21 @@ REFUSED = [
     ["compare", "-m", "torus:4x4:cores=99999999999999999999", "-p", P],
     ["compare", "-m", M, "-p", "stencil:4x4:bytes=" + "9" * 200_000],
     ["compare", "-m", M, "-p", P, "--mappings", "rubik:app tile 1,1; net tile 1,1; tilt 99999999999999999999"],
+    # found by the 10^5 make fuzz run: regular expressions that backtracked in O(n^2) on a
+    # 140,000-character token (hangs), and a pattern note printed before the error (two lines)
+    ["nodes", "-m", "fattree:topology={topo_long}"],
+    ["compare", "-m", M, "-p", "graph:{mtx_long}"],
+    ["compare", "-m", "fattree:k=4:levels=2:taper=" + "9" * 140_000 + "x", "-p", P],
+    ["evaluate", "-m", "torus:5x4x3", "-n", "0-3", "-p", "{two_flows}", "--mapping", "XYT"],
+    ["compare", "-m", "mesh:5x8", "-p", "{two_flows}", "--mappings",
+     "rubik: app tile 1,2; net tile 2,1"],
 ]
 
 
 @pytest.mark.parametrize("argv", REFUSED, ids=lambda a: " ".join(a)[:70])
 def test_refused_with_one_line(argv, files):
     argv = [a.format(**files) for a in argv]
-    res = run_cli(argv)
+    res = run_cli(argv, timeout=60)
     issues = problems(res, files["tmp"])
     assert not issues, describe(res, issues)
     assert res.code == 2, describe(res, [f"exit {res.code}, expected 2"])

@@ -112,11 +112,16 @@ def main(argv: list[str] | None = None) -> int:
             parser.print_help()
             return 2
         command = f"rankmap {args.command}"
+        from .notes import drop_notes, flush_notes
+        drop_notes()
         with warnings.catch_warnings():
             # numpy's floating-point warnings never reach the user: results are validated
             warnings.simplefilter("ignore", RuntimeWarning)
-            return int(args.func(args) or 0)
+            code = int(args.func(args) or 0)
+        flush_notes()  # notes only for a command that succeeded: an error stays one line
+        return code
     except RankmapError as exc:
+        _drop_notes()
         print(f"{command}: error: {_one_line(exc)}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # output piped into head & co.: not an error
@@ -124,17 +129,25 @@ def main(argv: list[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except MemoryError:
+        _drop_notes()
         print(f"{command}: error: out of memory; use a smaller machine, pattern or allocation",
               file=sys.stderr)
         return 2
     except OSError as exc:  # unreadable input, full disk, permission denied
+        _drop_notes()
         from ..validate import show
         where = f" {show(exc.filename)}" if getattr(exc, "filename", None) else ""
         print(f"{command}: error:{where} {exc.strerror or exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
+        _drop_notes()
         print("rankmap: interrupted", file=sys.stderr)
         return 130
+
+
+def _drop_notes() -> None:
+    from .notes import drop_notes
+    drop_notes()
 
 
 def _one_line(exc: BaseException, width: int = 400) -> str:

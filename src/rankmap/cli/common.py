@@ -14,6 +14,7 @@ from ..mappers.refine import DEFAULT_BUDGET, check_budget
 from ..patterns import Pattern, parse_pattern
 from ..timing import TimeOptions, parse_time_options
 from .argtypes import FRACTION, SEED, THREADS
+from .notes import note
 
 __all__ = ["MACHINE_HELP", "PATTERN_HELP", "NODES_HELP", "add_input_options", "add_time_options",
            "add_force", "load_inputs", "print_mapper_notes", "time_options", "budget",
@@ -129,8 +130,8 @@ def load_inputs(args) -> tuple[Machine, Allocation, Pattern]:
     if pattern.notes:  # notes only once the inputs are known to fit: an error stays one line
         from ..mappers.base import check_fits
         check_fits(pattern.n_ranks, allocation)
-    for note in pattern.notes:
-        print(note, file=sys.stderr)
+    for text in pattern.notes:
+        note(text)
     return machine, allocation, pattern
 
 
@@ -148,9 +149,9 @@ def print_mapper_notes(names, pattern) -> None:
     from ..mappers.rcb import rcb_fallback_note
 
     if any(str(n).strip().lower() in ("rcb", "refine:rcb") for n in names):
-        note = rcb_fallback_note(pattern)
-        if note:
-            print(f"note: {note}", file=sys.stderr)
+        text = rcb_fallback_note(pattern)
+        if text:
+            note(f"note: {text}")
 
 
 def time_options(args) -> TimeOptions:

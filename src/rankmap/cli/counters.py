@@ -10,6 +10,7 @@ import sys
 from ..errors import RankmapError
 from ..metrics import DEFAULT_PLATEAU_Y
 from .common import add_force, example
+from .notes import note
 from ..validate import json_text
 from .argtypes import FRACTION, int_arg
 
@@ -112,7 +113,7 @@ def run(args) -> int:
     doc = analyse(runs, args.y, pct, args.phase, args.aggregate, times, ys, args.by)
     corr = doc.pop("_corr", None)
     for w in doc["warnings"]:
-        print(f"rankmap counters: warning: {w}", file=sys.stderr)
+        note(f"rankmap counters: warning: {w}")
     if args.format == "json":
         print(json_text(doc, indent=1))
     else:

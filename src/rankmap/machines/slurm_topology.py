@@ -23,7 +23,9 @@ from .fattree import DEFAULT_BANDWIDTH, DEFAULT_HOP_LATENCY, TreeMachine
 
 __all__ = ["parse_topology_conf", "SlurmTree", "read_topology_conf"]
 
-_FIELD = re.compile(r"(\w+)=(\S+)")
+#: KEY=VALUE; ``\b`` makes the match start only at the start of a word (without it a long run of
+#: word characters and no ``=`` is retried from each of its characters: quadratic time).
+_FIELD = re.compile(r"\b(\w+)=(\S+)")
 
 
 def _expand(value: str, path: str, lineno: int) -> list[str]:
