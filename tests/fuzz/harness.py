@@ -26,6 +26,8 @@ TIMEOUT_S = float(os.environ.get("RANKMAP_FUZZ_TIMEOUT", "300"))
 #: address-space limit of subprocess runs (bytes).
 MEMORY_LIMIT = int(os.environ.get("RANKMAP_FUZZ_MEMORY", str(6 << 30)))
 
+#: a warning printed by the interpreter's default handler ("file:line: Category: message").
+_PRINTED_WARNING = re.compile(r"^.*:\d+: \w*Warning: ", re.MULTILINE)
 _NONFINITE = re.compile(r"(?<![\w.])[-+]?(nan|inf|infinity)(?![\w])", re.IGNORECASE)
 
 
@@ -121,6 +123,8 @@ def problems(res: Result, folder: str | None = None) -> list[str]:
         bad.append("an error line over 600 characters")
     if res.warnings:
         bad.append(f"warning leaked: {res.warnings[0]}")
+    elif _PRINTED_WARNING.search(res.err):
+        bad.append(f"warning leaked: {_PRINTED_WARNING.search(res.err).group(0)[-80:]}")
     if res.code == 0:
         if _NONFINITE.search(res.out) or _NONFINITE.search(res.err):
             bad.append("NaN or infinity in the output")
