@@ -1,15 +1,25 @@
-"""Atomic file output: write to a temporary file beside the target, then rename.
+"""Atomic file output: the target appears complete or not at all.
+
+On Linux the data goes into an unnamed file in the target's folder (``O_TMPFILE``), which is
+given its name only once complete (``linkat`` through ``/proc/self/fd``; with ``force``, linked
+under a temporary name and renamed over the target). A process killed while writing, even by
+SIGKILL, leaves nothing behind: the kernel frees the unnamed file. Where ``O_TMPFILE`` is not
+supported (another OS, an old kernel, a filesystem without it, no ``/proc``) a named temporary
+file beside the target is written and renamed instead.
 
 An existing file is never overwritten unless ``force`` is set, so a typo cannot destroy a
-previous placement or report; even with ``force`` only a regular file is replaced (never a
-device such as ``/dev/null``, a folder or a socket). Temporary files of unfinished writes are
-removed when the process gets SIGTERM, SIGHUP or Ctrl-C (:func:`install_signal_cleanup`); a
-SIGKILL can leave one ``.rankmap-*`` file beside the target.
+previous placement or report (without ``force`` the name is given by a ``link``, which fails if
+the target appeared meanwhile); even with ``force`` only a regular file is replaced (never a
+device such as ``/dev/null``, a folder or a socket). Named temporary files (the fallback, and
+the instant between the link and the rename of a forced write) are removed when the process
+gets SIGTERM, SIGHUP or Ctrl-C (:func:`install_signal_cleanup`).
 """
 
 from __future__ import annotations
 
+import errno
 import os
+import secrets
 import signal
 import stat
 import tempfile
@@ -95,8 +105,76 @@ def check_writable(path: str, force: bool) -> None:
                            "writable")
 
 
+def _open_unnamed(folder: str) -> int | None:
+    """A descriptor of a new unnamed file in ``folder`` (``O_TMPFILE``), or None where the
+    system or the filesystem cannot make one."""
+    flag = getattr(os, "O_TMPFILE", None)
+    if flag is None or not os.path.isdir("/proc/self/fd"):
+        return None
+    try:
+        return os.open(folder, flag | os.O_WRONLY | getattr(os, "O_CLOEXEC", 0), 0o600)
+    except OSError as exc:
+        if exc.errno in (errno.EOPNOTSUPP, errno.EISDIR, errno.EINVAL, errno.ENOENT):
+            return None   # no O_TMPFILE here: the named temporary file does the job
+        raise
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view[:1 << 24]):]
+
+
+def _link_fd(fd: int, folder: str, name: str) -> None:
+    """``linkat(AT_FDCWD, "/proc/self/fd/FD", folder_fd, name, AT_SYMLINK_FOLLOW)``: give the
+    unnamed file ``fd`` the name ``name`` in ``folder`` (FileExistsError if taken). A
+    ``dst_dir_fd`` makes CPython call ``linkat`` with the follow flag; plain ``os.link`` calls
+    ``link()``, which would link the /proc symlink itself (EXDEV)."""
+    dfd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        os.link(f"/proc/self/fd/{fd}", name, dst_dir_fd=dfd, follow_symlinks=True)
+    finally:
+        os.close(dfd)
+
+
+def _name_unnamed(fd: int, folder: str, path: str, force: bool) -> None:
+    """Give the complete unnamed file ``fd`` the name ``path``."""
+    if not force:
+        try:
+            _link_fd(fd, folder, os.path.basename(path))
+        except FileExistsError:
+            raise RankmapError(f"output {show(path)} exists; use --force to overwrite it") \
+                from None
+        return
+    while True:   # a free temporary name, then a rename over the target
+        name = f".rankmap-{secrets.token_hex(6)}"
+        tmp = os.path.join(folder, name)
+        _PENDING.add(tmp)
+        try:
+            _link_fd(fd, folder, name)
+            break
+        except FileExistsError:
+            _PENDING.discard(tmp)
+        except BaseException:
+            _PENDING.discard(tmp)
+            raise
+    try:
+        check_writable(path, force)   # still a regular file (or nothing) just before the rename
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.lexists(tmp):
+            os.unlink(tmp)
+        raise
+    finally:
+        _PENDING.discard(tmp)
+
+
 def write_atomic(path: str, data: str | bytes, force: bool = False) -> str:
     """Write ``data`` to ``path`` atomically; refuse to replace an existing file without force.
+
+    The data is written into an unnamed file (``O_TMPFILE``) that gets its name once complete,
+    so not even a SIGKILL leaves a partial or temporary file; elsewhere a named temporary file
+    beside the target is renamed over it.
 
     Parameters
     ----------
@@ -114,19 +192,55 @@ def write_atomic(path: str, data: str | bytes, force: bool = False) -> str:
     """
     check_writable(path, force)
     folder = os.path.dirname(os.path.abspath(path))
-    mode = "wb" if isinstance(data, bytes) else "w"
+    blob = data if isinstance(data, bytes) else data.encode("utf-8")
+    try:
+        fd = _open_unnamed(folder)
+    except OSError as exc:
+        raise RankmapError(f"cannot write output {show(path)}: {exc.strerror}") from None
+    if fd is None:
+        return _write_named(path, folder, blob, force)
+    try:
+        _write_all(fd, blob)
+        os.fchmod(fd, 0o644)
+        _name_unnamed(fd, folder, path, force)
+    except OSError as exc:
+        if exc.errno in (errno.EXDEV, errno.EPERM, errno.EOPNOTSUPP, errno.ENOENT):
+            return _write_named(path, folder, blob, force)   # this system refuses the link
+        raise RankmapError(f"cannot write output {show(path)}: {exc.strerror or exc}") \
+            from None
+    finally:
+        os.close(fd)
+    return path
+
+
+def _write_named(path: str, folder: str, blob: bytes, force: bool) -> str:
+    """The fallback of :func:`write_atomic`: a named temporary file beside the target."""
     try:
         fd, tmp = tempfile.mkstemp(prefix=".rankmap-", dir=folder)
     except OSError as exc:
         raise RankmapError(f"cannot write output {show(path)}: {exc.strerror}") from None
     _PENDING.add(tmp)
     try:
-        with os.fdopen(fd, mode, **({} if mode == "wb" else {"encoding": "utf-8"})) as fh:
-            fh.write(data)
+        try:
+            _write_all(fd, blob)
+        finally:
+            os.close(fd)
         os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
+        if force:
+            os.replace(tmp, path)
+        else:
+            try:
+                os.link(tmp, path)   # fails if the target appeared meanwhile: no clobbering
+            except FileExistsError:
+                raise RankmapError(f"output {show(path)} exists; use --force to overwrite it") \
+                    from None
+            except OSError:          # a filesystem without hard links
+                check_writable(path, force)
+                os.replace(tmp, path)
+            else:
+                os.unlink(tmp)
     except BaseException as exc:
-        if os.path.exists(tmp):
+        if os.path.lexists(tmp):
             os.unlink(tmp)
         if isinstance(exc, OSError):
             raise RankmapError(f"cannot write output {show(path)}: {exc.strerror or exc}") \
