@@ -153,7 +153,7 @@ def command(rng: random.Random, files) -> list[str]:
                              ["0.6:1", "0.6:1:0.1", f"{number(r)}:{number(r)}:{number(r)}"])),
                          ("--times", lambda r: files.times(r)),
                          ("--percentiles", lambda r: rng.choice(["50,90", "x", "101"])),
-                         ("--format", lambda r: r.choice(["table", "json"])),
+                         ("--format", lambda r: r.choice(["table", "json", "csv"])),
                          ("--plot", lambda r: os.path.join(out, r.choice(["c.png", "c.gif"])))):
             if rng.random() < 0.3:
                 argv += [opt, gen(rng)]
@@ -163,7 +163,7 @@ def command(rng: random.Random, files) -> list[str]:
         if rng.random() < 0.3:
             argv += ["--top", number(rng)]
         if rng.random() < 0.3:
-            argv += ["--format", "json"]
+            argv += ["--format", rng.choice(["json", "csv"])]
         return argv
     if cmd == "simgrid":
         return ["simgrid", "platform", "-m", machine(rng, files), "-o",
@@ -172,7 +172,7 @@ def command(rng: random.Random, files) -> list[str]:
     if rng.random() < 0.4:
         argv += ["-n", nodes(rng, files)]
     if cmd == "nodes":
-        return argv + (["--format", "json"] if rng.random() < 0.5 else [])
+        return argv + (["--format", rng.choice(["json", "csv"])] if rng.random() < 0.5 else [])
     argv += ["-p", pattern(rng, files)]
     for opt, gen in (("--seed", number), ("--y", lambda r: r.choice(["0.5", "1", "nan", "0"])),
                      ("--threads", number), ("--routing", lambda r: r.choice(

@@ -15,22 +15,74 @@ import time
 from .harness import problems, run_cli
 
 
-def test_sigterm_removes_the_temporary_file(tmp_path):
+def _writer(tmp_path, force: bool, named: bool, pause_in: str) -> subprocess.Popen:
+    """A child process writing a 64 MiB output with write_atomic that says 'writing' and
+    pauses in the middle of the data (``pause_in="data"``) or just before the final rename
+    (``"rename"``); ``named`` forces the fallback (a named temporary file)."""
     script = (
         "import os, sys, time\n"
         "from rankmap.io import atomic\n"
         "atomic.install_signal_cleanup()\n"
-        "real = os.replace\n"
-        "def slow(a, b):\n"
-        "    print('writing', flush=True); time.sleep(30); real(a, b)\n"
-        "os.replace = slow\n"
-        f"atomic.write_atomic({str(tmp_path / 'out.txt')!r}, 'x' * 1000)\n")
+        + ("atomic._open_unnamed = lambda folder: None\n" if named else "")
+        + "real_write, real_replace = atomic._write_all, os.replace\n"
+        "def pause():\n"
+        "    print('writing', flush=True); time.sleep(60)\n"
+        "def half(fd, data):\n"
+        "    real_write(fd, data[:len(data) // 2])\n"
+        + ("    pause()\n" if pause_in == "data" else "")
+        + "    real_write(fd, data[len(data) // 2:])\n"
+        "def rename(a, b):\n"
+        + ("    pause()\n" if pause_in == "rename" else "")
+        + "    real_replace(a, b)\n"
+        "atomic._write_all, os.replace = half, rename\n"
+        f"atomic.write_atomic({str(tmp_path / 'out.txt')!r}, b'x' * (64 << 20), force={force})\n")
     p = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
     assert p.stdout.readline().strip() == "writing"
-    assert [f for f in os.listdir(tmp_path) if f.startswith(".rankmap-")]
-    p.send_signal(signal.SIGTERM)
-    assert p.wait(timeout=20) == 128 + signal.SIGTERM
-    assert os.listdir(tmp_path) == []
+    return p
+
+
+def test_sigkill_during_a_write_leaves_nothing(tmp_path):
+    """The data goes into an unnamed file (O_TMPFILE): killed mid-write, nothing remains."""
+    from rankmap.io.atomic import _open_unnamed
+    fd = _open_unnamed(str(tmp_path))
+    if fd is None:
+        import pytest
+        pytest.skip("no O_TMPFILE on this system or filesystem (named temporary file used)")
+    os.close(fd)
+    for force in (False, True):
+        p = _writer(tmp_path, force=force, named=False, pause_in="data")
+        p.kill()
+        assert p.wait(timeout=20) == -signal.SIGKILL
+        assert os.listdir(tmp_path) == []
+
+
+def test_sigterm_removes_the_temporary_file(tmp_path):
+    """A named temporary file (the fallback, or the instant between link and rename of a
+    forced write) is removed on SIGTERM."""
+    for named, pause_in in ((True, "data"), (True, "rename"), (False, "rename")):
+        p = _writer(tmp_path, force=True, named=named, pause_in=pause_in)
+        assert [f for f in os.listdir(tmp_path) if f.startswith(".rankmap-")]
+        p.send_signal(signal.SIGTERM)
+        assert p.wait(timeout=20) == 128 + signal.SIGTERM
+        assert os.listdir(tmp_path) == []
+
+
+def test_write_atomic_without_o_tmpfile(tmp_path, monkeypatch):
+    """The fallback keeps every promise: no clobbering without force, only regular files
+    replaced, nothing left behind."""
+    from rankmap.errors import RankmapError
+    from rankmap.io import atomic
+    monkeypatch.setattr(atomic, "_open_unnamed", lambda folder: None)
+    out = str(tmp_path / "o.txt")
+    atomic.write_atomic(out, "one")
+    try:
+        atomic.write_atomic(out, "two")
+        raise AssertionError("replaced without force")
+    except RankmapError as exc:
+        assert "--force" in str(exc)
+    atomic.write_atomic(out, b"three", force=True)
+    assert open(out).read() == "three" and os.listdir(tmp_path) == ["o.txt"]
+    assert oct(os.stat(out).st_mode & 0o777) == "0o644"
 
 
 def test_interrupt_is_one_line():
@@ -96,3 +148,91 @@ def test_evaluate_takes_the_same_format_option_as_compare():
             assert ev.out == cmp_.out
         if fmt == "json":
             assert json.loads(ev.out)["candidates"][0]["mapping"] == "XYT"
+
+
+def _csv(text):
+    import csv
+    import io
+    rows = list(csv.reader(io.StringIO(text)))
+    assert rows and all(len(r) == len(rows[0]) for r in rows), text
+    return rows[0], rows[1:]
+
+
+def _table_rows(text):
+    """The body rows of a rich table printed without a terminal: cells split on the
+    vertical rule."""
+    return [[c.strip() for c in line.strip("│ ").split("│")] for line in text.splitlines()
+            if line.startswith("│")]
+
+
+def test_every_results_command_takes_the_same_format_option():
+    from rankmap.cli import build_parser
+    parser = build_parser("*")
+    sub = next(a for a in parser._actions if a.dest == "command")
+    for name in ("compare", "evaluate", "counters", "links", "nodes", "study"):
+        fmt = next(a for a in sub.choices[name]._actions if a.dest == "format")
+        assert tuple(fmt.choices) == ("table", "json", "csv"), name
+
+
+def test_nodes_csv_matches_the_table():
+    argv = ["nodes", "-m", "torus:3x2x2", "-n", "0-5"]
+    table, csv_, js = (run_cli([*argv, "--format", f]) for f in ("table", "csv", "json"))
+    assert table.code == csv_.code == js.code == 0
+    head, rows = _csv(csv_.out)
+    assert head == ["name", "id", "coord0", "coord1", "coord2"]
+    plain = [line.split() for line in table.out.splitlines()[1:]]
+    assert [[r[0], r[1], *r[2:]] for r in rows] == plain
+    assert [{"name": r[0], "id": int(r[1]), "coords": [int(v) for v in r[2:]]}
+            for r in rows] == json.loads(js.out)
+
+
+def _counters(tmp_path, n=1):
+    paths = []
+    for k in range(n):
+        p = tmp_path / f"c{k}.csv"
+        p.write_text("src,dim,dir,dst,bytes\n" + "".join(
+            f"{i},0,{s},{(i + s) % 4},{(i + 1) * (k + 2) * (7 if s > 0 else 3)}\n"
+            for i in range(4) for s in (1, -1)))
+        paths.append(str(p))
+    return paths
+
+
+def test_links_csv_matches_the_table(tmp_path):
+    from rankmap.counters.summary import fmt_count
+    argv = ["links", _counters(tmp_path)[0], "-m", "torus:4", "--top", "5"]
+    table, csv_, js = (run_cli([*argv, "--format", f]) for f in ("table", "csv", "json"))
+    assert table.code == csv_.code == js.code == 0, csv_.err
+    head, rows = _csv(csv_.out)
+    assert head[0] == "phase" and head[-2:] == ["load", "unit"] and len(rows) == 5
+    hot = json.loads(js.out)["phases"][0]["hottest"]
+    assert [float(r[-2]) for r in rows] == [h["load"] for h in hot]
+    shown = _table_rows(table.out)
+    assert [s[-1] for s in shown] == [fmt_count(float(r[-2]), r[-1]) for r in rows]
+    coords = [k.endswith("coords") for k in head[1:-2]]   # a list: "(x,y)" in the table
+    assert [s[:-1] for s in shown] == [["(" + c.replace(" ", ",") + ")" if is_c else c
+                                        for c, is_c in zip(r[1:-2], coords)] for r in rows]
+
+
+def test_counters_csv_matches_the_table(tmp_path):
+    from rankmap.counters.summary import fmt_count
+    files = _counters(tmp_path, 3)
+    times = tmp_path / "t.csv"
+    times.write_text("label,phase,seconds\nc0,all,1\nc1,all,2\nc2,all,2.5\n")
+    for extra in ([], ["--times", str(times)]):
+        argv = ["counters", *files, *extra]
+        table, csv_, js = (run_cli([*argv, "--format", f]) for f in ("table", "csv", "json"))
+        assert table.code == csv_.code == js.code == 0, csv_.err
+        head, rows = _csv(csv_.out)
+        doc = json.loads(js.out)
+        assert head[:5] == ["label", "phase", "links", "max", "mean"] and len(rows) == 3
+        assert [float(r[3]) for r in rows] == [c["max"] for c in doc["counters"]]
+        shown = _table_rows(table.out)[:3]
+        unit = head.index("unit")
+        assert [s[:3] for s in shown] == [r[:3] for r in rows]
+        assert [s[3:] for s in shown] == [[fmt_count(float(v), r[unit]) for v in r[3:unit]]
+                                          for r in rows]
+        if extra:
+            best = doc["correlation"]["all"]["best"]
+            assert float(rows[0][head.index("best_pearson")]) == best["pearson"]
+        else:
+            assert "best_pearson" not in head

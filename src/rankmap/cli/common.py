@@ -93,6 +93,47 @@ def add_time_options(p: argparse.ArgumentParser) -> None:
                    "latency is the machine's lat= option")
 
 
+#: the --format choices of every command that prints results (compare, evaluate, counters,
+#: links, nodes, study).
+FORMATS = ("table", "json", "csv")
+
+
+def add_format(p: argparse.ArgumentParser, default: str = "table", what: str = "") -> None:
+    """--format table|json|csv: how a command prints its results on stdout.
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+        The command's parser.
+    default : str
+        The default format.
+    what : str
+        What the output holds (appended to the help).
+    """
+    p.add_argument("--format", choices=FORMATS, default=default,
+                   help=f"output on stdout: table, json or csv (default {default})"
+                   + (f"; {what}" if what else ""))
+
+
+def print_csv(header: list[str], rows) -> None:
+    """Print one CSV table (RFC 4180 quoting, ``\\n`` line ends) on stdout; floats in full
+    precision (``repr``).
+
+    Parameters
+    ----------
+    header : list of str
+        Column names.
+    rows : iterable of sequences
+        One sequence of cells per row.
+    """
+    import csv
+
+    w = csv.writer(sys.stdout, lineterminator="\n")
+    w.writerow(header)
+    for row in rows:
+        w.writerow([repr(v) if isinstance(v, float) else v for v in row])
+
+
 def add_force(p: argparse.ArgumentParser) -> None:
     """--force: allow replacing existing output files.
 

@@ -9,7 +9,7 @@ import sys
 
 from ..errors import RankmapError
 from ..metrics import DEFAULT_PLATEAU_Y
-from .common import add_force, example
+from .common import add_force, add_format, example, print_csv
 from .notes import note
 from ..validate import json_text
 from .argtypes import FRACTION, int_arg
@@ -59,8 +59,8 @@ def add_parser(sub) -> None:
                    "(one file per phase when there are several, named FILE-PHASE.png)")
     p.add_argument("--scatter", metavar="FILE.png|svg",
                    help="with --times: time vs plateau x at the best y and at y = 1, with fits")
-    p.add_argument("--format", choices=("table", "json"), default="table",
-                   help="output on stdout: readable tables (default) or JSON")
+    add_format(p, what="csv has one row per run and phase (with --times, the phase's "
+               "correlation in the last columns)")
     p.add_argument("--report", metavar="FILE.html", help="write a self-contained HTML report")
     add_force(p)
     p.set_defaults(func=run)
@@ -116,6 +116,8 @@ def run(args) -> int:
         note(f"rankmap counters: warning: {w}")
     if args.format == "json":
         print(json_text(doc, indent=1))
+    elif args.format == "csv":
+        _print_csv(doc)
     else:
         _print_tables(doc)
     figures = _figures(runs, doc, corr, args)
@@ -156,6 +158,32 @@ def _figures(runs, doc, corr, args) -> dict:
     for path, _fig in out:
         check_writable(path, args.force)
     return {"files": out}
+
+
+def _print_csv(doc) -> None:
+    """The table of :func:`_print_tables` as CSV: raw numbers, the counter unit in a column;
+    with --times each row also holds its phase's correlation (empty without)."""
+    pkeys = list(doc["counters"][0]["percentiles"])
+    corr = doc.get("correlation", {})
+    extra = ["best_y", "best_pearson", "best_spearman", "busiest_pearson", "busiest_spearman"]
+
+    def corr_cells(phase):
+        res = corr.get(phase)
+        if res is None:
+            return [""] * len(extra)
+        b, busy = res["best"] or {}, res["busiest"]
+        return [_blank(b.get("y")), _blank(b.get("pearson")), _blank(b.get("spearman")),
+                _blank(busy["pearson"]), _blank(busy["spearman"])]
+
+    print_csv(["label", "phase", "links", "max", "mean"] + pkeys + ["plateau_x", "unit"]
+              + (extra if corr else []),
+              ([row["label"], row["phase"], row["links"], row["max"], row["mean"],
+                *[row["percentiles"][k] for k in pkeys], row["plateau"]["x"], doc["unit"],
+                *(corr_cells(row["phase"]) if corr else [])] for row in doc["counters"]))
+
+
+def _blank(v):
+    return "" if v is None else v
 
 
 def _print_tables(doc) -> None:

@@ -8,7 +8,7 @@ import sys
 from ..errors import RankmapError
 from ..validate import json_text
 from .argtypes import int_arg
-from .common import MACHINE_HELP, add_force, example
+from .common import MACHINE_HELP, add_force, add_format, example, print_csv
 
 __all__ = ["add_parser", "run"]
 
@@ -38,8 +38,8 @@ def add_parser(sub) -> None:
                    help="list the N busiest links per phase (default 10)")
     p.add_argument("--plot", metavar="FILE.png|svg",
                    help="write the link-load map (FILE-PHASE.png per phase when several)")
-    p.add_argument("--format", choices=("table", "json"), default="table",
-                   help="output on stdout (default table)")
+    add_format(p, what="csv has one row per listed link: phase, the link's columns, load, "
+               "unit")
     p.add_argument("--report", metavar="FILE.html", help="write a self-contained HTML report")
     add_force(p)
     p.set_defaults(func=run)
@@ -86,6 +86,8 @@ def run(args) -> int:
     loads, doc = link_load_summary(machine, run_, args.phase, args.top, args.file)
     if args.format == "json":
         print(json_text(doc, indent=1))
+    elif args.format == "csv":
+        _print_csv(doc)
     else:
         _print(doc)
 
@@ -100,6 +102,15 @@ def run(args) -> int:
         save_figure(draw(name), path, args.force)
         print(f"wrote {path}", file=sys.stderr)
     return 0
+
+
+def _print_csv(doc) -> None:
+    keys = next((([k for k in ph["hottest"][0] if k != "load"]) for ph in doc["phases"]
+                 if ph["hottest"]), [])
+    print_csv(["phase"] + keys + ["load", "unit"],
+              ([ph["phase"]] + [" ".join(map(str, h[k])) if isinstance(h[k], list) else h[k]
+                                for k in keys] + [h["load"], doc["unit"]]
+               for ph in doc["phases"] for h in ph["hottest"]))
 
 
 def _print(doc) -> None:

@@ -6,7 +6,7 @@ import argparse
 
 from ..allocation import parse_allocation
 from ..machines import parse_machine
-from .common import MACHINE_HELP, NODES_HELP, example
+from .common import MACHINE_HELP, NODES_HELP, add_format, example, print_csv
 from ..validate import json_text
 
 __all__ = ["add_parser", "node_records", "run"]
@@ -31,8 +31,8 @@ def add_parser(sub) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--machine", "-m", required=True, metavar="SPEC", help=MACHINE_HELP)
     p.add_argument("--nodes", "-n", metavar="SPEC", help=NODES_HELP)
-    p.add_argument("--format", choices=("table", "json"), default="table",
-                   help="a plain table (default) or a JSON list of {name, id, coords}")
+    add_format(p, what="json is a list of {name, id, coords}; csv has columns name, id, "
+               "coord0, coord1, ...")
     p.set_defaults(func=run)
 
 
@@ -76,6 +76,11 @@ def run(args) -> int:
     records = node_records(machine, allocation)
     if args.format == "json":
         print(json_text(records))
+        return 0
+    if args.format == "csv":
+        ndim = max(len(r["coords"]) for r in records)
+        print_csv(["name", "id"] + [f"coord{d}" for d in range(ndim)],
+                  ([r["name"], r["id"], *r["coords"]] for r in records))
         return 0
     width = max(4, max(len(r["name"]) for r in records))
     print(f"{'name':<{width}}  {'id':>8}  coords")
