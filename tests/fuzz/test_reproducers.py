@@ -49,6 +49,9 @@ def _files(tmp):
         "topo_long": w("topo4.conf", "SwitchName=s0 Nodes=n[0-1]\n" + "9" * 140_000 + "\n"),
         "mtx_long": w("long.mtx", "%%MatrixMarket matrix coordinate real general\n4 4 1\n"
                       "1 2 " + "9" * 140_000 + "x\n"),
+        "counters_big": w("cbig.csv", "src,dim,dir,dst,bytes\n0,0,1,1,99999999999999999999\n"),
+        "self_topo_hosts": w("t2.conf", "SwitchName=s0 Switches=s0 Nodes=n[0-1]\n"),
+        "mapfile_big4": w("big4.map", "99999999999999999999 0 0 0\n"),
         "two_flows": w("two.toml", 'ranks = 4\n[[phase]]\nflows = [[0, 1, "1MiB"], [1, 0, 64]]\n'),
     }
 
@@ -120,6 +123,12 @@ REFUSED = [
     ["compare", "-m", "torus:4x4:cores=99999999999999999999", "-p", P],
     ["compare", "-m", M, "-p", "stencil:4x4:bytes=" + "9" * 200_000],
     ["compare", "-m", M, "-p", P, "--mappings", "rubik:app tile 1,1; net tile 1,1; tilt 99999999999999999999"],
+    # re-checked against issue 15's text: each reaches the check it names
+    ["counters", "{counters_big}"],
+    ["nodes", "-m", "fattree:topology={self_topo_hosts}"],
+    ["evaluate", "-m", "torus:4x4x4", "-p", "stencil:4x4x4", "--mapfile", "{mapfile_big4}"],
+    ["compare", "-m", "torus:4x4x4", "-p", "stencil:4x4x4", "--mappings",
+     "rubik: app tile 4x4x4; net tile 4x4x4; tilt z x 99999999999999999999"],
     # found by the 10^5 make fuzz run: regular expressions that backtracked in O(n^2) on a
     # 140,000-character token (hangs), and a pattern note printed before the error (two lines)
     ["nodes", "-m", "fattree:topology={topo_long}"],

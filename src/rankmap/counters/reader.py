@@ -165,10 +165,12 @@ def read_counters(path: str, label: str | None = None) -> CounterRun:
         raise RankmapError(f"{path}: no link rows after the header")
     table = np.char.strip(np.array(body, dtype=str))
     values = _column(table[:, idx[unit]], lines, path, unit, np.float64)
-    if not np.isfinite(values).all() or (values < 0).any():
-        k = int(np.nonzero(~np.isfinite(values) | (values < 0))[0][0])
+    # a count above 2^64 cannot come from a (64-bit) hardware counter: refused, not rounded
+    bad = ~np.isfinite(values) | (values < 0) | (values > 2.0 ** 64)
+    if bad.any():
+        k = int(np.nonzero(bad)[0][0])
         raise RankmapError(f"{path}:{lines[k]}: bad {unit} value {str(table[k, idx[unit]])!r}: "
-                           "expected a finite count >= 0")
+                           "expected a count from 0 to 2^64")
     cols = {}
     for c, i in idx.items():
         if c in (unit, "phase"):
