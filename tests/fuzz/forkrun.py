@@ -205,7 +205,7 @@ class ForkServer:
             if not ready:
                 os.kill(pid, signal.SIGKILL)
                 crash = f"hang: more than {self.wall:.0f} s of wall-clock time"
-            _, status = os.waitpid(pid, 0)
+            _, status, usage = os.wait4(pid, 0)
             out, err = _read(out_fd), _read(err_fd)
         finally:
             os.close(out_fd)
@@ -218,7 +218,8 @@ class ForkServer:
         if crash is None and ("Traceback (most recent call last)" in err
                               or "MemoryError" in err):
             crash = err
-        return Result(list(argv), code if code >= 0 else None, out, err, crash)
+        return Result(list(argv), code if code >= 0 else None, out, err, crash,
+                      cpu_s=usage.ru_utime + usage.ru_stime)
 
 
 def rankmap_entry_point() -> str:

@@ -43,6 +43,7 @@ class Result:
     err: str
     crash: str | None = None          # traceback of an exception that escaped main()
     warnings: list[str] = field(default_factory=list)
+    cpu_s: float = 0.0                # CPU time of the child (fork server and subprocess runs)
 
 
 def _alarm(signum, frame):

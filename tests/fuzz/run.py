@@ -47,6 +47,11 @@ def warm_up(folder: str) -> list[list[str]]:
                      "inorder,random,greedy,rcb,graph", "--format", "json"])
         argv.append(["evaluate", "-m", m, "-p", "fft2d:4x4", "--mapping", "inorder",
                      "--routing", "adaptive", "--format", "csv"])
+    counters = os.path.join(folder, "warm-counters.csv")
+    with open(counters, "w", encoding="utf-8") as fh:
+        fh.write("src,dim,dir,dst,bytes\n0,0,1,1,5\n1,0,1,0,7\n0,0,-1,1,3\n1,0,-1,0,2\n")
+    argv += [["counters", counters, "--plot", os.path.join(folder, "warm.png")],
+             ["links", counters, "-m", "torus:2", "--plot", os.path.join(folder, "warm2.png")]]
     return argv
 
 
