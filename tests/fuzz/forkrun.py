@@ -40,8 +40,9 @@ CPU_LIMIT_S = int(os.environ.get("RANKMAP_FUZZ_CPU", "60"))
 WALL_LIMIT_S = float(os.environ.get("RANKMAP_FUZZ_WALL", "900"))
 #: address-space limit of every child (bytes).
 MEMORY_LIMIT = int(os.environ.get("RANKMAP_FUZZ_MEMORY", str(8 << 30)))
-#: bytes of stdout/stderr kept per input.
-OUTPUT_CAP = 4 << 20
+#: bytes of stdout/stderr read per input (all of any output the generators can cause: a
+#: cut JSON document would be reported as invalid JSON).
+OUTPUT_CAP = 1 << 30
 
 
 def preload() -> int:
