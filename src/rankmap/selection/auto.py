@@ -7,6 +7,15 @@ list of metrics), ranked by :func:`rankmap.metrics.ranking_key` (design.md's rul
 time when a time model fills it in, else busiest link bytes then hop-bytes); the refinements
 search under the evaluator's router. Above :data:`GRAPH_RANK_LIMIT` ranks the KaHIP ``graph``
 mapper is left out to keep ``auto`` within seconds (recorded as skipped, with the reason).
+
+Work that cannot change the pick is not done: every candidate is built first and given a cheap
+lower bound of its ranking key (:mod:`rankmap.selection.bounds`, no routing); candidates are
+then evaluated in order of their bound, and one whose bound exceeds the
+:data:`REFINE_TOP`-th best real value so far is skipped with the reason (it can be neither
+the pick nor a refinement start). A candidate placing every rank on the same core as one
+already evaluated gets that evaluation, and identical
+refinement starts are refined once. The pick, the refinements and every reported metric are
+those of evaluating everything.
 """
 
 from __future__ import annotations
@@ -14,11 +23,12 @@ from __future__ import annotations
 from typing import Callable
 
 from ..errors import RankmapError
-from ..evaluation import Comparison, Evaluator
+from ..evaluation import Comparison, Evaluation, Evaluator
 from ..mappers import all_candidate_names, build_mapping, validate_mapping
 from ..mappers.domain_placement import in_node_step
 from ..mappers.refine import refine_cores
 from ..metrics import DEFAULT_PLATEAU_Y
+from .bounds import Pruner, placement_bound, ranking_bound_kind
 from .candidates import evaluate_candidates, sort_best_first
 
 __all__ = ["auto_select", "candidate_names", "GRAPH_RANK_LIMIT", "REFINE_TOP"]
@@ -82,21 +92,99 @@ def auto_select(pattern, machine, allocation, seed: int = 0, routing=None,
                     f"({pattern.n_ranks}) to stay fast")
         return None
 
-    results, skipped = evaluate_candidates(
-        evaluator, names, lambda n: build_mapping(n, pattern, machine, allocation, seed),
-        skip=skip, progress=progress)
+    kind = ranking_bound_kind(evaluator)
+    prepared, skipped = evaluate_candidates(
+        _Prepare(evaluator, kind is not None), names,
+        lambda n: build_mapping(n, pattern, machine, allocation, seed), skip=skip)
+    if progress:
+        for name in skipped:
+            progress(name)
+    results, pruned = _evaluate_in_bound_order(evaluator, prepared, kind, progress)
+    skipped.update(pruned)
     if not results:
         raise RankmapError("auto: no candidate could be placed: " + "; ".join(skipped.values()))
     results = sort_best_first(results)
 
-    def refined(name):
-        base = next(e for e in results if e.name == name.split(":", 1)[1])
-        cores = refine_cores(base.mapping.core_of_rank, pattern, machine, allocation, seed,
-                             budget, evaluator.router)
-        cores = in_node_step(cores, pattern, machine, allocation, seed)
-        return validate_mapping(name, cores, pattern.n_ranks, allocation)
+    starts = results[:REFINE_TOP]
+    refined_cores: dict[bytes, object] = {}
 
-    more, _ = evaluate_candidates(evaluator, [f"refine:{e.name}" for e in results[:REFINE_TOP]],
+    def refined(name):
+        base = next(e for e in starts if e.name == name.split(":", 1)[1])
+        key = base.mapping.core_of_rank.tobytes()
+        if key not in refined_cores:          # identical starts give identical refinements
+            cores = refine_cores(base.mapping.core_of_rank, pattern, machine, allocation,
+                                 seed, budget, evaluator.router)
+            refined_cores[key] = in_node_step(cores, pattern, machine, allocation, seed)
+        return validate_mapping(name, refined_cores[key], pattern.n_ranks, allocation)
+
+    more, _ = evaluate_candidates(evaluator, [f"refine:{e.name}" for e in starts],
                                   refined, skip_inapplicable=False, progress=progress)
     results = sort_best_first(results + more)
     return Comparison(machine, allocation, pattern, evaluator.routing, results, skipped)
+
+
+class _Prepare:
+    """Stands in for the evaluator while candidates are built: returns a :class:`_Prepared`
+    (placement, node of every rank, bound) instead of routing."""
+
+    def __init__(self, evaluator: Evaluator, bounded: bool):
+        self.evaluator, self.bounded = evaluator, bounded
+
+    def evaluate(self, mapping) -> "_Prepared":
+        """The built candidate and its lower bound (None when nothing is bounded)."""
+        nodes = mapping.nodes(self.evaluator.allocation)
+        return _Prepared(mapping, nodes,
+                         placement_bound(self.evaluator, nodes) if self.bounded else None)
+
+
+class _Prepared:
+    """A built candidate: its mapping, node of every rank and lower bound (or None)."""
+
+    __slots__ = ("mapping", "nodes", "bound")
+
+    def __init__(self, mapping, nodes, bound):
+        self.mapping, self.nodes, self.bound = mapping, nodes, bound
+
+    @property
+    def name(self) -> str:
+        """The mapping's name."""
+        return self.mapping.name
+
+
+def _evaluate_in_bound_order(evaluator: Evaluator, prepared: list, kind, progress):
+    """Evaluations (in the order of ``prepared``) and pruned names with reasons.
+
+    Candidates are taken in order of their bound (ties: the order given); one placing every
+    rank on the same core as a candidate already evaluated reuses its evaluation; one whose
+    bound cannot reach the :data:`REFINE_TOP` best is pruned (:class:`bounds.Pruner`). The
+    outcome depends on the candidates only, never on timing.
+    """
+    order = list(range(len(prepared)))
+    if kind is not None:
+        order.sort(key=lambda i: (prepared[i].bound.key(), i))
+    pruner = Pruner(kind, REFINE_TOP) if kind is not None else None
+    done: dict[bytes, Evaluation] = {}
+    evaluated: dict[int, Evaluation] = {}
+    pruned: dict[str, str] = {}
+    for i in order:
+        cand = prepared[i]
+        key = cand.mapping.core_of_rank.tobytes()
+        twin = done.get(key)
+        if twin is not None:
+            evaluated[i] = Evaluation(cand.mapping, twin.phases, dict(twin.metrics),
+                                      dict(twin.extra))
+        else:
+            reason = pruner.reason(cand.bound) if pruner is not None else None
+            if reason is not None:
+                pruned[cand.name] = reason
+            else:
+                ev, _ = evaluate_candidates(evaluator, [cand.name], lambda _n: cand.mapping,
+                                            skip_inapplicable=False)
+                evaluated[i] = done[key] = ev[0]
+                if pruner is not None:
+                    pruner.record(ev[0].metrics)
+        if progress:
+            progress(cand.name)
+    results = [evaluated[i] for i in range(len(prepared)) if i in evaluated]
+    names = [prepared[i].name for i in range(len(prepared))]
+    return results, {n: pruned[n] for n in names if n in pruned}

@@ -1,0 +1,224 @@
+"""Cheap lower bounds of a placement's ranking key, computed before routing, and the pruning
+rule ``auto`` uses them for.
+
+:func:`placement_bound` reads only the placement's node of every rank, the machine's hop
+distances and link capacities (no routing, no time model). For every phase it bounds:
+
+* the hop-bytes: every flow between nodes crosses at least the machine's shortest hop
+  distance (any routing, minimal or not, adaptive fractions included);
+* the busiest link's bytes: the link bytes of a phase sum to at least its hop-bytes, so
+  the busiest of the ``n_links`` links carries at least hop-bytes / ``n_links``; on a grid
+  (torus or mesh) every flow leaving node n takes one of n's own out-links first (and enters
+  its destination by one of its in-links), so the busiest link also carries at least a node's
+  bytes out (in) divided by its number of out- (in-) links;
+* the predicted time (when the evaluator's time model is on): under max-min sharing a
+  resource of capacity c carrying B bytes is busy at least B / c seconds, so the last
+  transfer of the phase ends no sooner than hop-bytes / (sum of link capacities), a grid
+  node's bytes out (in) / (capacity of its out- (in-) links), a node's injected (ejected)
+  bytes / ``nic_bw`` and a node's bytes between its own ranks / ``mem_bw`` (shared memory,
+  on nodes without NUMA domains);
+  the phase ends at that time plus the per-message overhead, and no sooner than the overhead
+  plus the largest shortest hop count x the per-hop latency. Phase times add up.
+
+:class:`Pruner` turns bounds into decisions that depend on the candidates and their bounds
+only: candidates are evaluated in order of their bound (ties in the order given), and a
+candidate whose bound exceeds the ``keep``-th best real key among those evaluated so far is
+skipped, because it cannot be among the ``keep`` best (``auto`` refines its two best, so it
+keeps two). The time model's default ``tolerance`` retires flows finishing within a relative
+0.1% of each other together, so its times are within 1% of the exact event-by-event model
+(``tests/test_timing_exact.py``); a time bound therefore prunes only beyond
+:data:`TIME_SLACK` above the real value it is compared with (1e-9 for the exact model and for
+the link bytes).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..machines import GridMachine
+from ..metrics import LinkMetrics
+from ..timing import TimeModel
+
+__all__ = ["Bound", "Pruner", "placement_bound", "ranking_bound_kind", "TIME_SLACK"]
+
+#: relative margin a time bound must exceed a real predicted time by to prune (see module)
+TIME_SLACK = 0.02
+#: relative margin for bounds that are exact up to float rounding
+EXACT_SLACK = 1e-9
+
+
+@dataclass(frozen=True)
+class Bound:
+    """Lower bounds of one placement's metrics (module docstring).
+
+    ``time_s``: predicted time in seconds (None when the time model is off);
+    ``max_link_bytes``: the busiest link's bytes (worst phase); ``hop_bytes``: hop-bytes
+    summed over phases.
+    """
+
+    time_s: float | None
+    max_link_bytes: float
+    hop_bytes: float
+
+    def key(self) -> float:
+        """The bounded first component of the ranking key (time, else busiest link bytes)."""
+        return self.time_s if self.time_s is not None else self.max_link_bytes
+
+
+def ranking_bound_kind(evaluator) -> tuple[str, float] | None:
+    """What the evaluator ranks by and the pruning margin, or None when nothing is bounded.
+
+    Parameters
+    ----------
+    evaluator : rankmap.evaluation.Evaluator
+        The evaluator whose metrics decide the ranking.
+
+    Returns
+    -------
+    (str, float) or None
+        ``("time", slack)`` when the time model fills in ``predicted_time_s``, ``("bytes",
+        slack)`` when the busiest link decides, None when the evaluator has no link metrics
+        (custom metrics: no pruning).
+    """
+    if not any(isinstance(m, LinkMetrics) for m in evaluator.metrics):
+        return None
+    model = [m for m in evaluator.metrics if isinstance(m, TimeModel) and m.options.enabled]
+    if not model:
+        return ("bytes", EXACT_SLACK)
+    opts = model[0].options
+    if opts.retire_fraction > 0:
+        return None           # an approximation with no stated error bound: never prune
+    return ("time", TIME_SLACK if opts.tolerance > 0 else EXACT_SLACK)
+
+
+def _time_options(evaluator):
+    for m in evaluator.metrics:
+        if isinstance(m, TimeModel) and m.options.enabled:
+            return m.options
+    return None
+
+
+def placement_bound(evaluator, node_of_rank: np.ndarray) -> Bound:
+    """Lower bounds of the metrics ``evaluator`` would give a placement (module docstring).
+
+    Parameters
+    ----------
+    evaluator : rankmap.evaluation.Evaluator
+        Machine, pattern and time-model options.
+    node_of_rank : numpy.ndarray
+        Machine node of every rank.
+
+    Returns
+    -------
+    Bound
+        Time (s; None with the time model off), busiest link bytes and hop-bytes bounds.
+    """
+    machine, pattern = evaluator.machine, evaluator.pattern
+    opts = _time_options(evaluator)
+    n_nodes = machine.n_nodes
+    grid = isinstance(machine, GridMachine)
+    cap = np.asarray(machine.link_bandwidth, dtype=np.float64)
+    total_cap = float(cap.sum())
+    n_links = machine.n_links
+    if grid:
+        src_l = np.asarray(machine.link_src, dtype=np.int64)
+        dst_l = np.asarray(machine.link_dst, dtype=np.int64)
+        out_deg = np.bincount(src_l, minlength=n_nodes).astype(np.float64)
+        in_deg = np.bincount(dst_l, minlength=n_nodes).astype(np.float64)
+        out_cap = np.bincount(src_l, weights=cap, minlength=n_nodes)
+        in_cap = np.bincount(dst_l, weights=cap, minlength=n_nodes)
+    t_total, max_bytes, hb_total = 0.0, 0.0, 0.0
+    for phase in pattern.phases:
+        if phase.n_flows == 0:
+            continue
+        s = node_of_rank[phase.src]
+        d = node_of_rank[phase.dst]
+        b = np.asarray(phase.bytes, dtype=np.float64)
+        net = s != d
+        sn, dn, bn = s[net], d[net], b[net]
+        hops = machine.hop_distance(sn, dn).astype(np.float64) if sn.size else np.zeros(0)
+        hb = float(np.dot(hops, bn))
+        hb_total += hb
+        link_lb = hb / n_links if n_links else 0.0
+        t_lb = hb / total_cap if total_cap > 0 else 0.0
+        out_b = in_b = None
+        if sn.size and (grid or (opts is not None and opts.nic_bw is not None)):
+            out_b = np.bincount(sn, weights=bn, minlength=n_nodes)
+            in_b = np.bincount(dn, weights=bn, minlength=n_nodes)
+        if grid and out_b is not None:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                link_lb = max(link_lb, float(np.max(np.where(out_deg > 0, out_b / out_deg, 0))),
+                              float(np.max(np.where(in_deg > 0, in_b / in_deg, 0))))
+                t_lb = max(t_lb, float(np.max(np.where(out_cap > 0, out_b / out_cap, 0))),
+                           float(np.max(np.where(in_cap > 0, in_b / in_cap, 0))))
+        max_bytes = max(max_bytes, link_lb)
+        if opts is None:
+            continue
+        if opts.nic_bw is not None and out_b is not None:
+            t_lb = max(t_lb, float(out_b.max()) / opts.nic_bw, float(in_b.max()) / opts.nic_bw)
+        inside = ~net
+        if (opts.mem_bw is not None and inside.any()
+                and getattr(machine, "node_structure", None) is None):
+            # (with a node structure every NUMA domain has its own mem_bw: no such bound)
+            if opts.mem_shared:
+                mem = np.bincount(s[inside], weights=b[inside], minlength=n_nodes)
+                t_lb = max(t_lb, float(mem.max()) / opts.mem_bw)
+            else:
+                t_lb = max(t_lb, float(b[inside].max()) / opts.mem_bw)
+        lat = machine.hop_latency_s if opts.hop_latency_s is None else opts.hop_latency_s
+        t_lat = float(hops.max()) * lat if hops.size else 0.0
+        t_total += max(t_lb, t_lat) + opts.overhead_s
+    return Bound(t_total if opts is not None else None, max_bytes, hb_total)
+
+
+class Pruner:
+    """Decides which candidates cannot be among the ``keep`` best (module docstring).
+
+    Parameters
+    ----------
+    kind : (str, float)
+        From :func:`ranking_bound_kind`: ``"time"`` or ``"bytes"`` and the relative slack.
+    keep : int
+        How many of the best candidates must stay exact (``auto`` refines its best two).
+    """
+
+    def __init__(self, kind: tuple[str, float], keep: int):
+        self.kind, self.slack = kind
+        self.keep = max(1, int(keep))
+        self._real: list[float] = []
+
+    def _value(self, metrics: dict) -> float:
+        return float(metrics["predicted_time_s"] if self.kind == "time"
+                     else metrics["max_link_bytes"])
+
+    def record(self, metrics: dict) -> None:
+        """Note an evaluated candidate's real metrics."""
+        self._real.append(self._value(metrics))
+        self._real.sort()
+
+    def threshold(self) -> float | None:
+        """The ``keep``-th best real value so far (None until ``keep`` were evaluated)."""
+        return self._real[self.keep - 1] if len(self._real) >= self.keep else None
+
+    def reason(self, bound: Bound) -> str | None:
+        """Why a candidate with ``bound`` cannot be among the best, or None (evaluate it)."""
+        t = self.threshold()
+        if t is None:
+            return None
+        lb = bound.key()
+        if lb > t * (1.0 + self.slack):
+            if self.kind == "time":
+                return (f"pruned before routing: its predicted time is at least "
+                        f"{lb * 1e3:.4g} ms, above the {_ordinal(self.keep)} "
+                        f"evaluated ({t * 1e3:.4g} ms)")
+            return (f"pruned before routing: its busiest link carries at least "
+                    f"{lb / 2**20:.4g} MiB, above the {_ordinal(self.keep)} evaluated "
+                    f"({t / 2**20:.4g} MiB)")
+        return None
+
+
+def _ordinal(k: int) -> str:
+    """``best`` for 1, else ``2nd best``, ``3rd best``, ``4th best`` ..."""
+    return "best" if k == 1 else {2: "2nd", 3: "3rd"}.get(k, f"{k}th") + " best"

@@ -1,0 +1,125 @@
+"""``auto``'s pruning: the bounds of selection/bounds.py are lower bounds, and pruning, the
+reuse of identical placements' evaluations and the single refinement of identical starts
+change neither the pick nor any reported metric."""
+
+import numpy as np
+import pytest
+
+from rankmap.allocation import parse_allocation, whole_machine
+from rankmap.evaluation import Evaluator
+from rankmap.machines import parse_machine
+from rankmap.mappers import build_mapping, validate_mapping
+from rankmap.patterns import parse_pattern
+from rankmap.selection import auto as auto_mod
+from rankmap.selection import auto_select
+from rankmap.selection.bounds import Bound, Pruner, placement_bound, ranking_bound_kind
+from rankmap.timing import TimeOptions
+
+CASES = [
+    ("torus:4x4x4:cores=2", "stencil:8x4x4:box", None, None, {}),
+    ("mesh:4x3x5", "fft2d:6x10", None, "adaptive", {}),
+    ("torus:6x6:cores=4", "stencil:12x12:periodic", None, None, {"nic_bw": 2e9}),
+    ("torus:8x8x8:cores=2", "pairs:random:seed=3", "random:40:seed=2", None,
+     {"mem_shared": False}),
+    ("dragonfly:groups=5,rows=2,cols=3,nodes=2,cores=2", "stencil:12x10", None, "valiant", {}),
+    ("dragonfly:groups=5,rows=2,cols=3,nodes=2,cores=2", "alltoall:6x10", None, "ugal", {}),
+    ("fattree:k=4:levels=3:cores=2", "fft2d:8x4", None, "ecmp", {}),
+]
+
+
+def _problem(ms, ps, alloc):
+    m = parse_machine(ms)
+    a = parse_allocation(alloc, m) if alloc else whole_machine(m)
+    return m, a, parse_pattern(ps, default_ranks=a.n_cores)
+
+
+@pytest.mark.parametrize("ms,ps,alloc,routing,opts", CASES)
+def test_bounds_are_lower_bounds(ms, ps, alloc, routing, opts):
+    """Every bound is at most the real value, for the exact model (tolerance 0) and for random
+    placements as well as the mappers' (shuffled ranks are the hard case: long flows)."""
+    m, a, p = _problem(ms, ps, alloc)
+    ev = Evaluator(m, a, p, routing, time_options=TimeOptions(tolerance=0.0, **opts))
+    rng = np.random.default_rng(7)
+    placements = [build_mapping(n, p, m, a, 0) for n in ("inorder", "rcb")]
+    placements += [validate_mapping(f"shuffle{i}", rng.permutation(a.n_cores)[:p.n_ranks],
+                                    p.n_ranks, a) for i in range(4)]
+    for mp in placements:
+        b = placement_bound(ev, mp.nodes(a))
+        real = ev.evaluate(mp).metrics
+        assert b.time_s <= real["predicted_time_s"] * (1 + 1e-12), mp.name
+        assert b.max_link_bytes <= real["max_link_bytes"] * (1 + 1e-12), mp.name
+        assert b.hop_bytes <= real["hop_bytes"] * (1 + 1e-12), mp.name
+        assert b.time_s > 0 and b.max_link_bytes >= 0
+
+
+def test_grid_bound_is_tight_for_a_hand_case():
+    """torus:4x4 one core per node, a rank sending 3 MiB to each of its 4 neighbours: a node
+    pushes 12 MiB through 4 out-links, so the busiest link carries at least 3 MiB, which the
+    identity placement reaches."""
+    m, a, p = _problem("torus:4x4", "stencil:4x4:periodic:bytes=3MiB", None)
+    ev = Evaluator(m, a, p)
+    b = placement_bound(ev, build_mapping("inorder", p, m, a, 0).nodes(a))
+    assert b.max_link_bytes == 3 * 2**20
+    assert b.hop_bytes == 16 * 4 * 3 * 2**20
+
+
+def test_pruner_rule():
+    """A bound prunes only beyond the keep-th best real value plus the slack."""
+    pr = Pruner(("bytes", 1e-9), keep=2)
+    big = Bound(None, 10.0, 0.0)
+    assert pr.reason(big) is None                      # nothing evaluated yet
+    pr.record({"max_link_bytes": 4.0})
+    assert pr.reason(big) is None                      # one real value, two kept
+    pr.record({"max_link_bytes": 9.0})
+    assert pr.reason(Bound(None, 9.0, 0.0)) is None    # equal: could tie
+    assert "pruned before routing" in pr.reason(big)
+    pr = Pruner(("time", 0.02), keep=1)
+    pr.record({"predicted_time_s": 1.0, "max_link_bytes": 0.0})
+    assert pr.reason(Bound(1.019, 0.0, 0.0)) is None
+    assert "at least 1021 ms, above the best evaluated (1000 ms)" in pr.reason(Bound(1.021, 0, 0))
+
+
+def test_no_pruning_without_link_metrics_or_with_retire_fraction():
+    m, a, p = _problem("torus:4x4", "stencil:4x4", None)
+    assert ranking_bound_kind(Evaluator(m, a, p, metrics=[])) is None
+    assert ranking_bound_kind(Evaluator(
+        m, a, p, time_options=TimeOptions(retire_fraction=0.1))) is None
+    assert ranking_bound_kind(Evaluator(m, a, p, time_options=TimeOptions(enabled=False)))[0] \
+        == "bytes"
+
+
+@pytest.mark.parametrize("ms,ps,alloc,opts", [
+    ("torus:4x4x4:cores=2", "stencil:8x4x4:box", None, {}),
+    ("torus:4x4x4", "stencil:4x4x4:periodic", None, {"enabled": False}),
+    ("torus:8x8x8", "stencil:8x4", "random:32:seed=1", {}),
+])
+def test_pruning_changes_nothing_reported(monkeypatch, ms, ps, alloc, opts):
+    """auto with pruning and reuse gives the pick, the ranking and the metrics of auto
+    evaluating every candidate; every candidate is either evaluated or skipped with a reason."""
+    m, a, p = _problem(ms, ps, alloc)
+    t = TimeOptions(**opts)
+    pruned = auto_select(p, m, a, seed=0, time_options=t)
+    monkeypatch.setattr(auto_mod, "ranking_bound_kind", lambda ev: None)
+    full = auto_select(p, m, a, seed=0, time_options=t)
+    assert pruned.best.name == full.best.name
+    assert pruned.best.metrics == full.best.metrics
+    assert [c.name for c in pruned.candidates] == [
+        c.name for c in full.candidates if c.name not in pruned.skipped]
+    for c in pruned.candidates:
+        assert c.metrics == full.find(c.name).metrics
+    why = {n: r for n, r in pruned.skipped.items() if n not in full.skipped}
+    assert all(r.startswith("pruned before routing") for r in why.values())
+    assert len(pruned.candidates) + len(why) == len(full.candidates)
+
+
+def test_identical_placements_share_one_evaluation():
+    """On a 1-core-per-node torus every rank order naming T in another position is the same
+    placement as one without it: auto reports them all, with the metrics of a direct
+    evaluation."""
+    m, a, p = _problem("torus:4x4x4", "stencil:4x4x4:periodic", None)
+    comp = auto_select(p, m, a, seed=0)
+    ev = Evaluator(m, a, p)
+    for name in ("XYZT", "TXYZ"):
+        c = comp.find(name)
+        if c is not None:
+            assert c.metrics == ev.evaluate(build_mapping(name, p, m, a, 0)).metrics
