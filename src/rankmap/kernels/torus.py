@@ -49,6 +49,28 @@ def _offset(src_c, dst_c, n, wrap):
 
 
 @njit(cache=True, nogil=True)
+def hop_distances(a, b, dims, strides, wrap):
+    """Shortest hop count between nodes ``a[i]`` and ``b[i]`` (int64 arrays of node ids) of
+    a torus/mesh with sides ``dims``, id strides ``strides`` and per-dimension ``wrap``."""
+    n = a.shape[0]
+    nd = dims.shape[0]
+    out = np.empty(n, dtype=np.int64)
+    for i in range(n):
+        x = a[i]
+        y = b[i]
+        h = 0
+        for k in range(nd):
+            d = (x // strides[k]) % dims[k] - (y // strides[k]) % dims[k]
+            if d < 0:
+                d = -d
+            if wrap[k] and dims[k] - d < d:
+                d = dims[k] - d
+            h += d
+        out[i] = h
+    return out
+
+
+@njit(cache=True, nogil=True)
 def _dor_walk(s, t, dims, strides, wrap, out):
     """Write the dense link slots of the dimension-order path from node s to node t into
     ``out`` (in path order); return the number of links (0 when s == t).

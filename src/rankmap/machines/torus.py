@@ -161,6 +161,12 @@ class Torus(GridMachine):
 
     def hop_distance(self, a, b) -> np.ndarray:
         """Sum over dimensions of |delta|, the shorter way round on wrapped dimensions."""
+        a, b = np.broadcast_arrays(np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64))
+        if a.size >= 64:      # compiled: no (n, ndim) coordinate temporaries
+            from ..kernels.torus import hop_distances
+            return hop_distances(np.ascontiguousarray(a).reshape(-1),
+                                 np.ascontiguousarray(b).reshape(-1), self.dims.astype(np.int64),
+                                 self.strides, self.wrap).reshape(a.shape)
         ca, cb = self.coords(a), self.coords(b)
         delta = np.abs(cb - ca)
         delta = np.where(self.wrap, np.minimum(delta, self.dims - delta), delta)
