@@ -1,0 +1,157 @@
+"""``auto``'s CPU time against Scotch's ``gmap`` on the problems of bench_quality.py (issue 11).
+
+For every problem it measures, in the same run, as CPU seconds (medians of
+RANKMAP_BENCH_REPEATS runs, default 3; 1 above 8,192 ranks):
+
+* ``auto`` as shipped (:func:`rankmap.selection.auto_select`, seed 0, time model on): built
+  candidates evaluated in order of their lower bound, the hopeless ones pruned
+  (:mod:`rankmap.selection.bounds`);
+* ``auto`` evaluating every candidate (pruning switched off in this process only: the
+  reference for the pick and the metrics, which must be identical);
+* Scotch: ``amk_grf`` + ``scotch_gmap -b0`` (children's CPU time) plus this process's CPU time
+  writing its files and reading its mapping (bench_quality's :func:`scotch_cores`).
+
+Writes benchmarks/RESULTS_auto_speed.md. ``RANKMAP_BENCH_CASES=i,j`` picks problems by their
+index in bench_quality's CASES (default: a set of 2K-16K problems).
+
+Run: ``make bench ONLY=auto_speed`` or ``.venv/bin/python benchmarks/bench_auto_speed.py``.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import statistics
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench_quality as bq  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPEATS = int(os.environ.get("RANKMAP_BENCH_REPEATS", "3"))
+DEFAULT_CASES = "7,8,5,9"
+#: attempts per Scotch run (see run_case)
+SCOTCH_TRIES = 3
+
+
+def _children_cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def _cpu(fn, reps, children=False):
+    times, out = [], None
+    for _ in range(reps):
+        c0, t0 = _children_cpu(), time.process_time()
+        out = fn()
+        times.append(time.process_time() - t0 + (_children_cpu() - c0 if children else 0.0))
+    return out, statistics.median(times), times
+
+
+def run_case(label, machine_spec, alloc_spec, pattern_spec, workdir) -> dict:
+    """Times, picks and metrics of one problem."""
+    from rankmap.allocation import parse_allocation, whole_machine
+    from rankmap.evaluation import Evaluator
+    from rankmap.machines import parse_machine
+    from rankmap.mappers import validate_mapping
+    from rankmap.patterns import parse_pattern
+    from rankmap.selection import auto as auto_mod
+
+    m = parse_machine(machine_spec)
+    a = parse_allocation(alloc_spec, m) if alloc_spec else whole_machine(m)
+    p = parse_pattern(bq.materialise(pattern_spec, workdir), default_ranks=a.n_cores)
+    reps = REPEATS if p.n_ranks <= 8192 else 1
+    row = {"label": label, "machine": machine_spec, "alloc": alloc_spec,
+           "pattern": pattern_spec, "ranks": p.n_ranks, "runs": reps}
+    comp, row["auto_s"], row["auto_runs"] = _cpu(lambda: auto_mod.auto_select(p, m, a, seed=0),
+                                                 reps)
+    row["pick"], row["metrics"] = comp.best.name, comp.best.metrics
+    row["evaluated"], row["pruned"] = len(comp.candidates), sum(
+        r.startswith("pruned") for r in comp.skipped.values())
+    kind = auto_mod.ranking_bound_kind
+    auto_mod.ranking_bound_kind = lambda ev: None
+    try:
+        full, row["full_s"], _ = _cpu(lambda: auto_mod.auto_select(p, m, a, seed=0), 1)
+    finally:
+        auto_mod.ranking_bound_kind = kind
+    row["full_pick"], row["full_metrics"] = full.best.name, full.best.metrics
+    row["same"] = (full.best.name == comp.best.name and full.best.metrics == comp.best.metrics
+                   and all(c.metrics == full.find(c.name).metrics for c in comp.candidates))
+    def scotch():
+        # Debian's scotch_gmap sometimes dies with SIGSEGV on a graph it maps on the next
+        # try: up to SCOTCH_TRIES attempts, only a finished one is timed
+        for attempt in range(SCOTCH_TRIES):
+            c0, t0 = _children_cpu(), time.process_time()
+            try:
+                out = bq.scotch_cores(m, a, p, workdir)
+            except RuntimeError:
+                if attempt == SCOTCH_TRIES - 1:
+                    raise
+                continue
+            row.setdefault("scotch_runs", []).append(time.process_time() - t0
+                                                     + _children_cpu() - c0)
+            row["scotch_crashes"] = attempt + row.get("scotch_crashes", 0)
+            return out
+
+    try:
+        res = None
+        for _ in range(reps):
+            res = scotch()
+        row["scotch_s"] = statistics.median(row["scotch_runs"])
+        ev = Evaluator(m, a, p)
+        row["scotch_time"] = ev.evaluate(validate_mapping("scotch", res[0], p.n_ranks, a)
+                                         ).metrics["predicted_time_s"]
+    except Exception as exc:  # noqa: BLE001 - Scotch is a peer: record why it has no figure
+        row["scotch_fail"] = str(exc).splitlines()[0][:100] if str(exc) else type(exc).__name__
+    return row
+
+
+def render(rows) -> str:
+    """The Markdown results document."""
+    out = ["# `auto` against Scotch: CPU time (issue 11)", "",
+           "Measured by `benchmarks/bench_auto_speed.py` on the shared 2-core box: CPU seconds "
+           "(this process's, plus the children's for Scotch: `amk_grf` and `scotch_gmap -b0`, "
+           "with writing and reading its files), medians of the runs shown, `dor` routing, the "
+           "time model on. `auto (all)` evaluates every candidate (pruning switched off): its "
+           "pick and metrics are the reference and must equal `auto`'s. Goal: `auto` <= Scotch.",
+           "",
+           "| problem | ranks | runs | auto (s) | auto, all evaluated (s) | Scotch (s) | auto / "
+           "Scotch | evaluated / pruned | pick | same pick and metrics | predicted time: "
+           "pick / Scotch's |",
+           "|---|---:|---:|---:|---:|---:|---:|---|---|---|---:|"]
+    for r in rows:
+        sc = (f"{r['scotch_s']:.2f}" if "scotch_s" in r else f"failed: {r['scotch_fail']}")
+        if r.get("scotch_crashes"):
+            sc += f" ({r['scotch_crashes']} crashed run(s) retried)"
+        ratio = f"{r['auto_s'] / r['scotch_s']:.1f}x" if "scotch_s" in r else "-"
+        tr = (f"{r['metrics']['predicted_time_s'] / r['scotch_time']:.2f}"
+              if "scotch_time" in r else "-")
+        out.append(f"| {r['label']} (`{r['pattern']}` on `{r['machine']}`"
+                   f"{', ' + r['alloc'] if r['alloc'] else ''}) | {r['ranks']} | {r['runs']} | "
+                   f"{r['auto_s']:.2f} | {r['full_s']:.2f} | {sc} | {ratio} | "
+                   f"{r['evaluated']} / {r['pruned']} | `{r['pick']}` | "
+                   f"{'yes' if r['same'] else 'NO'} | {tr} |")
+    return "\n".join(out) + "\n"
+
+
+def main(argv=None) -> int:
+    """Run the problems, print progress, write benchmarks/RESULTS_auto_speed.md."""
+    pick = os.environ.get("RANKMAP_BENCH_CASES", DEFAULT_CASES)
+    rows = []
+    with tempfile.TemporaryDirectory() as workdir:
+        for i in [int(x) for x in pick.split(",")]:
+            case = bq.CASES[i]
+            print(f"case {case[0]}: {case[3]} on {case[1]}", flush=True)
+            rows.append(run_case(*case, workdir))
+            print(render(rows[-1:]).splitlines()[-1], flush=True)
+    text = render(rows)
+    with open(os.path.join(HERE, "RESULTS_auto_speed.md"), "w") as fh:
+        fh.write(text)
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
