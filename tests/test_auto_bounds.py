@@ -24,6 +24,7 @@ CASES = [
     ("dragonfly:groups=5,rows=2,cols=3,nodes=2,cores=2", "stencil:12x10", None, "valiant", {}),
     ("dragonfly:groups=5,rows=2,cols=3,nodes=2,cores=2", "alltoall:6x10", None, "ugal", {}),
     ("fattree:k=4:levels=3:cores=2", "fft2d:8x4", None, "ecmp", {}),
+    ("torus:4x4:node=pack:2,numa:2,core:4", "stencil:16x16:box", None, None, {}),
 ]
 
 
