@@ -74,10 +74,16 @@ def test_pruner_rule():
     pr.record({"max_link_bytes": 9.0})
     assert pr.reason(Bound(None, 9.0, 0.0)) is None    # equal: could tie
     assert "pruned before routing" in pr.reason(big)
+    pr = Pruner(("bytes", 1e-9), keep=2)
+    pr.record({"max_link_bytes": 4.0})
+    pr.record({"max_link_bytes": 4.1})
+    assert pr.reason(Bound(None, 4.19, 0.0)) is None   # inside the 5% near-tie band of 4.0
+    assert pr.reason(Bound(None, 4.21, 0.0)) is not None
     pr = Pruner(("time", 0.02), keep=1)
     pr.record({"predicted_time_s": 1.0, "max_link_bytes": 0.0})
-    assert pr.reason(Bound(1.019, 0.0, 0.0)) is None
-    assert "at least 1021 ms, above the best evaluated (1000 ms)" in pr.reason(Bound(1.021, 0, 0))
+    assert pr.reason(Bound(1.07, 0.0, 0.0)) is None    # 1.05 x 1.02 = 1.071
+    assert "at least 1072 ms, above the best evaluated and the near tie of the fastest " \
+        "(1050 ms)" in pr.reason(Bound(1.072, 0, 0))
 
 
 def test_no_pruning_without_link_metrics_or_with_retire_fraction():

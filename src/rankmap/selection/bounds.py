@@ -24,7 +24,8 @@ distances and link capacities (no routing, no time model). For every phase it bo
 only: candidates are evaluated in order of their bound (ties in the order given), and a
 candidate whose bound exceeds the ``keep``-th best real key among those evaluated so far is
 skipped, because it cannot be among the ``keep`` best (``auto`` refines its two best, so it
-keeps two). The time model's default ``tolerance`` retires flows finishing within a relative
+keeps two); the bound must also exceed the near-tie band of the fastest so far (5 % above it,
+:mod:`rankmap.metrics.ranking`), inside which hop-bytes decide the order. The time model's default ``tolerance`` retires flows finishing within a relative
 0.1% of each other together, so its times are within 1% of the exact event-by-event model
 (``tests/test_timing_exact.py``); a time bound therefore prunes only beyond
 :data:`TIME_SLACK` above the real value it is compared with (1e-9 for the exact model and for
@@ -39,6 +40,7 @@ import numpy as np
 
 from ..machines import GridMachine
 from ..metrics import LinkMetrics
+from ..metrics.ranking import NEAR_TIE
 from ..timing import TimeModel
 
 __all__ = ["Bound", "Pruner", "placement_bound", "ranking_bound_kind", "TIME_SLACK"]
@@ -199,8 +201,13 @@ class Pruner:
         self._real.sort()
 
     def threshold(self) -> float | None:
-        """The ``keep``-th best real value so far (None until ``keep`` were evaluated)."""
-        return self._real[self.keep - 1] if len(self._real) >= self.keep else None
+        """The value a candidate must exceed to be out of the ``keep`` best: the ``keep``-th
+        best real value so far and the top of the near-tie band of the fastest so far
+        (:mod:`rankmap.metrics.ranking`: inside the band hop-bytes decide, so any member may
+        be first); None until ``keep`` were evaluated."""
+        if len(self._real) < self.keep:
+            return None
+        return max(self._real[self.keep - 1], self._real[0] * (1.0 + NEAR_TIE))
 
     def reason(self, bound: Bound) -> str | None:
         """Why a candidate with ``bound`` cannot be among the best, or None (evaluate it)."""
@@ -211,11 +218,11 @@ class Pruner:
         if lb > t * (1.0 + self.slack):
             if self.kind == "time":
                 return (f"pruned before routing: its predicted time is at least "
-                        f"{lb * 1e3:.4g} ms, above the {_ordinal(self.keep)} "
-                        f"evaluated ({t * 1e3:.4g} ms)")
+                        f"{lb * 1e3:.4g} ms, above the {_ordinal(self.keep)} evaluated and "
+                        f"the near tie of the fastest ({t * 1e3:.4g} ms)")
             return (f"pruned before routing: its busiest link carries at least "
-                    f"{lb / 2**20:.4g} MiB, above the {_ordinal(self.keep)} evaluated "
-                    f"({t / 2**20:.4g} MiB)")
+                    f"{lb / 2**20:.4g} MiB, above the {_ordinal(self.keep)} evaluated and the "
+                    f"near tie of the lightest ({t / 2**20:.4g} MiB)")
         return None
 
 
