@@ -162,7 +162,7 @@ def placement_bound(evaluator, node_of_rank: np.ndarray) -> Bound:
             t_lb = max(t_lb, float(out_b.max()) / opts.nic_bw, float(in_b.max()) / opts.nic_bw)
         inside = ~net
         if (opts.mem_bw is not None and inside.any()
-                and getattr(machine, "node_structure", None) is None):
+                and machine.node_structure is None):
             # (with a node structure every NUMA domain has its own mem_bw: no such bound)
             if opts.mem_shared:
                 mem = np.bincount(s[inside], weights=b[inside], minlength=n_nodes)
