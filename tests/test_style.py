@@ -29,11 +29,11 @@ DOCSTRINGS_TODO = {
     
     
     
-    "rankmap.io.links_csv",
+    
     "rankmap.kernels.dragonfly",
-    "rankmap.kernels.fattree", "rankmap.kernels.torus", "rankmap.launch", "rankmap.mpi.bench",
-    "rankmap.mpi.bench_report", "rankmap.mpi.cart", "rankmap.mpi.graph", "rankmap.mpi.nodes",
-    "rankmap.mpi.placement", "rankmap.mpi.reorder", 
+    "rankmap.kernels.fattree", "rankmap.kernels.torus", "rankmap.launch", 
+    
+    
     
     "rankmap.patterns.graph_files", "rankmap.patterns.grid_detect",
     "rankmap.patterns.miniapps", 

@@ -12,7 +12,22 @@ __all__ = ["format_links_csv"]
 
 
 def format_links_csv(machine, phases) -> str:
-    """CSV text of every directed link's bytes and streams for each ``PhaseResult``."""
+    """CSV text of every directed link's bytes and streams for each ``PhaseResult``.
+
+    Parameters
+    ----------
+    machine : Machine
+        The machine whose ``link_columns()`` name each link (for a torus ``src,dim,dir,dst``).
+    phases : sequence of PhaseResult
+        Evaluated phases; each gives ``link_bytes`` (bytes per link) and ``link_streams``
+        (flows crossing each link). With more than one, a leading ``phase`` column names it.
+
+    Returns
+    -------
+    str
+        The CSV text, header line first, one row per directed link and phase; whole byte
+        counts are written as integers, others with 12 significant digits.
+    """
     cols = machine.link_columns()
     names = list(cols)
     multi = len(phases) > 1

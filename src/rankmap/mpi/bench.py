@@ -51,7 +51,21 @@ class BenchConfig:
 
 
 def check_config(cfg: BenchConfig, size: int) -> None:
-    """Raise (identically on every process) when the config cannot run on ``size`` processes."""
+    """Raise (identically on every process) when the config cannot run on ``size`` processes.
+
+    Parameters
+    ----------
+    cfg : BenchConfig
+        The benchmark to run.
+    size : int
+        Number of processes of the communicator.
+
+    Raises
+    ------
+    RankmapError
+        On an unknown benchmark kind, fewer than 2 processes for ``pairs``, missing or bad
+        ``dims`` for the grid benchmarks, or a grid larger than ``size``.
+    """
     if cfg.kind not in KINDS:
         raise RankmapError(f"unknown benchmark {cfg.kind!r}: choose from {', '.join(KINDS)}")
     if cfg.kind == "pairs":
@@ -70,7 +84,18 @@ def check_config(cfg: BenchConfig, size: int) -> None:
 
 
 def default_iters(nbytes: int) -> int:
-    """Exchanges per repeat: more for small messages (about 1 MiB per repeat, 1 to 50)."""
+    """Exchanges per repeat: more for small messages (about 1 MiB per repeat, 1 to 50).
+
+    Parameters
+    ----------
+    nbytes : int
+        Message size in bytes.
+
+    Returns
+    -------
+    int
+        Number of exchanges timed together in one repeat.
+    """
     return int(max(1, min(50, (1 << 20) // max(nbytes, 1))))
 
 
@@ -223,6 +248,24 @@ def run_benchmark(comm, cfg: BenchConfig) -> dict | None:
     """Run the benchmark collectively; the JSON-ready result on rank 0 of ``comm``, else None.
 
     Processes left out of the grid (more processes than ``prod(dims)``) only wait.
+
+    Parameters
+    ----------
+    comm : mpi4py.MPI.Comm
+        Communicator whose processes all call this function.
+    cfg : BenchConfig
+        What to run: kind, grid, message sizes (bytes), repeats and the placement.
+
+    Returns
+    -------
+    dict or None
+        On rank 0: the configuration, the placement applied and one row per message size
+        (times in seconds, ``bandwidth_MBps`` in MB/s per process); None on other ranks.
+
+    Raises
+    ------
+    RankmapError
+        On every process, when the configuration is bad (:func:`check_config`).
     """
     check_config(cfg, comm.Get_size())
     n_ranks = comm.Get_size() if cfg.kind == "pairs" else int(np.prod(cfg.dims))

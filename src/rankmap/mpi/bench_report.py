@@ -12,7 +12,20 @@ def _fmt_time(t: float) -> str:
 
 
 def format_table(result: dict) -> str:
-    """Text table: one line per size, times in microseconds and bandwidth in MB/s."""
+    """Text table of a benchmark result: one line per message size.
+
+    Parameters
+    ----------
+    result : dict
+        The result of :func:`rankmap.mpi.bench.run_benchmark` (times in seconds, bandwidths
+        in MB/s).
+
+    Returns
+    -------
+    str
+        A header line and one line per size: size, iterations, times in microseconds and
+        bandwidth in MB/s (best and worst pairing for the ``pairs`` benchmark).
+    """
     head = (f"{result['benchmark']} benchmark: {result['processes']} processes"
             + (f", dims {'x'.join(map(str, result['dims']))}" if result.get("dims") else "")
             + f", placement {result['mapping']}"
@@ -37,7 +50,27 @@ def format_table(result: dict) -> str:
 
 
 def plot_bandwidth(result: dict, path: str, force: bool = False) -> str:
-    """PNG/PDF/SVG plot of bandwidth (MB/s) against message size (bytes, log scale)."""
+    """PNG/PDF/SVG plot of bandwidth (MB/s) against message size (bytes, log scale).
+
+    Parameters
+    ----------
+    result : dict
+        The result of :func:`rankmap.mpi.bench.run_benchmark`.
+    path : str
+        Output file; its suffix (``.png``, ``.pdf``, ``.svg``) picks the format, PNG otherwise.
+    force : bool, optional
+        Overwrite an existing file.
+
+    Returns
+    -------
+    str
+        The path written (atomically).
+
+    Raises
+    ------
+    RankmapError
+        When ``path`` exists and ``force`` is not given.
+    """
     import io
 
     import matplotlib

@@ -17,7 +17,32 @@ __all__ = ["check_cart_args", "cart_create", "cart_from_reordering"]
 
 
 def check_cart_args(size: int, dims, periods) -> tuple[list[int], list[bool]]:
-    """Validate dims (positive, product at most ``size``) and periods (same length)."""
+    """Validate Cartesian ``dims`` and ``periods`` for a communicator of ``size`` processes.
+
+    Parameters
+    ----------
+    size : int
+        Number of processes of the communicator.
+    dims : sequence of int
+        Extent of each grid dimension (1 to 16 dimensions, each positive); their product must
+        be at most ``size``.
+    periods : sequence of bool, bool or None
+        Whether each dimension wraps around; one bool applies to every dimension, None means
+        no dimension is periodic.
+
+    Returns
+    -------
+    dims : list of int
+        The validated extents.
+    periods : list of bool
+        One flag per dimension.
+
+    Raises
+    ------
+    RankmapError
+        When ``dims`` or ``periods`` are not lists of the right kind, their lengths differ, or
+        the grid needs more processes than ``size``.
+    """
     from ..validate import as_int, limit, show
     if isinstance(dims, (str, bytes)) or not hasattr(dims, "__iter__"):
         raise RankmapError(f"bad dims {show(dims)}: expected a list of positive integers")
@@ -56,9 +81,38 @@ def cart_create(comm, dims, periods=None, reorder: bool = True, machine=None,
     """Collective: a Cartesian communicator on ``dims`` whose ranks follow a placement.
 
     With ``reorder`` the placement ``mapping`` of the Cartesian halo pattern (star stencil,
-    or box stencil with ``box=True``) on the job's nodes is applied; ``machine`` is a machine
-    spec or object (default ``$RANKMAP_MACHINE``). Processes beyond ``prod(dims)`` get
-    ``MPI.COMM_NULL``, as with MPI_Cart_create.
+    or box stencil with ``box=True``) on the job's nodes is applied. Processes beyond
+    ``prod(dims)`` get ``MPI.COMM_NULL``, as with MPI_Cart_create.
+
+    Parameters
+    ----------
+    comm : mpi4py.MPI.Comm
+        Communicator whose processes all call this function.
+    dims : sequence of int
+        Extent of each grid dimension (product at most ``comm``'s size).
+    periods : sequence of bool, bool or None, optional
+        Whether each dimension wraps around (default: none).
+    reorder : bool, optional
+        Apply the placement (True) or keep the launcher's order (plain ``Create_cart``).
+    machine : str or Machine, optional
+        Machine spec or object; default ``$RANKMAP_MACHINE``. Without one the ranks are not
+        reordered (a ``ReorderWarning`` says so).
+    mapping : str, optional
+        Name of the placement to apply (``auto`` picks the best candidate).
+    seed : int, optional
+        Seed of the randomised placements; same seed, same ranks.
+    box : bool, optional
+        Take the diagonal neighbours into the halo pattern (box stencil).
+
+    Returns
+    -------
+    mpi4py.MPI.Cartcomm
+        The Cartesian communicator, or ``MPI.COMM_NULL`` on processes outside the grid.
+
+    Raises
+    ------
+    RankmapError
+        On every process, when ``dims``/``periods`` are bad or the placement cannot be built.
     """
     dims, periods = check_cart_args(comm.Get_size(), dims, periods)
     if not reorder:
@@ -74,7 +128,25 @@ def cart_create(comm, dims, periods=None, reorder: bool = True, machine=None,
 
 
 def cart_from_reordering(comm, dims, periods, reordering):
-    """Cartesian communicator on the processes of ``comm`` in the order of ``reordering``."""
+    """Cartesian communicator on the processes of ``comm`` in the order of ``reordering``.
+
+    Parameters
+    ----------
+    comm : mpi4py.MPI.Comm
+        Communicator whose processes all call this function.
+    dims : list of int
+        Extent of each grid dimension (already validated).
+    periods : list of bool
+        Whether each dimension wraps around.
+    reordering : Reordering
+        New rank of every process of ``comm`` (-1 for processes left out).
+
+    Returns
+    -------
+    mpi4py.MPI.Cartcomm
+        The communicator (created with ``reorder=False`` on the reordered processes), or
+        ``MPI.COMM_NULL`` on processes left out.
+    """
     from mpi4py import MPI
     sub = split_by_new_rank(comm, reordering)
     if sub == MPI.COMM_NULL:

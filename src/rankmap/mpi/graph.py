@@ -34,7 +34,22 @@ def _ranks(values, size: int, what: str) -> list[int]:
 def graph_pattern(lists):
     """Pattern of the whole graph from every vertex's (sources, destinations, weights).
 
-    Raises when an edge u->v is given by u but v does not list u as a source (or vice versa).
+    Parameters
+    ----------
+    lists : list of tuple
+        Entry v is ``(sources, destinations, weights)`` of vertex v, as ranks of the
+        communicator; ``weights[i]`` is the volume sent to ``destinations[i]`` (any unit, a
+        zero weight still names an edge).
+
+    Returns
+    -------
+    Pattern
+        A one-phase ``graph`` pattern with one flow per edge u->v.
+
+    Raises
+    ------
+    RankmapError
+        When an edge u->v is given by u but v does not list u as a source (or vice versa).
     """
     from ..patterns.base import Pattern, Phase
     size = len(lists)
@@ -57,8 +72,38 @@ def dist_graph_create_adjacent(comm, sources, destinations, weights=None, reorde
                                machine=None, mapping: str = "auto", seed: int = 0):
     """Collective: a distributed graph communicator that follows a placement (module docs).
 
-    ``weights[i]`` is the volume sent to ``destinations[i]`` (any unit; default 1 each); the
-    source weights of the new communicator are the weights their senders gave.
+    Parameters
+    ----------
+    comm : mpi4py.MPI.Comm
+        Communicator whose processes all call this function; each describes the vertex equal
+        to its rank in ``comm``.
+    sources : sequence of int
+        Ranks of ``comm`` that send to this vertex.
+    destinations : sequence of int
+        Ranks of ``comm`` this vertex sends to.
+    weights : sequence of int, optional
+        ``weights[i]`` is the volume sent to ``destinations[i]`` (non-negative integers, any
+        unit; default 1 each). The source weights of the new communicator are the weights their
+        senders gave.
+    reorder : bool, optional
+        Apply the placement (True) or keep every process on its own vertex.
+    machine : str or Machine, optional
+        Machine spec or object; default ``$RANKMAP_MACHINE``.
+    mapping : str, optional
+        Name of the placement to apply (``auto`` picks the best candidate).
+    seed : int, optional
+        Seed of the randomised placements.
+
+    Returns
+    -------
+    mpi4py.MPI.Distgraphcomm
+        The graph communicator; the process of rank v in it plays vertex v.
+
+    Raises
+    ------
+    RankmapError
+        On every process, when a rank is outside the communicator, the weights are not one
+        non-negative integer per destination, or the processes' lists disagree on an edge.
     """
     size = comm.Get_size()
     srcs = _ranks(sources, size, "sources")
@@ -110,6 +155,17 @@ def source_weights(lists) -> list[list[int]]:
 
     With repeated edges u->v the k-th listing of u as a source of v takes the weight of the
     k-th listing of v among u's destinations.
+
+    Parameters
+    ----------
+    lists : list of tuple
+        Entry v is ``(sources, destinations, weights)`` of vertex v (a consistent graph, as
+        checked by :func:`graph_pattern`).
+
+    Returns
+    -------
+    list of list of int
+        Entry v holds one weight per entry of vertex v's ``sources``, in the same order.
     """
     out = []
     for v, (srcs, _, _) in enumerate(lists):

@@ -27,7 +27,24 @@ MACHINE_ENV = "RANKMAP_MACHINE"
 def local_node_label(processor_name: str | None = None, rank: int = 0, size: int = 1) -> str:
     """This process's node label: $RANKMAP_NODE (entry ``rank`` of a list), else the host name.
 
-    A list whose length is not ``size`` is an error.
+    Parameters
+    ----------
+    processor_name : str, optional
+        The MPI processor name; default the host name (``socket.gethostname()``).
+    rank : int, optional
+        Rank of this process, picks its entry of a comma-separated ``$RANKMAP_NODE``.
+    size : int, optional
+        Number of processes; a comma-separated ``$RANKMAP_NODE`` must have this many entries.
+
+    Returns
+    -------
+    str
+        A node id (digits) or a host name.
+
+    Raises
+    ------
+    RankmapError
+        When a comma-separated ``$RANKMAP_NODE`` does not have ``size`` non-empty entries.
     """
     label = os.environ.get(NODE_ENV, "").strip()
     if "," in label:
@@ -56,7 +73,22 @@ def _parse_names(names: list[str], machine) -> list[int] | None:
 
 
 def resolve_node_labels(labels: list[str], machine) -> tuple[np.ndarray | None, str]:
-    """Machine node id of every label, or (None, reason naming the first unknown label)."""
+    """Machine node id of every label, or (None, reason naming the first unknown label).
+
+    Parameters
+    ----------
+    labels : list of str
+        Node label of every process (from :func:`local_node_label`).
+    machine : Machine
+        The machine whose node ids and names the labels are matched against.
+
+    Returns
+    -------
+    nodes : numpy.ndarray of int64 or None
+        Machine node id of every process, or None when a label is unknown.
+    reason : str
+        Empty on success, else why the labels could not be resolved.
+    """
     unique = list(dict.fromkeys(labels))
     ids: dict[str, int] = {}
     names = None

@@ -38,7 +38,16 @@ class Assignment:
 def job_allocation(proc_nodes: np.ndarray) -> Allocation:
     """The allocation of a job whose process p runs on machine node ``proc_nodes[p]``.
 
-    Nodes in order of their first process; cores per node = most processes on one node.
+    Parameters
+    ----------
+    proc_nodes : numpy.ndarray of int
+        Machine node id of every process, by old rank.
+
+    Returns
+    -------
+    Allocation
+        The job's nodes in order of their first process; cores per node = most processes on
+        one node; ``extra["processes"]`` holds the number of processes on each node.
     """
     proc_nodes = np.asarray(proc_nodes, dtype=np.int64)
     uniq, first, counts = np.unique(proc_nodes, return_index=True, return_counts=True)
@@ -49,7 +58,32 @@ def job_allocation(proc_nodes: np.ndarray) -> Allocation:
 
 def assign_ranks(pattern, machine, proc_nodes: np.ndarray, mapping: str = "auto",
                  seed: int = 0) -> Assignment:
-    """New rank of every process so that the pattern's ranks follow the placement ``mapping``."""
+    """New rank of every process so that the pattern's ranks follow the placement ``mapping``.
+
+    Parameters
+    ----------
+    pattern : Pattern
+        The communication pattern (at most one rank per process).
+    machine : Machine
+        The machine the job runs on.
+    proc_nodes : numpy.ndarray of int
+        Machine node id of every process, by old rank.
+    mapping : str, optional
+        Name of the placement (``auto`` picks the best candidate).
+    seed : int, optional
+        Seed of the randomised placements.
+
+    Returns
+    -------
+    Assignment
+        New rank of every process, the placement applied, the job's allocation and the number
+        of ranks that could not go to their placed node.
+
+    Raises
+    ------
+    RankmapError
+        When the placement cannot be built (unknown mapping, pattern larger than the job).
+    """
     proc_nodes = np.asarray(proc_nodes, dtype=np.int64)
     alloc = job_allocation(proc_nodes)
     placed = build_placement(mapping, pattern, machine, alloc, seed)

@@ -48,7 +48,24 @@ class Reordering:
 
 
 def identity(size: int, n_ranks: int, reason: str, nodes=None) -> Reordering:
-    """The launcher's order for the first ``n_ranks`` of ``size`` processes."""
+    """The launcher's order for the first ``n_ranks`` of ``size`` processes.
+
+    Parameters
+    ----------
+    size : int
+        Number of processes of the communicator.
+    n_ranks : int
+        Number of ranks the pattern uses; processes from ``n_ranks`` on get -1 (unused).
+    reason : str
+        Why the ranks are not reordered (shown in the warning and the outputs).
+    nodes : numpy.ndarray, optional
+        Machine node of every process, when known.
+
+    Returns
+    -------
+    Reordering
+        Mapping ``"none"``: process p keeps rank p.
+    """
     new = np.arange(size, dtype=np.int64)
     new[n_ranks:] = -1
     return Reordering(new, "none", reason, nodes)
@@ -82,7 +99,34 @@ def reorder_ranks(comm, pattern, machine=None, mapping: str = "auto", seed: int 
                   root: int = 0) -> Reordering:
     """Collectively compute new ranks for ``pattern`` (Pattern or callable run on the root).
 
-    ``pattern`` may be a zero-argument callable so that only the root builds a big pattern.
+    Parameters
+    ----------
+    comm : mpi4py.MPI.Comm
+        Communicator whose processes all call this function.
+    pattern : Pattern or callable
+        The communication pattern, or a zero-argument callable returning it, so that only the
+        root builds a big pattern.
+    machine : str or Machine, optional
+        Machine spec or object; default ``$RANKMAP_MACHINE``.
+    mapping : str, optional
+        Name of the placement to apply (``auto`` picks the best candidate).
+    seed : int, optional
+        Seed of the randomised placements.
+    root : int, optional
+        Rank of ``comm`` that computes the placement.
+
+    Returns
+    -------
+    Reordering
+        The same on every process; the launcher's order (with a ``ReorderWarning`` on the root)
+        when a node is unknown or no machine is described.
+
+    Raises
+    ------
+    RankmapError
+        On every process, when a node label or the pattern/placement request is bad.
+    RuntimeError
+        On every process, when the root failed unexpectedly (a bug).
     """
     try:
         label = local_node_label(_processor_name(), comm.Get_rank(), comm.Get_size())
@@ -118,7 +162,20 @@ def _processor_name() -> str:
 
 
 def split_by_new_rank(comm, reordering: Reordering):
-    """Sub-communicator of the used processes, ranked by their new rank (COMM_NULL if unused)."""
+    """Sub-communicator of the used processes, ranked by their new rank.
+
+    Parameters
+    ----------
+    comm : mpi4py.MPI.Comm
+        Communicator whose processes all call this function (collective ``Split``).
+    reordering : Reordering
+        New rank of every process of ``comm`` (-1: not used).
+
+    Returns
+    -------
+    mpi4py.MPI.Comm
+        The sub-communicator, or ``MPI.COMM_NULL`` on unused processes.
+    """
     from mpi4py import MPI
     new = int(reordering.new_rank[comm.Get_rank()])
     return comm.Split(0 if new >= 0 else MPI.UNDEFINED, max(new, 0))
