@@ -35,8 +35,8 @@ DOCSTRINGS_TODO = {
     
     
     
-    "rankmap.patterns.graph_files", "rankmap.patterns.grid_detect",
-    "rankmap.patterns.miniapps", 
+    
+    
     
     "rankmap.pmpi.build", "rankmap.pmpi.environment",
     "rankmap.pmpi.place", "rankmap.pmpi.recording", 

@@ -44,7 +44,30 @@ def _rank_token(tok: str, path: str, where: str) -> int:
 
 
 def read_csv_graph(path: str):
-    """Return (src, dst, bytes, phase_names or None) from an edge-list CSV."""
+    """Read an edge-list CSV (``src,dst,bytes[,phase]``, see module docstring).
+
+    Parameters
+    ----------
+    path : str
+        The graph file.
+
+    Returns
+    -------
+    src, dst : numpy.ndarray of int64
+        Sending and receiving rank of every edge (0-based).
+    weights : numpy.ndarray of float64
+        Bytes of every edge (a unit such as ``64KiB`` is allowed in the file).
+    phase_names : list of str or None
+        Phase of every edge when the file has a phase column, else None.
+    n_ranks : int or None
+        Rank count from a ``# ranks N`` comment, or None (then the largest rank + 1).
+
+    Raises
+    ------
+    RankmapError
+        When the file is unreadable, has a bad header or row, a negative rank, a bad size
+        or no edges, or exceeds the rank/flow limits.
+    """
     src, dst, nb, phase = [], [], [], []
     n_ranks = None
     if True:
@@ -101,7 +124,29 @@ def read_csv_graph(path: str):
 
 
 def read_dense_matrix(path: str):
-    """Return (src, dst, bytes, None, n) from a dense N x N matrix file (``.mat``)."""
+    """Read a dense N x N matrix file (``.mat``): row i, column j = bytes i sends to j.
+
+    Parameters
+    ----------
+    path : str
+        The graph file.
+
+    Returns
+    -------
+    src, dst : numpy.ndarray of int64
+        Sending and receiving rank of every edge (0-based).
+    weights : numpy.ndarray of float64 or None
+        Bytes of every non-zero entry.
+    phase_names : None
+        Always None (one phase).
+    n_ranks : int
+        N, the matrix size.
+
+    Raises
+    ------
+    RankmapError
+        When a value is not a non-negative number, the matrix is not square or is all zeros.
+    """
     rows = []
     for lineno, line in enumerate(read_lines(path, "graph file"), 1):
         if not line.strip() or line.lstrip().startswith(("#", "%")):
@@ -152,7 +197,30 @@ def _check_mtx_header(path: str) -> None:
 
 
 def read_matrix_market(path: str):
-    """Return (src, dst, weights or None, None, n) from a Matrix Market file."""
+    """Read a sparse Matrix Market file (``.mtx``): entry (i, j) = v, rank i sends v bytes to j.
+
+    Parameters
+    ----------
+    path : str
+        The graph file.
+
+    Returns
+    -------
+    src, dst : numpy.ndarray of int64
+        Sending and receiving rank of every edge (0-based).
+    weights : numpy.ndarray of float64 or None
+        Absolute value of every entry (bytes), or None for a ``pattern`` matrix.
+    phase_names : None
+        Always None (one phase).
+    n_ranks : int
+        The matrix size.
+
+    Raises
+    ------
+    RankmapError
+        When the file is not a coordinate real/integer/pattern Matrix Market file, is not
+        square, has a bad weight or exceeds the rank/flow limits.
+    """
     from scipy.io import mmread
 
     _check_mtx_header(path)
@@ -171,7 +239,30 @@ def read_matrix_market(path: str):
 
 
 def read_metis(path: str):
-    """Return (src, dst, weights or None, None, n) from a METIS graph file."""
+    """Read a METIS graph file (``.graph``/``.metis``; every edge listed from both ends).
+
+    Parameters
+    ----------
+    path : str
+        The graph file.
+
+    Returns
+    -------
+    src, dst : numpy.ndarray of int64
+        Sending and receiving rank of every edge (0-based).
+    weights : numpy.ndarray of float64 or None
+        Edge weights (bytes) when the format flags give them, else None.
+    phase_names : None
+        Always None (one phase).
+    n_ranks : int
+        The vertex count of the header.
+
+    Raises
+    ------
+    RankmapError
+        When the header or a vertex line is malformed, a neighbour is outside 1-n, or the
+        file exceeds the rank/flow limits.
+    """
     lines = [ln for ln in read_lines(path, "graph file") if not ln.lstrip().startswith("%")]
     if not lines:
         raise RankmapError(f"{path}: empty METIS file")
@@ -212,7 +303,30 @@ def read_metis(path: str):
 
 
 def read_scotch(path: str):
-    """Return (src, dst, weights or None, None, n) from a Scotch source graph (.grf)."""
+    """Read a Scotch source graph (``.grf``/``.src``; every edge listed from both ends).
+
+    Parameters
+    ----------
+    path : str
+        The graph file.
+
+    Returns
+    -------
+    src, dst : numpy.ndarray of int64
+        Sending and receiving rank of every edge (0-based).
+    weights : numpy.ndarray of float64 or None
+        Edge loads (bytes) when the flags give them, else None.
+    phase_names : None
+        Always None (one phase).
+    n_ranks : int
+        The vertex count of the header.
+
+    Raises
+    ------
+    RankmapError
+        When the version, counts, base or flags are bad, the arc count disagrees with the
+        vertices, a label repeats, a neighbour is not a vertex, or fields are left over.
+    """
     toks = read_text(path, "graph file").split()
     pos = 0
 
@@ -277,7 +391,32 @@ READERS = {".csv": read_csv_graph, ".mat": read_dense_matrix, ".mtx": read_matri
 
 def make_graph_pattern(spec_text: str, path: str, nbytes: int | None = None,
                        n_ranks: int | None = None) -> Pattern:
-    """Read ``path`` (format by extension, see module docstring) into a Pattern."""
+    """Read ``path`` (format by extension, see module docstring) into a Pattern.
+
+    Parameters
+    ----------
+    spec_text : str
+        The pattern spec, kept on the pattern.
+    path : str
+        The graph file; its extension picks the reader (:data:`READERS`).
+    nbytes : int, optional
+        Size in bytes: weights are multiplied by it, unweighted edges carry it (default
+        1 MiB for unweighted edges, weights as bytes otherwise).
+    n_ranks : int, optional
+        Rank count of the pattern; must be at least the ranks the file uses.
+
+    Returns
+    -------
+    Pattern
+        Kind ``graph``, one phase per ``phase`` value of a CSV (else one ``graph`` phase),
+        self-loops dropped, sizes in bytes.
+
+    Raises
+    ------
+    RankmapError
+        When the file is missing, its extension unknown, its contents bad (see the readers),
+        a weight negative, or it uses more ranks than ``n_ranks``.
+    """
     if not os.path.isfile(path):
         raise RankmapError(f"graph file {show(path)} not found")
     ext = os.path.splitext(path)[1].lower()

@@ -68,7 +68,13 @@ class StencilMatch:
         return f"{len(have)}-offset"
 
     def describe(self) -> str:
-        """E.g. ``6x6x6 box stencil (non-periodic)``."""
+        """Human-readable description of the match.
+
+        Returns
+        -------
+        str
+            E.g. ``6x6x6 box stencil (non-periodic)``.
+        """
         grid = "x".join(map(str, self.grid))
         if all(self.periodic):
             wrap = "periodic"
@@ -85,7 +91,22 @@ def _symmetric(offsets: np.ndarray) -> np.ndarray:
 
 
 def grid_factorisations(n: int, max_dims: int = 6, limit: int = MAX_CANDIDATES) -> list[tuple]:
-    """Ordered factorisations of ``n`` into 1..``max_dims`` factors >= 2 (at most ``limit``)."""
+    """Ordered factorisations of ``n`` into 1..``max_dims`` factors >= 2 (at most ``limit``).
+
+    Parameters
+    ----------
+    n : int
+        The rank count to factor.
+    max_dims : int, optional
+        Most factors (grid dimensions).
+    limit : int, optional
+        Most factorisations returned (the search stops there).
+
+    Returns
+    -------
+    list of tuple of int
+        Candidate grids, in lexicographic order of their factors.
+    """
     divisors = [d for d in range(2, n + 1) if n % d == 0] if n <= 1 << 16 else \
         _divisors(n)
     out: list[tuple] = []
@@ -144,7 +165,20 @@ def _first_of_each(key: np.ndarray):
 
 
 def undirected_keys(src, dst, n) -> np.ndarray:
-    """Distinct communicating pairs as keys u*n + v (u < v), sorted; self-flows dropped."""
+    """Distinct communicating pairs as keys u*n + v (u < v), sorted; self-flows dropped.
+
+    Parameters
+    ----------
+    src, dst : array_like of int
+        Sending and receiving rank of every flow.
+    n : int
+        Rank count (the key base).
+
+    Returns
+    -------
+    numpy.ndarray of int64
+        Sorted distinct keys ``min(src, dst) * n + max(src, dst)``.
+    """
     src = np.asarray(src, dtype=np.int64)
     dst = np.asarray(dst, dtype=np.int64)
     keep = src != dst
@@ -192,6 +226,20 @@ def match_on_grid(keys: np.ndarray, n: int, grid: tuple[int, ...]) -> StencilMat
     """Whether the undirected pairs ``keys`` (u*n + v, u < v) form a stencil on ``grid``.
 
     Tries each dimension wrapped where some pair's raw step exceeds half of it, then no wrap.
+
+    Parameters
+    ----------
+    keys : numpy.ndarray of int64
+        Sorted distinct pair keys from :func:`undirected_keys`.
+    n : int
+        Rank count (``prod(grid)``).
+    grid : tuple of int
+        Candidate grid, ranks numbered row-major (last dimension fastest).
+
+    Returns
+    -------
+    StencilMatch or None
+        The match when regenerating the stencil gives exactly ``keys``, else None.
     """
     u, v = keys // n, keys % n
     g = np.asarray(grid, dtype=np.int64)

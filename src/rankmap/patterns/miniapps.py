@@ -45,8 +45,27 @@ def _prime_factors(n: int) -> list[int]:
 
 
 def dims_create(n: int, ndim: int) -> tuple[int, ...]:
-    """A balanced ``ndim``-D grid of ``n`` ranks, largest dimension first (as MPI_Dims_create):
-    prime factors, largest first, each go to the currently smallest dimension."""
+    """A balanced ``ndim``-D grid of ``n`` ranks, largest dimension first (as MPI_Dims_create).
+
+    Prime factors, largest first, each go to the currently smallest dimension.
+
+    Parameters
+    ----------
+    n : int
+        Number of ranks (at least 1).
+    ndim : int
+        Number of dimensions (at least 1).
+
+    Returns
+    -------
+    tuple of int
+        ``ndim`` extents whose product is ``n``, in non-increasing order.
+
+    Raises
+    ------
+    RankmapError
+        When ``n`` or ``ndim`` is below 1.
+    """
     if n < 1 or ndim < 1:
         raise RankmapError(f"cannot build a {ndim}-D grid of {n} ranks")
     dims = [1] * ndim
@@ -57,7 +76,27 @@ def dims_create(n: int, ndim: int) -> tuple[int, ...]:
 
 
 def fill_grid(spec_text: str, default_ranks: int | None, ndim: int) -> tuple[int, ...]:
-    """The grid a pattern without an explicit grid uses: ``default_ranks`` ranks, balanced."""
+    """The grid a pattern without an explicit grid uses: ``default_ranks`` ranks, balanced.
+
+    Parameters
+    ----------
+    spec_text : str
+        The pattern spec (named in the error).
+    default_ranks : int or None
+        Ranks that fill the allocation (nodes x cores / threads), None without an allocation.
+    ndim : int
+        Number of grid dimensions.
+
+    Returns
+    -------
+    tuple of int
+        The grid from :func:`dims_create`.
+
+    Raises
+    ------
+    RankmapError
+        When there is no allocation to fill (``default_ranks`` is None).
+    """
     if default_ranks is None:
         raise RankmapError(f"pattern {spec_text!r} has no grid and no allocation to fill: "
                            "give a grid, e.g. 16x16x8")
@@ -65,7 +104,27 @@ def fill_grid(spec_text: str, default_ranks: int | None, ndim: int) -> tuple[int
 
 
 def make_minighost(spec_text: str, grid: tuple[int, ...], nbytes: int) -> Pattern:
-    """MiniGhost-like 3-D 7-point halo exchange with ``nbytes`` per face message."""
+    """MiniGhost-like 3-D 7-point halo exchange with ``nbytes`` per face message.
+
+    Parameters
+    ----------
+    spec_text : str
+        The pattern spec, kept on the pattern.
+    grid : tuple of int
+        3-D process grid (non-periodic).
+    nbytes : int
+        Bytes of each face message.
+
+    Returns
+    -------
+    Pattern
+        Kind ``minighost``, one ``halo`` phase to the 6 face neighbours.
+
+    Raises
+    ------
+    RankmapError
+        When ``grid`` is not 3-D.
+    """
     if len(grid) != 3:
         raise RankmapError(f"bad pattern {spec_text!r}: minighost takes a 3-D grid")
     offs = np.array([[-1, 0, 0], [1, 0, 0], [0, -1, 0], [0, 1, 0], [0, 0, -1], [0, 0, 1]])
@@ -76,8 +135,20 @@ def make_minighost(spec_text: str, grid: tuple[int, ...], nbytes: int) -> Patter
 
 
 def allreduce_flows(n: int) -> tuple[np.ndarray, np.ndarray]:
-    """Every flow of a recursive-doubling allreduce on ``n`` ranks, all rounds concatenated
-    (see :mod:`rankmap.patterns.collectives` for the rounds)."""
+    """Every flow of a recursive-doubling allreduce on ``n`` ranks, all rounds concatenated.
+
+    See :mod:`rankmap.patterns.collectives` for the rounds.
+
+    Parameters
+    ----------
+    n : int
+        Number of ranks.
+
+    Returns
+    -------
+    src, dst : numpy.ndarray of int64
+        Sending and receiving rank of every flow (empty for a single rank).
+    """
     phases = collective_phases("allreduce", np.arange(n, dtype=np.int64)[None, :], 1.0,
                                "recursive-doubling")
     if not phases:
@@ -86,7 +157,29 @@ def allreduce_flows(n: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def make_minimd(spec_text: str, grid: tuple[int, ...], nbytes: int, allreduce: int) -> Pattern:
-    """MiniMD-like pattern: 12-neighbour periodic halo (steps 1 and 2 per axis) + allreduce."""
+    """MiniMD-like pattern: 12-neighbour periodic halo (steps 1 and 2 per axis) + allreduce.
+
+    Parameters
+    ----------
+    spec_text : str
+        The pattern spec, kept on the pattern.
+    grid : tuple of int
+        3-D process grid (periodic).
+    nbytes : int
+        Bytes of each halo message.
+    allreduce : int
+        Bytes reduced by the allreduce.
+
+    Returns
+    -------
+    Pattern
+        Kind ``minimd``: phase ``halo`` then one ``allreduce.rK`` phase per round.
+
+    Raises
+    ------
+    RankmapError
+        When ``grid`` is not 3-D.
+    """
     if len(grid) != 3:
         raise RankmapError(f"bad pattern {spec_text!r}: minimd takes a 3-D grid")
     offs = []
@@ -105,7 +198,20 @@ def make_minimd(spec_text: str, grid: tuple[int, ...], nbytes: int, allreduce: i
 
 
 def lulesh_spec(grid: tuple[int, ...], s: int) -> str:
-    """The one-line composition that :func:`make_lulesh` builds, for ``grid`` and size ``s``."""
+    """The one-line composition that :func:`make_lulesh` builds, for ``grid`` and size ``s``.
+
+    Parameters
+    ----------
+    grid : tuple of int
+        3-D process grid.
+    s : int
+        Elements per rank along each edge (LULESH's ``-s``).
+
+    Returns
+    -------
+    str
+        A ``stencil:... + stencil:... + stencil:...`` spec with sizes in bytes.
+    """
     g = "x".join(map(str, grid))
     n = s + 1
     return (f"stencil:{g}:box:face={24 * n * n}:edge={24 * n}:corner=24 + "
