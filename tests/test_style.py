@@ -38,8 +38,8 @@ DOCSTRINGS_TODO = {
     
     
     
-    "rankmap.pmpi.build", "rankmap.pmpi.environment",
-    "rankmap.pmpi.place", "rankmap.pmpi.recording", 
+    
+    
     "rankmap.report.render",
     "rankmap.selection.auto", "rankmap.selection.candidates", "rankmap.simgrid.build",
     "rankmap.simgrid.flowfile", "rankmap.simgrid.platform", "rankmap.simgrid.routes",

@@ -27,14 +27,36 @@ INSTALL_HINT = ("install an MPI with its compiler wrapper (Debian/Ubuntu: apt-ge
 
 
 def sources() -> dict[str, str]:
-    """The shipped C sources and headers (name -> text), sorted by name."""
+    """The shipped C sources and headers of the PMPI library, sorted by name.
+
+    Returns
+    -------
+    dict of str to str
+        File name (``*.c``, ``*.h``) -> its text.
+    """
     folder = resources.files(__package__)
     return {ref.name: ref.read_text() for ref in sorted(folder.iterdir(), key=lambda r: r.name)
             if ref.name.endswith((".c", ".h"))}
 
 
 def find_mpicc(mpicc: str | None = None) -> str:
-    """Path of the MPI compiler wrapper: ``mpicc`` argument, ``$RANKMAP_MPICC``, else mpicc."""
+    """Path of the MPI compiler wrapper: ``mpicc`` argument, ``$RANKMAP_MPICC``, else mpicc.
+
+    Parameters
+    ----------
+    mpicc : str, optional
+        Name or path of the wrapper; overrides ``$RANKMAP_MPICC``.
+
+    Returns
+    -------
+    str
+        The wrapper's full path (found on ``$PATH``).
+
+    Raises
+    ------
+    RankmapError
+        When the wrapper is not found (the message says what to install).
+    """
     name = mpicc or os.environ.get(MPICC_ENV, "").strip() or "mpicc"
     path = shutil.which(name)
     if not path:
@@ -52,7 +74,14 @@ def _show(cc: str) -> str:
 
 
 def cache_root() -> str:
-    """Directory holding built libraries (created on demand)."""
+    """Directory holding built libraries (created on demand).
+
+    Returns
+    -------
+    str
+        ``$RANKMAP_CACHE/pmpi``, else ``$XDG_CACHE_HOME/rankmap/pmpi`` (default
+        ``~/.cache/rankmap/pmpi``).
+    """
     base = os.environ.get("RANKMAP_CACHE") or os.path.join(
         os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "rankmap")
     return os.path.join(base, "pmpi")

@@ -34,6 +34,16 @@ def launcher_kind(program: str) -> str:
 
     ``mpirun``/``mpiexec`` are resolved through their symbolic links (Debian alternatives),
     then by their ``--version`` text.
+
+    Parameters
+    ----------
+    program : str
+        The launcher command (name or path), e.g. ``mpirun``, ``srun``.
+
+    Returns
+    -------
+    str
+        The launcher family.
     """
     name = os.path.basename(program)
     if name in _KINDS:
@@ -61,8 +71,21 @@ def launcher_env_args(argv: list[str], names: list[str]) -> list[str]:
     """``argv`` with the options that make the launcher pass the variables ``names`` on.
 
     Open MPI's mpirun: ``-x NAME`` each; MPICH's hydra: ``-genvlist a,b``; srun:
-    ``--export=ALL`` (with the variables set in its environment). Other launchers get the
-    command unchanged (they pass their environment on).
+    ``--export=ALL`` (with the variables set in its environment; unchanged when the command
+    already has ``--export``). Other launchers get the command unchanged (they pass their
+    environment on).
+
+    Parameters
+    ----------
+    argv : list of str
+        The launch command, launcher first.
+    names : list of str
+        Environment variables the processes must see.
+
+    Returns
+    -------
+    list of str
+        A new command line, the options inserted right after the launcher.
     """
     if not argv or not names:
         return list(argv)

@@ -46,13 +46,45 @@ class Request:
         self.edges = edges
 
     def get(self, key: str) -> str:
-        """The value of ``key``; RankmapError when the request lacks it."""
+        """The value of ``key``.
+
+        Parameters
+        ----------
+        key : str
+            A request key, e.g. ``machine``.
+
+        Returns
+        -------
+        str
+            Its value text.
+
+        Raises
+        ------
+        RankmapError
+            When the request has no ``key`` line.
+        """
         if key not in self.fields:
             raise RankmapError(f"PMPI request: no {key!r} line")
         return self.fields[key]
 
     def integer(self, key: str) -> int:
-        """The value of ``key`` as an integer."""
+        """The value of ``key`` as an integer.
+
+        Parameters
+        ----------
+        key : str
+            A request key, e.g. ``processes``.
+
+        Returns
+        -------
+        int
+            Its value.
+
+        Raises
+        ------
+        RankmapError
+            When the line is missing or its value is not an integer.
+        """
         value = self.get(key)
         try:
             return int(value)
@@ -61,7 +93,24 @@ class Request:
 
 
 def read_request(path: str) -> Request:
-    """Parse a request file (format in the module docstring)."""
+    """Parse a request file (format in the module docstring).
+
+    Parameters
+    ----------
+    path : str
+        The request file rank 0 of the program wrote.
+
+    Returns
+    -------
+    Request
+        Its key lines, node labels (one per process) and edges (graph calls only).
+
+    Raises
+    ------
+    RankmapError
+        When the first line is not ``rankmap-pmpi-request 1``, the process count is bad, node
+        labels are missing or empty, or the edge list is malformed.
+    """
     with open(path, encoding="utf-8", errors="replace") as fh:
         lines = fh.read().split("\n")
     if not lines or lines[0].strip() != "rankmap-pmpi-request 1":
@@ -96,7 +145,25 @@ def read_request(path: str) -> Request:
 
 
 def request_pattern(req: Request) -> Pattern:
-    """The communication pattern of the topology the program asked for."""
+    """The communication pattern of the topology the program asked for.
+
+    Parameters
+    ----------
+    req : Request
+        A parsed request.
+
+    Returns
+    -------
+    Pattern
+        A star or box stencil on ``dims`` (Cartesian calls), or a ``graph`` pattern whose flow
+        sizes are the program's edge weights (graph calls; self-loops dropped).
+
+    Raises
+    ------
+    RankmapError
+        When ranks and processes disagree, the stencil, dims or periods are bad, an edge names
+        a vertex outside the ranks, or the graph has no edges between distinct ranks.
+    """
     n_ranks = req.integer("ranks")
     n_procs = req.integer("processes")
     if not 1 <= n_ranks <= n_procs:
@@ -130,12 +197,24 @@ def request_pattern(req: Request) -> Pattern:
 
 
 def place_request(req: Request):
-    """Placement for a request: (new_rank array, mapping name).
+    """Placement for a request.
+
+    Parameters
+    ----------
+    req : Request
+        A parsed request.
+
+    Returns
+    -------
+    new_rank : numpy.ndarray of int64
+        New rank of every process (-1: not part of the topology).
+    mapping : str
+        The placement applied.
 
     Raises
     ------
     RankmapError
-        Unknown machine, mapping or node label, or a pattern that does not fit.
+        Unknown machine, mapping or node label, a bad seed, or a pattern that does not fit.
     """
     from ..machines import parse_machine
     from ..mpi.nodes import resolve_node_labels
@@ -155,7 +234,20 @@ def place_request(req: Request):
 
 
 def format_result(new_rank: np.ndarray, mapping: str) -> str:
-    """The result file's text."""
+    """The result file's text.
+
+    Parameters
+    ----------
+    new_rank : numpy.ndarray of int
+        New rank of every process (-1: not part of the topology).
+    mapping : str
+        The placement applied (spaces become ``_``).
+
+    Returns
+    -------
+    str
+        ``rankmap-pmpi-result 1``, the mapping line, ``new_rank`` and one rank per line.
+    """
     body = "\n".join(str(int(r)) for r in new_rank)
     return f"rankmap-pmpi-result 1\nmapping {mapping.replace(' ', '_')}\nnew_rank\n{body}\n"
 

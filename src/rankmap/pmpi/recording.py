@@ -22,7 +22,13 @@ class RecordSummary:
     heaviest: list[tuple[int, int, float]] = field(default_factory=list)  # src, dst, bytes
 
     def lines(self) -> list[str]:
-        """Human-readable summary lines."""
+        """Human-readable summary lines.
+
+        Returns
+        -------
+        list of str
+            Ranks, phases with their bytes, totals and the heaviest pairs, one item per line.
+        """
         out = [f"ranks: {self.ranks}",
                f"phases: {len(self.phases)}" + (" (" + ", ".join(
                    f"{name}: {_human(b)}" for name, b in self.phases) + ")" if self.phases
@@ -44,7 +50,32 @@ def _human(nbytes: float) -> str:
 
 
 def read_recording(path: str):
-    """(src, dst, bytes, messages or None, phase names, ranks) of a recorded CSV or matrix."""
+    """Read a recorded communication file (``rankmap record``'s CSV, or a ``.mat`` matrix).
+
+    Parameters
+    ----------
+    path : str
+        The recording.
+
+    Returns
+    -------
+    src, dst : numpy.ndarray of int64
+        Sending and receiving rank of every recorded pair.
+    nbytes : numpy.ndarray of float64
+        Bytes sent on each pair.
+    messages : numpy.ndarray of int64 or None
+        Message count of each pair when the CSV has a ``messages`` column, else None.
+    phases : list of str
+        Phase of each pair (``all`` for a matrix, ``graph`` for a CSV without phases).
+    n_ranks : int
+        Rank count (``# ranks N`` comment, matrix size, or largest rank + 1).
+
+    Raises
+    ------
+    RankmapError
+        When the file is not a valid graph CSV or matrix (see
+        :mod:`rankmap.patterns.graph_files`).
+    """
     from ..patterns.graph_files import read_csv_graph, read_dense_matrix
     if path.endswith(".mat"):
         src, dst, nb, _, n = read_dense_matrix(path)
