@@ -41,9 +41,9 @@ DOCSTRINGS_TODO = {
     
     
     "rankmap.report.render",
-    "rankmap.selection.auto", "rankmap.selection.candidates", "rankmap.simgrid.build",
-    "rankmap.simgrid.flowfile", "rankmap.simgrid.platform", "rankmap.simgrid.routes",
-    "rankmap.simgrid.runner", "rankmap.simgrid.validation", "rankmap.study",
+    "rankmap.selection.auto", "rankmap.selection.candidates", 
+    
+    "rankmap.study",
     "rankmap.timing.maxmin", "rankmap.timing.model", 
 }
 

@@ -22,7 +22,23 @@ INSTALL_HINT = ("SimGrid SMPI is not installed: install it with 'apt-get install
 
 
 def find_tool(name: str) -> str:
-    """Path of ``smpicc``/``smpirun`` on PATH; RankmapError saying what to install if absent."""
+    """Path of an SMPI tool (``smpicc``/``smpirun``) on PATH.
+
+    Parameters
+    ----------
+    name : str
+        The tool's command name.
+
+    Returns
+    -------
+    str
+        Its full path.
+
+    Raises
+    ------
+    RankmapError
+        When the tool is absent (the message says what to install).
+    """
     path = shutil.which(name)
     if not path:
         raise RankmapError(f"{name} not found. {INSTALL_HINT}")
@@ -30,19 +46,50 @@ def find_tool(name: str) -> str:
 
 
 def smpi_available() -> bool:
-    """Whether both smpicc and smpirun are on PATH."""
+    """Whether both smpicc and smpirun are on PATH.
+
+    Returns
+    -------
+    bool
+        True when SMPI programs can be compiled and run.
+    """
     return bool(shutil.which("smpicc") and shutil.which("smpirun"))
 
 
 def cache_dir() -> str:
-    """Directory holding compiled SMPI programs (created on demand)."""
+    """Directory holding compiled SMPI programs (created on demand).
+
+    Returns
+    -------
+    str
+        ``$RANKMAP_CACHE/smpi``, else ``$XDG_CACHE_HOME/rankmap/smpi`` (default
+        ``~/.cache/rankmap/smpi``).
+    """
     base = os.environ.get("RANKMAP_CACHE") or os.path.join(
         os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "rankmap")
     return os.path.join(base, "smpi")
 
 
 def program_source(name: str, suffix: str = ".c") -> str:
-    """Text of the shipped program ``programs/<name><suffix>``."""
+    """Text of the shipped program ``programs/<name><suffix>``.
+
+    Parameters
+    ----------
+    name : str
+        Program name, e.g. ``flows``.
+    suffix : str, optional
+        Source suffix (``.c`` for SMPI programs, ``.cpp`` for s4u tools).
+
+    Returns
+    -------
+    str
+        The source text.
+
+    Raises
+    ------
+    RankmapError
+        When no such program is shipped.
+    """
     ref = resources.files(__package__).joinpath("programs", f"{name}{suffix}")
     if not ref.is_file():
         raise RankmapError(f"no SMPI program named {name!r}")
@@ -50,7 +97,13 @@ def program_source(name: str, suffix: str = ".c") -> str:
 
 
 def program_headers() -> dict[str, str]:
-    """The shipped headers ``programs/*.h`` (name -> text) the programs include."""
+    """The shipped headers ``programs/*.h`` the programs include.
+
+    Returns
+    -------
+    dict of str to str
+        Header file name -> its text, sorted by name.
+    """
     folder = resources.files(__package__).joinpath("programs")
     return {ref.name: ref.read_text() for ref in sorted(folder.iterdir(), key=lambda r: r.name)
             if ref.name.endswith(".h")}
@@ -63,6 +116,27 @@ def compiled_program(name: str, suffix: str = ".c", compiler: str = "smpicc",
     MPI programs (``.c``) are compiled with ``smpicc``; the SimGrid tools written against
     the s4u API (``.cpp``) with ``compiler="c++"`` and ``libs=("-lsimgrid",)``. The binary
     is named after a hash of the source and the shipped headers, so editing either rebuilds.
+
+    Parameters
+    ----------
+    name : str
+        Program name, e.g. ``flows``.
+    suffix : str, optional
+        Source suffix.
+    compiler : str, optional
+        Compiler command (``smpicc`` or a C++ compiler).
+    libs : tuple of str, optional
+        Extra linker arguments.
+
+    Returns
+    -------
+    str
+        Path of the cached executable.
+
+    Raises
+    ------
+    RankmapError
+        When the program or compiler is missing, or compilation fails (last error line shown).
     """
     import tempfile
 

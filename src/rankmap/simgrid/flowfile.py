@@ -14,7 +14,24 @@ MAGIC = 0x70616d6b6e6172
 
 
 def flow_file_bytes(pattern) -> bytes:
-    """The flow file of ``pattern`` (every phase, every flow) as bytes."""
+    """The flow file of ``pattern`` (every phase, every flow) as bytes.
+
+    Parameters
+    ----------
+    pattern : Pattern
+        The communication pattern; flow sizes in bytes (rounded to whole bytes).
+
+    Returns
+    -------
+    bytes
+        Little-endian int64 words: magic, rank and phase counts, send and receive indexes per
+        (phase, rank), then (peer, bytes) records of sends and of receives.
+
+    Raises
+    ------
+    RankmapError
+        When a message exceeds 2 GiB - 1 bytes (SMPI's int counts cannot send it).
+    """
     n, phases = pattern.n_ranks, pattern.phases
     send_counts = np.zeros((len(phases), n), dtype=np.int64)
     recv_counts = np.zeros((len(phases), n), dtype=np.int64)

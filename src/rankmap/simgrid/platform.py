@@ -119,8 +119,21 @@ _PROBLEMS = {"torus": _torus_problems, "fattree": _fattree_problems,
 
 
 def check_supported(machine, routing: str) -> None:
-    """Raise RankmapError unless SimGrid can model this machine and routing like rankmap
-    (module docstring); the message names the first mismatch."""
+    """Raise unless SimGrid can model this machine and routing like rankmap (module docstring).
+
+    Parameters
+    ----------
+    machine : Machine
+        A torus, k-ary fat tree or dragonfly machine.
+    routing : str
+        The rankmap routing the validation compares with (``dor``, ``dmodk``, ``minimal``).
+
+    Raises
+    ------
+    RankmapError
+        Naming the first mismatch: an unsupported machine kind, or a wrap, taper, dragonfly
+        layout, bandwidth ratio or routing SimGrid cannot reproduce.
+    """
     find = _PROBLEMS.get(machine.kind)
     if find is None or (machine.kind == "torus" and not isinstance(machine, GridMachine)):
         raise RankmapError(f"SimGrid validation supports torus, k-ary fat-tree and dragonfly "
@@ -150,7 +163,26 @@ def _topology(machine) -> tuple[str, str, float]:
 def platform_xml(machine, mem_bw: float | None = None, link_latency: float | None = None) -> str:
     """The SimGrid platform (XML text) of ``machine`` (see the module docstring).
 
-    ``link_latency`` (s) overrides the machine's per-hop latency on every link.
+    Parameters
+    ----------
+    machine : Machine
+        A machine :func:`check_supported` accepts with its first routing.
+    mem_bw : float, optional
+        Intra-node (loopback) bandwidth in bytes/s; None means free intra-node messages
+        (:data:`FREE_BW`).
+    link_latency : float, optional
+        Latency in seconds written on every link, overriding the machine's per-hop latency
+        (validation uses 0, see the module docstring).
+
+    Returns
+    -------
+    str
+        The platform file text: one ``<cluster>`` with ``SPLITDUPLEX`` links.
+
+    Raises
+    ------
+    RankmapError
+        When SimGrid cannot model the machine (:func:`check_supported`).
     """
     check_supported(machine, machine.routings[0])
     topology, params, bw = _topology(machine)
@@ -170,6 +202,17 @@ def platform_xml(machine, mem_bw: float | None = None, link_latency: float | Non
 
 
 def hostfile(node_of_rank) -> str:
-    """Hostfile text whose line r is the host of rank r (how smpirun takes a placement)."""
+    """Hostfile text whose line r is the host of rank r (how smpirun takes a placement).
+
+    Parameters
+    ----------
+    node_of_rank : array_like of int
+        Machine node id of every rank.
+
+    Returns
+    -------
+    str
+        One ``node-<id>`` line per rank.
+    """
     nodes = np.asarray(node_of_rank, dtype=np.int64)
     return "".join(f"{HOST_PREFIX}{n}\n" for n in nodes.tolist())

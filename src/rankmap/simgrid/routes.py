@@ -43,7 +43,14 @@ class RouteAgreement:
         return self.matched == self.rankmap_links == self.simgrid_links
 
     def describe(self) -> str:
-        """One line for reports."""
+        """One line for reports.
+
+        Returns
+        -------
+        str
+            Whether the routes are identical, else how many links of each side carry the same
+            host pairs.
+        """
         if self.identical:
             return (f"routes identical on {self.pairs} host pairs ({self.matched} links, "
                     "up to naming)")
@@ -53,7 +60,26 @@ class RouteAgreement:
 
 
 def simgrid_routes(machine, pairs) -> list[list[tuple[str, float]]]:
-    """SimGrid's route of every (src, dst) host pair: a list of (link name, bytes/s)."""
+    """SimGrid's route of every (src, dst) host pair.
+
+    Parameters
+    ----------
+    machine : Machine
+        A machine SimGrid can model (:func:`rankmap.simgrid.platform.check_supported`).
+    pairs : array_like of int, shape (P, 2)
+        Source and destination node ids.
+
+    Returns
+    -------
+    list of list of tuple
+        For each pair, its links in order as (link name, bandwidth in bytes/s).
+
+    Raises
+    ------
+    RankmapError
+        When SimGrid or a C++ compiler is missing, or the route dump fails or gives a wrong
+        number of routes.
+    """
     find_tool("smpicc")  # says what to install when SimGrid is missing
     exe = compiled_program("routes", ".cpp", "c++", ("-lsimgrid",))
     pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
@@ -105,6 +131,25 @@ def compare_routes(machine, pairs, routing: str | None = None) -> RouteAgreement
     """Compare rankmap's and SimGrid's routes of the (src, dst) node pairs (module docstring).
 
     Pairs with ``src == dst`` are dropped (they use the loopback, not the network).
+
+    Parameters
+    ----------
+    machine : Machine
+        A machine SimGrid can model.
+    pairs : array_like of int, shape (P, 2)
+        Source and destination node ids.
+    routing : str, optional
+        rankmap routing to compare (default: the machine's default routing).
+
+    Returns
+    -------
+    RouteAgreement
+        Used links on each side and how many match (same pairs, same bandwidth).
+
+    Raises
+    ------
+    RankmapError
+        When the routing is unknown for the machine, or SimGrid's routes cannot be obtained.
     """
     routing = machine.check_routing(routing)
     pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
@@ -116,7 +161,22 @@ def compare_routes(machine, pairs, routing: str | None = None) -> RouteAgreement
 
 
 def sample_pairs(n_nodes: int, count: int = 4000, seed: int = 0) -> np.ndarray:
-    """All ordered node pairs when there are at most ``count``, else ``count`` random ones."""
+    """All ordered node pairs when there are at most ``count``, else ``count`` random ones.
+
+    Parameters
+    ----------
+    n_nodes : int
+        Number of nodes (at least 2).
+    count : int, optional
+        Most pairs returned.
+    seed : int, optional
+        Seed of the random sample (same seed, same pairs).
+
+    Returns
+    -------
+    numpy.ndarray of int64, shape (P, 2)
+        Distinct-endpoint (src, dst) node pairs.
+    """
     if n_nodes * (n_nodes - 1) <= count:
         a, b = np.meshgrid(np.arange(n_nodes), np.arange(n_nodes), indexing="ij")
         keep = a != b

@@ -168,7 +168,26 @@ def _pairs_run(pattern) -> ProgramRun | None:
 
 
 def choose_program(pattern, program: str = "auto") -> ProgramRun:
-    """The SMPI program that runs ``pattern`` (see the module docstring) and its inputs."""
+    """The SMPI program that runs ``pattern`` (see the module docstring) and its inputs.
+
+    Parameters
+    ----------
+    pattern : Pattern
+        The communication pattern to simulate.
+    program : str, optional
+        ``auto`` (the pattern's own MPI program when its phases are exactly what that program
+        sends) or ``flows`` (always the flow replay).
+
+    Returns
+    -------
+    ProgramRun
+        Program name, its arguments and the input files (name -> bytes) to write first.
+
+    Raises
+    ------
+    RankmapError
+        When ``program`` is not a known choice, or a flow is too large for SMPI.
+    """
     if program not in PROGRAM_CHOICES:
         raise RankmapError(f"bad SMPI program {program!r}: choose from "
                            f"{', '.join(PROGRAM_CHOICES)}")
@@ -186,11 +205,41 @@ def simulate(machine, pattern, node_of_rank, routing: str = "dor", mem_bw: float
              link_latency: float | None = 0.0, program: str = "auto") -> SmpiResult:
     """Simulate ``pattern`` with rank r on node ``node_of_rank[r]`` in SMPI.
 
-    ``link_latency`` (s, default 0 for plain max-min sharing, see :mod:`.platform`; None:
-    the machine's per-hop latency) is written on every link. ``program`` is ``auto`` (the
-    pattern's own MPI program when there is one) or ``flows`` (always the flow replay).
+    Parameters
+    ----------
+    machine : Machine
+        A machine SimGrid can model (:func:`rankmap.simgrid.platform.check_supported`).
+    pattern : Pattern
+        The communication pattern (flow sizes in bytes).
+    node_of_rank : array_like of int
+        Machine node id of every rank (the placement).
+    routing : str, optional
+        rankmap routing SimGrid must reproduce.
+    mem_bw : float, optional
+        Intra-node (loopback) bandwidth in bytes/s; None: intra-node messages are free.
+    timeout : float, optional
+        Wall-clock limit of the simulation in seconds (None: no limit).
+    workdir : str, optional
+        Directory in which the temporary run directory is made (default: the system's).
+    link_latency : float or None, optional
+        Latency in seconds written on every link (default 0 for plain max-min sharing, see
+        :mod:`.platform`; None: the machine's per-hop latency).
+    program : str, optional
+        ``auto`` (the pattern's own MPI program when there is one) or ``flows`` (always the
+        flow replay).
 
-    Raises :class:`SimulationTimeout` after ``timeout`` wall-clock seconds.
+    Returns
+    -------
+    SmpiResult
+        Simulated seconds per phase, wall-clock seconds of the run and the program used.
+
+    Raises
+    ------
+    SimulationTimeout
+        After ``timeout`` wall-clock seconds.
+    RankmapError
+        When SimGrid cannot model the machine, SMPI is not installed, compilation fails, or
+        smpirun fails or reports the wrong number of phases.
     """
     import time
 

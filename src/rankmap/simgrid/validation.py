@@ -65,8 +65,16 @@ class Validation:
         return [r for r in self.rows if r.simulated_s is not None]
 
     def correlations(self) -> tuple[float | None, float | None]:
-        """(Spearman, Pearson) between predicted and simulated times; None with < 3 rows
-        or when one side is constant."""
+        """Rank and linear correlation between predicted and simulated times.
+
+        Times equal to 4 significant digits count as ties.
+
+        Returns
+        -------
+        spearman, pearson : float or None
+            Both None with fewer than 3 simulated rows or when one side alone is constant; both
+            1.0 when both sides are constant.
+        """
         done = self.done
         if len(done) < 3:
             return None, None
@@ -81,22 +89,47 @@ class Validation:
         return float(spearmanr(p, s).statistic), float(pearsonr(p, s).statistic)
 
     def best_predicted(self) -> ValidationRow:
-        """The candidate rankmap ranks first (lowest predicted time) among simulated rows."""
+        """The candidate rankmap ranks first (lowest predicted time) among simulated rows.
+
+        Returns
+        -------
+        ValidationRow
+            Among all rows when none was simulated.
+        """
         return min(self.done or self.rows, key=lambda r: r.predicted_s)
 
     def best_simulated(self) -> ValidationRow | None:
-        """The candidate SMPI ranks first."""
+        """The candidate SMPI ranks first (lowest simulated time).
+
+        Returns
+        -------
+        ValidationRow or None
+            None when no candidate was simulated.
+        """
         return min(self.done, key=lambda r: r.simulated_s) if self.done else None
 
     def best_gap(self) -> float | None:
-        """How much slower (simulated) rankmap's pick is than SMPI's best: 0.03 = 3 %."""
+        """How much slower (simulated) rankmap's pick is than SMPI's best.
+
+        Returns
+        -------
+        float or None
+            Relative gap: 0.03 = 3 %; None when nothing was simulated or the best time is 0.
+        """
         bs = self.best_simulated()
         if bs is None or not bs.simulated_s:
             return None
         return self.best_predicted().simulated_s / bs.simulated_s - 1.0
 
     def to_json(self) -> dict:
-        """JSON-ready summary."""
+        """JSON-ready summary.
+
+        Returns
+        -------
+        dict
+            Scenario, options, every candidate (times in seconds, ratio, program, error), the
+            correlations, both picks, their gap and the route agreement.
+        """
         sp, pe = self.correlations()
         bs = self.best_simulated()
         return {"scenario": self.scenario, "options": self.options,
@@ -116,8 +149,41 @@ def validate(machine, allocation, pattern, names, routing: str | None = None, se
              time_options: TimeOptions | None = None) -> Validation:
     """Predict and simulate every named candidate (see the module docstring).
 
-    ``timeout`` bounds each simulation (wall-clock seconds); a candidate that times out is
-    kept with ``simulated_s = None`` and its error. ``progress(name)`` is called per step.
+    Parameters
+    ----------
+    machine : Machine
+        A machine SimGrid can model (:func:`rankmap.simgrid.platform.check_supported`).
+    allocation : Allocation
+        The nodes and cores the pattern is placed on.
+    pattern : Pattern
+        The communication pattern (flow sizes in bytes).
+    names : list of str
+        Candidate placements; those that do not apply to the pattern are skipped.
+    routing : str, optional
+        rankmap routing (default: the machine's default).
+    seed : int, optional
+        Seed of the randomised placements and of the sampled route check.
+    timeout : float, optional
+        Wall-clock limit of each simulation in seconds; a candidate that times out is kept
+        with ``simulated_s = None`` and its error.
+    progress : callable, optional
+        ``progress(name)``, called after each step.
+    program : str, optional
+        ``auto`` or ``flows`` (see :func:`rankmap.simgrid.runner.choose_program`).
+    time_options : TimeOptions, optional
+        Base time model; latencies, per-message overhead and the NIC limit are dropped and
+        memory bandwidth is per flow, to compare like with like.
+
+    Returns
+    -------
+    Validation
+        One row per candidate, the options used, skipped candidates and the route agreement.
+
+    Raises
+    ------
+    RankmapError
+        When SimGrid cannot model the machine or routing, the time model is off, or a
+        simulation fails other than by timing out.
     """
     routing = machine.check_routing(routing)
     check_supported(machine, routing)
@@ -149,7 +215,27 @@ def validate(machine, allocation, pattern, names, routing: str | None = None, se
 
 
 def scatter_plot(val: Validation, path: str, force: bool = False) -> str:
-    """Scatter plot (PNG) of simulated versus predicted time per candidate; returns path."""
+    """Scatter plot (PNG) of simulated versus predicted time per candidate, in milliseconds.
+
+    Parameters
+    ----------
+    val : Validation
+        The result of :func:`validate`.
+    path : str
+        Output PNG file.
+    force : bool, optional
+        Overwrite an existing file.
+
+    Returns
+    -------
+    str
+        The path written (atomically).
+
+    Raises
+    ------
+    RankmapError
+        When ``path`` exists and ``force`` is not given.
+    """
     import matplotlib
 
     matplotlib.use("Agg")
