@@ -43,7 +43,7 @@ DOCSTRINGS_TODO = {
     "rankmap.report.render",
     "rankmap.selection.auto", "rankmap.selection.candidates", 
     
-    "rankmap.study",
+    
     "rankmap.timing.maxmin", "rankmap.timing.model", 
 }
 

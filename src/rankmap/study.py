@@ -43,8 +43,30 @@ __all__ = ["parse_sweep", "StudyParams", "Study", "point_time", "study_points", 
 
 
 def parse_sweep(text: str, what: str) -> list[int]:
-    """``1,2,4,...,4096`` (``...`` continues the ratio of the two values before it up to the
-    value after it), or plain ``1,8,32``: a sorted list of distinct positive integers."""
+    """Parse a sweep of positive integers.
+
+    ``1,2,4,...,4096`` (``...`` continues the ratio of the two values before it up to the
+    value after it), or plain ``1,8,32``.
+
+    Parameters
+    ----------
+    text : str
+        The sweep as given on the command line.
+    what : str
+        The option's name, used in error messages (e.g. ``--nodes-sweep``).
+
+    Returns
+    -------
+    list of int
+        Sorted distinct positive integers.
+
+    Raises
+    ------
+    RankmapError
+        When a value is not a positive integer, ``...`` lacks two values before it and one
+        after, the values before it are not a whole ratio, the end is not in the sequence, or
+        there are no values.
+    """
     parts = [p.strip() for p in str(text).split(",") if p.strip()]
     out: list[int] = []
     i = 0
@@ -100,7 +122,13 @@ class StudyParams:
     time: str = "model"
 
     def key(self) -> dict:
-        """The parameters a resumed study must share."""
+        """The parameters a resumed study must share.
+
+        Returns
+        -------
+        dict
+            Every field, JSON-ready (written to ``study.json``).
+        """
         return asdict(self)
 
 
@@ -112,7 +140,15 @@ class Study:
     points: list[dict] = field(default_factory=list)
 
     def summary(self) -> list[dict]:
-        """Per (nodes, threads, mapping): medians over allocations and ratios to inorder."""
+        """Per (nodes, threads, mapping): medians over allocations and ratios to inorder.
+
+        Returns
+        -------
+        list of dict
+            One row per (nodes, threads, mapping), sorted: ranks, allocations,
+            ``median_max_link_bytes`` (bytes), ``median_time_s`` (seconds), ``bytes_vs_inorder`` and
+            ``time_vs_inorder`` (None without an inorder row) and the time source.
+        """
         groups: dict[tuple, list[dict]] = {}
         for p in self.points:
             groups.setdefault((p["nodes"], p["threads"], p["mapping"]), []).append(p)
@@ -140,7 +176,23 @@ class Study:
 
 
 def point_time(machine: Machine, evaluation) -> tuple[float, str]:
-    """(seconds, source) of one evaluation: the time model's, else busiest-link time."""
+    """Time of one evaluation: the time model's, else the busiest-link time.
+
+    Parameters
+    ----------
+    machine : Machine
+        The machine (its ``link_bandwidth`` in bytes/s is used without the time model).
+    evaluation : Evaluation
+        An evaluated placement.
+
+    Returns
+    -------
+    seconds : float
+        ``predicted_time_s``, else the sum over phases of the busiest link's bytes /
+        bandwidth.
+    source : str
+        ``model`` or ``busiest-link``.
+    """
     if "predicted_time_s" in evaluation.metrics:
         return float(evaluation.metrics["predicted_time_s"]), "model"
     bw = machine.link_bandwidth
@@ -154,7 +206,32 @@ def _point_key(nodes: int, threads: int, alloc: int) -> str:
 
 def study_points(params: StudyParams, machine: Machine, nodes: int, threads: int,
                  alloc_seed: int) -> list[dict]:
-    """Evaluate every mapper on one random allocation; one dict per mapper."""
+    """Evaluate every mapper on one random allocation; one dict per mapper.
+
+    Parameters
+    ----------
+    params : StudyParams
+        The study (pattern, mappers, routing, seed, time source).
+    machine : Machine
+        The machine built from ``params.machine``.
+    nodes : int
+        Number of nodes of the random allocation.
+    threads : int
+        Threads per rank (ranks = nodes x cores / threads).
+    alloc_seed : int
+        Index of the allocation, 0 to ``params.allocs - 1``.
+
+    Returns
+    -------
+    list of dict
+        Per mapper: nodes, threads, alloc, ranks, mapping, ``max_link_bytes`` and
+        ``hop_bytes`` (bytes), ``time_s`` (seconds) and its source.
+
+    Raises
+    ------
+    RankmapError
+        When the pattern, allocation or a mapper cannot be built.
+    """
     allocation = parse_allocation(f"random:{nodes}:seed={params.seed * 1000 + alloc_seed}",
                                   machine).with_threads(threads)
     pattern = parse_pattern(params.pattern, default_ranks=allocation.n_cores)
@@ -175,7 +252,22 @@ def study_points(params: StudyParams, machine: Machine, nodes: int, threads: int
 
 
 def check_params(params: StudyParams, machine: Machine) -> None:
-    """Raise on node counts or thread counts the machine cannot run."""
+    """Raise on node counts or thread counts the machine cannot run.
+
+    Parameters
+    ----------
+    params : StudyParams
+        The study to check.
+    machine : Machine
+        The machine built from ``params.machine``.
+
+    Raises
+    ------
+    RankmapError
+        When there are no mappings, ``allocs`` is below 1, a node count exceeds the machine,
+        a thread count does not divide the cores per node, the routing is unknown, or the time
+        source is neither ``model`` nor ``busiest-link``.
+    """
     if not params.mappings:
         raise RankmapError("no mappings to study")
     if params.allocs < 1:
@@ -225,7 +317,29 @@ def _load_existing(out_dir: str, params: StudyParams) -> list[dict]:
 
 def run_study(params: StudyParams, out_dir: str | None = None,
               progress: Callable[[str], None] | None = None) -> Study:
-    """Run (or resume, with ``out_dir``) the study; return all points."""
+    """Run (or resume, with ``out_dir``) the study; return all points.
+
+    Parameters
+    ----------
+    params : StudyParams
+        What to sweep.
+    out_dir : str, optional
+        Folder for ``study.json`` and ``results.jsonl``; finished points found there are kept
+        and only missing ones are computed.
+    progress : callable, optional
+        ``progress(text)``, called after each (nodes, threads, allocation) point.
+
+    Returns
+    -------
+    Study
+        The parameters and every point (resumed and new).
+
+    Raises
+    ------
+    RankmapError
+        On bad parameters (:func:`check_params`), or when ``out_dir`` holds a different study
+        or an unreadable ``study.json``.
+    """
     machine = parse_machine(params.machine)
     check_params(params, machine)
     points: list[dict] = []
@@ -260,7 +374,18 @@ def run_study(params: StudyParams, out_dir: str | None = None,
 
 
 def summary_csv(rows: list[dict]) -> str:
-    """The summary as CSV text."""
+    """The summary as CSV text.
+
+    Parameters
+    ----------
+    rows : list of dict
+        Rows of :meth:`Study.summary`.
+
+    Returns
+    -------
+    str
+        A header line and one line per row (bytes, seconds, ratios; empty where None).
+    """
     cols = ["nodes", "threads", "ranks", "total_threads", "mapping", "allocations",
             "median_max_link_bytes", "median_time_s", "bytes_vs_inorder", "time_vs_inorder",
             "time_source"]
@@ -272,8 +397,30 @@ def summary_csv(rows: list[dict]) -> str:
 
 
 def plot_study(study: Study, path: str, force: bool = False) -> str:
-    """Seed 002 Figure 1 style: one panel per threads-per-rank value, x = total threads (log),
-    y = time normalised to inorder, one line per mapper. Writes a PNG."""
+    """Seed 002 Figure 1 style plot of a study, written as a PNG.
+
+    One panel per threads-per-rank value, x = total threads (log), y = time normalised to
+    inorder, one line per mapper.
+
+    Parameters
+    ----------
+    study : Study
+        A study that includes the ``inorder`` mapping.
+    path : str
+        Output PNG file.
+    force : bool, optional
+        Overwrite an existing file.
+
+    Returns
+    -------
+    str
+        The path written (atomically).
+
+    Raises
+    ------
+    RankmapError
+        When the study has no inorder mapping, or ``path`` exists without ``force``.
+    """
     import io
 
     import matplotlib
