@@ -74,12 +74,17 @@ def test_pruner_rule():
     pr.record({"max_link_bytes": 9.0})
     assert pr.reason(Bound(None, 9.0, 0.0)) is None    # equal: could tie
     assert "pruned before routing" in pr.reason(big)
-    pr = Pruner(("bytes", 1e-9), keep=2)
+    pr = Pruner(("bytes", 1e-9), keep=2, near_tie=0.05)
     pr.record({"max_link_bytes": 4.0})
     pr.record({"max_link_bytes": 4.1})
     assert pr.reason(Bound(None, 4.19, 0.0)) is None   # inside the 5% near-tie band of 4.0
     assert pr.reason(Bound(None, 4.21, 0.0)) is not None
-    pr = Pruner(("time", 0.02), keep=1)
+    pr = Pruner(("bytes", 1e-9), keep=2)               # design.md's rule: no band
+    pr.record({"max_link_bytes": 4.0})
+    pr.record({"max_link_bytes": 4.1})
+    assert pr.reason(Bound(None, 4.1, 0.0)) is None
+    assert pr.reason(Bound(None, 4.11, 0.0)).endswith("above the 2nd best evaluated (3.91e-06 MiB)")
+    pr = Pruner(("time", 0.02), keep=1, near_tie=0.05)
     pr.record({"predicted_time_s": 1.0, "max_link_bytes": 0.0})
     assert pr.reason(Bound(1.07, 0.0, 0.0)) is None    # 1.05 x 1.02 = 1.071
     assert "at least 1072 ms, above the best evaluated and the near tie of the fastest " \

@@ -1,4 +1,5 @@
-"""The ranking rule (near-tie band ordered by hop-bytes) and auto's explanation of its pick."""
+"""The ranking rule (design.md: lowest predicted time; an optional near-tie band ordered by
+hop-bytes in the API) and auto's explanation of its pick."""
 
 import json
 from types import SimpleNamespace
@@ -23,20 +24,23 @@ def test_near_tie_band_goes_to_fewer_hop_bytes():
           met(32.077, 13, 74.8),     # 0.003 % slower, 0.58x the hop-bytes (graph)
           met(33.9, 13, 10.0),       # 5.7 % slower: outside the band, however few hop-bytes
           met(59.2, 24, 90.6)]
-    assert NEAR_TIE == 0.05
-    assert near_tie_band(ms) == [0, 1]
-    assert best_first_order(ms) == [1, 0, 2, 3]
+    assert NEAR_TIE == 0.0                              # design.md's best: the fastest
+    assert best_first_order(ms) == [0, 1, 2, 3]
+    assert near_tie_band(ms, 0.05) == [0, 1]
+    assert best_first_order(ms, 0.05) == [1, 0, 2, 3]
     # tolerance 0 is the plain ranking key
     assert best_first_order(ms, 0.0) == sorted(range(4), key=lambda i: ranking_key(ms[i]))
 
 
 def test_band_edges_and_without_time_model():
     ms = [met(100.0, 1, 9), met(105.0, 1, 1), met(105.1, 1, 0.5)]
-    assert best_first_order(ms) == [1, 0, 2]            # exactly 5 % is inside, 5.1 % is not
+    assert best_first_order(ms, 0.05) == [1, 0, 2]      # exactly 5 % is inside, 5.1 % is not
+    assert best_first_order(ms) == [0, 1, 2]
     no_time = [{"max_link_bytes": 100.0, "hop_bytes": 9.0},
                {"max_link_bytes": 104.0, "hop_bytes": 1.0},
                {"max_link_bytes": 200.0, "hop_bytes": 0.1}]
-    assert best_first_order(no_time) == [1, 0, 2]       # the busiest link is the primary figure
+    assert best_first_order(no_time, 0.05) == [1, 0, 2]  # the busiest link is the primary figure
+    assert best_first_order(no_time) == [0, 1, 2]
     assert best_first_order([]) == []
 
 
@@ -59,16 +63,16 @@ def test_pick_explained_when_faster():
                                   "2.6 MiB; 3 candidates evaluated, 1 skipped")
 
 
-def test_pick_explained_when_a_near_tie_goes_to_hop_bytes():
-    comp = comparison([("TXYZ", met(32.076, 13, 129.5)), ("graph", met(32.9, 13, 74.8)),
-                       ("hilbert", met(59.2, 24, 90.6))])
+def test_exact_tie_goes_to_busiest_link_then_hop_bytes():
+    ms = [met(32.0, 14, 10.0), met(32.0, 13, 90.0), met(32.0, 13, 70.0), met(40.0, 1, 1.0)]
+    assert best_first_order(ms) == [2, 1, 0, 3]
+    comp = comparison([("TXYZ", ms[0]), ("graph", ms[1]), ("rcb", ms[2]), ("hilbert", ms[3])])
     f = pick_facts(comp)
-    assert f["winner"] == "graph" and f["fastest"] == "TXYZ" and f["decided_by"] == "hop-bytes"
-    assert f["band"] == ["graph", "TXYZ"]
-    text = explain_pick(comp)
-    assert text.startswith("graph: predicted 32.9 ms, 2.6% above the fastest (TXYZ, 32.1 ms), "
-                           "within the 5% near tie of 2 candidates; fewest hop-bytes of them: "
-                           "0.58x TXYZ's; busiest link 13.0 MiB vs 13.0 MiB")
+    assert f["winner"] == "rcb" and f["decided_by"] == "tie"
+    assert f["band"] == ["rcb", "graph", "TXYZ"]
+    assert explain_pick(comp).startswith("rcb: predicted 32 ms, as fast as 2 more; ahead of "
+                                         "them on busiest link, then hop-bytes; hop-bytes "
+                                         "0.78x graph's")
 
 
 def test_cli_compare_prints_why_and_json_has_pick(capsys):

@@ -1,18 +1,20 @@
-"""The ranking rule of ``compare`` and ``auto``: fastest first, near ties go to fewer hop-bytes.
+"""The ranking rule of ``compare`` and ``auto``: fastest first (design.md's ``best``).
 
 Every candidate has a *primary* figure: its predicted time when the time model filled it in,
-else its busiest link bytes. Candidates whose primary figure is within :data:`NEAR_TIE`
-(5 %) of the lowest one form the **near-tie band**; the band comes first, ordered by
-hop-bytes (then by :func:`~rankmap.metrics.ranking_key`), and the others follow in
-:func:`~rankmap.metrics.ranking_key` order (primary figure, busiest link, hop-bytes).
+else its busiest link bytes. By default (:data:`NEAR_TIE` = 0) candidates are ordered by
+:func:`~rankmap.metrics.ranking_key`: primary figure, then busiest link, then hop-bytes, as
+design.md defines ``best``. With a tolerance ``t > 0`` (the Python API's ``tolerance``), the
+candidates whose primary figure is within ``t`` of the lowest one form a **near-tie band**;
+the band comes first, ordered by hop-bytes (then by ``ranking_key``), and the others follow
+in ``ranking_key`` order.
 
-Why: predicted times a few percent apart do not order real runs reliably (the model leaves
+Why one may want a band: predicted times a few percent apart do not order real runs reliably (the model leaves
 out other jobs' traffic and per-hop effects; against SimGrid it is exact on structured
 placements but 4 % under to 12.5 % over on irregular ones on even tori, see
 ``benchmarks/fidelity/RESULTS.md``), whereas hop-bytes (bytes x links crossed) is the share
 of the whole network a placement takes, which every other job on the machine pays for and
 which a faster-by-noise placement may double. Outside the band the faster candidate always
-wins. With a 0 tolerance the rule is exactly ``ranking_key``.
+wins. It is not the default because design.md's contract is the lowest predicted time.
 """
 
 from __future__ import annotations
@@ -21,8 +23,9 @@ from .link_metrics import ranking_key
 
 __all__ = ["NEAR_TIE", "primary", "best_first_order", "near_tie_band"]
 
-#: relative tolerance of the near-tie band (0.05 = within 5 % of the fastest)
-NEAR_TIE = 0.05
+#: default relative tolerance of the near-tie band: 0, design.md's rule (lowest predicted
+#: time, then busiest link, then hop-bytes); 0.05 would mean "within 5 % of the fastest"
+NEAR_TIE = 0.0
 
 
 def primary(metrics: dict) -> float:
@@ -83,6 +86,8 @@ def best_first_order(metrics_list: list[dict], tolerance: float = NEAR_TIE) -> l
     list of int
         A permutation of ``range(len(metrics_list))``; equal keys keep their input order.
     """
+    if tolerance <= 0:
+        return sorted(range(len(metrics_list)), key=lambda i: (ranking_key(metrics_list[i]), i))
     band = set(near_tie_band(metrics_list, tolerance))
     inside = sorted(band, key=lambda i: (metrics_list[i]["hop_bytes"],
                                          ranking_key(metrics_list[i]), i))

@@ -6,7 +6,7 @@ import csv
 import io
 
 from ..evaluation import Comparison, Evaluation
-from ..metrics import NEAR_TIE, near_tie_band, primary, ranking_key
+from ..metrics import near_tie_band, primary, ranking_key
 from ..units import format_bytes
 from ..validate import json_text
 
@@ -76,19 +76,17 @@ def pick_facts(comp: Comparison) -> dict:
     Returns
     -------
     dict
-        ``winner``; ``decided_by`` (``"only candidate"``, ``"faster"``: outside every
-        near tie, ``"hop-bytes"``: fewest hop-bytes among the candidates within
-        ``near_tie`` of the fastest); ``runner_up`` (the next candidate) and ``fastest``
+        ``winner``; ``decided_by`` (``"only candidate"``; ``"faster"``; ``"tie"``: as fast
+        as others, ahead on busiest link then hop-bytes, design.md's tie rule); ``runner_up`` (the next candidate) and ``fastest``
         names; ``margin`` (1 - winner's primary figure / runner-up's: how far below the
-        next the winner is); ``band`` (names within
-        the near tie); the winner's and runner-up's predicted time, busiest link and
+        next the winner is); ``band`` (names as fast as the winner, itself included); the winner's and runner-up's predicted time, busiest link and
         hop-bytes; ``evaluated`` and ``skipped`` counts; ``text``, the same in one line.
     """
     cands = comp.candidates
     best = cands[0]
     mets = [e.metrics for e in cands]
-    band = [cands[i].name for i in near_tie_band(mets)]
-    facts = {"winner": best.name, "near_tie": NEAR_TIE, "band": band,
+    band = [cands[i].name for i in near_tie_band(mets, 0.0)]     # exact ties of the primary figure
+    facts = {"winner": best.name, "band": band,
              "evaluated": len(cands), "skipped": len(comp.skipped)}
     mb = best.metrics
     tail = f"{len(cands)} candidates evaluated" + (
@@ -110,17 +108,12 @@ def pick_facts(comp: Comparison) -> dict:
     what = "predicted" if "predicted_time_s" in mb else "ranked on its"
     parts = [f"{best.name}: {what} {_primary_text(mb)}"]
     if len(band) > 1:
-        facts["decided_by"] = "hop-bytes"
-        if fastest is best:
-            parts[0] += f", the fastest; {len(band) - 1} more within {NEAR_TIE:.0%} of it"
-        else:
-            pf = primary(fastest.metrics)
-            parts[0] += (f", {pb / pf - 1:.1%} above the fastest ({fastest.name}, "
-                         f"{_primary_text(fastest.metrics)}), within the {NEAR_TIE:.0%} "
-                         f"near tie of {len(band)} candidates")
-        parts.append("fewest hop-bytes of them" + (
-            f": {mb['hop_bytes'] / mn['hop_bytes']:.2f}x {nxt.name}'s"
-            if mn["hop_bytes"] > 0 else ""))
+        # an exact tie on the primary figure: ranking_key's busiest link, then hop-bytes
+        facts["decided_by"] = "tie"
+        parts[0] += (f", as fast as {len(band) - 1} more; ahead of them on busiest link, "
+                     "then hop-bytes")
+        if mn["hop_bytes"] > 0:
+            parts.append(f"hop-bytes {mb['hop_bytes'] / mn['hop_bytes']:.2f}x {nxt.name}'s")
     else:
         facts["decided_by"] = "faster"
         parts[0] += f", {margin:.1%} below the next ({nxt.name}, {_primary_text(mn)})"

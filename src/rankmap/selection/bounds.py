@@ -65,7 +65,14 @@ class Bound:
     hop_bytes: float
 
     def key(self) -> float:
-        """The bounded first component of the ranking key (time, else busiest link bytes)."""
+        """The bounded first component of the ranking key.
+
+        Returns
+        -------
+        float
+            The predicted-time bound (s) when the time model ranks, else the busiest-link
+            bound (bytes).
+        """
         return self.time_s if self.time_s is not None else self.max_link_bytes
 
 
@@ -184,11 +191,15 @@ class Pruner:
         From :func:`ranking_bound_kind`: ``"time"`` or ``"bytes"`` and the relative slack.
     keep : int
         How many of the best candidates must stay exact (``auto`` refines its best two).
+    near_tie : float
+        Tolerance of the ranking's near-tie band (:mod:`rankmap.metrics.ranking`; default 0,
+        design.md's rule): with a band, any candidate within it of the fastest may win.
     """
 
-    def __init__(self, kind: tuple[str, float], keep: int):
+    def __init__(self, kind: tuple[str, float], keep: int, near_tie: float = NEAR_TIE):
         self.kind, self.slack = kind
         self.keep = max(1, int(keep))
+        self.near_tie = float(near_tie)
         self._real: list[float] = []
 
     def _value(self, metrics: dict) -> float:
@@ -196,33 +207,58 @@ class Pruner:
                      else metrics["max_link_bytes"])
 
     def record(self, metrics: dict) -> None:
-        """Note an evaluated candidate's real metrics."""
+        """Note an evaluated candidate's real metrics.
+
+        Parameters
+        ----------
+        metrics : dict
+            The candidate's combined metrics (``predicted_time_s`` in s or
+            ``max_link_bytes`` in bytes is read).
+        """
         self._real.append(self._value(metrics))
         self._real.sort()
 
     def threshold(self) -> float | None:
-        """The value a candidate must exceed to be out of the ``keep`` best: the ``keep``-th
-        best real value so far and the top of the near-tie band of the fastest so far
-        (:mod:`rankmap.metrics.ranking`: inside the band hop-bytes decide, so any member may
-        be first); None until ``keep`` were evaluated."""
+        """The value a candidate must exceed to be out of the ``keep`` best.
+
+        Returns
+        -------
+        float or None
+            The larger of the ``keep``-th best real value so far and the top of the near-tie
+            band of the fastest so far (:mod:`rankmap.metrics.ranking`; with a band any member
+            may be first), in s or bytes as the ranking; None until ``keep`` were evaluated.
+        """
         if len(self._real) < self.keep:
             return None
-        return max(self._real[self.keep - 1], self._real[0] * (1.0 + NEAR_TIE))
+        return max(self._real[self.keep - 1], self._real[0] * (1.0 + self.near_tie))
 
     def reason(self, bound: Bound) -> str | None:
-        """Why a candidate with ``bound`` cannot be among the best, or None (evaluate it)."""
+        """Why a candidate cannot be among the best.
+
+        Parameters
+        ----------
+        bound : Bound
+            The candidate's lower bound, computed before routing.
+
+        Returns
+        -------
+        str or None
+            The reason it is pruned (recorded as skipped), or None: evaluate it.
+        """
         t = self.threshold()
         if t is None:
             return None
         lb = bound.key()
         if lb > t * (1.0 + self.slack):
+            band = (f" and the near tie of the {'fastest' if self.kind == 'time' else 'lightest'}"
+                    if self.near_tie > 0 else "")
             if self.kind == "time":
                 return (f"pruned before routing: its predicted time is at least "
-                        f"{lb * 1e3:.4g} ms, above the {_ordinal(self.keep)} evaluated and "
-                        f"the near tie of the fastest ({t * 1e3:.4g} ms)")
+                        f"{lb * 1e3:.4g} ms, above the {_ordinal(self.keep)} evaluated{band} "
+                        f"({t * 1e3:.4g} ms)")
             return (f"pruned before routing: its busiest link carries at least "
-                    f"{lb / 2**20:.4g} MiB, above the {_ordinal(self.keep)} evaluated and the "
-                    f"near tie of the lightest ({t / 2**20:.4g} MiB)")
+                    f"{lb / 2**20:.4g} MiB, above the {_ordinal(self.keep)} evaluated{band} "
+                    f"({t / 2**20:.4g} MiB)")
         return None
 
 
