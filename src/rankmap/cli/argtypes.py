@@ -9,7 +9,7 @@ import argparse
 from ..errors import RankmapError
 from ..validate import INT64_MAX, check_limit, parse_float_text, parse_int_text
 
-__all__ = ["int_arg", "float_arg", "SEED", "THREADS", "FRACTION"]
+__all__ = ["int_arg", "float_arg", "SEED", "THREADS", "FRACTION", "JOBS"]
 
 
 def int_arg(minimum: int | None = 0, maximum: int | None = INT64_MAX,
@@ -70,3 +70,5 @@ SEED = int_arg(0, INT64_MAX)
 THREADS = int_arg(1, 1 << 16)
 #: --y and similar fractions in (0, 1].
 FRACTION = float_arg(0.0, 1.0, positive=True)
+#: --jobs: worker processes (at most rankmap.selection.parallel.MAX_JOBS = 512).
+JOBS = int_arg(1, 512, what="--jobs")

@@ -13,7 +13,7 @@ from ..metrics import DEFAULT_PLATEAU_Y
 from ..mappers.refine import DEFAULT_BUDGET, check_budget
 from ..patterns import Pattern, parse_pattern
 from ..timing import TimeOptions, parse_time_options
-from .argtypes import FRACTION, SEED, THREADS
+from .argtypes import FRACTION, JOBS, SEED, THREADS
 from .notes import note
 
 __all__ = ["MACHINE_HELP", "PATTERN_HELP", "NODES_HELP", "add_input_options", "add_time_options",
@@ -246,6 +246,104 @@ def add_budget(p: argparse.ArgumentParser) -> None:
                    help="work bound of each refinement (refine:NAME, auto): proposed moves "
                    f"evaluated at most (default {DEFAULT_BUDGET}; 0 = no refinement); the same "
                    "input and seed give the same placement")
+
+
+def add_jobs(p: argparse.ArgumentParser, mpi: bool = True) -> None:
+    """--jobs: worker processes of the candidate search."""
+    p.add_argument("--jobs", "-j", type=JOBS, default=None, metavar="N",
+                   help="evaluate candidates and refinements on N worker processes (default: "
+                   "every usable core; 1 = in this process); the result is the same for any N"
+                   + ("; under 'mpirun -n K' the candidates are also spread over the K "
+                      "processes (N each, default: this node's cores / its processes)"
+                      if mpi else ""))
+
+
+def search_executor(args, mpi: bool = True):
+    """The executor of the candidate search: spread over the processes of an MPI launch
+    (``mpirun -n K rankmap ...``, with ``mpi``) or over ``--jobs`` local worker processes.
+
+    On ranks other than 0 of an MPI launch, Python's stdout and stderr go to /dev/null: rank 0
+    alone prints (and the caller lets it alone write files: see :func:`is_root`).
+    """
+    jobs = getattr(args, "jobs", None)
+    if mpi:
+        from ..mpi.spread import mpi_executor, quiet_unless_root
+
+        executor = mpi_executor(jobs)
+        if executor is not None:
+            quiet_unless_root(executor)
+            return executor
+    from ..selection.parallel import make_executor
+    return make_executor(jobs)
+
+
+def is_root(executor) -> bool:
+    """Whether this process prints and writes (rank 0 of an MPI launch, or no MPI)."""
+    return getattr(executor, "rank", 0) == 0
+
+
+class SearchProgress:
+    """What a progress bar of the candidate loop shows: done/total and the candidates in
+    flight with their step (``building TXYZ``, ``routing greedy``, ``refining refine:rcb``)."""
+
+    def __init__(self, prog=None, task=None, label: str = ""):
+        self._prog, self._task, self._label = prog, task, label
+        self._flight: dict[str, str] = {}
+
+    def _show(self) -> None:
+        if self._prog is None:
+            return
+        items = [f"{what} {name}" for name, what in self._flight.items()]
+        text = ", ".join(items)
+        if len(text) > 60:
+            text = text[:57] + "..."
+        self._prog.update(self._task, description=f"{self._label}: {text}" if text
+                          else self._label)
+
+    def stage(self, name: str, what: str) -> None:
+        """Candidate ``name`` started step ``what``."""
+        self._flight[name] = what
+        self._show()
+
+    def done(self, name: str) -> None:
+        """Candidate ``name`` is finished."""
+        self._flight.pop(name, None)
+        if self._prog is not None:
+            self._prog.update(self._task, advance=1)
+        self._show()
+
+    __call__ = done
+
+
+@contextmanager
+def search_progress(total: int, label: str):
+    """A rich progress bar on stderr for the candidate loop (only on a terminal).
+
+    Yields a :class:`SearchProgress`: ``stage(name, what)`` and ``done(name)``.
+    """
+    if total < 1 or not sys.stderr.isatty():
+        yield SearchProgress()
+        return
+    from rich.console import Console
+    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, SpinnerColumn,
+                               TextColumn, TimeElapsedColumn)
+
+    with Progress(SpinnerColumn(), TextColumn("[bold]{task.description}"), BarColumn(),
+                  MofNCompleteColumn(), TimeElapsedColumn(), console=Console(stderr=True),
+                  transient=True) as prog:
+        yield SearchProgress(prog, prog.add_task(label, total=total), label)
+
+
+@contextmanager
+def status(text: str):
+    """A spinner with ``text`` on stderr while one long step runs (only on a terminal)."""
+    if not sys.stderr.isatty():
+        yield
+        return
+    from rich.console import Console
+
+    with Console(stderr=True).status(text):
+        yield
 
 
 def example(text: str) -> str:

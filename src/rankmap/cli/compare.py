@@ -9,8 +9,9 @@ from ..errors import RankmapError
 from ..io.atomic import check_writable
 from ..report import render
 from ..selection import compare, expand_names
-from .common import (add_budget, add_force, add_input_options, budget, example, load_inputs,
-                     print_mapper_notes, progress_bar, time_options)
+from .common import (add_budget, add_force, add_input_options, add_jobs, budget, example,
+                     is_root, load_inputs, print_mapper_notes, search_executor, search_progress,
+                     time_options)
 
 __all__ = ["add_parser", "run", "write_plots"]
 
@@ -28,7 +29,9 @@ def add_parser(sub) -> None:
         description="Route the pattern's flows under each candidate placement, compute link "
         "metrics per phase, and rank the candidates (best first).",
         epilog=example("rankmap compare --machine bgp:4096 --pattern stencil:128x128:box "
-                       "--mappings all"),
+                       "--mappings all\n"
+                       "mpirun -n 4 rankmap compare --jobs 1 --machine bgp:4096 --pattern "
+                       "fft2d:128x128   # spread over 4 MPI processes"),
         formatter_class=__import__("argparse").RawDescriptionHelpFormatter)
     add_input_options(p)
     p.add_argument("--mappings", default="all", metavar="LIST",
@@ -36,6 +39,7 @@ def add_parser(sub) -> None:
                    "applies): rank orders such as TXYZ, inorder, random, greedy, mueller-resch, "
                    "rcb, cubes, graph, refine:NAME, rubik-tile, 'rubik: ...', auto")
     add_budget(p)
+    add_jobs(p)
     p.add_argument("--format", choices=("table", "json", "csv"), default="table",
                    help="output: a readable table (default), or json/csv on stdout")
     p.add_argument("--plot-dir", metavar="DIR",
@@ -63,6 +67,7 @@ def run(args) -> int:
         Exit status: 0 (bad input raises RankmapError, which :func:`rankmap.cli.main` turns
         into one line and status 2).
     """
+    executor = search_executor(args)
     if args.plot_dir and os.path.exists(args.plot_dir) and not os.path.isdir(args.plot_dir):
         raise RankmapError(f"--plot-dir {args.plot_dir!r} is a file, not a folder")
     machine, allocation, pattern = load_inputs(args)
@@ -76,11 +81,13 @@ def run(args) -> int:
     names = expand_names(args.mappings, pattern, machine, allocation)
     print_mapper_notes(names, pattern)
     explicit = args.mappings.strip().lower() != "all"
-    with progress_bar(len(names), "evaluating") as advance:
+    with search_progress(len(names), "compare") as bar:
         comp = compare(machine, allocation, pattern, names, routing=args.routing,
-                       seed=args.seed, plateau_y=args.y, progress=advance,
+                       seed=args.seed, plateau_y=args.y, progress=bar.done,
                        skip_inapplicable=not explicit, time_options=time_options(args),
-                       budget=budget(args))
+                       budget=budget(args), executor=executor, stage=bar.stage)
+    if not is_root(executor):
+        return 0
     if args.format == "json":
         print(render.to_json(comp))
     elif args.format == "csv":

@@ -11,7 +11,8 @@ from ..io.bgmap import read_mapfile
 from ..io.links_csv import format_links_csv
 from ..selection import build_placement
 from ..validate import json_text
-from .common import (add_budget, add_force, add_input_options, budget, example, load_inputs,
+from .common import (add_budget, add_force, add_input_options, add_jobs, budget, example,
+                     is_root, load_inputs, search_executor, search_progress, status,
                      time_options)
 
 __all__ = ["add_parser", "run"]
@@ -41,12 +42,18 @@ def add_parser(sub) -> None:
                    help="output: json on stdout (default, shaped like compare's), a readable "
                    "table, or csv")
     add_budget(p)
+    add_jobs(p)
     p.add_argument("--links-out", metavar="FILE.csv",
                    help="write src,dim,dir,dst,bytes,streams for every directed link")
     p.add_argument("--report", metavar="FILE.html",
                    help="write a self-contained HTML report (inputs, candidates, winner, plots)")
     add_force(p)
     p.set_defaults(func=run)
+
+
+def _nothing():
+    from contextlib import nullcontext
+    return nullcontext()
 
 
 def run(args) -> int:
@@ -66,6 +73,7 @@ def run(args) -> int:
         Exit status: 0 (bad input raises RankmapError, which :func:`rankmap.cli.main` turns
         into one line and status 2).
     """
+    executor = search_executor(args)
     machine, allocation, pattern = load_inputs(args)
     if getattr(args, "report", None):
         from ..report.comparison import check_report_path
@@ -80,9 +88,19 @@ def run(args) -> int:
     evaluator = Evaluator(machine, allocation, pattern, args.routing, args.y,
                           time_options=time_options(args))
     if not args.mapfile:
-        mapping = build_placement(args.mapping, pattern, machine, allocation, args.seed,
-                                  budget=budget(args), evaluator=evaluator)
-    ev = evaluator.evaluate(mapping)
+        from ..selection import REFINE_TOP, candidate_names, is_auto
+
+        total = (len(candidate_names(pattern, machine, allocation)) + REFINE_TOP
+                 if is_auto(args.mapping) else 0)
+        with search_progress(total, "auto") as bar, \
+                status(f"building {args.mapping}") if not total else _nothing():
+            mapping = build_placement(args.mapping, pattern, machine, allocation, args.seed,
+                                      budget=budget(args), evaluator=evaluator,
+                                      executor=executor, stage=bar.stage, progress=bar.done)
+    with status(f"routing {mapping.name}"):
+        ev = evaluator.evaluate(mapping)
+    if not is_root(executor):
+        return 0
     comp = Comparison(machine, allocation, pattern, evaluator.routing, [ev])
     if args.format == "json":
         print(json_text(comp.to_json(), indent=1))

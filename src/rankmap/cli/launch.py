@@ -17,8 +17,9 @@ from ..selection import build_placement
 from ..mappers.base import check_fits
 from ..mpi.nodes import MACHINE_ENV
 from ..patterns import parse_pattern
-from .argtypes import SEED
-from .common import PATTERN_HELP, add_force, example, time_options
+from .argtypes import SEED, int_arg
+from .common import (PATTERN_HELP, add_force, add_jobs, example, is_root, search_executor,
+                     search_progress, time_options)
 
 __all__ = ["add_parser", "reorder_environment", "run"]
 
@@ -43,7 +44,9 @@ def add_parser(sub) -> None:
                        "srun -n 16384 ./app\n"
                        "rankmap launch --reorder --machine site.toml -- srun -n 16384 ./app\n"
                        "rankmap launch -m torus:8x8x8:cores=4 -p stencil:32x64 --mapping TXYZ "
-                       "--dry-run -- mpirun -n 2048 ./app"),
+                       "--dry-run -- mpirun -n 2048 ./app\n"
+                       "rankmap launch --search-procs 64 -m site.toml -p halo.toml -- "
+                       "srun -n 16384 ./app   # the search itself runs as 'srun -n 64'"),
         formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--machine", "-m", metavar="SPEC",
                    help=f"machine spec or .toml file (default: ${MACHINE_ENV})")
@@ -75,6 +78,18 @@ def add_parser(sub) -> None:
                    "(default: $RANKMAP_MPICC or mpicc)")
     p.add_argument("--dry-run", action="store_true",
                    help="write the placement file and print the command instead of running it")
+    p.add_argument("--search-procs", type=int_arg(1, 1 << 20, what="--search-procs"),
+                   metavar="K",
+                   help="run the placement search itself as an MPI job of K processes on the "
+                   "allocation (the program's launcher with -n K: 'srun -n K', 'mpirun -n K', "
+                   "... running 'rankmap launch --dry-run'), its candidates spread over the K "
+                   "processes, then launch the program with the placement it wrote; needs "
+                   "mpi4py on the nodes and a working directory they share")
+    p.add_argument("--search-launcher", metavar="CMD",
+                   help="with --search-procs: the command that starts the search job instead "
+                   "of the program's launcher, e.g. 'srun --ntasks-per-node=1' (-n K is added "
+                   "unless it has a process count)")
+    add_jobs(p)
     add_force(p)
     p.add_argument("launcher_argv", nargs=argparse.REMAINDER, metavar="-- LAUNCHER ARGS",
                    help="the launcher command line, after '--'")
@@ -135,6 +150,104 @@ def _exec(argv: list[str], env: dict[str, str], dry_run: bool) -> int:
     return 0  # not reached: exec replaces the process
 
 
+def _auto_steps(mapping: str, pattern, machine, allocation) -> int:
+    """Steps of ``auto``'s progress bar (0 for any other placement)."""
+    from ..selection import REFINE_TOP, candidate_names, is_auto
+    if not is_auto(mapping):
+        return 0
+    return len(candidate_names(pattern, machine, allocation)) + REFINE_TOP
+
+
+def search_command(args, spec: str, argv: list[str], fmt: str, hostfile: str,
+                   allocation, path: str) -> list[str]:
+    """The command of the search job: ``<launcher> -n K rankmap launch --dry-run ...`` with
+    the same inputs, the job's hosts in ``hostfile`` and their node ids, writing ``path``.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        ``launch``'s options (``--search-procs K``, ``--search-launcher``).
+    spec : str
+        Machine spec.
+    argv : list of str
+        The program's launcher command.
+    fmt : str
+        Placement file format.
+    hostfile : str
+        File listing the job's hosts and slots (``host slots=N``).
+    allocation : Allocation
+        The job's allocation (its node ids are passed with ``--nodes``).
+    path : str
+        Placement file the search job writes.
+
+    Returns
+    -------
+    list of str
+    """
+    k = str(args.search_procs)
+    if args.search_launcher:
+        head = shlex.split(args.search_launcher)
+        if not head:
+            raise RankmapError("--search-launcher is empty")
+    else:
+        name = os.path.basename(argv[0])
+        if name == "smpirun":
+            raise RankmapError("--search-procs: smpirun simulates the program, it cannot run "
+                               "the search; give --search-launcher (e.g. 'mpirun')")
+        head = [argv[0]]
+    if launcher_ranks(head) is None:
+        head = head + ["-n", k]
+
+    def file_arg(text):
+        return os.path.abspath(text) if os.path.isfile(text) else text
+
+    inner = [_engine_path(), "launch", "--dry-run", "--force", "-m", file_arg(spec),
+             "--hostfile", os.path.abspath(hostfile),
+             "--nodes", ",".join(str(int(n)) for n in allocation.nodes),
+             "-p", file_arg(args.pattern), "--mapping", args.mapping,
+             "--seed", str(args.seed), "--format", fmt, "-o", os.path.abspath(path)]
+    if args.jobs is not None:
+        inner += ["--jobs", str(args.jobs)]
+    return head + inner + ["--"] + argv
+
+
+def run_search_job(args, spec, argv, fmt, job, allocation, path) -> str:
+    """Run the placement search as an MPI job (``--search-procs``); return the placement's
+    name once the job has written ``path``."""
+    import subprocess
+
+    from ..selection import is_auto
+
+    hostfile = path + ".hosts"
+    check_writable(hostfile, args.force)
+    write_atomic(hostfile, "".join(f"{h} slots={n}\n" for h, n in zip(job.hosts, job.slots)),
+                 force=args.force)
+    cmd = search_command(args, spec, argv, fmt, hostfile, allocation, path)
+    print(f"rankmap launch: searching with {args.search_procs} processes: "
+          f"{shlex.join(cmd)}", file=sys.stderr)
+    try:
+        if shutil.which(cmd[0]) is None:
+            raise RankmapError(f"search launcher {cmd[0]!r} not found on PATH")
+        sys.stderr.flush()
+        proc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                              text=True)
+    finally:
+        try:
+            os.unlink(hostfile)
+        except OSError:
+            pass
+    if proc.returncode != 0:
+        lines = [ln for ln in proc.stderr.splitlines() if "error:" in ln]
+        why = lines[0].split("error:", 1)[1].strip() if lines else \
+            (proc.stderr.strip().splitlines() or ["no message"])[-1]
+        raise RankmapError(f"the placement search ({cmd[0]} -n {args.search_procs}) failed "
+                           f"with exit status {proc.returncode}: {why}")
+    if not os.path.isfile(path):
+        raise RankmapError(f"the placement search ({cmd[0]} -n {args.search_procs}) wrote no "
+                           f"{path}")
+    return "auto" if is_auto(args.mapping) else args.mapping
+
+
 def run(args) -> int:
     """Compute the placement, write the launcher file, then exec (or print) the launcher.
 
@@ -193,11 +306,21 @@ def run(args) -> int:
     plan = command_for(fmt, argv, path, pattern.n_ranks)
     if not args.dry_run and shutil.which(argv[0]) is None:
         raise RankmapError(f"launcher {argv[0]!r} not found on PATH")
-    mapping = build_placement(args.mapping, pattern, machine, allocation, args.seed,
-                              routing=getattr(args, "routing", None),
-                              time_options=time_options(args))
-    write_atomic(path, emitter.write(mapping, machine, allocation), force=args.force)
-    print(f"rankmap launch: {mapping.name} placement of {pattern.n_ranks} ranks on "
+    if args.search_procs:
+        name = run_search_job(args, spec, argv, fmt, job, allocation, path)
+    else:
+        executor = search_executor(args)
+        total = _auto_steps(args.mapping, pattern, machine, allocation)
+        with search_progress(total, args.mapping) as bar:
+            mapping = build_placement(args.mapping, pattern, machine, allocation, args.seed,
+                                      routing=getattr(args, "routing", None),
+                                      time_options=time_options(args), executor=executor,
+                                      stage=bar.stage, progress=bar.done)
+        if not is_root(executor):  # inside a search job: rank 0 writes and prints
+            return 0
+        write_atomic(path, emitter.write(mapping, machine, allocation), force=args.force)
+        name = mapping.name
+    print(f"rankmap launch: {name} placement of {pattern.n_ranks} ranks on "
           f"{allocation.n_nodes} nodes ({job.source}), wrote {path} ({fmt})", file=sys.stderr)
     cmd = plan.argv
     if renv:

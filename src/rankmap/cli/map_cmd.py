@@ -9,8 +9,9 @@ from ..io.atomic import check_writable, write_atomic
 from ..io.emit import EMITTERS, get_emitter, usage_text
 from ..io.hostnames import apply_name_template
 from ..selection import build_placement, is_auto
-from .common import (add_budget, add_force, add_input_options, budget, example, load_inputs,
-                     print_mapper_notes, progress_bar, time_options)
+from .common import (add_budget, add_force, add_input_options, add_jobs, budget, example,
+                     is_root, load_inputs, print_mapper_notes, search_executor, search_progress,
+                     status, time_options)
 
 __all__ = ["add_parser", "run", "run_auto"]
 
@@ -29,7 +30,9 @@ def add_parser(sub) -> None:
         "it in a launcher's format. Formats: " +
         "; ".join(f"{e.name}: {e.description}" for e in EMITTERS.values()),
         epilog=example("rankmap map --machine bgp:4096 --pattern stencil:128x128:box "
-                       "--mapping TZXY --emit bgp -o mapfile"),
+                       "--mapping TZXY --emit bgp -o mapfile\n"
+                       "mpirun -n 4 rankmap map --jobs 1 --machine bgp:4096 --pattern "
+                       "stencil:128x128:box --mapping auto --emit bgp -o mapfile"),
         formatter_class=argparse.RawDescriptionHelpFormatter)
     add_input_options(p)
     p.add_argument("--mapping", required=True, metavar="NAME",
@@ -37,6 +40,7 @@ def add_parser(sub) -> None:
                    "'refine:greedy', 'rubik: app tile 1,8,16; net tile 8,8,2'), or auto: "
                    "evaluate every applicable one, print the table and write the best")
     add_budget(p)
+    add_jobs(p)
     p.add_argument("--emit", required=True, metavar="FORMAT",
                    help="file format: " + ", ".join(EMITTERS))
     p.add_argument("-o", "--output", required=True, metavar="FILE", help="file to write")
@@ -63,16 +67,20 @@ def run(args) -> int:
         into one line and status 2).
     """
     emitter = get_emitter(args.emit)
+    executor = search_executor(args)
     check_writable(args.output, args.force)
     machine, allocation, pattern = load_inputs(args)
     if getattr(args, "names", None):
         allocation = apply_name_template(allocation, machine, args.names)
     if is_auto(args.mapping):
-        mapping = run_auto(args, machine, allocation, pattern)
+        mapping = run_auto(args, machine, allocation, pattern, executor)
     else:
         print_mapper_notes([args.mapping], pattern)
-        mapping = build_placement(args.mapping, pattern, machine, allocation, args.seed,
-                                  routing=args.routing, budget=budget(args))
+        with status(f"building {args.mapping}"):
+            mapping = build_placement(args.mapping, pattern, machine, allocation, args.seed,
+                                      routing=args.routing, budget=budget(args))
+    if not is_root(executor):
+        return 0
     write_atomic(args.output, emitter.write(mapping, machine, allocation), force=args.force)
     print(f"wrote {args.output}: {mapping.name} placement of {pattern.n_ranks} ranks "
           f"({emitter.name})", file=sys.stderr)
@@ -81,9 +89,10 @@ def run(args) -> int:
     return 0
 
 
-def run_auto(args, machine, allocation, pattern):
-    """``--mapping auto``: evaluate every candidate (progress on stderr), print the table and
-    the reason for the winner on stdout, return the winning Placement.
+def run_auto(args, machine, allocation, pattern, executor=None):
+    """``--mapping auto``: evaluate every candidate (progress on stderr; spread by
+    ``executor``), print the table and the reason for the winner on stdout (rank 0 of an MPI
+    launch only), return the winning Placement.
 
     Parameters
     ----------
@@ -95,6 +104,8 @@ def run_auto(args, machine, allocation, pattern):
         The allocation.
     pattern : Pattern
         The pattern.
+    executor : Executor, optional
+        Where the candidates run (:mod:`rankmap.selection.parallel`, :mod:`rankmap.mpi.spread`).
 
     Returns
     -------
@@ -107,10 +118,13 @@ def run_auto(args, machine, allocation, pattern):
     from ..report import render
 
     total = len(candidate_names(pattern, machine, allocation)) + REFINE_TOP
-    with progress_bar(total, "auto") as advance:
+    with search_progress(total, "auto") as bar:
         comp = auto_select(pattern, machine, allocation, args.seed, routing=args.routing,
-                           plateau_y=args.y, progress=advance, budget=budget(args),
-                           time_options=time_options(args))
+                           plateau_y=args.y, progress=bar.done, budget=budget(args),
+                           time_options=time_options(args), executor=executor,
+                           stage=bar.stage)
+    if not is_root(executor):
+        return comp.best.mapping
     con = Console(width=None if sys.stdout.isatty() else 120)
     con.print(render.table(comp, title=f"auto: {pattern.spec} on {machine.spec} "
                            f"({allocation.n_nodes} nodes, {comp.routing} routing)"))

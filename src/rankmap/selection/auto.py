@@ -48,7 +48,8 @@ def candidate_names(pattern, machine, allocation) -> list[str]:
 def auto_select(pattern, machine, allocation, seed: int = 0, routing=None,
                 plateau_y: float | None = None, progress: Callable | None = None,
                 total_hook: Callable[[int], None] | None = None, *, budget: int | None = None,
-                time_options=None, evaluator: Evaluator | None = None) -> Comparison:
+                time_options=None, evaluator: Evaluator | None = None, executor=None,
+                stage: Callable[[str, str], None] | None = None) -> Comparison:
     """Evaluate every candidate and the refinement of the best two.
 
     Parameters
@@ -72,6 +73,12 @@ def auto_select(pattern, machine, allocation, seed: int = 0, routing=None,
         Time-model settings of the evaluator.
     evaluator : Evaluator, optional
         The evaluator to use (e.g. ``compare``'s own).
+    executor : Executor, optional
+        Runs the candidates, then the refinements, in parallel
+        (:mod:`rankmap.selection.parallel`, :mod:`rankmap.mpi.spread`); the result is the
+        serial one (default: in this process).
+    stage : callable, optional
+        ``stage(name, what)`` when a candidate starts being built, routed or refined.
 
     Returns
     -------
@@ -93,9 +100,12 @@ def auto_select(pattern, machine, allocation, seed: int = 0, routing=None,
         return None
 
     kind = ranking_bound_kind(evaluator)
+    # building (the costly part: graph, greedy, ...) is spread by the executor; routing
+    # then goes in bound order in this process, so pruning never depends on timing
     prepared, skipped = evaluate_candidates(
         _Prepare(evaluator, kind is not None), names,
-        lambda n: build_mapping(n, pattern, machine, allocation, seed), skip=skip)
+        lambda n: build_mapping(n, pattern, machine, allocation, seed), skip=skip,
+        executor=executor, stage=stage)
     if progress:
         for name in skipped:
             progress(name)
@@ -118,7 +128,8 @@ def auto_select(pattern, machine, allocation, seed: int = 0, routing=None,
         return validate_mapping(name, refined_cores[key], pattern.n_ranks, allocation)
 
     more, _ = evaluate_candidates(evaluator, [f"refine:{e.name}" for e in starts],
-                                  refined, skip_inapplicable=False, progress=progress)
+                                  refined, skip_inapplicable=False, progress=progress,
+                                  executor=executor, stage=stage, building="refining")
     results = sort_best_first(results + more)
     return Comparison(machine, allocation, pattern, evaluator.routing, results, skipped)
 

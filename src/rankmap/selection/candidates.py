@@ -9,6 +9,7 @@ from ..errors import RankmapError
 from ..evaluation import Evaluation, Evaluator
 from ..mappers import all_candidate_names
 from ..metrics import best_first_order
+from .parallel import Executor, Outcome, SerialExecutor
 
 __all__ = ["expand_names", "evaluate_candidates", "sort_best_first"]
 
@@ -50,9 +51,17 @@ def sort_best_first(results: list[Evaluation]) -> list[Evaluation]:
 def evaluate_candidates(evaluator: Evaluator, names: list[str], build: Callable,
                         skip: Callable[[str], str | None] | None = None,
                         skip_inapplicable: bool = True,
-                        progress: Callable[[str], None] | None = None
+                        progress: Callable[[str], None] | None = None, *,
+                        executor: Executor | None = None,
+                        stage: Callable[[str, str], None] | None = None,
+                        building: str = "building",
+                        in_parent: Callable[[str], bool] | None = None
                         ) -> tuple[list[Evaluation], dict[str, str]]:
-    """Build and evaluate every named candidate.
+    """Build and evaluate every named candidate, in this process or spread by ``executor``.
+
+    The result does not depend on the executor: evaluations come back in the order of
+    ``names``, skipped names with the same reasons, and when a build fails (with
+    ``skip_inapplicable`` False) the error is the first failing name's, as in a serial loop.
 
     Parameters
     ----------
@@ -68,27 +77,70 @@ def evaluate_candidates(evaluator: Evaluator, names: list[str], build: Callable,
         Record a candidate whose mapper fails (RankmapError) as skipped instead of raising.
     progress : callable, optional
         Called with each name once it is done.
+    executor : Executor, optional
+        Runs the candidates (:mod:`rankmap.selection.parallel`; default: in this process).
+    stage : callable, optional
+        ``stage(name, what)`` when a candidate starts being built (``building``) or routed
+        (``"routing"``), for a progress bar.
+    building : str
+        The word for the build step (``"refining"`` for refinements).
+    in_parent : callable, optional
+        ``in_parent(name)`` is True for names whose ``build`` spreads its own work over the
+        executor (``auto`` inside ``compare``): they are built first, here, not in a worker.
 
     Returns
     -------
     (list of Evaluation, dict)
         The evaluations in the order of ``names`` and the skipped names with their reasons.
     """
-    results, skipped = [], {}
-    for name in names:
-        reason = skip(name) if skip else None
-        if reason is not None:
-            skipped[name] = reason
-        else:
-            try:
-                mapping = build(name)
-            except RankmapError as exc:
-                if not skip_inapplicable:
-                    raise
-                skipped[name] = str(exc)
-                mapping = None
-            if mapping is not None:
-                results.append(evaluator.evaluate(mapping))
+    executor = executor if executor is not None else SerialExecutor()
+    reasons = {n: skip(n) for n in names} if skip else {}
+    todo = [n for n in names if reasons.get(n) is None]
+
+    def task(name, report):
+        report(building)
+        try:
+            mapping = build(name)
+        except RankmapError as exc:
+            if not skip_inapplicable:
+                raise
+            return str(exc)
+        report("routing")
+        return evaluator.evaluate(mapping)
+
+    outcome: dict[str, Outcome] = {}
+    first = [n for n in todo if in_parent and in_parent(n)]
+    for name in first:
+        if stage:
+            stage(name, building)
+        try:
+            outcome[name] = Outcome(task(name, lambda what, n=name: stage and stage(n, what)))
+        except Exception as exc:  # noqa: BLE001 - raised below, in order
+            outcome[name] = Outcome(error=exc)
         if progress:
             progress(name)
+    rest = [n for n in todo if n not in outcome]
+    outcomes = executor.run(
+        task, rest,
+        on_stage=(lambda i, what: stage(rest[i], what)) if stage else None,
+        on_done=(lambda i: progress(rest[i])) if progress else None)
+    outcome.update(zip(rest, outcomes))
+    if progress:
+        for name in names:
+            if reasons.get(name) is not None:
+                progress(name)
+    results, skipped = [], {}
+    for name in names:
+        if reasons.get(name) is not None:
+            skipped[name] = reasons[name]
+            continue
+        out = outcome[name]
+        if not out.ran:
+            continue
+        if out.error is not None:
+            raise out.error
+        if isinstance(out.value, str):
+            skipped[name] = out.value
+        else:
+            results.append(out.value)
     return results, skipped

@@ -8,7 +8,7 @@ from ..errors import RankmapError
 from ..evaluation import Comparison, Evaluator
 from ..metrics import DEFAULT_PLATEAU_Y
 from .candidates import evaluate_candidates, expand_names, sort_best_first
-from .names import build_placement
+from .names import build_placement, is_auto
 
 __all__ = ["compare"]
 
@@ -16,7 +16,8 @@ __all__ = ["compare"]
 def compare(machine, allocation, pattern, names, routing=None, seed: int = 0,
             plateau_y: float = DEFAULT_PLATEAU_Y, progress: Callable[[str], None] | None = None,
             skip_inapplicable: bool = False, *, time_options=None, budget: int | None = None,
-            metrics=None) -> Comparison:
+            metrics=None, executor=None, stage: Callable[[str, str], None] | None = None
+            ) -> Comparison:
     """Build and evaluate every named mapping; return them sorted best first.
 
     Parameters
@@ -41,6 +42,12 @@ def compare(machine, allocation, pattern, names, routing=None, seed: int = 0,
         Work bound (proposed moves) of ``refine`` candidates and of ``auto``'s refinements.
     metrics : list of PhaseMetric, optional
         Phase metrics instead of the defaults.
+    executor : Executor, optional
+        Runs the candidates (and ``auto``'s own candidates) in parallel
+        (:mod:`rankmap.selection.parallel`, :mod:`rankmap.mpi.spread`); the result is the
+        serial one.
+    stage : callable, optional
+        ``stage(name, what)`` when a candidate starts being built, routed or refined.
 
     Returns
     -------
@@ -53,8 +60,10 @@ def compare(machine, allocation, pattern, names, routing=None, seed: int = 0,
     results, skipped = evaluate_candidates(
         evaluator, names,
         lambda n: build_placement(n, pattern, machine, allocation, seed, budget=budget,
-                                  evaluator=evaluator),
-        skip_inapplicable=skip_inapplicable, progress=progress)
+                                  evaluator=evaluator, executor=executor,
+                                  stage=stage and (lambda c, what: stage(n, f"{what} {c} for"))),
+        skip_inapplicable=skip_inapplicable, progress=progress, executor=executor,
+        stage=stage, in_parent=is_auto)
     if not results:
         raise RankmapError("no candidate could be placed: " + "; ".join(skipped.values()))
     return Comparison(machine, allocation, pattern, evaluator.routing, sort_best_first(results),

@@ -48,7 +48,8 @@ def check_name(name: str, machine) -> None:
 
 def build_placement(name: str, pattern, machine, allocation, seed: int = 0, *, routing=None,
                     budget: int | None = None, time_options=None,
-                    evaluator: Evaluator | None = None) -> Placement:
+                    evaluator: Evaluator | None = None, executor=None,
+                    stage=None, progress=None) -> Placement:
     """The placement called ``name``: ``auto`` (:func:`rankmap.selection.auto.auto_select`) or
     any registered mapper (:func:`rankmap.mappers.build_mapping`).
 
@@ -68,6 +69,12 @@ def build_placement(name: str, pattern, machine, allocation, seed: int = 0, *, r
         Time-model settings ``auto`` ranks with (ignored when ``evaluator`` is given).
     evaluator : Evaluator, optional
         The evaluator ``auto`` selects with (its router also drives ``refine``).
+    executor : Executor, optional
+        Where ``auto`` runs its candidates and refinements (default: in this process).
+    stage : callable, optional
+        ``stage(name, what)`` when one of ``auto``'s candidates starts a step.
+    progress : callable, optional
+        ``progress(name)`` when one of ``auto``'s candidates is done.
 
     Returns
     -------
@@ -79,7 +86,8 @@ def build_placement(name: str, pattern, machine, allocation, seed: int = 0, *, r
         from .auto import auto_select
         check_fits(pattern.n_ranks, allocation)
         comp = auto_select(pattern, machine, allocation, seed, router, budget=budget,
-                           time_options=time_options, evaluator=evaluator)
+                           time_options=time_options, evaluator=evaluator,
+                           executor=executor, stage=stage, progress=progress)
         return validate_mapping("auto", comp.best.mapping.core_of_rank, pattern.n_ranks,
                                 allocation)
     return build_registered(name, pattern, machine, allocation, seed, router=router,

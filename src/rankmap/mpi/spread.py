@@ -1,0 +1,187 @@
+"""The candidate search spread over the processes of ``mpirun -n K rankmap compare|map ...``.
+
+Every process reads the same inputs and builds the same evaluator; in each candidate loop
+(``compare``'s candidates, ``auto``'s candidates, then its refinements) item ``i`` is run by
+process ``i % K`` (a fixed assignment: the same command gives the same split), with that
+process's own ``--jobs`` workers, and the outcomes are exchanged (``allgather``) so that every
+process continues with the full, ordered list: the result is the serial one. Rank 0 alone
+prints and writes (:func:`quiet_unless_root`).
+
+An MPI launch is detected from the environment the launcher sets (Open MPI:
+``OMPI_COMM_WORLD_SIZE``; MPICH/Hydra, Slurm PMI: ``PMI_SIZE``); mpi4py, which initialises
+MPI when imported, is imported only then.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from ..errors import RankmapError
+from ..selection.parallel import Executor, Outcome, SerialExecutor, portable_error, usable_cores
+
+__all__ = ["launched_size", "local_size", "MPIExecutor", "mpi_executor", "quiet_unless_root",
+           "SIZE_VARIABLES"]
+
+#: environment variables holding the process count of an MPI launch, checked in order
+SIZE_VARIABLES = ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE")
+_LOCAL_SIZE_VARIABLES = ("OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS")
+
+
+def _int_env(env, names) -> int | None:
+    for name in names:
+        text = env.get(name, "").strip()
+        if text:
+            if not text.isdigit() or int(text) < 1:
+                raise RankmapError(f"bad ${name} {text!r}: expected a process count")
+            return int(text)
+    return None
+
+
+def launched_size(env=None) -> int:
+    """The number of processes of the MPI launch this process belongs to (1 if none).
+
+    Parameters
+    ----------
+    env : mapping, optional
+        Environment (default ``os.environ``).
+
+    Returns
+    -------
+    int
+        ``$OMPI_COMM_WORLD_SIZE`` or ``$PMI_SIZE``, else 1.
+    """
+    return _int_env(os.environ if env is None else env, SIZE_VARIABLES) or 1
+
+
+def local_size(env=None) -> int:
+    """How many processes of the launch run on this node (1 if unknown).
+
+    Parameters
+    ----------
+    env : mapping, optional
+        Environment (default ``os.environ``).
+
+    Returns
+    -------
+    int
+        ``$OMPI_COMM_WORLD_LOCAL_SIZE`` or ``$MPI_LOCALNRANKS``, else 1.
+    """
+    return _int_env(os.environ if env is None else env, _LOCAL_SIZE_VARIABLES) or 1
+
+
+class MPIExecutor(Executor):
+    """Items spread over the processes of ``comm`` (item ``i`` on rank ``i % size``), each
+    process running its share with ``local``; outcomes exchanged with ``allgather``.
+
+    Parameters
+    ----------
+    comm : mpi4py.MPI.Comm
+        The communicator (``MPI.COMM_WORLD``).
+    local : Executor, optional
+        How each process runs its own share (default: in-process).
+    """
+
+    def __init__(self, comm, local: Executor | None = None):
+        self.comm = comm
+        self.rank = comm.Get_rank()
+        self.size = comm.Get_size()
+        self.local = local if local is not None else SerialExecutor()
+        self.workers = self.size * self.local.workers
+
+    def run(self, fn, items, on_start=None, on_stage=None, on_done=None):
+        mine = list(range(self.rank, len(items), self.size))
+        local = self.local.run(
+            fn, [items[i] for i in mine],
+            on_start=(lambda k: on_start(mine[k])) if on_start else None,
+            on_stage=(lambda k, text: on_stage(mine[k], text)) if on_stage else None,
+            on_done=(lambda k: on_done(mine[k])) if on_done else None)
+        sent = [(i, out.value, None if out.error is None else portable_error(out.error),
+                 out.ran) for i, out in zip(mine, local)]
+        outcomes = [Outcome(ran=False) for _ in items]
+        for part in self.comm.allgather(sent):
+            for i, value, error, ran in part:
+                outcomes[i] = Outcome(value, error, ran)
+        if on_done:  # the others' items, so that a progress bar ends full
+            for i in range(len(items)):
+                if i % self.size != self.rank:
+                    on_done(i)
+        # as in a serial loop: nothing after the first failure counts
+        failed = [i for i, out in enumerate(outcomes) if out.ran and out.error is not None]
+        if failed:
+            for i in range(failed[0] + 1, len(items)):
+                outcomes[i] = Outcome(ran=False)
+        return outcomes
+
+
+def mpi_executor(jobs: int | None = None, env=None) -> MPIExecutor | None:
+    """The executor of an MPI launch, or None when this process was not started by one.
+
+    Parameters
+    ----------
+    jobs : int, optional
+        Worker processes of each MPI process (``--jobs``); default: the usable cores divided
+        by the processes on this node.
+    env : mapping, optional
+        Environment (default ``os.environ``).
+
+    Returns
+    -------
+    MPIExecutor or None
+    """
+    size = launched_size(env)
+    if size <= 1:
+        return None
+    try:
+        from mpi4py import MPI
+    except ImportError:
+        raise RankmapError(f"started by an MPI launcher with {size} processes, but mpi4py is "
+                           "missing: pip install 'rankmap[mpi]' (or run without mpirun)") from None
+    from ..selection.parallel import make_executor
+
+    if jobs is None:
+        jobs = max(1, usable_cores() // local_size(env))
+    return MPIExecutor(MPI.COMM_WORLD, make_executor(jobs))
+
+
+class _Piped:
+    """A text stream that says it is not a terminal (everything else is the stream's)."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def isatty(self) -> bool:
+        return False
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+
+def quiet_unless_root(executor) -> bool:
+    """On ranks other than 0 of ``executor``, send Python's stdout and stderr to /dev/null.
+
+    Parameters
+    ----------
+    executor : Executor or None
+        The command's executor.
+
+    On rank 0, stdout is shown as not a terminal (Open MPI hands its processes a
+    pseudo-terminal): tables come out as in a serial run piped to a file.
+
+    Returns
+    -------
+    bool
+        True on rank 0 (or without MPI): this process prints and writes.
+    """
+    if not isinstance(executor, MPIExecutor):
+        return True
+    if executor.rank == 0:
+        # Open MPI gives rank 0 a pseudo-terminal as stdout even when mpirun's own output is
+        # piped: print as to a pipe, so that the output is the serial run's
+        if not isinstance(sys.stdout, _Piped):
+            sys.stdout = _Piped(sys.stdout)
+        return True
+    sink = open(os.devnull, "w", encoding="utf-8")
+    sys.stdout = sink
+    sys.stderr = sink
+    return False

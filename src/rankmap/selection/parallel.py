@@ -1,0 +1,303 @@
+"""Running the tasks of the candidate loop in order, in-process or on forked worker processes.
+
+An executor runs ``fn(item, stage)`` for every item of a list and returns one
+:class:`Outcome` per item, in the items' order; ``stage(text)`` lets a task say what it is
+doing (``"building"``, ``"routing"``) for the progress bar. Whatever runs where, the outcomes
+are those of the serial loop: results are placed by index, and when tasks fail the error of the
+FIRST failing item (in order) is the one kept — items after it are not started (serially they
+would never run).
+
+* :class:`SerialExecutor` runs everything in this process (``--jobs 1``).
+* :class:`ForkExecutor` forks ``jobs`` worker processes that inherit everything already built
+  (evaluator, routers, numba's compiled kernels: nothing is pickled on the way in); each task
+  sends back only its result (a placement and its metrics and link loads) over a pipe. Workers
+  ignore Ctrl-C: the parent stops them (SIGTERM) and re-raises KeyboardInterrupt. A worker that
+  dies (killed, out of memory) is one clear error, not a hang.
+
+The MPI executor (tasks spread over the processes of ``mpirun``) builds on the same
+:class:`Outcome` contract in :mod:`rankmap.mpi.spread`.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from ..errors import RankmapError
+
+__all__ = ["Outcome", "Executor", "SerialExecutor", "ForkExecutor", "usable_cores",
+           "make_executor", "first_error", "portable_error", "MAX_JOBS"]
+
+#: --jobs above this is refused (a typo such as --jobs 4096 would fork thousands of copies)
+MAX_JOBS = 512
+
+Task = Callable[[Any, Callable[[str], None]], Any]
+
+
+@dataclass
+class Outcome:
+    """What one task gave: its value, or the exception it raised; ``ran`` is False for items
+    left out after an earlier item failed."""
+
+    value: Any = None
+    error: BaseException | None = None
+    ran: bool = True
+
+
+class _RemoteTraceback(Exception):
+    """The traceback of an exception raised in another process (shown as its cause)."""
+
+    def __init__(self, text: str):
+        super().__init__(text)
+
+    def __str__(self) -> str:
+        return "\n" + self.args[0]
+
+
+def portable_error(exc: BaseException) -> BaseException:
+    """``exc`` in a form that can be pickled to another process.
+
+    A :class:`~rankmap.errors.RankmapError` travels as is (its one-line message is the
+    contract); any other exception keeps its type when it pickles, else becomes a
+    RuntimeError with its text, and carries the original traceback as its ``__cause__``.
+
+    Parameters
+    ----------
+    exc : BaseException
+        The exception raised by a task.
+
+    Returns
+    -------
+    BaseException
+        A picklable exception.
+    """
+    import pickle
+
+    if isinstance(exc, RankmapError):
+        return RankmapError(str(exc))
+    text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    try:
+        out = pickle.loads(pickle.dumps(exc))
+    except Exception:
+        out = RuntimeError(f"{type(exc).__name__}: {exc}")
+    out.__cause__ = _RemoteTraceback(text)
+    return out
+
+
+def first_error(outcomes: list[Outcome]) -> None:
+    """Raise the exception of the first failed outcome (in order), if any.
+
+    Parameters
+    ----------
+    outcomes : list of Outcome
+        Outcomes in the items' order.
+    """
+    for out in outcomes:
+        if out.ran and out.error is not None:
+            raise out.error
+
+
+class Executor:
+    """Runs ``fn(item, stage)`` for every item; see the module docstring."""
+
+    #: how many tasks can run at the same time
+    workers: int = 1
+
+    def run(self, fn: Task, items: list, on_start: Callable[[int], None] | None = None,
+            on_stage: Callable[[int, str], None] | None = None,
+            on_done: Callable[[int], None] | None = None) -> list[Outcome]:
+        """Run every item's task; return the outcomes in the items' order.
+
+        Parameters
+        ----------
+        fn : callable
+            ``fn(item, stage) -> value``; ``stage(text)`` reports progress.
+        items : list
+            The tasks' arguments.
+        on_start, on_stage, on_done : callable, optional
+            Called (in this process) with the item's index when it starts, when it reports a
+            stage (with the text), and when it is done.
+
+        Returns
+        -------
+        list of Outcome
+            One per item; items after the first failing one are not run.
+        """
+        raise NotImplementedError
+
+
+class SerialExecutor(Executor):
+    """Every task in this process, in order (``--jobs 1``)."""
+
+    workers = 1
+
+    def run(self, fn, items, on_start=None, on_stage=None, on_done=None):
+        outcomes = [Outcome(ran=False) for _ in items]
+        for i, item in enumerate(items):
+            if on_start:
+                on_start(i)
+            try:
+                value = fn(item, (lambda text, i=i: on_stage(i, text)) if on_stage
+                           else _no_stage)
+            except Exception as exc:  # noqa: BLE001 - re-raised by first_error, in order
+                outcomes[i] = Outcome(error=exc)
+                if on_done:
+                    on_done(i)
+                break
+            outcomes[i] = Outcome(value)
+            if on_done:
+                on_done(i)
+        return outcomes
+
+
+def _no_stage(text: str) -> None:
+    return None
+
+
+def _worker_main(conn, fn, items) -> None:
+    """Loop of a forked worker: receive an index, run its task, send back the outcome."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)   # the parent handles Ctrl-C
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # and stops us with SIGTERM
+    while True:
+        try:
+            i = conn.recv()
+        except EOFError:
+            return
+        if i is None:
+            return
+
+        def stage(text, i=i):
+            conn.send(("stage", i, text))
+        try:
+            msg = ("ok", i, fn(items[i], stage))
+        except Exception as exc:  # noqa: BLE001 - sent to the parent
+            msg = ("error", i, portable_error(exc))
+        try:
+            conn.send(msg)
+        except Exception as exc:  # noqa: BLE001 - the value does not pickle
+            conn.send(("error", i, portable_error(exc)))
+
+
+class ForkExecutor(Executor):
+    """Tasks on ``jobs`` forked worker processes (see the module docstring).
+
+    Parameters
+    ----------
+    jobs : int
+        Number of worker processes (>= 1); never more than the number of items.
+    """
+
+    def __init__(self, jobs: int):
+        self.workers = check_jobs(jobs)
+
+    def run(self, fn, items, on_start=None, on_stage=None, on_done=None):
+        n = len(items)
+        if self.workers <= 1 or n <= 1:
+            return SerialExecutor().run(fn, items, on_start, on_stage, on_done)
+        import multiprocessing as mp
+        from multiprocessing.connection import wait
+
+        ctx = mp.get_context("fork")
+        outcomes = [Outcome(ran=False) for _ in items]
+        stop = n                        # no item at or after `stop` is started
+        next_item = 0
+        busy: dict = {}                 # connection -> index being run
+        procs = []
+        sys.stdout.flush()              # a forked child must not flush the parent's buffers
+        sys.stderr.flush()
+        try:
+            for _ in range(min(self.workers, n)):
+                here, there = ctx.Pipe()
+                proc = ctx.Process(target=_worker_main, args=(there, fn, items), daemon=True)
+                proc.start()
+                there.close()
+                procs.append((proc, here))
+            for proc, conn in procs:
+                if next_item < stop:
+                    conn.send(next_item)
+                    busy[conn] = next_item
+                    if on_start:
+                        on_start(next_item)
+                    next_item += 1
+            while busy:
+                for conn in wait(list(busy)):
+                    i = busy[conn]
+                    try:
+                        kind, j, payload = conn.recv()
+                    except (EOFError, OSError):
+                        proc = next(p for p, c in procs if c is conn)
+                        proc.join(1)
+                        raise RankmapError(
+                            f"the worker process running {items[i]!r} died (exit status "
+                            f"{proc.exitcode}; out of memory? try a smaller --jobs)") from None
+                    if kind == "stage":
+                        if on_stage:
+                            on_stage(j, payload)
+                        continue
+                    del busy[conn]
+                    if kind == "ok":
+                        outcomes[j] = Outcome(payload)
+                    else:
+                        outcomes[j] = Outcome(error=payload)
+                        stop = min(stop, j)
+                    if on_done:
+                        on_done(j)
+                    if next_item < stop:
+                        conn.send(next_item)
+                        busy[conn] = next_item
+                        if on_start:
+                            on_start(next_item)
+                        next_item += 1
+            # an item after the first failure may have finished meanwhile: drop it, as the
+            # serial loop would never have run it
+            for k in range(stop + 1, n):
+                outcomes[k] = Outcome(ran=False)
+            return outcomes
+        finally:
+            for proc, conn in procs:
+                try:
+                    conn.send(None)
+                except OSError:
+                    pass
+            for proc, conn in procs:
+                proc.join(0.5)
+                if proc.is_alive():
+                    proc.terminate()
+                    proc.join(5)
+                conn.close()
+
+
+def check_jobs(jobs) -> int:
+    """``jobs`` as a worker count in [1, :data:`MAX_JOBS`] (RankmapError otherwise)."""
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or not 1 <= jobs <= MAX_JOBS:
+        raise RankmapError(f"bad --jobs {jobs!r}: must be a whole number from 1 to {MAX_JOBS}")
+    return jobs
+
+
+def usable_cores() -> int:
+    """The number of cores this process may run on (its CPU affinity), at least 1."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def make_executor(jobs: int | None = None) -> Executor:
+    """The local executor for ``--jobs``: serial for 1, forked workers above.
+
+    Parameters
+    ----------
+    jobs : int, optional
+        Worker processes; None means every usable core (:func:`usable_cores`).
+
+    Returns
+    -------
+    Executor
+    """
+    jobs = usable_cores() if jobs is None else check_jobs(jobs)
+    return SerialExecutor() if jobs == 1 else ForkExecutor(jobs)
