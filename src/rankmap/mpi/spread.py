@@ -18,7 +18,8 @@ import os
 import sys
 
 from ..errors import RankmapError
-from ..selection.parallel import Executor, Outcome, SerialExecutor, portable_error, usable_cores
+from ..selection.parallel import (Executor, Outcome, SerialExecutor, portable_error,
+                                  restore_error, usable_cores)
 
 __all__ = ["launched_size", "local_size", "MPIExecutor", "mpi_executor", "quiet_unless_root",
            "SIZE_VARIABLES"]
@@ -101,7 +102,8 @@ class MPIExecutor(Executor):
         outcomes = [Outcome(ran=False) for _ in items]
         for part in self.comm.allgather(sent):
             for i, value, error, ran in part:
-                outcomes[i] = Outcome(value, error, ran)
+                outcomes[i] = Outcome(value, None if error is None else restore_error(error),
+                                      ran)
         if on_done:  # the others' items, so that a progress bar ends full
             for i in range(len(items)):
                 if i % self.size != self.rank:

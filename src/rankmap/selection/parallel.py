@@ -29,7 +29,7 @@ from typing import Any, Callable
 from ..errors import RankmapError
 
 __all__ = ["Outcome", "Executor", "SerialExecutor", "ForkExecutor", "usable_cores",
-           "make_executor", "first_error", "portable_error", "MAX_JOBS"]
+           "make_executor", "first_error", "portable_error", "restore_error", "MAX_JOBS"]
 
 #: --jobs above this is refused (a typo such as --jobs 4096 would fork thousands of copies)
 MAX_JOBS = 512
@@ -57,12 +57,12 @@ class _RemoteTraceback(Exception):
         return "\n" + self.args[0]
 
 
-def portable_error(exc: BaseException) -> BaseException:
-    """``exc`` in a form that can be pickled to another process.
+def portable_error(exc: BaseException) -> tuple[BaseException, str | None]:
+    """``exc`` in a form that can be pickled to another process (see :func:`restore_error`).
 
     A :class:`~rankmap.errors.RankmapError` travels as is (its one-line message is the
     contract); any other exception keeps its type when it pickles, else becomes a
-    RuntimeError with its text, and carries the original traceback as its ``__cause__``.
+    RuntimeError with its text, and travels with the text of its traceback.
 
     Parameters
     ----------
@@ -71,20 +71,37 @@ def portable_error(exc: BaseException) -> BaseException:
 
     Returns
     -------
-    BaseException
-        A picklable exception.
+    (BaseException, str or None)
+        A picklable exception and its traceback text (None for a RankmapError).
     """
     import pickle
 
     if isinstance(exc, RankmapError):
-        return RankmapError(str(exc))
+        return RankmapError(str(exc)), None
     text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
     try:
         out = pickle.loads(pickle.dumps(exc))
     except Exception:
         out = RuntimeError(f"{type(exc).__name__}: {exc}")
-    out.__cause__ = _RemoteTraceback(text)
-    return out
+    return out, text
+
+
+def restore_error(packed: tuple[BaseException, str | None]) -> BaseException:
+    """The exception of :func:`portable_error`, with the remote traceback as its cause.
+
+    Parameters
+    ----------
+    packed : (BaseException, str or None)
+        What :func:`portable_error` returned, after the trip.
+
+    Returns
+    -------
+    BaseException
+    """
+    exc, text = packed
+    if text is not None:
+        exc.__cause__ = _RemoteTraceback(text)
+    return exc
 
 
 def first_error(outcomes: list[Outcome]) -> None:
@@ -243,7 +260,7 @@ class ForkExecutor(Executor):
                     if kind == "ok":
                         outcomes[j] = Outcome(payload)
                     else:
-                        outcomes[j] = Outcome(error=payload)
+                        outcomes[j] = Outcome(error=restore_error(payload))
                         stop = min(stop, j)
                     if on_done:
                         on_done(j)

@@ -1,0 +1,65 @@
+"""``mpirun -n 2 rankmap compare|map ...``: candidates spread over the MPI processes (mpi4py),
+rank 0 alone prints and writes, and everything is the serial run's; ``launch --search-procs``
+runs the search as a real MPI job.
+
+Skipped, with what to install, when mpirun or mpi4py is missing, unless RANKMAP_REQUIRE_MPI=1.
+"""
+
+import os
+import sys
+
+from test_mpi_run import _need_mpi, mpirun
+
+from rankmap.cli import main
+
+RANKMAP = os.path.join(os.path.dirname(sys.executable), "rankmap")
+SMALL = ["-m", "torus:4x4:cores=2", "-n", "random:6:seed=3", "-p", "stencil:3x4:box"]
+
+
+def test_compare_spread_over_two_processes_is_the_serial_run(capsys):
+    argv = ["compare", *SMALL, "--mappings", "all,auto", "--format", "json", "--jobs", "1"]
+    assert main(argv) == 0
+    serial = capsys.readouterr().out
+    proc = mpirun(2, [RANKMAP, *argv])
+    assert proc.stdout == serial  # printed once, by rank 0, same bytes
+
+
+def test_map_auto_spread_writes_once(tmp_path, capsys):
+    serial_file, mpi_file = tmp_path / "serial.rf", tmp_path / "mpi.rf"
+    argv = ["map", *SMALL, "--mapping", "auto", "--emit", "openmpi", "--jobs", "1"]
+    assert main(argv + ["-o", str(serial_file)]) == 0
+    serial = capsys.readouterr().out
+    proc = mpirun(2, [RANKMAP, *argv, "-o", str(mpi_file)])
+    assert mpi_file.read_text() == serial_file.read_text()
+    assert proc.stdout.replace(str(mpi_file), "F") == serial.replace(str(serial_file), "F")
+    assert proc.stderr.count("wrote ") == 1
+
+
+def test_error_is_rank_0s_one_line():
+    proc = mpirun(2, [RANKMAP, "compare", *SMALL, "--mappings", "XYT,rubik: app tile 5",
+                      "--jobs", "1"], check=False)
+    assert proc.returncode != 0
+    lines = [ln for ln in proc.stderr.splitlines() if "rankmap compare: error:" in ln]
+    assert lines == ["rankmap compare: error: rubik needs a box of nodes: the 6 allocated "
+                     "nodes do not fill a box (bounding box 4x4)"]
+
+
+def test_launch_search_procs_runs_a_real_mpi_search(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    for var in ("SLURM_JOB_NODELIST", "SLURM_NODELIST", "PBS_NODEFILE", "RANKMAP_MACHINE"):
+        monkeypatch.delenv(var, raising=False)
+    (tmp_path / "hf").write_text("node0 slots=2\nnode1 slots=2\nnode2 slots=2\n")
+    common = ["launch", "--hostfile", "hf", "-m", "torus:3:cores=2", "-p", "stencil:3x2",
+              "--dry-run"]
+    assert main(common + ["-o", "serial.rf", "--", "mpirun", "-n", "6", "./app"]) == 0
+    _need_mpi()  # skips here, with what to install, without MPI
+    launcher = "mpirun --oversubscribe --bind-to none" + \
+        (" --allow-run-as-root" if os.geteuid() == 0 else "")
+    capsys.readouterr()
+    assert main(common + ["-o", "mpi.rf", "--search-procs", "2", "--search-launcher", launcher,
+                          "--", "mpirun", "-n", "6", "./app"]) == 0
+    out, err = capsys.readouterr()
+    assert out.strip() == "mpirun --rankfile mpi.rf -n 6 ./app"
+    assert "searching with 2 processes: mpirun --oversubscribe" in err
+    assert (tmp_path / "mpi.rf").read_text() == (tmp_path / "serial.rf").read_text()
+    assert not (tmp_path / "mpi.rf.hosts").exists()

@@ -1,0 +1,260 @@
+"""The candidate loop on forked workers (``--jobs``): the same result as in-process, in the
+same order, with the same skipped reasons and the same first error; dead workers and Ctrl-C
+end cleanly; the progress bar sees every candidate's steps."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import numpy as np
+import pytest
+
+from rankmap.allocation import parse_allocation
+from rankmap.cli import main
+from rankmap.cli.common import SearchProgress
+from rankmap.errors import RankmapError
+from rankmap.machines import parse_machine
+from rankmap.patterns import parse_pattern
+from rankmap.selection import auto_select, compare
+from rankmap.selection.parallel import (MAX_JOBS, ForkExecutor, SerialExecutor, first_error,
+                                        make_executor)
+
+SMALL = ["-m", "torus:4x4:cores=2", "-n", "random:6:seed=3", "-p", "stencil:3x4:box"]
+
+
+@pytest.fixture(scope="module")
+def small():
+    machine = parse_machine("torus:4x4:cores=2")
+    allocation = parse_allocation("random:6:seed=3", machine)
+    return machine, allocation, parse_pattern("stencil:3x4:box",
+                                              default_ranks=allocation.n_cores)
+
+
+def _same(a, b):
+    """Two comparisons are identical: JSON, order, placements and every link load."""
+    assert json.dumps(a.to_json()) == json.dumps(b.to_json())
+    assert [c.name for c in a.candidates] == [c.name for c in b.candidates]
+    assert list(a.skipped.items()) == list(b.skipped.items())
+    for x, y in zip(a.candidates, b.candidates):
+        assert np.array_equal(x.mapping.core_of_rank, y.mapping.core_of_rank)
+        for p, q in zip(x.phases, y.phases):
+            assert np.array_equal(p.link_bytes, q.link_bytes)
+            assert np.array_equal(p.link_streams, q.link_streams)
+
+
+def test_compare_and_auto_identical_on_two_workers(small):
+    machine, allocation, pattern = small
+    # 'all' has inapplicable names here (cubes, rubik boxes): skipped with the same reasons;
+    # auto inside compare spreads its own candidates and refinements
+    names = "all,auto,cubes,rubik-tile"
+    serial = compare(machine, allocation, pattern, names, skip_inapplicable=True,
+                     executor=SerialExecutor())
+    forked = compare(machine, allocation, pattern, names, skip_inapplicable=True,
+                     executor=ForkExecutor(2))
+    _same(serial, forked)
+    assert serial.skipped and "auto" in [c.name for c in serial.candidates]
+    _same(auto_select(pattern, machine, allocation, executor=SerialExecutor()),
+          auto_select(pattern, machine, allocation, executor=ForkExecutor(2)))
+
+
+def _task(item, stage):
+    kind, delay = item
+    stage(f"doing {kind}")
+    time.sleep(delay)
+    if kind == "fail":
+        raise RankmapError(f"item failed after {delay}")
+    if kind == "bug":
+        raise KeyError("no such key")
+    if kind == "die":
+        os._exit(9)
+    return kind, os.getpid()
+
+
+def test_first_error_in_order_wins_and_later_items_do_not_count():
+    # item 1 fails late, item 3 fails at once: the serial loop would stop at item 1
+    items = [("ok", 0.0), ("fail", 0.3), ("ok", 0.0), ("fail", 0.0), ("ok", 0.0)]
+    for executor in (SerialExecutor(), ForkExecutor(3)):
+        outs = executor.run(_task, items)
+        assert outs[0].value[0] == "ok" and outs[1].error is not None
+        assert not any(o.ran for o in outs[2:]) or executor.workers > 1
+        assert [o.ran for o in outs[2:]] == [False, False, False]
+        with pytest.raises(RankmapError, match="item failed after 0.3"):
+            first_error(outs)
+
+
+def test_results_in_order_from_several_processes():
+    items = [("ok", d) for d in (0.2, 0.0, 0.1, 0.0, 0.0)]
+    stages = []
+    outs = ForkExecutor(2).run(_task, items, on_stage=lambda i, t: stages.append(i))
+    assert [o.value[0] for o in outs] == ["ok"] * 5
+    assert len({o.value[1] for o in outs}) == 2 and os.getpid() not in {o.value[1] for o in outs}
+    assert sorted(stages) == [0, 1, 2, 3, 4]
+
+
+def test_worker_errors_and_death():
+    outs = ForkExecutor(2).run(_task, [("ok", 0.0), ("bug", 0.0)])
+    with pytest.raises(KeyError) as info:
+        first_error(outs)
+    assert "no such key" in str(info.value.__cause__)  # the worker's traceback
+    with pytest.raises(RankmapError, match=r"worker process running \('die', 0.0\) died "
+                       r"\(exit status 9"):
+        ForkExecutor(2).run(_task, [("ok", 0.1), ("die", 0.0)])
+
+
+def test_jobs_values():
+    assert isinstance(make_executor(1), SerialExecutor)
+    assert make_executor(2).workers == 2 and make_executor().workers == len(os.sched_getaffinity(0))
+    for bad in (0, -1, MAX_JOBS + 1, 1.5, True):
+        with pytest.raises(RankmapError, match="bad --jobs"):
+            make_executor(bad)
+
+
+def test_cli_jobs_same_output_and_same_error(capsys):
+    out = {}
+    for jobs in ("1", "2"):
+        assert main(["compare", *SMALL, "--mappings", "all", "--format", "csv",
+                     "--jobs", jobs]) == 0
+        out[jobs] = capsys.readouterr().out
+    assert out["1"] == out["2"] and out["1"].count("\n") > 20
+    errors = {}
+    for jobs in ("1", "2"):
+        assert main(["compare", *SMALL, "--mappings", "XYT,rubik: app tile 5,cubes",
+                     "--jobs", jobs]) == 2
+        errors[jobs] = capsys.readouterr().err.strip().splitlines()
+    assert errors["1"] == errors["2"] and len(errors["1"]) == 1
+    assert "rubik needs a box of nodes" in errors["1"][0]  # rubik's, the first to fail
+    assert main(["compare", *SMALL, "--jobs", "0"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--jobs" in err[0] and "'0'" in err[0]
+
+
+def test_progress_sees_every_step(small):
+    machine, allocation, pattern = small
+    seen = []
+    done = []
+    for executor in (SerialExecutor(), ForkExecutor(2)):
+        seen.clear()
+        done.clear()
+        auto_select(pattern, machine, allocation, executor=executor,
+                    stage=lambda n, what: seen.append((n, what)), progress=done.append)
+        names = {n for n, _ in seen}
+        for name in names:
+            steps = [w for n, w in seen if n == name]
+            assert steps in (["building", "routing"], ["refining", "routing"]), (name, steps)
+        assert sorted(done) == sorted(names)
+        assert sum(n.startswith("refine:") for n in names) == 2
+
+
+def test_progress_line_lists_candidates_in_flight():
+    class Bar:
+        def __init__(self):
+            self.desc, self.completed = "", 0
+
+        def update(self, task, description=None, advance=0):
+            self.desc = description if description is not None else self.desc
+            self.completed += advance
+    bar = Bar()
+    prog = SearchProgress(bar, 0, "compare")
+    prog.stage("TXYZ", "building")
+    prog.stage("greedy", "routing")
+    assert bar.desc == "compare: building TXYZ, routing greedy"
+    prog.done("TXYZ")
+    assert bar.desc == "compare: routing greedy" and bar.completed == 1
+
+
+def test_ctrl_c_stops_the_workers(tmp_path):
+    """SIGINT to the parent: it stops its workers and ends with KeyboardInterrupt."""
+    script = tmp_path / "run.py"
+    script.write_text(textwrap.dedent("""
+        import multiprocessing, sys, time
+        from rankmap.selection.parallel import ForkExecutor
+
+        def task(item, stage):
+            time.sleep(60)
+
+        def started(i):
+            if i == 1:
+                print(" ".join(str(p.pid) for p in multiprocessing.active_children()),
+                      flush=True)
+        try:
+            ForkExecutor(2).run(task, [0, 1, 2], on_start=started)
+        except KeyboardInterrupt:
+            print("interrupted", flush=True)
+            sys.exit(130)
+    """))
+    proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
+    pids = [int(p) for p in proc.stdout.readline().split()]
+    assert len(pids) == 2
+    proc.send_signal(signal.SIGINT)
+    out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and "interrupted" in out
+    for pid in pids:
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
+
+
+def test_launch_search_procs_runs_the_search_with_the_launcher(tmp_path):
+    """--search-procs K: the program's launcher first runs 'rankmap launch --dry-run' as a
+    K-process job (here a fake mpirun that runs it once), then the program with its file."""
+    import stat
+
+    fake = tmp_path / "bin" / "mpirun"
+    fake.parent.mkdir()
+    fake.write_text('#!/bin/sh\necho "CALL $*" >> "$LAUNCH_LOG"\n'
+                    'case " $* " in *" --dry-run "*) shift 2; exec "$@" ;; esac\n'
+                    'echo "ARGS $*"\n')
+    fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
+    (tmp_path / "hf").write_text("node0 slots=2\nnode1 slots=2\nnode2 slots=2\n")
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("SLURM_", "PBS_", "OMPI_", "PMI_", "RANKMAP_MACHINE"))}
+    env.update(PATH=f"{fake.parent}{os.pathsep}{env.get('PATH', '')}",
+               LAUNCH_LOG=str(tmp_path / "log"))
+    base = [sys.executable, "-c", "import sys; from rankmap.cli import main; sys.exit(main())",
+            "launch", "--hostfile", "hf", "-m", "torus:3:cores=2", "-p", "stencil:3x2"]
+    proc = subprocess.run(base + ["--search-procs", "3", "-o", "rf", "--", "mpirun", "-n",
+                                  "6", "./app"], cwd=tmp_path, env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == ["ARGS --rankfile rf -n 6 ./app"]
+    calls = (tmp_path / "log").read_text().splitlines()
+    assert len(calls) == 2 and calls[1] == "CALL --rankfile rf -n 6 ./app"
+    assert calls[0].startswith("CALL -n 3 ") and " launch --dry-run --force " in calls[0]
+    assert "--nodes 0,1,2" in calls[0] and calls[0].endswith("-- mpirun -n 6 ./app")
+    ref = subprocess.run(base + ["-o", "ref", "--dry-run", "--", "mpirun", "-n", "6", "./app"],
+                         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert ref.returncode == 0, ref.stderr
+    assert (tmp_path / "rf").read_text() == (tmp_path / "ref").read_text()
+    assert not (tmp_path / "rf.hosts").exists()
+    # a failing search is one line naming the search and the reason
+    bad = subprocess.run(base + ["--search-procs", "2", "--mapping", "rubik: app tile 5", "-o",
+                                 "rf2", "--", "mpirun", "-n", "6", "./app"], cwd=tmp_path,
+                         env=env, capture_output=True, text=True, timeout=300)
+    assert bad.returncode == 2
+    assert bad.stderr.strip().splitlines()[-1] == (
+        "rankmap launch: error: the placement search (mpirun -n 2) failed with exit status 2: "
+        "tile 5 has 1 sizes, the space 3x2 has 2 dimensions")
+
+
+def test_search_command_uses_the_launcher_family(tmp_path):
+    from types import SimpleNamespace
+
+    from rankmap.cli.launch import search_command
+
+    alloc = parse_allocation("0-3", parse_machine("torus:4x4:cores=2"))
+    args = SimpleNamespace(search_procs=8, search_launcher=None, pattern="stencil:4x2",
+                           mapping="auto", seed=3, jobs=None)
+    cmd = search_command(args, "torus:4x4:cores=2", ["srun", "-n", "8", "./app"], "slurm",
+                         "h", alloc, "out")
+    assert cmd[:3] == ["srun", "-n", "8"] and cmd[4:7] == ["launch", "--dry-run", "--force"]
+    assert cmd[cmd.index("--nodes") + 1] == "0,1,2,3" and cmd[-4:] == ["srun", "-n", "8",
+                                                                        "./app"]
+    args.search_launcher = "srun --ntasks-per-node=1 -n 4"
+    assert search_command(args, "x", ["srun", "./app"], "slurm", "h", alloc, "o")[:4] == \
+        ["srun", "--ntasks-per-node=1", "-n", "4"]
+    args.search_launcher = None
+    with pytest.raises(RankmapError, match="smpirun simulates"):
+        search_command(args, "x", ["smpirun", "./app"], "hostfile", "h", alloc, "o")
