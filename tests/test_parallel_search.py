@@ -258,3 +258,18 @@ def test_search_command_uses_the_launcher_family(tmp_path):
     args.search_launcher = None
     with pytest.raises(RankmapError, match="smpirun simulates"):
         search_command(args, "x", ["smpirun", "./app"], "hostfile", "h", alloc, "o")
+
+
+def test_dispatch_order_changes_nothing_but_who_starts_first():
+    from rankmap.selection.candidates import dispatch_order
+
+    assert dispatch_order(["TXYZ", "graph", "inorder", "refine:rcb", "swap:fold"]) == \
+        [1, 3, 4, 0, 2]
+    items = [("ok", 0.0), ("fail", 0.2), ("ok", 0.0), ("ok", 0.0), ("fail", 0.0)]
+    started = []
+    outs = ForkExecutor(2).run(_task, items, on_start=started.append, order=[4, 3, 2, 1, 0])
+    assert started[:2] == [4, 3]
+    assert outs[0].value[0] == "ok" and outs[1].error is not None
+    assert [o.ran for o in outs[2:]] == [False, False, False]  # as if run in order
+    with pytest.raises(RankmapError, match="after 0.2"):
+        first_error(outs)

@@ -1,8 +1,9 @@
 """The candidate search spread over the processes of ``mpirun -n K rankmap compare|map ...``.
 
 Every process reads the same inputs and builds the same evaluator; in each candidate loop
-(``compare``'s candidates, ``auto``'s candidates, then its refinements) item ``i`` is run by
-process ``i % K`` (a fixed assignment: the same command gives the same split), with that
+(``compare``'s candidates, ``auto``'s candidates, then its refinements) the k-th item of the
+loop's dispatch order (expensive mappers first) is run by process ``k % K`` (a fixed
+assignment: the same command gives the same split), with that
 process's own ``--jobs`` workers, and the outcomes are exchanged (``allgather``) so that every
 process continues with the full, ordered list: the result is the serial one. Rank 0 alone
 prints and writes (:func:`quiet_unless_root`).
@@ -72,8 +73,9 @@ def local_size(env=None) -> int:
 
 
 class MPIExecutor(Executor):
-    """Items spread over the processes of ``comm`` (item ``i`` on rank ``i % size``), each
-    process running its share with ``local``; outcomes exchanged with ``allgather``.
+    """Items spread over the processes of ``comm`` (the k-th item of the dispatch order on
+    rank ``k % size``), each process running its share with ``local``; outcomes exchanged
+    with ``allgather``.
 
     Parameters
     ----------
@@ -90,13 +92,18 @@ class MPIExecutor(Executor):
         self.local = local if local is not None else SerialExecutor()
         self.workers = self.size * self.local.workers
 
-    def run(self, fn, items, on_start=None, on_stage=None, on_done=None):
-        mine = list(range(self.rank, len(items), self.size))
+    def run(self, fn, items, on_start=None, on_stage=None, on_done=None, order=None):
+        order = list(order) if order is not None else list(range(len(items)))
+        # the k-th item in `order` goes to rank k % size; each rank runs its share in the
+        # items' order (so that its first failure is the first of its share)
+        mine = sorted(order[self.rank::self.size])
+        position = {i: k for k, i in enumerate(mine)}
         local = self.local.run(
             fn, [items[i] for i in mine],
             on_start=(lambda k: on_start(mine[k])) if on_start else None,
             on_stage=(lambda k, text: on_stage(mine[k], text)) if on_stage else None,
-            on_done=(lambda k: on_done(mine[k])) if on_done else None)
+            on_done=(lambda k: on_done(mine[k])) if on_done else None,
+            order=[position[i] for i in order if i in position])
         sent = [(i, out.value, None if out.error is None else portable_error(out.error),
                  out.ran) for i, out in zip(mine, local)]
         outcomes = [Outcome(ran=False) for _ in items]
@@ -106,7 +113,7 @@ class MPIExecutor(Executor):
                                       ran)
         if on_done:  # the others' items, so that a progress bar ends full
             for i in range(len(items)):
-                if i % self.size != self.rank:
+                if i not in position:
                     on_done(i)
         # as in a serial loop: nothing after the first failure counts
         failed = [i for i, out in enumerate(outcomes) if out.ran and out.error is not None]

@@ -11,7 +11,11 @@ from ..mappers import all_candidate_names
 from ..metrics import best_first_order
 from .parallel import Executor, Outcome, SerialExecutor
 
-__all__ = ["expand_names", "evaluate_candidates", "sort_best_first"]
+__all__ = ["expand_names", "evaluate_candidates", "sort_best_first", "dispatch_order"]
+
+#: mappers that take much longer than routing a candidate (partitioning, local search): parallel
+#: workers start them first, so that the cheap ones fill the other workers meanwhile
+SLOW_MAPPERS = ("graph", "refine", "swap:", "auto", "greedy")
 
 
 def expand_names(names: list[str] | str, pattern, machine, allocation) -> list[str]:
@@ -40,6 +44,24 @@ def expand_names(names: list[str] | str, pattern, machine, allocation) -> list[s
     if not out:
         raise RankmapError("no mappings to compare")
     return list(dict.fromkeys(out))
+
+
+def dispatch_order(names: list[str]) -> list[int]:
+    """Indices of ``names``, slow mappers (:data:`SLOW_MAPPERS`) first, else in order.
+
+    Parameters
+    ----------
+    names : list of str
+        Candidate names.
+
+    Returns
+    -------
+    list of int
+        A permutation of ``range(len(names))`` (longest expected work first).
+    """
+    def slow(name: str) -> bool:
+        return name.strip().lower().startswith(SLOW_MAPPERS)
+    return sorted(range(len(names)), key=lambda i: (not slow(names[i]), i))
 
 
 def sort_best_first(results: list[Evaluation]) -> list[Evaluation]:
@@ -123,7 +145,8 @@ def evaluate_candidates(evaluator: Evaluator, names: list[str], build: Callable,
     outcomes = executor.run(
         task, rest,
         on_stage=(lambda i, what: stage(rest[i], what)) if stage else None,
-        on_done=(lambda i: progress(rest[i])) if progress else None)
+        on_done=(lambda i: progress(rest[i])) if progress else None,
+        order=dispatch_order(rest))
     outcome.update(zip(rest, outcomes))
     if progress:
         for name in names:

@@ -125,7 +125,8 @@ class Executor:
 
     def run(self, fn: Task, items: list, on_start: Callable[[int], None] | None = None,
             on_stage: Callable[[int, str], None] | None = None,
-            on_done: Callable[[int], None] | None = None) -> list[Outcome]:
+            on_done: Callable[[int], None] | None = None,
+            order: list[int] | None = None) -> list[Outcome]:
         """Run every item's task; return the outcomes in the items' order.
 
         Parameters
@@ -137,6 +138,9 @@ class Executor:
         on_start, on_stage, on_done : callable, optional
             Called (in this process) with the item's index when it starts, when it reports a
             stage (with the text), and when it is done.
+        order : list of int, optional
+            The order in which parallel workers pick up items (longest first keeps the
+            workers busy); it never changes the outcomes.
 
         Returns
         -------
@@ -151,7 +155,7 @@ class SerialExecutor(Executor):
 
     workers = 1
 
-    def run(self, fn, items, on_start=None, on_stage=None, on_done=None):
+    def run(self, fn, items, on_start=None, on_stage=None, on_done=None, order=None):
         outcomes = [Outcome(ran=False) for _ in items]
         for i, item in enumerate(items):
             if on_start:
@@ -212,17 +216,19 @@ class ForkExecutor(Executor):
     def __init__(self, jobs: int):
         self.workers = check_jobs(jobs)
 
-    def run(self, fn, items, on_start=None, on_stage=None, on_done=None):
+    def run(self, fn, items, on_start=None, on_stage=None, on_done=None, order=None):
         n = len(items)
         if self.workers <= 1 or n <= 1:
             return SerialExecutor().run(fn, items, on_start, on_stage, on_done)
+        queue = list(order) if order is not None else list(range(n))
+        if sorted(queue) != list(range(n)):
+            raise ValueError("order must be a permutation of the items' indices")
         import multiprocessing as mp
         from multiprocessing.connection import wait
 
         ctx = mp.get_context("fork")
         outcomes = [Outcome(ran=False) for _ in items]
-        stop = n                        # no item at or after `stop` is started
-        next_item = 0
+        stop = n                        # no item after `stop` is started
         busy: dict = {}                 # connection -> index being run
         procs = []
         sys.stdout.flush()              # a forked child must not flush the parent's buffers
@@ -234,13 +240,19 @@ class ForkExecutor(Executor):
                 proc.start()
                 there.close()
                 procs.append((proc, here))
+
+            def give(conn) -> None:
+                while queue:
+                    i = queue.pop(0)
+                    if i < stop:  # items after the first failure are never needed
+                        conn.send(i)
+                        busy[conn] = i
+                        if on_start:
+                            on_start(i)
+                        return
+
             for proc, conn in procs:
-                if next_item < stop:
-                    conn.send(next_item)
-                    busy[conn] = next_item
-                    if on_start:
-                        on_start(next_item)
-                    next_item += 1
+                give(conn)
             while busy:
                 for conn in wait(list(busy)):
                     i = busy[conn]
@@ -264,12 +276,7 @@ class ForkExecutor(Executor):
                         stop = min(stop, j)
                     if on_done:
                         on_done(j)
-                    if next_item < stop:
-                        conn.send(next_item)
-                        busy[conn] = next_item
-                        if on_start:
-                            on_start(next_item)
-                        next_item += 1
+                    give(conn)
             # an item after the first failure may have finished meanwhile: drop it, as the
             # serial loop would never have run it
             for k in range(stop + 1, n):
