@@ -273,3 +273,16 @@ def test_dispatch_order_changes_nothing_but_who_starts_first():
     assert [o.ran for o in outs[2:]] == [False, False, False]  # as if run in order
     with pytest.raises(RankmapError, match="after 0.2"):
         first_error(outs)
+
+
+def test_study_on_two_workers_is_the_serial_study(tmp_path):
+    from rankmap.study import StudyParams, run_study
+
+    params = StudyParams(machine="torus:4x4:cores=4", pattern="stencil:box",
+                         nodes=[2, 4], threads=[1, 2], mappings=["inorder", "rcb"], allocs=2,
+                         routing=None, seed=1, time="model")
+    serial = run_study(params, str(tmp_path / "a"), executor=SerialExecutor())
+    forked = run_study(params, str(tmp_path / "b"), executor=ForkExecutor(3))
+    assert forked.points == serial.points and len(serial.points) == 16
+    assert (tmp_path / "a" / "results.jsonl").read_text() == \
+        (tmp_path / "b" / "results.jsonl").read_text()

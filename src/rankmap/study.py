@@ -316,7 +316,7 @@ def _load_existing(out_dir: str, params: StudyParams) -> list[dict]:
 
 
 def run_study(params: StudyParams, out_dir: str | None = None,
-              progress: Callable[[str], None] | None = None) -> Study:
+              progress: Callable[[str], None] | None = None, executor=None) -> Study:
     """Run (or resume, with ``out_dir``) the study; return all points.
 
     Parameters
@@ -328,6 +328,9 @@ def run_study(params: StudyParams, out_dir: str | None = None,
         and only missing ones are computed.
     progress : callable, optional
         ``progress(text)``, called after each (nodes, threads, allocation) point.
+    executor : Executor, optional
+        Runs the allocations of a batch in parallel (:mod:`rankmap.selection.parallel`);
+        points are saved in the same order and are the same as in-process.
 
     Returns
     -------
@@ -340,6 +343,9 @@ def run_study(params: StudyParams, out_dir: str | None = None,
         On bad parameters (:func:`check_params`), or when ``out_dir`` holds a different study
         or an unreadable ``study.json``.
     """
+    from .selection.parallel import SerialExecutor, first_error
+
+    executor = executor if executor is not None else SerialExecutor()
     machine = parse_machine(params.machine)
     check_params(params, machine)
     points: list[dict] = []
@@ -357,19 +363,22 @@ def run_study(params: StudyParams, out_dir: str | None = None,
     if out_dir:  # rewrite without partial points before appending
         write_atomic(os.path.join(out_dir, "results.jsonl"),
                      "".join(json_text(p) + "\n" for p in points), force=True)
-    for n in params.nodes:
-        for t in params.threads:
-            for a in range(params.allocs):
-                key = _point_key(n, t, a)
-                if key not in done:
-                    new = study_points(params, machine, n, t, a)
-                    points.extend(new)
-                    if out_dir:
-                        with open(os.path.join(out_dir, "results.jsonl"), "a",
-                                  encoding="utf-8") as fh:
-                            fh.write("".join(json_text(p) + "\n" for p in new))
-                if progress:
-                    progress(f"{n} nodes, {t} threads")
+    steps = [(n, t, a) for n in params.nodes for t in params.threads
+             for a in range(params.allocs)]
+    batch = max(1, executor.workers)  # saved after each batch: an interrupted run resumes
+    for start in range(0, len(steps), batch):
+        chunk = steps[start:start + batch]
+        todo = [s for s in chunk if _point_key(*s) not in done]
+        outs = executor.run(lambda s, stage: study_points(params, machine, *s), todo)
+        first_error(outs)
+        for out in outs:
+            points.extend(out.value)
+            if out_dir:
+                with open(os.path.join(out_dir, "results.jsonl"), "a", encoding="utf-8") as fh:
+                    fh.write("".join(json_text(p) + "\n" for p in out.value))
+        if progress:
+            for n, t, _ in chunk:
+                progress(f"{n} nodes, {t} threads")
     return Study(params, points)
 
 

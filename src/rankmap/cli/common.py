@@ -248,10 +248,11 @@ def add_budget(p: argparse.ArgumentParser) -> None:
                    "input and seed give the same placement")
 
 
-def add_jobs(p: argparse.ArgumentParser, mpi: bool = True) -> None:
-    """--jobs: worker processes of the candidate search."""
+def add_jobs(p: argparse.ArgumentParser, mpi: bool = True,
+             what: str = "candidates and refinements") -> None:
+    """--jobs: worker processes of the candidate search (``what`` runs in parallel)."""
     p.add_argument("--jobs", "-j", type=JOBS, default=None, metavar="N",
-                   help="evaluate candidates and refinements on N worker processes (default: "
+                   help=f"evaluate {what} on N worker processes (default: "
                    "every usable core; 1 = in this process); the result is the same for any N"
                    + ("; under 'mpirun -n K' the candidates are also spread over the K "
                       "processes (N each, default: this node's cores / its processes)"

@@ -11,7 +11,8 @@ from ..errors import RankmapError
 from ..machines import parse_machine
 from ..io.atomic import check_writable, write_atomic
 from ..study import StudyParams, parse_sweep, plot_study, run_study, summary_csv
-from .common import MACHINE_HELP, PATTERN_HELP, add_force, example, progress_bar
+from .common import (MACHINE_HELP, PATTERN_HELP, add_force, add_jobs, example, progress_bar,
+                     search_executor)
 from ..validate import json_text
 from .argtypes import SEED, int_arg
 
@@ -61,6 +62,7 @@ def add_parser(sub) -> None:
     p.add_argument("--plot", metavar="FILE.png", help="write the Figure-1-style plot")
     p.add_argument("--format", choices=("table", "json", "csv"), default="table",
                    help="summary on stdout: table (default), json or csv")
+    add_jobs(p, mpi=False, what="several random allocations at a time")
     add_force(p)
     p.set_defaults(func=run)
 
@@ -115,7 +117,8 @@ def run(args) -> int:
         raise RankmapError(f"--out {args.out!r} is a file, not a folder")
     total = len(params.nodes) * len(params.threads) * params.allocs
     with progress_bar(total, "study") as advance:
-        study = run_study(params, args.out, progress=advance)
+        study = run_study(params, args.out, progress=advance,
+                          executor=search_executor(args, mpi=False))
     rows = study.summary()
     if args.out:
         write_atomic(os.path.join(args.out, "summary.csv"), summary_csv(rows), force=True)
