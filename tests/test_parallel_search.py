@@ -195,6 +195,24 @@ def test_ctrl_c_stops_the_workers(tmp_path):
     for pid in pids:
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)
+    # killed outright (SIGKILL: no cleanup runs), the workers still go with their parent
+    proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
+    pids = [int(p) for p in proc.stdout.readline().split()]
+    proc.kill()
+    proc.wait(timeout=60)
+    deadline = time.time() + 30
+    while time.time() < deadline and any(_alive(pid) for pid in pids):
+        time.sleep(0.1)
+    assert not any(_alive(pid) for pid in pids)
+
+
+def _alive(pid):
+    """Whether process ``pid`` still runs (a zombie waiting for init does not count)."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return False
 
 
 def test_launch_search_procs_runs_the_search_with_the_launcher(tmp_path):

@@ -11,7 +11,8 @@ from ..mappers import all_candidate_names
 from ..metrics import best_first_order
 from .parallel import Executor, Outcome, SerialExecutor
 
-__all__ = ["expand_names", "evaluate_candidates", "sort_best_first", "dispatch_order"]
+__all__ = ["expand_names", "evaluate_candidates", "sort_best_first", "dispatch_order",
+           "is_slow", "SLOW_MAPPERS"]
 
 #: mappers that take much longer than routing a candidate (partitioning, local search): parallel
 #: workers start them first, so that the cheap ones fill the other workers meanwhile
@@ -59,9 +60,12 @@ def dispatch_order(names: list[str]) -> list[int]:
     list of int
         A permutation of ``range(len(names))`` (longest expected work first).
     """
-    def slow(name: str) -> bool:
-        return name.strip().lower().startswith(SLOW_MAPPERS)
-    return sorted(range(len(names)), key=lambda i: (not slow(names[i]), i))
+    return sorted(range(len(names)), key=lambda i: (not is_slow(names[i]), i))
+
+
+def is_slow(name: str) -> bool:
+    """Whether mapper ``name`` is one of :data:`SLOW_MAPPERS` (e.g. ``graph``, ``refine:X``)."""
+    return name.strip().lower().startswith(SLOW_MAPPERS)
 
 
 def sort_best_first(results: list[Evaluation]) -> list[Evaluation]:
@@ -132,9 +136,12 @@ def evaluate_candidates(evaluator: Evaluator, names: list[str], build: Callable,
 
     outcome: dict[str, Outcome] = {}
     first = [n for n in todo if in_parent and in_parent(n)]
+    if executor.workers > 1 and len(todo) - len(first) > 1:
+        # one cheap candidate here first: the routing and time-model kernels get loaded once,
+        # before the workers fork, instead of once in every worker
+        cheap = [n for n in todo if not is_slow(n) and n not in first]
+        first.extend(cheap[:1])
     for name in first:
-        if stage:
-            stage(name, building)
         try:
             outcome[name] = Outcome(task(name, lambda what, n=name: stage and stage(n, what)))
         except Exception as exc:  # noqa: BLE001 - raised below, in order

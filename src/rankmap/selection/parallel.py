@@ -184,6 +184,12 @@ def _worker_main(conn, fn, items) -> None:
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)   # the parent handles Ctrl-C
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # and stops us with SIGTERM
+    if sys.platform.startswith("linux"):  # and if it is killed outright, we go too
+        try:
+            import ctypes
+            ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGTERM))  # PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            pass
     while True:
         try:
             i = conn.recv()
