@@ -93,6 +93,25 @@ class MPIExecutor(Executor):
         self.workers = self.size * self.local.workers
 
     def run(self, fn, items, on_start=None, on_stage=None, on_done=None, order=None):
+        """Run every item's task; return the outcomes in the items' order (see
+        :meth:`Executor.run`).
+
+        Parameters
+        ----------
+        fn : callable
+            ``fn(item, stage) -> value``.
+        items : list
+            The tasks' arguments.
+        on_start, on_stage, on_done : callable, optional
+            Progress callbacks, called with the item's index.
+        order : list of int, optional
+            Dispatch order of parallel workers.
+
+        Returns
+        -------
+        list of Outcome
+            One per item.
+        """
         order = list(order) if order is not None else list(range(len(items)))
         # the k-th item in `order` goes to rank k % size; each rank runs its share in the
         # items' order (so that its first failure is the first of its share)

@@ -156,6 +156,25 @@ class SerialExecutor(Executor):
     workers = 1
 
     def run(self, fn, items, on_start=None, on_stage=None, on_done=None, order=None):
+        """Run every item's task; return the outcomes in the items' order (see
+        :meth:`Executor.run`).
+
+        Parameters
+        ----------
+        fn : callable
+            ``fn(item, stage) -> value``.
+        items : list
+            The tasks' arguments.
+        on_start, on_stage, on_done : callable, optional
+            Progress callbacks, called with the item's index.
+        order : list of int, optional
+            Dispatch order of parallel workers.
+
+        Returns
+        -------
+        list of Outcome
+            One per item.
+        """
         outcomes = [Outcome(ran=False) for _ in items]
         for i, item in enumerate(items):
             if on_start:
@@ -223,6 +242,25 @@ class ForkExecutor(Executor):
         self.workers = check_jobs(jobs)
 
     def run(self, fn, items, on_start=None, on_stage=None, on_done=None, order=None):
+        """Run every item's task; return the outcomes in the items' order (see
+        :meth:`Executor.run`).
+
+        Parameters
+        ----------
+        fn : callable
+            ``fn(item, stage) -> value``.
+        items : list
+            The tasks' arguments.
+        on_start, on_stage, on_done : callable, optional
+            Progress callbacks, called with the item's index.
+        order : list of int, optional
+            Dispatch order of parallel workers.
+
+        Returns
+        -------
+        list of Outcome
+            One per item.
+        """
         n = len(items)
         if self.workers <= 1 or n <= 1:
             return SerialExecutor().run(fn, items, on_start, on_stage, on_done)
@@ -310,7 +348,13 @@ def check_jobs(jobs) -> int:
 
 
 def usable_cores() -> int:
-    """The number of cores this process may run on (its CPU affinity), at least 1."""
+    """The number of cores this process may run on (its CPU affinity), at least 1.
+
+    Returns
+    -------
+    int
+        ``len(os.sched_getaffinity(0))`` (``os.cpu_count()`` where affinity is unknown).
+    """
     try:
         return max(1, len(os.sched_getaffinity(0)))
     except (AttributeError, OSError):
