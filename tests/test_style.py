@@ -31,8 +31,8 @@ DOCSTRINGS_TODO = {
     
     
     
-    "rankmap.kernels.dragonfly",
-    "rankmap.kernels.fattree", "rankmap.kernels.torus", "rankmap.launch", 
+    
+    "rankmap.launch",
     
     
     

@@ -113,11 +113,36 @@ def _spread(u, own, src_side, G, R, C, L, row0, col0, g_src, g_dst, tot, tt, ntt
 def stage_rows(stage, valiant, a, b, G, R, C, L, row0, col0, glob0, g_src, g_dst, n_links):
     """Links and fractions of every key (a[k], b[k]) of one stage.
 
-    ``stage``: 0 local (a=u, b=v), 1 src (a=u, b=destination group), 2 glob (a=source group,
-    b=destination group), 3 mid (groups, Valiant only), 4 dst (a=v, b=source group). Keys
-    sharing a router should be consecutive (Valiant rows are cached per router).
-    ``g_src``/``g_dst``: source and destination router of every global link.
-    Returns (indptr, links, fractions).
+    Keys sharing a router should be consecutive (Valiant rows are cached per router).
+
+    Parameters
+    ----------
+    stage : int
+        0 local (a=u, b=v), 1 src (a=u, b=destination group), 2 glob (a=source group,
+        b=destination group), 3 mid (a=source group, b=destination group, Valiant only),
+        4 dst (a=v, b=source group).
+    valiant : bool
+        Valiant routing (through every other group, equal share) instead of minimal routing.
+    a, b : ndarray of int64, shape (n_keys,)
+        The two halves of every key, as listed for ``stage``.
+    G, R, C, L : int
+        Groups, router rows and router columns per group, parallel global links per ordered
+        pair of groups.
+    row0, col0, glob0 : int
+        First link id of the row links, of the column links and of the global links.
+    g_src, g_dst : ndarray of int64
+        Source and destination router of every global link (indexed from 0, not ``glob0``).
+    n_links : int
+        Number of links of the network (size of the scratch rows).
+
+    Returns
+    -------
+    indptr : ndarray of int64, shape (n_keys + 1,)
+        Row k of the result is ``links[indptr[k]:indptr[k+1]]``.
+    links : ndarray of int64
+        Link ids used by each key.
+    fractions : ndarray of float64
+        Fraction (0..1) of the key's bytes crossing each listed link.
     """
     nk = a.shape[0]
     nr = R * C
@@ -217,7 +242,23 @@ def stage_rows(stage, valiant, a, b, G, R, C, L, row0, col0, glob0, g_src, g_dst
 
 @njit(cache=True)
 def min_router_hops(us, vs, G, R, C, L, g_src, g_dst):
-    """Links on a shortest router path between routers us[i] and vs[i] (row/col/global)."""
+    """Links on a shortest router path between routers us[i] and vs[i] (row/col/global).
+
+    Parameters
+    ----------
+    us, vs : ndarray of int64, shape (n,)
+        Source and destination routers.
+    G, R, C, L : int
+        Groups, router rows and router columns per group, parallel global links per ordered
+        pair of groups.
+    g_src, g_dst : ndarray of int64
+        Source and destination router of every global link.
+
+    Returns
+    -------
+    ndarray of int64, shape (n,)
+        Number of router-to-router links (hops) on a shortest path; 0 when us[i] == vs[i].
+    """
     nr = R * C
     out = np.empty(us.shape[0], dtype=np.int64)
     for i in range(us.shape[0]):

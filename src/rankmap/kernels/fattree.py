@@ -94,6 +94,26 @@ def ktree_rows(src, dst, k, n, ecmp):
     ``dmodk`` (``ecmp`` False): going up from level l the up port is digit l-1 of the
     destination (``(dst // k^(l-1)) % k``). ``ecmp``: equal split over all up ports at every
     level. The way down from the nearest common ancestor level is unique.
+
+    Parameters
+    ----------
+    src, dst : ndarray of int64, shape (n_flows,)
+        Source and destination host of every flow; a flow with src == dst gets an empty row.
+    k : int
+        Arity of the tree (down ports and up ports per switch).
+    n : int
+        Number of switch levels (``k**n`` hosts).
+    ecmp : bool
+        Equal split over all up ports instead of destination-mod-k routing.
+
+    Returns
+    -------
+    indptr : ndarray of int64, shape (n_flows + 1,)
+        Row f of the result is ``links[indptr[f]:indptr[f+1]]``.
+    links : ndarray of int64
+        Link ids on the route of each flow.
+    fractions : ndarray of float64
+        Fraction (0..1) of the flow's bytes crossing each listed link.
     """
     F = src.shape[0]
     indptr = np.zeros(F + 1, dtype=np.int64)
@@ -109,7 +129,31 @@ def ktree_rows(src, dst, k, n, ecmp):
 
 @njit(cache=True)
 def ktree_accumulate(src, dst, nbytes, k, n, ecmp, link_bytes, link_streams, hops):
-    """Add the flows' bytes and stream counts into per-link arrays; hops per flow (links)."""
+    """Add the flows' bytes and stream counts into per-link arrays; hops per flow (links).
+
+    The same routes as :func:`ktree_rows`, accumulated on the fly without building the rows.
+    The three output arrays are updated in place.
+
+    Parameters
+    ----------
+    src, dst : ndarray of int64, shape (n_flows,)
+        Source and destination host of every flow.
+    nbytes : ndarray of float64, shape (n_flows,)
+        Size of every flow, bytes.
+    k : int
+        Arity of the tree.
+    n : int
+        Number of switch levels.
+    ecmp : bool
+        Equal split over all up ports instead of destination-mod-k routing.
+    link_bytes : ndarray of float64, shape (n_links,)
+        Bytes crossing each link; the flows' shares are added (bytes).
+    link_streams : ndarray of int64, shape (n_links,)
+        Number of flows crossing each link; incremented.
+    hops : ndarray of float64, shape (n_flows,)
+        Set to each flow's hop count (links, weighted by the fraction crossing each; 0 when
+        src == dst).
+    """
     cap = 2
     p = 1
     for _ in range(1, n):
@@ -136,6 +180,26 @@ def tree_rows(src, dst, parent, depth, up_link, down_link):
 
     ``parent[v]`` (-1 at the root), ``depth[v]``, ``up_link[v]``/``down_link[v]`` (the links
     between v and its parent) are indexed by vertex (hosts first, then switches).
+
+    Parameters
+    ----------
+    src, dst : ndarray of int64, shape (n_flows,)
+        Source and destination vertex (host) of every flow; src == dst gives an empty row.
+    parent : ndarray of int64, shape (n_vertices,)
+        Parent of every vertex, -1 at the root.
+    depth : ndarray of int64, shape (n_vertices,)
+        Distance of every vertex from the root (links).
+    up_link, down_link : ndarray of int64, shape (n_vertices,)
+        Link id from every vertex up to its parent and from the parent down to it.
+
+    Returns
+    -------
+    indptr : ndarray of int64, shape (n_flows + 1,)
+        Row f of the result is ``links[indptr[f]:indptr[f+1]]``.
+    links : ndarray of int64
+        Link ids on the route of each flow.
+    fractions : ndarray of float64
+        All 1.0: a tree route is unique.
     """
     F = src.shape[0]
     indptr = np.zeros(F + 1, dtype=np.int64)

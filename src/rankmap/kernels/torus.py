@@ -103,7 +103,27 @@ def _dor_walk(s, t, dims, strides, wrap, out):
 
 @njit(cache=True, nogil=True)
 def route_dor(src, dst, nbytes, dims, strides, wrap, link_bytes, link_streams, flow_hops):
-    """Add dimension-order routed flows into the dense link arrays; hops into flow_hops."""
+    """Add dimension-order routed flows into the dense link arrays; hops into flow_hops.
+
+    Parameters
+    ----------
+    src, dst : ndarray of int64, shape (n_flows,)
+        Source and destination node of every flow.
+    nbytes : ndarray of float64, shape (n_flows,)
+        Size of every flow, bytes.
+    dims : ndarray of int64, shape (ndim,)
+        Side of the torus/mesh in every dimension (nodes).
+    strides : ndarray of int64, shape (ndim,)
+        Node-id stride of every dimension (``node = sum(coord[d] * strides[d])``).
+    wrap : ndarray of bool, shape (ndim,)
+        Whether each dimension wraps around (torus) or not (mesh).
+    link_bytes : ndarray of float64, shape (n_nodes * 2 * ndim,)
+        Bytes crossing each dense link slot; the flows' shares are added in place (bytes).
+    link_streams : ndarray of int64, shape (n_nodes * 2 * ndim,)
+        Number of flows with a share on each link slot; incremented in place.
+    flow_hops : ndarray, shape (n_flows,)
+        Set in place to each flow's hop count (links on its minimal path; 0 inside a node).
+    """
     path = np.empty(max(1, int(dims.sum())), dtype=np.int64)
     for f in range(src.shape[0]):
         h = _dor_walk(src[f], dst[f], dims, strides, wrap, path)
@@ -143,6 +163,26 @@ def dor_paths(src, dst, dims, strides, wrap):
     """CSR arrays ``(indptr, dense_slots, fractions)`` of the dimension-order paths.
 
     Fractions are 1 (a flow takes one path); flows inside a node have an empty row.
+
+    Parameters
+    ----------
+    src, dst : ndarray of int64, shape (n_flows,)
+        Source and destination node of every flow.
+    dims : ndarray of int64, shape (ndim,)
+        Side of the torus/mesh in every dimension (nodes).
+    strides : ndarray of int64, shape (ndim,)
+        Node-id stride of every dimension (``node = sum(coord[d] * strides[d])``).
+    wrap : ndarray of bool, shape (ndim,)
+        Whether each dimension wraps around (torus) or not (mesh).
+
+    Returns
+    -------
+    indptr : ndarray of int64, shape (n_flows + 1,)
+        Row f of the result is ``dense_slots[indptr[f]:indptr[f+1]]``.
+    dense_slots : ndarray of int64
+        Dense link slots (``node*2*ndim + 2*dim + (0 for +, 1 for -)``) used by each flow.
+    fractions : ndarray of float64
+        All 1.0: a flow takes its whole dimension-order path.
     """
     src = np.ascontiguousarray(src, dtype=np.int64)
     dst = np.ascontiguousarray(dst, dtype=np.int64)
@@ -340,6 +380,33 @@ def adaptive_templates(src, dst, dims, strides, wrap):
     Returns (tid, ptr, rel, slots, shares, hops): flow f uses template ``tid[f]`` whose
     entries are ``ptr[tid]:ptr[tid+1]`` of rel/slots/shares; ``hops[f]`` is its hop count.
     Flows inside a node get an empty template.
+
+    Parameters
+    ----------
+    src, dst : ndarray of int64, shape (n_flows,)
+        Source and destination node of every flow.
+    dims : ndarray of int64, shape (ndim,)
+        Side of the torus/mesh in every dimension (nodes).
+    strides : ndarray of int64, shape (ndim,)
+        Node-id stride of every dimension (``node = sum(coord[d] * strides[d])``).
+    wrap : ndarray of bool, shape (ndim,)
+        Whether each dimension wraps around (torus) or not (mesh).
+
+    Returns
+    -------
+    tid : ndarray of int64, shape (n_flows,)
+        Template of every flow (flows with the same offset vector share one).
+    ptr : ndarray of int64, shape (n_templates + 1,)
+        Entries of template t are ``ptr[t]:ptr[t+1]`` of ``rel``, ``slots`` and ``shares``.
+    rel : ndarray of int64, shape (n_entries, ndim)
+        Coordinate offsets (steps, may be negative) of each link's source node from the flow's
+        source node.
+    slots : ndarray of int64, shape (n_entries,)
+        Slot ``2*dim + (0 for +, 1 for -)`` of each link at that node.
+    shares : ndarray of float64, shape (n_entries,)
+        Fraction (0..1) of the flow's bytes crossing each link.
+    hops : ndarray of int64, shape (n_flows,)
+        Hop count of every flow (links on a minimal path).
     """
     hops = np.zeros(len(src), dtype=np.int64)
     codes = np.zeros(len(src), dtype=np.int64)
@@ -365,6 +432,25 @@ def route_adaptive(src, dst, nbytes, dims, strides, wrap, link_bytes, link_strea
 
     Flows between the same two nodes are merged (bytes and stream counts add), then each
     distinct offset's split is computed once and scattered (see module docstring).
+
+    Parameters
+    ----------
+    src, dst : ndarray of int64, shape (n_flows,)
+        Source and destination node of every flow.
+    nbytes : ndarray of float64, shape (n_flows,)
+        Size of every flow, bytes.
+    dims : ndarray of int64, shape (ndim,)
+        Side of the torus/mesh in every dimension (nodes).
+    strides : ndarray of int64, shape (ndim,)
+        Node-id stride of every dimension (``node = sum(coord[d] * strides[d])``).
+    wrap : ndarray of bool, shape (ndim,)
+        Whether each dimension wraps around (torus) or not (mesh).
+    link_bytes : ndarray of float64, shape (n_nodes * 2 * ndim,)
+        Bytes crossing each dense link slot; the flows' shares are added in place (bytes).
+    link_streams : ndarray of int64, shape (n_nodes * 2 * ndim,)
+        Number of flows with a share on each link slot; incremented in place.
+    flow_hops : ndarray, shape (n_flows,)
+        Set in place to each flow's hop count (links on its minimal path; 0 inside a node).
     """
     if len(src) == 0:
         return
@@ -413,7 +499,28 @@ def _template_csr(src, tid, ptr, rel, slots, shares, dims, strides):
 def adaptive_paths(src, dst, dims, strides, wrap):
     """CSR arrays ``(indptr, dense_slots, fractions)`` of the minimal-adaptive splits: the
     per-offset templates (:func:`adaptive_templates`) placed at each flow's source, so that
-    summing ``fraction x bytes`` per link gives :func:`route_adaptive`'s link bytes."""
+    summing ``fraction x bytes`` per link gives :func:`route_adaptive`'s link bytes.
+
+    Parameters
+    ----------
+    src, dst : ndarray of int64, shape (n_flows,)
+        Source and destination node of every flow.
+    dims : ndarray of int64, shape (ndim,)
+        Side of the torus/mesh in every dimension (nodes).
+    strides : ndarray of int64, shape (ndim,)
+        Node-id stride of every dimension (``node = sum(coord[d] * strides[d])``).
+    wrap : ndarray of bool, shape (ndim,)
+        Whether each dimension wraps around (torus) or not (mesh).
+
+    Returns
+    -------
+    indptr : ndarray of int64, shape (n_flows + 1,)
+        Row f of the result is ``dense_slots[indptr[f]:indptr[f+1]]``.
+    dense_slots : ndarray of int64
+        Dense link slots (``node*2*ndim + 2*dim + (0 for +, 1 for -)``) used by each flow.
+    fractions : ndarray of float64
+        Fraction (0..1) of the flow's bytes crossing each listed link.
+    """
     src = np.ascontiguousarray(src, dtype=np.int64)
     dst = np.ascontiguousarray(dst, dtype=np.int64)
     tid, ptr, rel, slots, shares, _hops = adaptive_templates(src, dst, dims, strides, wrap)
