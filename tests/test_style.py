@@ -32,7 +32,7 @@ DOCSTRINGS_TODO = {
     
     
     
-    "rankmap.launch",
+    
     
     
     

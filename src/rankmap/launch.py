@@ -44,7 +44,26 @@ class JobHosts:
 
 
 def expand_slurm_counts(text: str, what: str) -> list[int]:
-    """Expand Slurm's compressed counts ``4(x3),2`` into ``[4, 4, 4, 2]``."""
+    """Expand Slurm's compressed counts ``4(x3),2`` into ``[4, 4, 4, 2]``.
+
+    Parameters
+    ----------
+    text : str
+        The compressed counts, as in ``SLURM_TASKS_PER_NODE``.
+    what : str
+        Name of the variable the text came from, for error messages.
+
+    Returns
+    -------
+    list of int
+        One count per host, in host-list order.
+
+    Raises
+    ------
+    RankmapError
+        When an item is not ``N`` or ``N(xR)``, or a count or the number of hosts exceeds
+        rankmap's limits.
+    """
     from .validate import check_limit, limit, show
 
     out: list[int] = []
@@ -63,7 +82,23 @@ def expand_slurm_counts(text: str, what: str) -> list[int]:
 
 
 def expand_host_list(text: str) -> list[str]:
-    """Expand a Slurm host list (``nid[00012-00015,00020],login1``) into host names."""
+    """Expand a Slurm host list (``nid[00012-00015,00020],login1``) into host names.
+
+    Parameters
+    ----------
+    text : str
+        The compressed host list, as in ``SLURM_JOB_NODELIST``.
+
+    Returns
+    -------
+    list of str
+        The host names in list order.
+
+    Raises
+    ------
+    RankmapError
+        When the list is malformed, repeats a host or names no host.
+    """
     from .validate import expand_hostlist, show
 
     hosts = expand_hostlist(text, "SLURM_JOB_NODELIST", allow_duplicates=False)
@@ -73,7 +108,25 @@ def expand_host_list(text: str) -> list[str]:
 
 
 def slurm_hosts(env) -> JobHosts | None:
-    """Hosts and tasks per node of the Slurm job in ``env`` (None outside Slurm)."""
+    """Hosts and tasks per node of the Slurm job in ``env`` (None outside Slurm).
+
+    Parameters
+    ----------
+    env : Mapping[str, str]
+        Environment variables (``os.environ`` or a dict): ``SLURM_JOB_NODELIST`` (or
+        ``SLURM_NODELIST``), ``SLURM_TASKS_PER_NODE`` (else ``SLURM_JOB_CPUS_PER_NODE``),
+        ``SLURM_JOB_ID``.
+
+    Returns
+    -------
+    JobHosts or None
+        The hosts and their slots with source ``"Slurm"``; None when no node list is set.
+
+    Raises
+    ------
+    RankmapError
+        When there is no per-node count, or the counts and the hosts differ in number.
+    """
     nodelist = env.get("SLURM_JOB_NODELIST") or env.get("SLURM_NODELIST")
     if not nodelist:
         return None
@@ -93,7 +146,28 @@ def slurm_hosts(env) -> JobHosts | None:
 def read_slot_file(path: str, what: str) -> tuple[list[str], list[int]]:
     """Hosts (first appearance order) and slots from a PBS node file or Open MPI hostfile.
 
-    Accepts ``host`` lines (one slot each, repeated hosts add up) and ``host slots=N``.
+    Accepts ``host`` lines (one slot each, repeated hosts add up) and ``host slots=N``
+    (``max_slots``/``max-slots`` fields are accepted and ignored); ``#`` starts a comment.
+
+    Parameters
+    ----------
+    path : str
+        The file to read.
+    what : str
+        What the file is (``"hostfile"``, ``"PBS_NODEFILE"``, ...), for error messages.
+
+    Returns
+    -------
+    hosts : list of str
+        Host names in order of first appearance.
+    slots : list of int
+        Slots of each host.
+
+    Raises
+    ------
+    RankmapError
+        When the file is missing, a line has an unknown field or no slots, a host exceeds the
+        core limit, or the file lists no host.
     """
     if not os.path.isfile(path):
         raise RankmapError(f"{what} {path!r} not found")
@@ -125,7 +199,27 @@ def read_slot_file(path: str, what: str) -> tuple[list[str], list[int]]:
 
 
 def job_hosts(env=None, hostfile: str | None = None) -> JobHosts:
-    """The job's hosts from ``--hostfile``, Slurm, PBS or Open MPI's default hostfile."""
+    """The job's hosts from ``--hostfile``, Slurm, PBS or Open MPI's default hostfile.
+
+    The sources are tried in that order; the first one present is used.
+
+    Parameters
+    ----------
+    env : Mapping[str, str], optional
+        Environment variables to read; ``os.environ`` by default.
+    hostfile : str, optional
+        Path of a hostfile given with ``--hostfile`` (takes precedence over the environment).
+
+    Returns
+    -------
+    JobHosts
+        The hosts in scheduler order, their slots, the source and the job id when known.
+
+    Raises
+    ------
+    RankmapError
+        When no source is found, or the one found cannot be read or parsed.
+    """
     env = os.environ if env is None else env
     if hostfile:
         hosts, slots = read_slot_file(hostfile, "hostfile")
@@ -149,6 +243,28 @@ def job_allocation(job: JobHosts, machine, nodes: str | None = None) -> Allocati
 
     Cores per node are the job's slots per node; with uneven slots the smallest count is used
     so that no node gets more ranks than it has slots.
+
+    Parameters
+    ----------
+    job : JobHosts
+        The job's hosts and slots (from :func:`job_hosts`).
+    machine : Machine
+        The machine the job runs on.
+    nodes : str, optional
+        Node ids in job order (``--nodes`` syntax); by default the host names are resolved to
+        machine nodes.
+
+    Returns
+    -------
+    Allocation
+        The job's nodes in job order, with the smallest slot count as cores per node and the
+        host names kept.
+
+    Raises
+    ------
+    RankmapError
+        When ``nodes`` gives a different number of nodes than the job has, the host names
+        cannot be resolved, or two hosts map to the same machine node.
     """
     from .mpi.nodes import resolve_node_labels
     if nodes:
@@ -184,7 +300,26 @@ LAUNCHER_FORMATS = {"srun": "slurm", "aprun": "cray", "mpirun": "openmpi", "mpie
 
 
 def launcher_format(argv: list[str], fmt: str | None = None) -> str:
-    """Placement file format for the launcher ``argv[0]`` (``fmt`` overrides)."""
+    """Placement file format for the launcher ``argv[0]`` (``fmt`` overrides).
+
+    Parameters
+    ----------
+    argv : list of str
+        The launcher command (the words after ``--``).
+    fmt : str, optional
+        Format given with ``--format``; returned as is when set.
+
+    Returns
+    -------
+    str
+        One of ``slurm``, ``openmpi``, ``mpich``, ``hostfile``, ``cray`` (see
+        :data:`LAUNCHER_FORMATS`).
+
+    Raises
+    ------
+    RankmapError
+        When ``argv`` is empty, or the launcher is unknown and no ``fmt`` is given.
+    """
     if not argv:
         raise RankmapError("no launcher command: give it after '--', e.g. -- srun ./app")
     if fmt:
@@ -199,7 +334,23 @@ def launcher_format(argv: list[str], fmt: str | None = None) -> str:
 
 
 def launcher_ranks(argv: list[str]) -> int | None:
-    """The process count given to the launcher (``-n 16``, ``-np 16``, ``--ntasks=16``)."""
+    """The process count given to the launcher (``-n 16``, ``-np 16``, ``--ntasks=16``).
+
+    Parameters
+    ----------
+    argv : list of str
+        The launcher command; ``argv[0]`` (the launcher) is not examined.
+
+    Returns
+    -------
+    int or None
+        The first process count found; None when the command gives none.
+
+    Raises
+    ------
+    RankmapError
+        When the count given is not a positive integer.
+    """
     for i, arg in enumerate(argv[1:], 1):
         key, eq, value = arg.partition("=")
         if arg in ("-n", "-np", "--np", "--ntasks", "--n") and i + 1 < len(argv):
@@ -221,6 +372,28 @@ def command_for(fmt: str, argv: list[str], path: str, n_ranks: int | None = None
 
     When ``n_ranks`` is given and the command has no process count, ``-n N`` (``-np N`` for
     smpirun) is added so the launcher starts exactly the ranks placed.
+
+    Parameters
+    ----------
+    fmt : str
+        Placement file format (from :func:`launcher_format`).
+    argv : list of str
+        The launcher command.
+    path : str
+        The placement file written for the launcher.
+    n_ranks : int, optional
+        Number of ranks placed.
+
+    Returns
+    -------
+    LaunchPlan
+        The command to run, the environment variables to add, the file and its format.
+
+    Raises
+    ------
+    RankmapError
+        When an ``srun`` command already sets ``--distribution``/``-m``, or ``fmt`` is not a
+        launchable format.
     """
     head, rest = argv[:1], argv[1:]
     count: list[str] = []
