@@ -41,7 +41,7 @@ DOCSTRINGS_TODO = {
     
     
     
-    "rankmap.report.render",
+    
     "rankmap.selection.auto", "rankmap.selection.candidates", 
     
     

@@ -27,12 +27,38 @@ COLUMNS = [
 
 
 def reference(comp: Comparison) -> Evaluation:
-    """The baseline the winner is compared with: ``inorder`` if evaluated, else the worst."""
+    """The baseline the winner is compared with: ``inorder`` if evaluated, else the worst.
+
+    Parameters
+    ----------
+    comp : Comparison
+        The evaluated candidates, best first.
+
+    Returns
+    -------
+    Evaluation
+        The ``inorder`` candidate, or the last (worst-ranked) candidate when it was not
+        evaluated.
+    """
     return comp.find("inorder") or comp.candidates[-1]
 
 
 def explain(comp: Comparison) -> str:
-    """One line saying which candidate wins and by how much over the baseline."""
+    """One line saying which candidate wins and by how much over the baseline.
+
+    The baseline is :func:`reference`; the line gives the ratios of predicted time (when
+    modelled), busiest-link bytes and hop-bytes.
+
+    Parameters
+    ----------
+    comp : Comparison
+        The evaluated candidates, best first.
+
+    Returns
+    -------
+    str
+        The explanation, without a trailing newline.
+    """
     best, ref = comp.best, reference(comp)
     if len(comp.candidates) == 1:
         return f"{best.name}: the only candidate"
@@ -132,7 +158,23 @@ def explain_pick(comp: Comparison) -> str:
 
 
 def table(comp: Comparison, title: str | None = None):
-    """A rich Table of every candidate, best first."""
+    """A rich Table of every candidate, best first.
+
+    Shows the :data:`COLUMNS` every candidate has a metric for, and the ratio of each
+    candidate's busiest-link bytes to the :func:`reference`'s; the winner is starred.
+
+    Parameters
+    ----------
+    comp : Comparison
+        The evaluated candidates, best first.
+    title : str, optional
+        Title printed above the table.
+
+    Returns
+    -------
+    rich.table.Table
+        The table, ready for a rich Console.
+    """
     from rich.table import Table
 
     present = [c for c in COLUMNS if all(c[0] in e.metrics for e in comp.candidates)]
@@ -153,7 +195,22 @@ def table(comp: Comparison, title: str | None = None):
 
 
 def to_csv(comp: Comparison) -> str:
-    """One row per candidate and phase (phase ``all`` = combined), best first."""
+    """One row per candidate and phase (phase ``all`` = combined), best first.
+
+    Columns: ``mapping``, ``best`` (1 for the winner), ``phase``, then the :data:`COLUMNS`
+    metrics every candidate has, in their units (bytes, seconds for ``predicted_time_s``);
+    floats are written exactly (``repr``).
+
+    Parameters
+    ----------
+    comp : Comparison
+        The evaluated candidates, best first.
+
+    Returns
+    -------
+    str
+        The CSV text with a header row, lines ending in ``\\n``.
+    """
     keys = [c[0] for c in COLUMNS if all(c[0] in e.metrics for e in comp.candidates)]
     out = io.StringIO()
     w = csv.writer(out, lineterminator="\n")
@@ -167,7 +224,19 @@ def to_csv(comp: Comparison) -> str:
 
 
 def to_json(comp: Comparison) -> str:
-    """The compare JSON document (design.md), with the explanation added."""
+    """The compare JSON document (design.md), with the explanation added.
+
+    Parameters
+    ----------
+    comp : Comparison
+        The evaluated candidates, best first.
+
+    Returns
+    -------
+    str
+        The JSON text: :meth:`Comparison.to_json` plus ``why`` (:func:`explain`) and ``pick``
+        (:func:`pick_facts`).
+    """
     doc = comp.to_json()
     doc["why"] = explain(comp)
     doc["pick"] = pick_facts(comp)
