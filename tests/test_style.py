@@ -42,7 +42,7 @@ DOCSTRINGS_TODO = {
     
     
     
-    "rankmap.selection.auto", "rankmap.selection.candidates", 
+    
     
     
     "rankmap.timing.maxmin", "rankmap.timing.model", 

@@ -40,7 +40,23 @@ REFINE_TOP = 2
 
 
 def candidate_names(pattern, machine, allocation) -> list[str]:
-    """The names ``auto`` evaluates before refining (``--mappings all`` minus itself)."""
+    """The names ``auto`` evaluates before refining (``--mappings all`` minus itself).
+
+    Parameters
+    ----------
+    pattern : Pattern
+        The communication pattern (its rank count decides which mappers apply).
+    machine : Machine
+        The machine.
+    allocation : Allocation
+        The job's nodes and cores per node.
+
+    Returns
+    -------
+    list of str
+        Every applicable candidate name except ``auto``, ``refine`` and ``random``, in
+        ``--mappings all`` order.
+    """
     return [n for n in all_candidate_names(pattern, machine, allocation)
             if n not in ("auto", "refine", "random")]
 

@@ -64,13 +64,35 @@ def dispatch_order(names: list[str]) -> list[int]:
 
 
 def is_slow(name: str) -> bool:
-    """Whether mapper ``name`` is one of :data:`SLOW_MAPPERS` (e.g. ``graph``, ``refine:X``)."""
+    """Whether mapper ``name`` is one of :data:`SLOW_MAPPERS` (e.g. ``graph``, ``refine:X``).
+
+    Parameters
+    ----------
+    name : str
+        A candidate name (case and surrounding spaces do not matter).
+
+    Returns
+    -------
+    bool
+        True when the name starts with one of :data:`SLOW_MAPPERS`' prefixes.
+    """
     return name.strip().lower().startswith(SLOW_MAPPERS)
 
 
 def sort_best_first(results: list[Evaluation]) -> list[Evaluation]:
     """Evaluations best first by the ranking rule (:mod:`rankmap.metrics.ranking`: fastest
-    first, candidates within 5 % of the fastest ordered by hop-bytes)."""
+    first, candidates within 5 % of the fastest ordered by hop-bytes).
+
+    Parameters
+    ----------
+    results : list of Evaluation
+        The evaluated candidates, in any order.
+
+    Returns
+    -------
+    list of Evaluation
+        The same evaluations, best first; equal keys keep their input order.
+    """
     return [results[i] for i in best_first_order([e.metrics for e in results])]
 
 
