@@ -45,7 +45,7 @@ DOCSTRINGS_TODO = {
     
     
     
-    "rankmap.timing.maxmin", "rankmap.timing.model", 
+    "rankmap.timing.model",
 }
 
 

@@ -60,6 +60,28 @@ def maxmin_rates(indptr, indices, data, cap, active, rate, mult):
     Row ``f`` stands for ``mult[f]`` identical flows (same resources and bytes); ``rate[f]``
     is the rate of each of them. Active flows that use no resource get ``inf``. Returns the
     number of saturation steps (one progressive filling, :func:`_fill`).
+
+    Parameters
+    ----------
+    indptr : ndarray of int64, shape (n_flows + 1,)
+        CSR row pointers: flow f uses ``indices[indptr[f]:indptr[f+1]]``.
+    indices : ndarray of int, shape (nnz,)
+        Resource of every entry.
+    data : ndarray of float64, shape (nnz,)
+        Weight of every entry: the fraction of the flow's bytes on that resource.
+    cap : ndarray of float64, shape (n_resources,)
+        Capacity of every resource, bytes/s.
+    active : ndarray of bool, shape (n_flows,)
+        Which flows take part; the others are ignored and their ``rate`` left as it is.
+    rate : ndarray of float64, shape (n_flows,)
+        Output: the rate of each active flow, bytes/s (written in place).
+    mult : ndarray, shape (n_flows,)
+        Number of identical flows each row stands for.
+
+    Returns
+    -------
+    int
+        Number of saturation steps of the progressive filling.
     """
     n_flows = indptr.shape[0] - 1
     n_res = cap.shape[0]
@@ -235,6 +257,33 @@ def completion_times(indptr, indices, data, cap, nbytes, tolerance, mult, retire
     the running flows (an approximation that bounds the number of events; 0 = exact). Before
     a refill, the working set is compacted when the running flows hold less than half of
     the incidence entries.
+
+    Parameters
+    ----------
+    indptr : ndarray of int64, shape (n_flows + 1,)
+        CSR row pointers: flow f uses ``indices[indptr[f]:indptr[f+1]]``.
+    indices : ndarray of int, shape (nnz,)
+        Resource of every entry.
+    data : ndarray of float64, shape (nnz,)
+        Weight of every entry: the fraction of the flow's bytes on that resource.
+    cap : ndarray of float64, shape (n_resources,)
+        Capacity of every resource, bytes/s.
+    nbytes : ndarray of float64, shape (n_flows,)
+        Size of every flow, bytes.
+    tolerance : float
+        Relative tolerance on finish times within which flows are retired in one event
+        (dimensionless; 0 retires only exact ties).
+    mult : ndarray, shape (n_flows,)
+        Number of identical flows each row stands for.
+    retire_fraction : float
+        Least fraction (0..1) of the running flows every event retires; 0 is exact.
+
+    Returns
+    -------
+    finish : ndarray of float64, shape (n_flows,)
+        Finish time of every flow, seconds from the start of the phase.
+    n_fillings : int
+        Number of progressive fillings run.
     """
     n = nbytes.shape[0]  # fewer than 2**31 (see _columns)
     n_res = cap.shape[0]
