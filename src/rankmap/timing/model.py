@@ -96,7 +96,15 @@ class TimeOptions:
             raise RankmapError(f"bad retire fraction {self.retire_fraction!r}: must be in [0, 1)")
 
     def describe(self) -> dict:
-        """JSON-ready options (bandwidths in bytes/s, times in seconds)."""
+        """JSON-ready options (bandwidths in bytes/s, times in seconds).
+
+        Returns
+        -------
+        dict
+            ``nic_bw_Bps``, ``mem_bw_Bps``, ``socket_bw_Bps`` (bytes/s, None when
+            unlimited), ``overhead_s`` (seconds), ``tolerance``, ``retire_fraction`` and
+            ``mem_shared``.
+        """
         return {"nic_bw_Bps": self.nic_bw, "mem_bw_Bps": self.mem_bw,
                 "overhead_s": self.overhead_s, "tolerance": self.tolerance,
                 "retire_fraction": self.retire_fraction,
@@ -112,6 +120,34 @@ def parse_time_options(nic: str | None = None, mem: str | None = None,
     ``none`` or ``inf`` means unlimited for a bandwidth; absent values keep the defaults.
     ``mem_sharing`` is ``node`` (a node's intra-node flows share mem) or ``flow`` (each
     gets all of it).
+
+    Parameters
+    ----------
+    nic : str, optional
+        Injection/ejection bandwidth per node (e.g. ``"2GB/s"``); default unlimited.
+    mem : str, optional
+        Memory bandwidth of a node (or NUMA domain) for intra-node flows; default
+        :data:`DEFAULT_MEM_BW` (10 GB/s).
+    overhead : str, optional
+        Per-message overhead (e.g. ``"1us"``); default :data:`DEFAULT_OVERHEAD_S` (1 us).
+    enabled : bool
+        False turns the time model off.
+    mem_sharing : str
+        ``node`` or ``flow``, as above.
+    socket : str, optional
+        Inter-socket link bandwidth, each direction; default :data:`DEFAULT_SOCKET_BW`
+        (5 GB/s).
+
+    Returns
+    -------
+    TimeOptions
+        The options, bandwidths in bytes/s and the overhead in seconds.
+
+    Raises
+    ------
+    RankmapError
+        When ``mem_sharing`` is neither ``node`` nor ``flow``, or a bandwidth or time cannot
+        be parsed or is out of range.
     """
     if mem_sharing not in ("node", "flow"):
         raise RankmapError(f"bad memory sharing {mem_sharing!r}: choose node or flow")
@@ -174,6 +210,30 @@ def resource_incidence(machine, src_node, dst_node, routing: "str | Router", opt
     columns empty (:func:`flow_times` handles flows inside a node on their own). Indices stay
     32-bit when the path model gives them so (half the memory of the largest arrays of a
     phase).
+
+    Parameters
+    ----------
+    machine : Machine
+        The network (links with their bandwidths, nodes).
+    src_node, dst_node : array of int, shape (n_flows,)
+        Source and destination node of every flow.
+    routing : str or Router
+        The routing name, or a router.
+    options : TimeOptions
+        Model options (``nic_bw``, ``mem_bw``, ``mem_shared`` decide the extra columns).
+    memory : bool
+        Whether flows inside a node use their node's memory column.
+
+    Returns
+    -------
+    indptr : ndarray of int64, shape (n_flows + 1,)
+        CSR row pointers: flow f uses ``indices[indptr[f]:indptr[f+1]]``.
+    indices : ndarray of int32 or int64
+        Resource (column) of every entry.
+    data : ndarray of float64
+        Fraction of the flow's bytes on each resource.
+    capacity : ndarray of float64, shape (n_links + 3 * n_nodes,)
+        Capacity of every resource, bytes/s (``inf`` for unlimited ones).
     """
     paths = router_for(machine, routing).paths(src_node, dst_node)
     n_links, n_nodes = machine.n_links, machine.n_nodes
@@ -201,6 +261,24 @@ def unique_flows(src_node, dst_node, nbytes):
     Returns (src, dst, bytes, multiplicity) of the groups and ``inverse`` such that flow
     ``f`` belongs to group ``inverse[f]``. Identical flows get identical max-min rates, so
     the model works on groups (a big win for stencils with several ranks per node).
+
+    Parameters
+    ----------
+    src_node, dst_node : array of int, shape (n_flows,)
+        Source and destination node of every flow.
+    nbytes : array of float, shape (n_flows,)
+        Size of every flow, bytes.
+
+    Returns
+    -------
+    src, dst : ndarray of int64, shape (n_groups,)
+        Source and destination node of every group.
+    bytes : ndarray of float64, shape (n_groups,)
+        Size of each flow of the group, bytes.
+    multiplicity : ndarray of float64, shape (n_groups,)
+        Number of flows in every group.
+    inverse : ndarray of int64, shape (n_flows,)
+        Group of every flow.
     """
     src_node = np.asarray(src_node, dtype=np.int64)
     dst_node = np.asarray(dst_node, dtype=np.int64)
@@ -311,7 +389,32 @@ def phase_time(machine, src_node, dst_node, nbytes, routing: "str | Router", opt
                flow_hops=None, src_core=None, dst_core=None) -> float:
     """Predicted time (s) of one phase: when its last flow has arrived (0 with no flows).
 
-    Parameters and routing as :func:`flow_times`.
+    Parameters
+    ----------
+    machine : Machine
+        The network.
+    src_node, dst_node : array of int
+        Nodes of every flow.
+    nbytes : array of float
+        Bytes of every flow.
+    routing : str or Router
+        The routing name, or a router (fixed for these flows, as in :func:`flow_times`).
+    options : TimeOptions
+        Model options.
+    flow_hops : array of float, optional
+        Hops of every flow (default: the machine's shortest hop distance).
+    src_core, dst_core : array of int, optional
+        Core within its node of every flow's sender and receiver (see :func:`flow_times`).
+
+    Returns
+    -------
+    float
+        The largest arrival time of the phase's flows, seconds.
+
+    Raises
+    ------
+    RankmapError
+        When the phase has 2**31 or more distinct flows.
     """
     t = flow_times(machine, src_node, dst_node, nbytes, routing, options, flow_hops,
                    src_core, dst_core)
