@@ -80,8 +80,8 @@ def is_slow(name: str) -> bool:
 
 
 def sort_best_first(results: list[Evaluation]) -> list[Evaluation]:
-    """Evaluations best first by the ranking rule (:mod:`rankmap.metrics.ranking`: fastest
-    first, candidates within 5 % of the fastest ordered by hop-bytes).
+    """Evaluations best first by the ranking rule (:mod:`rankmap.metrics.ranking`: lowest
+    predicted time, exact ties by busiest link then hop-bytes).
 
     Parameters
     ----------
