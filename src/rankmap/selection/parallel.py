@@ -20,6 +20,7 @@ The MPI executor (tasks spread over the processes of ``mpirun``) builds on the s
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 import os
 import sys
 import traceback
@@ -117,12 +118,13 @@ def first_error(outcomes: list[Outcome]) -> None:
             raise out.error
 
 
-class Executor:
+class Executor(ABC):
     """Runs ``fn(item, stage)`` for every item; see the module docstring."""
 
     #: how many tasks can run at the same time
     workers: int = 1
 
+    @abstractmethod
     def run(self, fn: Task, items: list, on_start: Callable[[int], None] | None = None,
             on_stage: Callable[[int, str], None] | None = None,
             on_done: Callable[[int], None] | None = None,
@@ -147,7 +149,6 @@ class Executor:
         list of Outcome
             One per item; items after the first failing one are not run.
         """
-        raise NotImplementedError
 
 
 class SerialExecutor(Executor):
