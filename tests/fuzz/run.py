@@ -67,6 +67,24 @@ def _same(a, b, folder_a: str, folder_b: str) -> str | None:
     return None
 
 
+def _copy_folder(folder: str, twin: str) -> None:
+    """Copy an input's folder for the subprocess run; files that name the folder (a TOML
+    file that includes itself by its absolute path) name the twin instead, so that both
+    runs see the same inputs."""
+    shutil.copytree(folder, twin, symlinks=True)
+    old, new = os.fsencode(folder), os.fsencode(twin)
+    for root, _dirs, files in os.walk(twin):
+        for name in files:
+            path = os.path.join(root, name)
+            if os.path.islink(path) or not os.path.isfile(path):
+                continue
+            with open(path, "rb") as fh:
+                data = fh.read()
+            if old in data:
+                with open(path, "wb") as fh:
+                    fh.write(data.replace(old, new))
+
+
 def _stop(signum, frame):
     raise KeyboardInterrupt
 
@@ -114,10 +132,13 @@ def main(argv=None) -> int:
                         argv_i = make_input(args.seed, i, folder)
                     except OSError:
                         continue
-                    sampled = args.sample and i % args.sample == 0
+                    # exec cannot pass a NUL byte in an argument: such an input runs only
+                    # in the fork server, where main(argv) receives it as a user's script would
+                    execable = not any("\0" in a for a in argv_i)
+                    sampled = execable and args.sample and i % args.sample == 0
                     if sampled:  # the same files for the subprocess, in a twin folder
                         twin = folder + "-twin"
-                        shutil.copytree(folder, twin, symlinks=True)
+                        _copy_folder(folder, twin)
                     res = server.run(argv_i)
                     issues = problems(res, folder)
                     if sampled:
@@ -131,7 +152,7 @@ def main(argv=None) -> int:
                         finally:
                             shutil.rmtree(twin, ignore_errors=True)
                         total["sampled"] += 1
-                    if issues and not sampled:  # confirm with the real script
+                    if issues and not sampled and execable:  # confirm with the real script
                         again = run_entry_point(argv_i, memory=args.memory, cpu=args.cpu,
                                                 wall=args.wall)
                         confirmed = problems(again) or ["(the rankmap script kept the contract)"]

@@ -100,6 +100,10 @@ def main(argv: list[str] | None = None) -> int:
         from ..io.atomic import install_signal_cleanup
 
         install_signal_cleanup()
+        # a path given as non-UTF-8 bytes (kept by Python as surrogates) is echoed escaped,
+        # as stderr already does, instead of failing the print after the work is done
+        if hasattr(sys.stdout, "reconfigure"):
+            sys.stdout.reconfigure(errors="backslashreplace")
         argv = sys.argv[1:] if argv is None else list(argv)
         parser = build_parser(argv[0] if argv and argv[0] in COMMANDS else None)
         if signal.getsignal(signal.SIGINT) is interrupted_while_loading:
