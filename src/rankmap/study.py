@@ -120,6 +120,8 @@ class StudyParams:
     #: and a point's time is the sum over phases of the busiest link's bytes / bandwidth
     #: (much faster on big machines).
     time: str = "model"
+    #: False: the in-node placement step is not run after the mappers (``--in-node keep``)
+    in_node: bool = True
 
     def key(self) -> dict:
         """The parameters a resumed study must share.
@@ -127,9 +129,13 @@ class StudyParams:
         Returns
         -------
         dict
-            Every field, JSON-ready (written to ``study.json``).
+            Every field, JSON-ready (written to ``study.json``); ``in_node`` only when it is
+            False, so folders written before it existed still resume.
         """
-        return asdict(self)
+        key = asdict(self)
+        if self.in_node:
+            del key["in_node"]
+        return key
 
 
 @dataclass
@@ -240,7 +246,7 @@ def study_points(params: StudyParams, machine: Machine, nodes: int, threads: int
     out = []
     for name in params.mappings:
         mapping = build_placement(name, pattern, machine, allocation, params.seed + alloc_seed,
-                                  evaluator=evaluator)
+                                  evaluator=evaluator, in_node=params.in_node)
         ev = evaluator.evaluate(mapping)
         t, source = point_time(machine, ev)
         out.append({"nodes": nodes, "threads": threads, "alloc": alloc_seed,
@@ -299,7 +305,9 @@ def _load_existing(out_dir: str, params: StudyParams) -> list[dict]:
         except json.JSONDecodeError:
             raise RankmapError(f"{meta!r} is not valid JSON") from None
     if old != params.key():
-        diff = [k for k in params.key() if old.get(k) != params.key()[k]]
+        new = params.key()
+        diff = ([k for k in dict.fromkeys([*new, *old]) if old.get(k) != new.get(k)]
+                if isinstance(old, dict) else [])
         raise RankmapError(f"{out_dir!r} holds a different study (differs in "
                            f"{', '.join(diff) or 'format'}): use another --out folder")
     points = []

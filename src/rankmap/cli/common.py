@@ -18,7 +18,8 @@ from .notes import note
 
 __all__ = ["MACHINE_HELP", "PATTERN_HELP", "NODES_HELP", "add_input_options", "add_time_options",
            "add_force", "load_inputs", "print_mapper_notes", "time_options", "budget",
-           "add_budget", "example", "progress_bar", "write_report"]
+           "add_budget", "add_in_node", "in_node", "IN_NODE_CHOICES", "example",
+           "progress_bar", "write_report"]
 
 MACHINE_HELP = ("machine spec or .toml file: torus:8x16x32:cores=4, mesh:8x8x8, "
                 "bgp:4096 (Blue Gene/P, 4 cores/node), bgl:512; options :bw=425MB/s "
@@ -96,6 +97,8 @@ def add_time_options(p: argparse.ArgumentParser) -> None:
 #: the --format choices of every command that prints results (compare, evaluate, counters,
 #: links, nodes, study).
 FORMATS = ("table", "json", "csv")
+#: values of --in-node: run the in-node placement step, or keep the mapper's cores
+IN_NODE_CHOICES = ("place", "keep")
 
 
 def add_format(p: argparse.ArgumentParser, default: str = "table", what: str = "") -> None:
@@ -246,6 +249,38 @@ def add_budget(p: argparse.ArgumentParser) -> None:
                    help="work bound of each refinement (refine:NAME, auto): proposed moves "
                    f"evaluated at most (default {DEFAULT_BUDGET}; 0 = no refinement); the same "
                    "input and seed give the same placement")
+
+
+def add_in_node(p: argparse.ArgumentParser) -> None:
+    """--in-node: whether the in-node placement step runs after the mapper.
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+        A command's parser.
+    """
+    p.add_argument("--in-node", choices=IN_NODE_CHOICES, default=None,
+                   help="on a machine whose nodes have sockets/NUMA domains (node=...): "
+                   "'place' (default) re-deals each node's ranks over its domains to keep "
+                   "heavy pairs in one domain; 'keep' leaves every rank on the core the "
+                   "mapper chose (no effect without node=)")
+
+
+def in_node(args) -> bool:
+    """Whether ``--in-node`` asks for the in-node placement step.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line.
+
+    Returns
+    -------
+    bool
+        False for ``keep``; True for ``place``, the default (also when the command has no
+        ``--in-node``).
+    """
+    return getattr(args, "in_node", None) != "keep"
 
 
 def add_jobs(p: argparse.ArgumentParser, mpi: bool = True,

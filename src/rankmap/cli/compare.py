@@ -9,8 +9,8 @@ from ..errors import RankmapError
 from ..io.atomic import check_writable
 from ..report import render
 from ..selection import compare, expand_names
-from .common import (add_budget, add_force, add_input_options, add_jobs, budget, example,
-                     is_root, load_inputs, print_mapper_notes, search_executor, search_progress,
+from .common import (add_budget, add_force, add_in_node, add_input_options, add_jobs, budget,
+                     example, in_node, is_root, load_inputs, print_mapper_notes, search_executor, search_progress,
                      time_options)
 
 __all__ = ["add_parser", "run", "write_plots"]
@@ -39,6 +39,7 @@ def add_parser(sub) -> None:
                    "applies): rank orders such as TXYZ, inorder, random, greedy, mueller-resch, "
                    "rcb, cubes, graph, refine:NAME, rubik-tile, 'rubik: ...', auto")
     add_budget(p)
+    add_in_node(p)
     add_jobs(p)
     p.add_argument("--format", choices=("table", "json", "csv"), default="table",
                    help="output: a readable table (default), or json/csv on stdout")
@@ -85,7 +86,8 @@ def run(args) -> int:
         comp = compare(machine, allocation, pattern, names, routing=args.routing,
                        seed=args.seed, plateau_y=args.y, progress=bar.done,
                        skip_inapplicable=not explicit, time_options=time_options(args),
-                       budget=budget(args), executor=executor, stage=bar.stage)
+                       budget=budget(args), executor=executor, stage=bar.stage,
+                       in_node=in_node(args))
     if not is_root(executor):
         return 0
     if args.format == "json":

@@ -11,9 +11,9 @@ from ..io.bgmap import read_mapfile
 from ..io.links_csv import format_links_csv
 from ..selection import build_placement
 from ..validate import json_text
-from .common import (add_budget, add_force, add_input_options, add_jobs, budget, example,
-                     is_root, load_inputs, search_executor, search_progress, status,
-                     time_options)
+from .common import (add_budget, add_force, add_in_node, add_input_options, add_jobs, budget,
+                     example, in_node, is_root, load_inputs, search_executor, search_progress,
+                     status, time_options)
 
 __all__ = ["add_parser", "run"]
 
@@ -42,6 +42,7 @@ def add_parser(sub) -> None:
                    help="output: json on stdout (default, shaped like compare's), a readable "
                    "table, or csv")
     add_budget(p)
+    add_in_node(p)
     add_jobs(p)
     p.add_argument("--links-out", metavar="FILE.csv",
                    help="write src,dim,dir,dst,bytes,streams for every directed link")
@@ -83,6 +84,9 @@ def run(args) -> int:
         if not args.links_out.endswith(".csv"):
             raise RankmapError(f"--links-out {args.links_out!r}: expected a .csv file name")
         check_writable(args.links_out, args.force)
+    if args.mapfile and args.in_node is not None:
+        raise RankmapError(f"--in-node {args.in_node}: applies to --mapping, not to a --mapfile "
+                           "(its cores are evaluated as written)")
     if args.mapfile:
         mapping = read_mapfile(args.mapfile, machine, allocation, pattern.n_ranks)
     evaluator = Evaluator(machine, allocation, pattern, args.routing, args.y,
@@ -96,7 +100,8 @@ def run(args) -> int:
                 status(f"building {args.mapping}") if not total else _nothing():
             mapping = build_placement(args.mapping, pattern, machine, allocation, args.seed,
                                       budget=budget(args), evaluator=evaluator,
-                                      executor=executor, stage=bar.stage, progress=bar.done)
+                                      executor=executor, stage=bar.stage, progress=bar.done,
+                                      in_node=in_node(args))
     with status(f"routing {mapping.name}"):
         ev = evaluator.evaluate(mapping)
     if not is_root(executor):

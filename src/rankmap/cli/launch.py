@@ -18,8 +18,8 @@ from ..mappers.base import check_fits
 from ..mpi.nodes import MACHINE_ENV
 from ..patterns import parse_pattern
 from .argtypes import SEED, int_arg
-from .common import (PATTERN_HELP, add_force, add_jobs, example, is_root, search_executor,
-                     search_progress, time_options)
+from .common import (PATTERN_HELP, add_force, add_in_node, add_jobs, example, in_node, is_root,
+                     search_executor, search_progress, time_options)
 
 __all__ = ["add_parser", "reorder_environment", "run"]
 
@@ -89,6 +89,7 @@ def add_parser(sub) -> None:
                    help="with --search-procs: the command that starts the search job instead "
                    "of the program's launcher, e.g. 'srun --ntasks-per-node=1' (-n K is added "
                    "unless it has a process count)")
+    add_in_node(p)
     add_jobs(p)
     add_force(p)
     p.add_argument("launcher_argv", nargs=argparse.REMAINDER, metavar="-- LAUNCHER ARGS",
@@ -208,6 +209,8 @@ def search_command(args, spec: str, argv: list[str], fmt: str, hostfile: str,
              "--seed", str(args.seed), "--format", fmt, "-o", os.path.abspath(path)]
     if args.jobs is not None:
         inner += ["--jobs", str(args.jobs)]
+    if args.in_node is not None:
+        inner += ["--in-node", args.in_node]
     return head + inner + ["--"] + argv
 
 
@@ -270,6 +273,10 @@ def run(args) -> int:
     if not args.pattern and not args.reorder:
         raise RankmapError("give --pattern (a placement file for the launcher) or --reorder "
                            "(the program's MPI_Cart_create & co. reorder)")
+    if args.in_node is not None and not args.pattern:
+        raise RankmapError(f"--in-node {args.in_node}: applies to the placement file of "
+                           "--pattern; the PMPI reorder (--reorder alone) always places "
+                           "ranks inside nodes")
     renv: dict[str, str] = {}
     if args.reorder:
         from ..pmpi.environment import launcher_env_args
@@ -315,7 +322,8 @@ def run(args) -> int:
             mapping = build_placement(args.mapping, pattern, machine, allocation, args.seed,
                                       routing=getattr(args, "routing", None),
                                       time_options=time_options(args), executor=executor,
-                                      stage=bar.stage, progress=bar.done)
+                                      stage=bar.stage, progress=bar.done,
+                                      in_node=in_node(args))
         if not is_root(executor):  # inside a search job: rank 0 writes and prints
             return 0
         write_atomic(path, emitter.write(mapping, machine, allocation), force=args.force)

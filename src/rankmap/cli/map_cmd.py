@@ -9,8 +9,9 @@ from ..io.atomic import check_writable, write_atomic
 from ..io.emit import EMITTERS, get_emitter, usage_text
 from ..io.hostnames import apply_name_template
 from ..selection import build_placement, is_auto
-from .common import (add_budget, add_force, add_input_options, add_jobs, budget, example,
-                     is_root, load_inputs, print_mapper_notes, search_executor, search_progress,
+from .common import (add_budget, add_force, add_in_node, add_input_options, add_jobs, budget,
+                     example, in_node, is_root, load_inputs, print_mapper_notes,
+                     search_executor, search_progress,
                      status, time_options)
 
 __all__ = ["add_parser", "run", "run_auto"]
@@ -40,6 +41,7 @@ def add_parser(sub) -> None:
                    "'refine:greedy', 'rubik: app tile 1,8,16; net tile 8,8,2'), or auto: "
                    "evaluate every applicable one, print the table and write the best")
     add_budget(p)
+    add_in_node(p)
     add_jobs(p)
     p.add_argument("--emit", required=True, metavar="FORMAT",
                    help="file format: " + ", ".join(EMITTERS))
@@ -78,7 +80,8 @@ def run(args) -> int:
         print_mapper_notes([args.mapping], pattern)
         with status(f"building {args.mapping}"):
             mapping = build_placement(args.mapping, pattern, machine, allocation, args.seed,
-                                      routing=args.routing, budget=budget(args))
+                                      routing=args.routing, budget=budget(args),
+                                      in_node=in_node(args))
     if not is_root(executor):
         return 0
     write_atomic(args.output, emitter.write(mapping, machine, allocation), force=args.force)
@@ -122,7 +125,7 @@ def run_auto(args, machine, allocation, pattern, executor=None):
         comp = auto_select(pattern, machine, allocation, args.seed, routing=args.routing,
                            plateau_y=args.y, progress=bar.done, budget=budget(args),
                            time_options=time_options(args), executor=executor,
-                           stage=bar.stage)
+                           stage=bar.stage, in_node=in_node(args))
     if not is_root(executor):
         return comp.best.mapping
     con = Console(width=None if sys.stdout.isatty() else 120)

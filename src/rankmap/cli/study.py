@@ -11,8 +11,8 @@ from ..errors import RankmapError
 from ..machines import parse_machine
 from ..io.atomic import check_writable, write_atomic
 from ..study import StudyParams, parse_sweep, plot_study, run_study, summary_csv
-from .common import (MACHINE_HELP, PATTERN_HELP, add_force, add_jobs, example, progress_bar,
-                     search_executor)
+from .common import (MACHINE_HELP, PATTERN_HELP, add_force, add_in_node, add_jobs, example,
+                     in_node, progress_bar, search_executor)
 from ..validate import json_text
 from .argtypes import SEED, int_arg
 
@@ -62,6 +62,7 @@ def add_parser(sub) -> None:
     p.add_argument("--plot", metavar="FILE.png", help="write the Figure-1-style plot")
     p.add_argument("--format", choices=("table", "json", "csv"), default="table",
                    help="summary on stdout: table (default), json or csv")
+    add_in_node(p)
     add_jobs(p, mpi=False, what="several random allocations at a time")
     add_force(p)
     p.set_defaults(func=run)
@@ -108,7 +109,8 @@ def run(args) -> int:
                          nodes=parse_sweep(args.nodes_sweep, "--nodes-sweep"),
                          threads=threads,
                          mappings=list(dict.fromkeys(mappings)), allocs=args.allocs,
-                         routing=args.routing, seed=args.seed, time=args.time)
+                         routing=args.routing, seed=args.seed, time=args.time,
+                         in_node=in_node(args))
     if args.plot:
         if not args.plot.lower().endswith(".png"):
             raise RankmapError(f"--plot {args.plot!r}: expected a .png file name")

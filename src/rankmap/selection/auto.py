@@ -65,7 +65,8 @@ def auto_select(pattern, machine, allocation, seed: int = 0, routing=None,
                 plateau_y: float | None = None, progress: Callable | None = None,
                 total_hook: Callable[[int], None] | None = None, *, budget: int | None = None,
                 time_options=None, evaluator: Evaluator | None = None, executor=None,
-                stage: Callable[[str, str], None] | None = None) -> Comparison:
+                stage: Callable[[str, str], None] | None = None,
+                in_node: bool = True) -> Comparison:
     """Evaluate every candidate and the refinement of the best two.
 
     Parameters
@@ -95,6 +96,9 @@ def auto_select(pattern, machine, allocation, seed: int = 0, routing=None,
         serial one (default: in this process).
     stage : callable, optional
         ``stage(name, what)`` when a candidate starts being built, routed or refined.
+    in_node : bool
+        On a machine with a node structure, run the in-node placement step on every
+        candidate and refinement (default); False keeps the mappers' cores.
 
     Returns
     -------
@@ -120,7 +124,8 @@ def auto_select(pattern, machine, allocation, seed: int = 0, routing=None,
     # then goes in bound order in this process, so pruning never depends on timing
     prepared, skipped = evaluate_candidates(
         _Prepare(evaluator, kind is not None), names,
-        lambda n: build_mapping(n, pattern, machine, allocation, seed), skip=skip,
+        lambda n: build_mapping(n, pattern, machine, allocation, seed, in_node=in_node),
+        skip=skip,
         executor=executor, stage=stage)
     if progress:
         for name in skipped:
@@ -140,7 +145,8 @@ def auto_select(pattern, machine, allocation, seed: int = 0, routing=None,
         if key not in refined_cores:          # identical starts give identical refinements
             cores = refine_cores(base.mapping.core_of_rank, pattern, machine, allocation,
                                  seed, budget, evaluator.router)
-            refined_cores[key] = in_node_step(cores, pattern, machine, allocation, seed)
+            refined_cores[key] = (in_node_step(cores, pattern, machine, allocation, seed)
+                                  if in_node else cores)
         return validate_mapping(name, refined_cores[key], pattern.n_ranks, allocation)
 
     more, _ = evaluate_candidates(evaluator, [f"refine:{e.name}" for e in starts],

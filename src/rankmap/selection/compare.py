@@ -16,8 +16,8 @@ __all__ = ["compare"]
 def compare(machine, allocation, pattern, names, routing=None, seed: int = 0,
             plateau_y: float = DEFAULT_PLATEAU_Y, progress: Callable[[str], None] | None = None,
             skip_inapplicable: bool = False, *, time_options=None, budget: int | None = None,
-            metrics=None, executor=None, stage: Callable[[str, str], None] | None = None
-            ) -> Comparison:
+            metrics=None, executor=None, stage: Callable[[str, str], None] | None = None,
+            in_node: bool = True) -> Comparison:
     """Build and evaluate every named mapping; return them sorted best first.
 
     Parameters
@@ -48,6 +48,9 @@ def compare(machine, allocation, pattern, names, routing=None, seed: int = 0,
         serial one.
     stage : callable, optional
         ``stage(name, what)`` when a candidate starts being built, routed or refined.
+    in_node : bool
+        On a machine with a node structure, run the in-node placement step after every
+        mapper (default); False keeps the mappers' cores (``--in-node keep``).
 
     Returns
     -------
@@ -60,7 +63,7 @@ def compare(machine, allocation, pattern, names, routing=None, seed: int = 0,
     results, skipped = evaluate_candidates(
         evaluator, names,
         lambda n: build_placement(n, pattern, machine, allocation, seed, budget=budget,
-                                  evaluator=evaluator, executor=executor,
+                                  evaluator=evaluator, executor=executor, in_node=in_node,
                                   stage=stage and (lambda c, what: stage(n, f"{what} {c} for"))),
         skip_inapplicable=skip_inapplicable, progress=progress, executor=executor,
         stage=stage, in_parent=is_auto)

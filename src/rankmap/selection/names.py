@@ -49,7 +49,7 @@ def check_name(name: str, machine) -> None:
 def build_placement(name: str, pattern, machine, allocation, seed: int = 0, *, routing=None,
                     budget: int | None = None, time_options=None,
                     evaluator: Evaluator | None = None, executor=None,
-                    stage=None, progress=None) -> Placement:
+                    stage=None, progress=None, in_node: bool = True) -> Placement:
     """The placement called ``name``: ``auto`` (:func:`rankmap.selection.auto.auto_select`) or
     any registered mapper (:func:`rankmap.mappers.build_mapping`).
 
@@ -75,6 +75,10 @@ def build_placement(name: str, pattern, machine, allocation, seed: int = 0, *, r
         ``stage(name, what)`` when one of ``auto``'s candidates starts a step.
     progress : callable, optional
         ``progress(name)`` when one of ``auto``'s candidates is done.
+    in_node : bool
+        On a machine with a node structure, run the in-node placement step
+        (:func:`~rankmap.mappers.domain_placement.in_node_step`) after the mapper (and on
+        every one of ``auto``'s candidates); False keeps the mappers' cores (``--in-node keep``).
 
     Returns
     -------
@@ -87,8 +91,9 @@ def build_placement(name: str, pattern, machine, allocation, seed: int = 0, *, r
         check_fits(pattern.n_ranks, allocation)
         comp = auto_select(pattern, machine, allocation, seed, router, budget=budget,
                            time_options=time_options, evaluator=evaluator,
-                           executor=executor, stage=stage, progress=progress)
+                           executor=executor, stage=stage, progress=progress,
+                           in_node=in_node)
         return validate_mapping("auto", comp.best.mapping.core_of_rank, pattern.n_ranks,
                                 allocation)
     return build_registered(name, pattern, machine, allocation, seed, router=router,
-                            budget=budget, extra_known=("auto",))
+                            budget=budget, extra_known=("auto",), in_node=in_node)
