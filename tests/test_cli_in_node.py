@@ -55,8 +55,8 @@ def test_map_writes_different_rankfiles_only_with_node_structure(capsys, tmp_pat
     keep = map_file(capsys, tmp_path, NODE_MACHINE, "keep")
     assert place != keep
     # same node for every rank, only the slots inside the nodes differ
-    hosts = [[line.split()[1].split("=")[1] for line in text.splitlines() if line.startswith("rank")]
-             for text in (place, keep)]
+    hosts = [[line.split()[1].split("=")[1] for line in text.splitlines()
+              if line.startswith("rank")] for text in (place, keep)]
     assert hosts[0] == hosts[1]
     assert map_file(capsys, tmp_path, FLAT_MACHINE, "place") == \
         map_file(capsys, tmp_path, FLAT_MACHINE, "keep")
@@ -85,7 +85,8 @@ def test_launch_dry_run(capsys, tmp_path, monkeypatch):
     for mode in ("place", "keep"):
         out = tmp_path / f"{mode}.rankfile"
         code, _, err = run(capsys, "launch", "-m", NODE_MACHINE, "-p", PATTERN, "--mapping",
-                           "random", "--hostfile", str(hostfile), "--nodes", "0-15", "--in-node", mode,
+                           "random", "--hostfile", str(hostfile), "--nodes", "0-15",
+                           "--in-node", mode,
                            "--dry-run", "-o", str(out), "--jobs", "1", "--", "mpirun",
                            "-n", "128", "./app")
         assert code == 0, err

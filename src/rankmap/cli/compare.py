@@ -10,8 +10,8 @@ from ..io.atomic import check_writable
 from ..report import render
 from ..selection import compare, expand_names
 from .common import (add_budget, add_force, add_in_node, add_input_options, add_jobs, budget,
-                     example, in_node, is_root, load_inputs, print_mapper_notes, search_executor, search_progress,
-                     time_options)
+                     example, in_node, is_root, load_inputs, print_mapper_notes,
+                     search_executor, search_progress, time_options)
 
 __all__ = ["add_parser", "run", "write_plots"]
 
