@@ -125,3 +125,22 @@ def test_errors(capsys, tmp_path, monkeypatch, args, needle):
     assert code == 2
     assert needle in err
     assert "Traceback" not in err
+
+
+def test_launch_search_job_gets_the_switch():
+    from types import SimpleNamespace
+
+    from rankmap.allocation import parse_allocation
+    from rankmap.cli.launch import search_command
+    from rankmap.machines import parse_machine
+
+    alloc = parse_allocation("0-3", parse_machine(NODE_MACHINE))
+    args = SimpleNamespace(search_procs=4, search_launcher=None, pattern="stencil:4x8",
+                           mapping="auto", seed=0, jobs=None, in_node="keep")
+    cmd = search_command(args, NODE_MACHINE, ["mpirun", "-n", "32", "./app"], "openmpi", "h",
+                         alloc, "out")
+    inner = cmd[:cmd.index("--")]
+    assert inner[inner.index("--in-node") + 1] == "keep"
+    args.in_node = None
+    assert "--in-node" not in search_command(args, NODE_MACHINE, ["mpirun", "./app"],
+                                             "openmpi", "h", alloc, "out")

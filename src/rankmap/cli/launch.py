@@ -209,7 +209,7 @@ def search_command(args, spec: str, argv: list[str], fmt: str, hostfile: str,
              "--seed", str(args.seed), "--format", fmt, "-o", os.path.abspath(path)]
     if args.jobs is not None:
         inner += ["--jobs", str(args.jobs)]
-    if args.in_node is not None:
+    if getattr(args, "in_node", None) is not None:
         inner += ["--in-node", args.in_node]
     return head + inner + ["--"] + argv
 
@@ -273,7 +273,7 @@ def run(args) -> int:
     if not args.pattern and not args.reorder:
         raise RankmapError("give --pattern (a placement file for the launcher) or --reorder "
                            "(the program's MPI_Cart_create & co. reorder)")
-    if args.in_node is not None and not args.pattern:
+    if getattr(args, "in_node", None) is not None and not args.pattern:
         raise RankmapError(f"--in-node {args.in_node}: applies to the placement file of "
                            "--pattern; the PMPI reorder (--reorder alone) always places "
                            "ranks inside nodes")
