@@ -8,7 +8,8 @@ from rankmap.cli import main
 from rankmap.evaluation import Evaluator
 from rankmap.machines import parse_machine
 from rankmap.mappers import build_mapping
-from rankmap.mappers.refine import _State, refine_cores
+from rankmap.mappers.refine import (GAIN_WINDOW, MAX_REFUSED, _State, refine_cores,
+                                    refine_search)
 from rankmap.selection import auto_select, build_placement
 from rankmap.metrics import NEAR_TIE, best_first_order, primary
 from rankmap.patterns import parse_pattern
@@ -42,6 +43,34 @@ def test_refine_improves_a_random_start():
     before = _State(p, m, a, "dor", start).objective()
     after = _State(p, m, a, "dor", out).objective()
     assert after < before and after[1] < before[1]
+
+
+def test_refine_stops_early_on_an_already_good_placement():
+    # the natural order of a 4x4x4 stencil on a 4x4x4 torus is optimal: the first window of
+    # proposals gains nothing, so the search ends there, far before the budget or the
+    # refused-in-a-row limit, and returns the start
+    m, a, p = _setup()
+    start = build_mapping("inorder", p, m, a).core_of_rank
+    run = refine_search(start, p, m, a, seed=0, budget=20000)
+    assert run.stop == "small gain"
+    assert run.proposals == GAIN_WINDOW < MAX_REFUSED and run.windows == 1
+    assert run.accepted == 0 and np.array_equal(run.cores, start)
+    # without the small-gain stop the same search runs until MAX_REFUSED refusals in a row
+    full = refine_search(start, p, m, a, seed=0, budget=20000, min_gain=0)
+    assert full.stop == "refused" and full.proposals >= MAX_REFUSED > run.proposals
+
+
+def test_refine_small_gain_stop_is_deterministic_and_keeps_improving_a_bad_start():
+    m, a, p = _setup()
+    start = build_mapping("random", p, m, a, seed=2).core_of_rank
+    one = refine_search(start, p, m, a, seed=0, budget=20000)
+    two = refine_search(start, p, m, a, seed=0, budget=20000)
+    assert np.array_equal(one.cores, two.cores)
+    assert (one.proposals, one.accepted, one.stop) == (two.proposals, two.accepted, two.stop)
+    assert one.proposals > GAIN_WINDOW and one.accepted > 0   # gains at first: goes on
+    assert np.array_equal(one.cores, refine_cores(start, p, m, a, seed=0, budget=20000))
+    before = _State(p, m, a, "dor", start).objective()
+    assert _State(p, m, a, "dor", one.cores).objective() < before
 
 
 def test_refine_budget_zero_returns_start():

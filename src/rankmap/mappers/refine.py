@@ -9,9 +9,11 @@ taking a free core). Only the flows of the ranks that move are re-routed (the ro
 about as much as routing a handful of flows. A proposal is kept only when it lowers the
 objective: the busiest link's bytes (worst phase), then the hop-bytes (all phases), under the
 router given (:class:`Refine`). The search is bounded by work, not time: it stops after
-``budget`` proposals (``--budget``, default :data:`DEFAULT_BUDGET`) or when
-:data:`MAX_REFUSED` proposals in a row were refused, so the same input and seed give the same
-placement. The result is checked by routing everything again: it is never worse than the
+``budget`` proposals (``--budget``, default :data:`DEFAULT_BUDGET`), when :data:`MAX_REFUSED`
+proposals in a row were refused, or when its expected gain is small: a window of
+:data:`GAIN_WINDOW` proposals that lowered neither the busiest link's bytes nor the hop-bytes
+by :data:`MIN_GAIN` (relative to their values at the window's start) ends the search. All
+three count proposals, never seconds, so the same input and seed give the same placement. The result is checked by routing everything again: it is never worse than the
 start.
 """
 
@@ -26,12 +28,17 @@ from ..routing import Router, router_for
 from .base import MapperInfo
 from .geometry import check_seed, neighbour_csr
 
-__all__ = ["Refine", "refine_cores", "check_budget", "DEFAULT_BUDGET", "MAX_REFUSED"]
+__all__ = ["Refine", "RefineRun", "refine_cores", "refine_search", "check_budget",
+           "DEFAULT_BUDGET", "MAX_REFUSED", "GAIN_WINDOW", "MIN_GAIN"]
 
 #: default work bound of one refinement: proposed moves evaluated
 DEFAULT_BUDGET = 20000
 #: stop after this many refused proposals in a row
 MAX_REFUSED = 1500
+#: proposals per window of the small-gain stop
+GAIN_WINDOW = 500
+#: a window whose relative gain (busiest link and hop-bytes alike) is below this ends the search
+MIN_GAIN = 1e-3
 
 
 def check_budget(budget) -> int:
@@ -136,6 +143,29 @@ class _State:
         return True
 
 
+@dataclass(frozen=True, eq=False)
+class RefineRun:
+    """What one refinement did (:func:`refine_search`).
+
+    ``cores`` is the placement returned (never worse than the start); ``proposals`` the
+    proposed moves evaluated, ``accepted`` those kept, ``windows`` the completed windows of
+    :data:`GAIN_WINDOW` proposals, and ``stop`` why the search ended: ``"budget"``,
+    ``"refused"`` (:data:`MAX_REFUSED` in a row), ``"small gain"`` (a window below
+    :data:`MIN_GAIN`), ``"no flows"`` or ``"no hops"``.
+    """
+
+    cores: np.ndarray
+    proposals: int
+    accepted: int
+    windows: int
+    stop: str
+
+
+def _small_gain(before: tuple[float, float], after: tuple[float, float], min_gain: float) -> bool:
+    """True when neither the busiest link nor the hop-bytes dropped by ``min_gain`` (relative)."""
+    return all(b - a < min_gain * b if b > 0 else True for b, a in zip(before, after))
+
+
 def refine_cores(start: np.ndarray, pattern, machine, allocation, seed: int = 0,
                  budget: int | None = None, routing: "Router | str | None" = None) -> np.ndarray:
     """Locally improved copy of placement ``start`` (see module docstring); never worse.
@@ -158,12 +188,44 @@ def refine_cores(start: np.ndarray, pattern, machine, allocation, seed: int = 0,
     numpy.ndarray
         Core of every rank.
     """
+    return refine_search(start, pattern, machine, allocation, seed, budget, routing).cores
+
+
+def refine_search(start: np.ndarray, pattern, machine, allocation, seed: int = 0,
+                  budget: int | None = None, routing: "Router | str | None" = None, *,
+                  min_gain: float | None = None) -> RefineRun:
+    """:func:`refine_cores` with a record of the work done (see module docstring).
+
+    Parameters
+    ----------
+    start : array of int
+        Core of every rank to start from.
+    pattern, machine, allocation
+        The inputs.
+    seed : int
+        Seed of the proposals.
+    budget : int, optional
+        Proposed moves to evaluate at most (default :data:`DEFAULT_BUDGET`).
+    routing : Router or str, optional
+        The routing the objective is measured under (default: the machine's).
+    min_gain : float, optional
+        Relative gain a window of :data:`GAIN_WINDOW` proposals must reach for the search to
+        go on (default :data:`MIN_GAIN`; 0 switches the small-gain stop off).
+
+    Returns
+    -------
+    RefineRun
+        The placement (core of every rank) and the proposals made, kept and why it stopped.
+    """
     budget = DEFAULT_BUDGET if budget is None else check_budget(budget)
+    min_gain = MIN_GAIN if min_gain is None else float(min_gain)
+    if not 0.0 <= min_gain < 1.0:
+        raise ValueError(f"min_gain must be in [0, 1), not {min_gain}")
     routing = router_for(machine, routing)
     start = np.asarray(start, dtype=np.int64)
     st = _State(pattern, machine, allocation, routing, start)
     if not st.phases or budget <= 0:
-        return start
+        return RefineRun(start, 0, 0, 0, "no flows" if not st.phases else "budget")
     rng = np.random.default_rng(check_seed(seed))
     src = np.concatenate([p.src for p in st.phases])
     dst = np.concatenate([p.dst for p in st.phases])
@@ -173,12 +235,19 @@ def refine_cores(start: np.ndarray, pattern, machine, allocation, seed: int = 0,
     left = budget
     refused = 0
     batch = 256
-    while left > 0 and refused < MAX_REFUSED:
+    proposals = accepted = windows = 0
+    window_start = st.objective()
+    stop = "budget"
+    while left > 0:
+        if refused >= MAX_REFUSED:
+            stop = "refused"
+            break
         node = st.node_of(st.cores)
         hops = machine.hop_distance(node[src], node[dst]).astype(np.float64)
         weight = hops * w
         total = weight.sum()
         if total <= 0:
+            stop = "no hops"
             break
         picks = rng.choice(len(src), size=batch, p=weight / total)
         flip = rng.random(batch) < 0.5
@@ -195,14 +264,27 @@ def refine_cores(start: np.ndarray, pattern, machine, allocation, seed: int = 0,
             b = int(st.rank_of_core[c])
             moves = {a: c} if b < 0 else {a: c, b: int(st.cores[a])}
             left -= 1
-            if st.try_move(moves):
+            proposals += 1
+            kept = st.try_move(moves)
+            if proposals % GAIN_WINDOW == 0:
+                windows += 1
+                if min_gain > 0 and _small_gain(window_start, st.objective(), min_gain):
+                    stop = "small gain"
+                    left = 0
+                    break
+                window_start = st.objective()
+            if kept:
+                accepted += 1
                 refused = 0
                 break                       # weights changed: draw again
             refused += 1
+        if stop == "small gain":
+            break
     # exact check: never return something worse than the start
     final = _State(pattern, machine, allocation, routing, st.cores)
     base = _State(pattern, machine, allocation, routing, start)
-    return st.cores if final.objective() <= base.objective() else start
+    cores = st.cores if final.objective() <= base.objective() else start
+    return RefineRun(cores, proposals, accepted, windows, stop)
 
 
 @dataclass(frozen=True)
