@@ -19,9 +19,11 @@ from rankmap.cli.common import SearchProgress
 from rankmap.errors import RankmapError
 from rankmap.machines import parse_machine
 from rankmap.patterns import parse_pattern
-from rankmap.selection import auto_select, compare
-from rankmap.selection.parallel import (MAX_JOBS, ForkExecutor, SerialExecutor, first_error,
-                                        make_executor)
+from rankmap.evaluation import Evaluator
+from rankmap.selection import auto_select, build_placement, compare
+from rankmap.selection.candidates import evaluate_candidates
+from rankmap.selection.parallel import (MAX_JOBS, SERIAL_WORK, ForkExecutor, SerialExecutor,
+                                        first_error, make_executor)
 
 SMALL = ["-m", "torus:4x4:cores=2", "-n", "random:6:seed=3", "-p", "stencil:3x4:box"]
 
@@ -111,6 +113,32 @@ def test_jobs_values():
     for bad in (0, -1, MAX_JOBS + 1, 1.5, True):
         with pytest.raises(RankmapError, match="bad --jobs"):
             make_executor(bad)
+
+
+def test_default_jobs_runs_a_tiny_job_in_process(small):
+    # with the default --jobs a job under SERIAL_WORK does not fork (forking would cost more
+    # than the tasks); an explicit --jobs N always forks; the result is the same either way
+    default = make_executor()
+    if default.workers > 1:
+        assert isinstance(default.for_work(SERIAL_WORK - 1), SerialExecutor)
+        assert default.for_work(SERIAL_WORK) is default
+    assert make_executor(2).for_work(1).workers == 2
+    machine, allocation, pattern = small
+    built_here = []
+
+    def build(name):
+        built_here.append(name)           # a forked worker's append is lost with it
+        return build_placement(name, pattern, machine, allocation, 0)
+
+    ev = Evaluator(machine, allocation, pattern)
+    names = ["inorder", "rcb", "greedy", "hilbert"]
+    tiny, _ = evaluate_candidates(ev, names, build,
+                                  executor=ForkExecutor(2, serial_below=SERIAL_WORK))
+    assert built_here == names
+    built_here.clear()
+    forked, _ = evaluate_candidates(ev, names, build, executor=ForkExecutor(2))
+    assert len(built_here) < len(names)
+    assert [json.dumps(e.to_json()) for e in tiny] == [json.dumps(e.to_json()) for e in forked]
 
 
 def test_cli_jobs_same_output_and_same_error(capsys):

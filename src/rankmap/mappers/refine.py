@@ -10,10 +10,11 @@ about as much as routing a handful of flows. A proposal is kept only when it low
 objective: the busiest link's bytes (worst phase), then the hop-bytes (all phases), under the
 router given (:class:`Refine`). The search is bounded by work, not time: it stops after
 ``budget`` proposals (``--budget``, default :data:`DEFAULT_BUDGET`), when :data:`MAX_REFUSED`
-proposals in a row were refused, or when its expected gain is small: a window of
-:data:`GAIN_WINDOW` proposals that lowered neither the busiest link's bytes nor the hop-bytes
-by :data:`MIN_GAIN` (relative to their values at the window's start) ends the search. All
-three count proposals, never seconds, so the same input and seed give the same placement. The result is checked by routing everything again: it is never worse than the
+proposals in a row were refused, or when its expected gain is small: after every window of
+:data:`GAIN_WINDOW` proposals, the gain of that window (of the busiest link's bytes and of the
+hop-bytes, relative to their values at the window's start) is extrapolated over the proposals
+left in the budget, and when neither would reach :data:`MIN_GAIN` the search ends. All three
+count proposals, never seconds, so the same input and seed give the same placement. The result is checked by routing everything again: it is never worse than the
 start.
 """
 
@@ -36,8 +37,9 @@ DEFAULT_BUDGET = 20000
 #: stop after this many refused proposals in a row
 MAX_REFUSED = 1500
 #: proposals per window of the small-gain stop
-GAIN_WINDOW = 500
-#: a window whose relative gain (busiest link and hop-bytes alike) is below this ends the search
+GAIN_WINDOW = 1000
+#: the search ends when a window's relative gain (busiest link and hop-bytes alike), times the
+#: windows left in the budget, is below this
 MIN_GAIN = 1e-3
 
 
@@ -150,7 +152,7 @@ class RefineRun:
     ``cores`` is the placement returned (never worse than the start); ``proposals`` the
     proposed moves evaluated, ``accepted`` those kept, ``windows`` the completed windows of
     :data:`GAIN_WINDOW` proposals, and ``stop`` why the search ended: ``"budget"``,
-    ``"refused"`` (:data:`MAX_REFUSED` in a row), ``"small gain"`` (a window below
+    ``"refused"`` (:data:`MAX_REFUSED` in a row), ``"small gain"`` (expected gain below
     :data:`MIN_GAIN`), ``"no flows"`` or ``"no hops"``.
     """
 
@@ -193,7 +195,7 @@ def refine_cores(start: np.ndarray, pattern, machine, allocation, seed: int = 0,
 
 def refine_search(start: np.ndarray, pattern, machine, allocation, seed: int = 0,
                   budget: int | None = None, routing: "Router | str | None" = None, *,
-                  min_gain: float | None = None) -> RefineRun:
+                  min_gain: float | None = None, window: int | None = None) -> RefineRun:
     """:func:`refine_cores` with a record of the work done (see module docstring).
 
     Parameters
@@ -209,8 +211,11 @@ def refine_search(start: np.ndarray, pattern, machine, allocation, seed: int = 0
     routing : Router or str, optional
         The routing the objective is measured under (default: the machine's).
     min_gain : float, optional
-        Relative gain a window of :data:`GAIN_WINDOW` proposals must reach for the search to
-        go on (default :data:`MIN_GAIN`; 0 switches the small-gain stop off).
+        Relative gain the rest of the budget must be expected to bring (the last window's gain
+        times the windows left) for the search to go on (default :data:`MIN_GAIN`; 0 switches
+        the small-gain stop off).
+    window : int, optional
+        Proposals per window of the small-gain stop (default :data:`GAIN_WINDOW`).
 
     Returns
     -------
@@ -219,6 +224,9 @@ def refine_search(start: np.ndarray, pattern, machine, allocation, seed: int = 0
     """
     budget = DEFAULT_BUDGET if budget is None else check_budget(budget)
     min_gain = MIN_GAIN if min_gain is None else float(min_gain)
+    window = GAIN_WINDOW if window is None else int(window)
+    if window < 1:
+        raise ValueError(f"window must be at least 1, not {window}")
     if not 0.0 <= min_gain < 1.0:
         raise ValueError(f"min_gain must be in [0, 1), not {min_gain}")
     routing = router_for(machine, routing)
@@ -266,9 +274,10 @@ def refine_search(start: np.ndarray, pattern, machine, allocation, seed: int = 0
             left -= 1
             proposals += 1
             kept = st.try_move(moves)
-            if proposals % GAIN_WINDOW == 0:
+            if proposals % window == 0:
                 windows += 1
-                if min_gain > 0 and _small_gain(window_start, st.objective(), min_gain):
+                if min_gain > 0 and _small_gain(window_start, st.objective(),
+                                                min_gain * window / max(left, window)):
                     stop = "small gain"
                     left = 0
                     break

@@ -162,6 +162,7 @@ class _Prepare:
 
     def __init__(self, evaluator: Evaluator, bounded: bool):
         self.evaluator, self.bounded = evaluator, bounded
+        self.pattern = evaluator.pattern      # sizes the job (Executor.for_work)
 
     def evaluate(self, mapping) -> "_Prepared":
         """The built candidate and its lower bound (None when nothing is bounded)."""

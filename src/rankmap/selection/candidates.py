@@ -142,6 +142,10 @@ def evaluate_candidates(evaluator: Evaluator, names: list[str], build: Callable,
         The evaluations in the order of ``names`` and the skipped names with their reasons.
     """
     executor = executor if executor is not None else SerialExecutor()
+    pattern = getattr(evaluator, "pattern", None)
+    if pattern is not None:
+        size = pattern.n_ranks + sum(int(ph.n_flows) for ph in pattern.phases)
+        executor = executor.for_work(len(names) * size)
     reasons = {n: skip(n) for n in names} if skip else {}
     todo = [n for n in names if reasons.get(n) is None]
 

@@ -14,6 +14,11 @@ would never run).
   ignore Ctrl-C: the parent stops them (SIGTERM) and re-raises KeyboardInterrupt. A worker that
   dies (killed, out of memory) is one clear error, not a hang.
 
+With ``--jobs`` left at its default (every core) a job too small to repay forking (less than
+:data:`SERIAL_WORK` flows and ranks over all its tasks, see :meth:`Executor.for_work`) runs in
+this process: forking and loading the kernels again in each worker would cost more than the
+tasks. An explicit ``--jobs N`` always forks.
+
 The MPI executor (tasks spread over the processes of ``mpirun``) builds on the same
 :class:`Outcome` contract in :mod:`rankmap.mpi.spread`.
 """
@@ -30,7 +35,12 @@ from typing import Any, Callable
 from ..errors import RankmapError
 
 __all__ = ["Outcome", "Executor", "SerialExecutor", "ForkExecutor", "usable_cores",
-           "make_executor", "first_error", "portable_error", "restore_error", "MAX_JOBS"]
+           "make_executor", "first_error", "portable_error", "restore_error", "MAX_JOBS",
+           "SERIAL_WORK"]
+
+#: with the default --jobs, a job of less work than this (tasks x (flows + ranks) of the
+#: pattern) runs in this process instead of on forked workers
+SERIAL_WORK = 100_000
 
 #: --jobs above this is refused (a typo such as --jobs 4096 would fork thousands of copies)
 MAX_JOBS = 512
@@ -123,6 +133,22 @@ class Executor(ABC):
 
     #: how many tasks can run at the same time
     workers: int = 1
+
+    def for_work(self, work: int) -> "Executor":
+        """The executor to run a job of ``work`` units on (this one, unless it says otherwise).
+
+        Parameters
+        ----------
+        work : int
+            Size of the whole job: tasks x (flows + ranks) of the pattern.
+
+        Returns
+        -------
+        Executor
+            ``self``; a :class:`ForkExecutor` made for the default ``--jobs`` gives a
+            :class:`SerialExecutor` below :data:`SERIAL_WORK`.
+        """
+        return self
 
     @abstractmethod
     def run(self, fn: Task, items: list, on_start: Callable[[int], None] | None = None,
@@ -239,8 +265,24 @@ class ForkExecutor(Executor):
         Number of worker processes (>= 1); never more than the number of items.
     """
 
-    def __init__(self, jobs: int):
+    def __init__(self, jobs: int, serial_below: int = 0):
         self.workers = check_jobs(jobs)
+        self.serial_below = serial_below
+
+    def for_work(self, work: int) -> Executor:
+        """A :class:`SerialExecutor` for a job below ``serial_below`` units, else ``self``.
+
+        Parameters
+        ----------
+        work : int
+            Size of the whole job: tasks x (flows + ranks) of the pattern.
+
+        Returns
+        -------
+        Executor
+            Where to run the job; the outcomes are the same either way.
+        """
+        return SerialExecutor() if work < self.serial_below else self
 
     def run(self, fn, items, on_start=None, on_stage=None, on_done=None, order=None):
         """Run every item's task; return the outcomes in the items' order (see
@@ -368,11 +410,15 @@ def make_executor(jobs: int | None = None) -> Executor:
     Parameters
     ----------
     jobs : int, optional
-        Worker processes; None means every usable core (:func:`usable_cores`).
+        Worker processes; None means every usable core (:func:`usable_cores`), and then jobs
+        of less than :data:`SERIAL_WORK` run in this process (:meth:`Executor.for_work`).
 
     Returns
     -------
     Executor
     """
-    jobs = usable_cores() if jobs is None else check_jobs(jobs)
+    if jobs is None:
+        jobs = usable_cores()
+        return SerialExecutor() if jobs == 1 else ForkExecutor(jobs, serial_below=SERIAL_WORK)
+    jobs = check_jobs(jobs)
     return SerialExecutor() if jobs == 1 else ForkExecutor(jobs)
