@@ -12,7 +12,8 @@ With ``RANKMAP_BENCH_BEFORE=DIR`` (a source tree, e.g. ``git archive <rev> | tar
 the same commands also run on ``DIR/src`` in the same session, interleaved, as the reference.
 
 Part 2 runs ``auto`` (seed 0, time model on, in this process) on ``stencil:16x16x16:box`` on
-``torus:8x8x16:cores=4`` and on ``fft2d:32x32`` on ``torus:8x8x8:cores=2``, each twice: with ``refine``'s small-gain stop
+``torus:8x8x16:cores=4`` and on ``fft2d:32x32`` on ``torus:8x8x8:cores=2``, each twice: with
+``refine``'s small-gain stop
 (:data:`rankmap.mappers.refine.MIN_GAIN`) and with it switched off (``min_gain=0``: the search
 of before, bounded by the budget and the refused-in-a-row limit only), and records the CPU time
 of its refinements (each timed RANKMAP_BENCH_REPEATS_REFINE times, default 3, median), the
@@ -137,11 +138,13 @@ def render(start: list[dict], refine: list[dict], version: str) -> str:
              "user + system of the process and its children, medians of "
              f"{REPEATS} runs, warm numba cache; wall seconds are shown but depend on the load.",
              "", "## Start-up and a small compare (target 6: under 1 s warm)", "",
-             "| command | code | CPU (s) | wall (s) | same output as now |", "|---|---|---:|---:|---|"]
+             "| command | code | CPU (s) | wall (s) | same output as now |",
+             "|---|---|---:|---:|---|"]
     for r in start:
         lines.append(f"| `{r['cmd']}` | {r['tree']} | {r['cpu']:.2f} | {r['wall']:.2f} | "
                      f"{'yes' if r['same'] else 'NO'} |")
-    lines += ["", "\"before\" is the source tree given as RANKMAP_BENCH_BEFORE (main before the change), run "
+    lines += ["", "\"before\" is the source tree given as RANKMAP_BENCH_BEFORE (main before the "
+              "change), run "
               "interleaved with \"now\" in the same session. Where the small compare's CPU goes "
               "(`python -X importtime`, cProfile with process time, `NUMBA_DEBUG_CACHE=1`): "
               "imports 0.7-1.0 s (numba 0.5 s, scipy.sparse 0.4 s including numpy's 0.2 s; "

@@ -14,8 +14,8 @@ proposals in a row were refused, or when its expected gain is small: after every
 :data:`GAIN_WINDOW` proposals, the gain of that window (of the busiest link's bytes and of the
 hop-bytes, relative to their values at the window's start) is extrapolated over the proposals
 left in the budget, and when neither would reach :data:`MIN_GAIN` the search ends. All three
-count proposals, never seconds, so the same input and seed give the same placement. The result is checked by routing everything again: it is never worse than the
-start.
+count proposals, never seconds, so the same input and seed give the same placement. The result
+is checked by routing everything again: it is never worse than the start.
 """
 
 from __future__ import annotations
