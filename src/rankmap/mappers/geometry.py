@@ -194,10 +194,9 @@ def bisect_order(points: np.ndarray) -> np.ndarray:
             return order
         seg = np.repeat(np.arange(len(sizes)), sizes)
         p = pts[order]
-        mx = np.full((len(sizes), pts.shape[1]), -np.inf)
-        mn = np.full((len(sizes), pts.shape[1]), np.inf)
-        np.maximum.at(mx, seg, p)
-        np.minimum.at(mn, seg, p)
+        # sets are contiguous runs of ``order`` (no empty one): reduce each run
+        mx = np.maximum.reduceat(p, bounds[:-1], axis=0)
+        mn = np.minimum.reduceat(p, bounds[:-1], axis=0)
         axis = np.argmax(mx - mn, axis=1)
         key = p[np.arange(n), axis[seg]]
         # stable sort inside each segment along its axis, ties keep the previous order
@@ -258,12 +257,10 @@ def neighbour_csr(machine, allocation) -> tuple[np.ndarray, np.ndarray]:
     pos_src = allocation.position_of_node(machine.link_src)
     pos_dst = allocation.position_of_node(machine.link_dst)
     ok = (pos_src >= 0) & (pos_dst >= 0) & (pos_src != pos_dst)
-    a = np.concatenate([pos_src[ok], pos_dst[ok]])
-    b = np.concatenate([pos_dst[ok], pos_src[ok]])
-    order = np.lexsort((b, a))
-    a, b = a[order], b[order]
-    keep = np.ones(len(a), dtype=bool)
-    keep[1:] = (a[1:] != a[:-1]) | (b[1:] != b[:-1])
-    a, b = a[keep], b[keep]
+    n = np.int64(max(allocation.n_nodes, 1))
+    # one int64 key per (position, neighbour) pair: sorting and de-duplicating it is one
+    # vectorised step (positions are < n, so the key orders by position, then neighbour)
+    key = np.unique(np.concatenate([pos_src[ok] * n + pos_dst[ok], pos_dst[ok] * n + pos_src[ok]]))
+    a, b = key // n, key % n
     indptr = np.searchsorted(a, np.arange(allocation.n_nodes + 1))
     return indptr, b

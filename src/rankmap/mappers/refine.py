@@ -87,11 +87,12 @@ class _State:
         self.rank_of_core[cores] = np.arange(len(cores))
         self.phases = [p for p in pattern.phases if p.n_flows]
         self.csr = [_rank_flow_csr(p.src, p.dst, pattern.n_ranks) for p in self.phases]
-        self.loads, self.hb = [], 0.0
+        self.loads, self.busy, self.hb = [], [], 0.0
         node = self.node_of(self.cores)
         for p in self.phases:
             ld = self.router.loads(node[p.src], node[p.dst], p.bytes)
             self.loads.append(ld.bytes.copy())
+            self.busy.append(np.flatnonzero(ld.bytes))
             self.hb += float(np.dot(ld.flow_hops, p.bytes))
         self.max = max((float(l.max()) for l in self.loads if l.size), default=0.0)
 
@@ -100,6 +101,20 @@ class _State:
 
     def objective(self):
         return (self.max, self.hb)
+
+    def _max_after(self, i: int, d) -> float:
+        """Busiest link bytes of phase ``i`` after adding ``d`` (links, delta) or None.
+
+        Only links that carry bytes (``busy``) or change can hold the maximum, so the cost
+        follows the routes of the ranks, never the machine's size (other links carry 0).
+        """
+        loads, busy = self.loads[i], self.busy[i]
+        links, delta = d if d is not None else (busy[:0], np.zeros(0))
+        rest = busy[~np.isin(busy, links)]
+        parts = [loads[links] + delta, loads[rest]]
+        if len(rest) + len(links) < loads.size:   # some link carries nothing
+            parts.append(np.zeros(1))
+        return float(np.concatenate(parts).max())
 
     def try_move(self, moves: dict[int, int]) -> bool:
         """Give rank r the core moves[r] for every r; keep it only if the objective drops."""
@@ -120,13 +135,14 @@ class _State:
             old_s, old_d = self.node_of(self.cores[s]), self.node_of(self.cores[d])
             for r, c in moves.items():
                 self.cores[r] = c
-            ld = self.router.loads(np.concatenate([old_s, new_s]),
-                                   np.concatenate([old_d, new_d]), np.concatenate([-w, w]))
-            deltas.append(ld.bytes)
+            links, delta, hops = _route_delta(self.router, np.concatenate([old_s, new_s]),
+                                              np.concatenate([old_d, new_d]),
+                                              np.concatenate([-w, w]))
+            deltas.append((links, delta))
             k = len(idx)
-            dhb += float(np.dot(ld.flow_hops[k:], w) - np.dot(ld.flow_hops[:k], w))
-        new_max = max((float((l + d).max()) if d is not None else float(l.max())
-                       for l, d in zip(self.loads, deltas) if l.size), default=0.0)
+            dhb += float(np.dot(hops[k:], w) - np.dot(hops[:k], w))
+        new_max = max((self._max_after(i, d) for i, d in enumerate(deltas)
+                       if self.loads[i].size), default=0.0)
         tol = 1e-9 * max(self.max, 1.0)
         better = new_max < self.max - tol or (new_max <= self.max + tol
                                               and dhb < -1e-9 * max(self.hb, 1.0))
@@ -136,7 +152,10 @@ class _State:
             return False
         for i, d in enumerate(deltas):
             if d is not None:
-                self.loads[i] += d
+                links, delta = d
+                self.loads[i][links] += delta
+                both = np.union1d(self.busy[i], links)
+                self.busy[i] = both[self.loads[i][both] != 0]
         self.max, self.hb = new_max, self.hb + dhb
         for r in ranks:
             self.rank_of_core[old[r]] = -1
@@ -166,6 +185,33 @@ class RefineRun:
 def _small_gain(before: tuple[float, float], after: tuple[float, float], min_gain: float) -> bool:
     """True when neither the busiest link nor the hop-bytes dropped by ``min_gain`` (relative)."""
     return all(b - a < min_gain * b if b > 0 else True for b, a in zip(before, after))
+
+
+def _route_delta(router, src, dst, nbytes):
+    """Changed links, their byte change and every flow's hops, from the router's paths.
+
+    Parameters
+    ----------
+    router : Router
+        The router (its :meth:`~rankmap.routing.Router.paths`).
+    src, dst : numpy.ndarray
+        Node of each flow's ends.
+    nbytes : numpy.ndarray
+        Signed bytes of each flow (old routes negative, new ones positive).
+
+    Returns
+    -------
+    (numpy.ndarray, numpy.ndarray, numpy.ndarray)
+        Sorted distinct link ids on any route, the byte change on each, and the hops of each
+        flow (row sums of the paths, as :meth:`Router.loads` counts them); sizes follow the
+        flows, never the machine.
+    """
+    P = router.paths(src, dst, nbytes)
+    rows = np.repeat(np.arange(len(src)), np.diff(P.indptr))
+    links, inv = np.unique(P.indices, return_inverse=True)
+    delta = np.bincount(inv, P.data * nbytes[rows], minlength=len(links))
+    hops = np.bincount(rows, P.data, minlength=len(src)).astype(np.float64)
+    return links.astype(np.int64), delta, hops
 
 
 def refine_cores(start: np.ndarray, pattern, machine, allocation, seed: int = 0,
