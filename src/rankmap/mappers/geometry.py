@@ -260,7 +260,8 @@ def neighbour_csr(machine, allocation) -> tuple[np.ndarray, np.ndarray]:
     n = np.int64(max(allocation.n_nodes, 1))
     # one int64 key per (position, neighbour) pair: sorting and de-duplicating it is one
     # vectorised step (positions are < n, so the key orders by position, then neighbour)
-    key = np.unique(np.concatenate([pos_src[ok] * n + pos_dst[ok], pos_dst[ok] * n + pos_src[ok]]))
+    key = np.sort(np.concatenate([pos_src[ok] * n + pos_dst[ok], pos_dst[ok] * n + pos_src[ok]]))
+    key = key[np.r_[True, key[1:] != key[:-1]]] if len(key) else key  # np.unique hashes: slow
     a, b = key // n, key % n
     indptr = np.searchsorted(a, np.arange(allocation.n_nodes + 1))
     return indptr, b
