@@ -1,0 +1,48 @@
+"""``refine`` on a huge machine: a proposed move costs what the moved ranks' routes cost, not
+the machine's size (a 4-rank auto on torus:8x100000 used to take minutes, two link-sized
+arrays and a full maximum per move)."""
+
+import tracemalloc
+
+import numpy as np
+
+from rankmap.allocation import parse_allocation
+from rankmap.machines import parse_machine
+from rankmap.mappers import build_mapping
+from rankmap.mappers.refine import _State
+from rankmap.patterns import parse_pattern
+
+
+def _inputs(machine, nodes=None, pattern="stencil:2x2"):
+    m = parse_machine(machine)
+    a = parse_allocation(nodes, m)
+    return m, a, parse_pattern(pattern, default_ranks=a.n_cores)
+
+
+def test_moves_allocate_nothing_of_machine_size():
+    m, a, p = _inputs("torus:8x20000", "0-63")
+    start = build_mapping("inorder", p, m, a, 0).core_of_rank
+    st = _State(p, m, a, None, start)
+    machine_array = 8 * m.n_links                     # one float per link: 1 MiB here
+    cpn = a.cores_per_node
+    rng = np.random.default_rng(0)
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        for _ in range(60):
+            r = int(rng.integers(p.n_ranks))
+            c = int(rng.integers(a.n_cores))
+            if c == st.cores[r]:
+                continue
+            b = int(st.rank_of_core[c])
+            st.try_move({r: c} if b < 0 else {r: c, b: int(st.cores[r])})
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < machine_array / 8, peak
+    # the incremental state is the state routed from scratch
+    again = _State(p, m, a, None, st.cores)
+    assert again.max == st.max and np.isclose(again.hb, st.hb)
+    for mine, fresh in zip(st.loads, again.loads):
+        assert np.allclose(mine, fresh)
+
