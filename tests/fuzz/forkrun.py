@@ -125,9 +125,9 @@ class ForkServer:
                out_fd: int, err_fd: int) -> None:
         code = 1
         try:
-            for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGALRM, signal.SIGPIPE,
-                        signal.SIGXCPU):
+            for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGALRM, signal.SIGXCPU):
                 signal.signal(sig, signal.SIG_DFL)
+            signal.signal(signal.SIGPIPE, signal.SIG_IGN)  # as the interpreter sets it up
             signal.signal(signal.SIGINT, signal.default_int_handler)
             faulthandler.disable()  # off in a fresh interpreter (pytest turns it on)
             resource.setrlimit(resource.RLIMIT_AS, (self.memory, self.memory))

@@ -71,7 +71,7 @@ def _copy_folder(folder: str, twin: str) -> None:
     """Copy an input's folder for the subprocess run; files that name the folder (a TOML
     file that includes itself by its absolute path) name the twin instead, so that both
     runs see the same inputs."""
-    shutil.copytree(folder, twin, symlinks=True)
+    shutil.copytree(folder, twin, symlinks=True, dirs_exist_ok=True)
     old, new = os.fsencode(folder), os.fsencode(twin)
     for root, _dirs, files in os.walk(twin):
         for name in files:
@@ -137,7 +137,9 @@ def main(argv=None) -> int:
                     execable = not any("\0" in a for a in argv_i)
                     sampled = execable and args.sample and i % args.sample == 0
                     if sampled:  # the same files for the subprocess, in a twin folder
-                        twin = folder + "-twin"
+                        # as long as the folder's name, so messages that cut a long path
+                        # at a fixed width cut both the same way
+                        twin = tempfile.mkdtemp(prefix="rankmap-fuzz-")
                         _copy_folder(folder, twin)
                     res = server.run(argv_i)
                     issues = problems(res, folder)

@@ -65,7 +65,7 @@ def format_hostfile(mapping: Placement, machine, allocation: Allocation) -> str:
 def host_lines(mapping: Placement, machine, allocation: Allocation) -> str:
     """One host per line in rank order, with the allocation's host names."""
     hosts = rank_hosts(mapping, machine, allocation)
-    for h in set(hosts):
+    for h in dict.fromkeys(hosts):  # first bad name in rank order, the same in every run
         check_host_name(h)
     return "\n".join(hosts) + "\n"
 

@@ -76,7 +76,7 @@ def format_rankfile(mapping: Placement, machine, allocation: Allocation) -> str:
         The file's text, one line per rank (``rank N=host slot=S``).
     """
     hosts = rank_hosts(mapping, machine, allocation)
-    for h in set(hosts):
+    for h in dict.fromkeys(hosts):  # first bad name in rank order, the same in every run
         check_host_name(h)
     slots = mapping.slots(allocation)
     if machine.node_structure is not None:
