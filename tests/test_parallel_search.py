@@ -23,6 +23,7 @@ from rankmap.evaluation import Evaluator
 from rankmap.selection import auto_select, build_placement, compare
 from rankmap.selection.candidates import evaluate_candidates
 from rankmap.selection.parallel import (MAX_JOBS, SERIAL_WORK, ForkExecutor, SerialExecutor,
+                                        death_cause,
                                         first_error, make_executor)
 
 SMALL = ["-m", "torus:4x4:cores=2", "-n", "random:6:seed=3", "-p", "stencil:3x4:box"]
@@ -73,6 +74,8 @@ def _task(item, stage):
         raise KeyError("no such key")
     if kind == "die":
         os._exit(9)
+    if kind == "xcpu":
+        os.kill(os.getpid(), signal.SIGXCPU)
     return kind, os.getpid()
 
 
@@ -105,6 +108,17 @@ def test_worker_errors_and_death():
     with pytest.raises(RankmapError, match=r"worker process running \('die', 0.0\) died "
                        r"\(exit status 9"):
         ForkExecutor(2).run(_task, [("ok", 0.1), ("die", 0.0)])
+    # a worker killed by a signal names it, and guesses memory only for SIGKILL
+    with pytest.raises(RankmapError, match=r"died \(killed by SIGXCPU: CPU time limit"):
+        ForkExecutor(2).run(_task, [("ok", 0.1), ("xcpu", 0.0)])
+
+
+def test_death_cause_words():
+    assert death_cause(3) == "exit status 3"
+    assert death_cause(-signal.SIGKILL).startswith("killed by SIGKILL; out of memory?")
+    assert "out of memory" not in death_cause(-signal.SIGXCPU)
+    assert death_cause(-200) == "killed by signal 200"
+    assert death_cause(None) == "it did not report an exit status"
 
 
 def test_jobs_values():

@@ -46,3 +46,29 @@ def test_moves_allocate_nothing_of_machine_size():
     for mine, fresh in zip(st.loads, again.loads):
         assert np.allclose(mine, fresh)
 
+
+
+def test_link_swap_loads_stay_equal_to_a_fresh_routing():
+    """The unit swaps of ``graph`` route all phases' moved flows together (one routing call
+    per proposal) and touch only the changed links: after many proposals the loads, their
+    maxima and the sum of squares equal those of the placement routed afresh."""
+    from rankmap.mappers.swap_refine import UnitPlacement, _Loads, unit_phases
+    for machine, pattern, routing in (("xc:groups=2", "minimd", None),
+                                      ("torus:4x4x4", "stencil:4x4x4:box", None),
+                                      ("xc:groups=3", "fft2d:8x8", "ugal")):
+        m, a, p = _inputs(machine, None, pattern)
+        unit_of_rank = np.arange(p.n_ranks) // a.cores_per_node
+        n_units = int(unit_of_rank.max()) + 1
+        phases = unit_phases(p, unit_of_rank, n_units)
+        rng = np.random.default_rng(1)
+        place = UnitPlacement(rng.permutation(a.n_nodes)[:n_units], a.n_nodes, 1, a)
+        st = _Loads(phases, place, m, routing, n_units)
+        kept = 0
+        for _ in range(200):
+            kept += st.try_swap(int(rng.integers(n_units)), int(rng.integers(a.n_nodes)))
+        fresh = _Loads(phases, place, m, routing, n_units)
+        assert kept > 0, machine
+        for cur, ref in zip(st.loads, fresh.loads):
+            np.testing.assert_allclose(cur, ref, rtol=0, atol=1e-6 * max(ref.max(), 1.0))
+        assert np.isclose(st.max, fresh.max) and np.isclose(st.sq, fresh.sq, rtol=1e-9)
+        assert np.allclose(st.top, fresh.top)

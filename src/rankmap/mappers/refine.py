@@ -28,6 +28,7 @@ from ..errors import RankmapError
 from ..routing import Router, router_for
 from .base import MapperInfo
 from .geometry import check_seed, neighbour_csr
+from .swap_refine import route_delta
 
 __all__ = ["Refine", "RefineRun", "refine_cores", "refine_search", "check_budget",
            "DEFAULT_BUDGET", "MAX_REFUSED", "GAIN_WINDOW", "MIN_GAIN"]
@@ -135,7 +136,7 @@ class _State:
             old_s, old_d = self.node_of(self.cores[s]), self.node_of(self.cores[d])
             for r, c in moves.items():
                 self.cores[r] = c
-            links, delta, hops = _route_delta(self.router, np.concatenate([old_s, new_s]),
+            links, delta, hops = route_delta(self.router, np.concatenate([old_s, new_s]),
                                               np.concatenate([old_d, new_d]),
                                               np.concatenate([-w, w]))
             deltas.append((links, delta))
@@ -185,33 +186,6 @@ class RefineRun:
 def _small_gain(before: tuple[float, float], after: tuple[float, float], min_gain: float) -> bool:
     """True when neither the busiest link nor the hop-bytes dropped by ``min_gain`` (relative)."""
     return all(b - a < min_gain * b if b > 0 else True for b, a in zip(before, after))
-
-
-def _route_delta(router, src, dst, nbytes):
-    """Changed links, their byte change and every flow's hops, from the router's paths.
-
-    Parameters
-    ----------
-    router : Router
-        The router (its :meth:`~rankmap.routing.Router.paths`).
-    src, dst : numpy.ndarray
-        Node of each flow's ends.
-    nbytes : numpy.ndarray
-        Signed bytes of each flow (old routes negative, new ones positive).
-
-    Returns
-    -------
-    (numpy.ndarray, numpy.ndarray, numpy.ndarray)
-        Sorted distinct link ids on any route, the byte change on each, and the hops of each
-        flow (row sums of the paths, as :meth:`Router.loads` counts them); sizes follow the
-        flows, never the machine.
-    """
-    P = router.paths(src, dst, nbytes)
-    rows = np.repeat(np.arange(len(src)), np.diff(P.indptr))
-    links, inv = np.unique(P.indices, return_inverse=True)
-    delta = np.bincount(inv, P.data * nbytes[rows], minlength=len(links))
-    hops = np.bincount(rows, P.data, minlength=len(src)).astype(np.float64)
-    return links.astype(np.int64), delta, hops
 
 
 def refine_cores(start: np.ndarray, pattern, machine, allocation, seed: int = 0,

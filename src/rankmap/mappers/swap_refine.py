@@ -29,7 +29,7 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
-from ..routing import router_for
+from ..routing import Router, router_for
 
 __all__ = ["UnitPlacement", "hop_swap_passes", "link_swaps", "hop_bytes", "unit_phases",
            "placement_key"]
@@ -257,6 +257,33 @@ def _flow_csr(src, dst, n_units):
     return np.searchsorted(r[order], np.arange(n_units + 1)), ff[order]
 
 
+def route_delta(router, src, dst, nbytes):
+    """Changed links, their byte change and every flow's hops, from the router's paths.
+
+    Parameters
+    ----------
+    router : Router
+        The router (its :meth:`~rankmap.routing.Router.paths`).
+    src, dst : numpy.ndarray
+        Node of each flow's ends.
+    nbytes : numpy.ndarray
+        Signed bytes of each flow (old routes negative, new ones positive).
+
+    Returns
+    -------
+    (numpy.ndarray, numpy.ndarray, numpy.ndarray)
+        Sorted distinct link ids on any route, the byte change on each, and the hops of each
+        flow (row sums of the paths, as :meth:`Router.loads` counts them); sizes follow the
+        flows, never the machine.
+    """
+    P = router.paths(src, dst, nbytes)
+    rows = np.repeat(np.arange(len(src)), np.diff(P.indptr))
+    links, inv = np.unique(P.indices, return_inverse=True)
+    delta = np.bincount(inv, P.data * nbytes[rows], minlength=len(links))
+    hops = np.bincount(rows, P.data, minlength=len(src)).astype(np.float64)
+    return links.astype(np.int64), delta, hops
+
+
 class _Loads:
     """Link loads of every phase under a unit placement; exact incremental swaps."""
 
@@ -264,14 +291,54 @@ class _Loads:
         self.phases = [(s, d, b) for s, d, b in phases if len(s)]
         self.place, self.machine, self.routing = place, machine, routing
         self.csr = [_flow_csr(s, d, n_units) for s, d, b in self.phases]
+        self.router = router_for(machine, routing)
         node = place.node(place.pos_of)
-        self.loads = [router_for(machine, routing).loads(node[s], node[d], b).bytes.astype(np.float64)
+        self.loads = [self.router.loads(node[s], node[d], b).bytes.astype(np.float64)
                       for s, d, b in self.phases]
-        self.max = max((float(x.max()) for x in self.loads if x.size), default=0.0)
+        self.top = [float(x.max()) if x.size else 0.0 for x in self.loads]
+        self.max = max(self.top, default=0.0)
         self.sq = sum(float(np.dot(x, x)) for x in self.loads)
 
     def objective(self):
         return (self.max, self.sq)
+
+    def _deltas(self, moved_flows):
+        """Per phase, (changed links, byte change) of moving the given flows, or None.
+
+        The phases are routed together in one call (link ids offset by phase) unless the
+        routing depends on the whole phase's traffic (UGAL): then every changed phase is
+        routed afresh under the placement as it is (the caller applies the swap first).
+        """
+        if type(self.router).for_phase is not Router.for_phase:
+            # the routes depend on the whole phase's traffic: route the phases afresh
+            node = self.place.node(self.place.pos_of)
+            out = []
+            for (s, d, b), cur, mf in zip(self.phases, self.loads, moved_flows):
+                if mf is None:
+                    out.append(None)
+                    continue
+                dl = self.router.loads(node[s], node[d], b).bytes - cur
+                links = np.flatnonzero(dl)
+                out.append((links.astype(np.int64), dl[links]))
+            return out
+        live = [i for i, mf in enumerate(moved_flows) if mf is not None]
+        if not live:
+            return [None] * len(moved_flows)
+        src = np.concatenate([np.concatenate([moved_flows[i][0], moved_flows[i][1]]) for i in live])
+        dst = np.concatenate([np.concatenate([moved_flows[i][2], moved_flows[i][3]]) for i in live])
+        w = np.concatenate([np.concatenate([-moved_flows[i][4], moved_flows[i][4]]) for i in live])
+        phase = np.repeat(np.arange(len(live)), [2 * len(moved_flows[i][4]) for i in live])
+        P = self.router.paths(src, dst, w)
+        rows = np.repeat(np.arange(len(src)), np.diff(P.indptr))
+        n_links = self.machine.n_links
+        keys, inv = np.unique(phase[rows] * n_links + P.indices, return_inverse=True)
+        delta = np.bincount(inv.ravel(), P.data * w[rows], minlength=len(keys))
+        cut = np.searchsorted(keys, np.arange(len(live) + 1) * n_links)
+        out = [None] * len(moved_flows)
+        for k, i in enumerate(live):
+            out[i] = ((keys[cut[k]:cut[k + 1]] - k * n_links).astype(np.int64),
+                      delta[cut[k]:cut[k + 1]])
+        return out
 
     def try_swap(self, u: int, p: int) -> bool:
         """Move unit u to position p (swapping with its holder); keep it only if
@@ -280,11 +347,11 @@ class _Loads:
         q = int(place.pos_of[u])
         v = int(place.unit_at[p])
         units = [u] if v < 0 else [u, v]
-        deltas = []
+        moved_flows = []        # per phase: (old src, new src, old dst, new dst, bytes) or None
         for (s, d, b), (indptr, fl) in zip(self.phases, self.csr):
             idx = np.unique(np.concatenate([fl[indptr[x]:indptr[x + 1]] for x in units]))
             if len(idx) == 0:
-                deltas.append(None)
+                moved_flows.append(None)
                 continue
             ss, dd = s[idx], d[idx]
             pos = place.pos_of
@@ -296,26 +363,36 @@ class _Loads:
                     new_pd[dd == x] = c
             new_s, new_d = place.node(new_ps), place.node(new_pd)
             moved = (old_s != new_s) | (old_d != new_d)
-            if not moved.any():
-                deltas.append(None)
-                continue
-            w = b[idx][moved]
-            ld = router_for(self.machine, self.routing).loads(
-                np.concatenate([old_s[moved], new_s[moved]]),
-                np.concatenate([old_d[moved], new_d[moved]]), np.concatenate([-w, w])).bytes
-            deltas.append(ld)
+            moved_flows.append((old_s[moved], new_s[moved], old_d[moved], new_d[moved],
+                                b[idx][moved]) if moved.any() else None)
+        if type(self.router).for_phase is not Router.for_phase:
+            place.swap(u, p)                # the new placement, to route it whole
+            deltas = self._deltas(moved_flows)
+            place.swap(u, q)
+        else:
+            deltas = self._deltas(moved_flows)
         if all(x is None for x in deltas):
             return False
-        new_max, new_sq = 0.0, self.sq
-        for cur, dl in zip(self.loads, deltas):
+        # only the changed links are touched: the cost follows the moved flows' routes
+        new_max, new_sq, tops = 0.0, self.sq, []
+        for i, (cur, dl) in enumerate(zip(self.loads, deltas)):
             if dl is None:
-                new_max = max(new_max, float(cur.max()))
+                tops.append(self.top[i])
+                new_max = max(new_max, self.top[i])
                 continue
-            nz = np.nonzero(dl)[0]
-            after = cur[nz] + dl[nz]
-            new_sq += float(np.dot(after, after) - np.dot(cur[nz], cur[nz]))
-            new_max = max(new_max, float(np.maximum(cur, 0).max() if len(nz) == 0
-                                         else (cur + dl).max()))
+            links, delta = dl
+            after = cur[links] + delta
+            new_sq += float(np.dot(after, after) - np.dot(cur[links], cur[links]))
+            if np.any(cur[links] >= self.top[i]):
+                # a busiest link changed: the rest of the phase is looked at once
+                saved = cur[links].copy()
+                cur[links] = after
+                top = float(cur.max())
+                cur[links] = saved
+            else:
+                top = max(self.top[i], float(after.max()))
+            tops.append(top)
+            new_max = max(new_max, top)
         tol = 1e-9 * max(self.max, 1.0)
         better = new_max < self.max - tol or (new_max <= self.max + tol
                                               and new_sq < self.sq - 1e-9 * max(self.sq, 1.0))
@@ -323,7 +400,8 @@ class _Loads:
             return False
         for cur, dl in zip(self.loads, deltas):
             if dl is not None:
-                cur += dl
+                cur[dl[0]] += dl[1]
+        self.top = tops
         self.max, self.sq = new_max, new_sq
         place.swap(u, p)
         return True

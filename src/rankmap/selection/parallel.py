@@ -28,6 +28,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 import os
 import sys
+import signal
 import traceback
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -36,7 +37,7 @@ from ..errors import RankmapError
 
 __all__ = ["Outcome", "Executor", "SerialExecutor", "ForkExecutor", "usable_cores",
            "make_executor", "first_error", "portable_error", "restore_error", "MAX_JOBS",
-           "SERIAL_WORK"]
+           "SERIAL_WORK", "death_cause"]
 
 #: with the default --jobs, a job of less work than this (tasks x (flows + ranks) of the
 #: pattern) runs in this process instead of on forked workers
@@ -46,6 +47,35 @@ SERIAL_WORK = 100_000
 MAX_JOBS = 512
 
 Task = Callable[[Any, Callable[[str], None]], Any]
+
+
+def death_cause(exitcode) -> str:
+    """Why a worker process ended, in words, from its exit code.
+
+    Parameters
+    ----------
+    exitcode : int or None
+        ``multiprocessing.Process.exitcode``: negative for the signal that killed it.
+
+    Returns
+    -------
+    str
+        E.g. ``"killed by SIGKILL; out of memory? try a smaller --jobs"``,
+        ``"killed by SIGXCPU: CPU time limit reached"`` or ``"exit status 3"``.
+    """
+    if exitcode is None:
+        return "it did not report an exit status"
+    if exitcode >= 0:
+        return f"exit status {exitcode}"
+    try:
+        name = signal.Signals(-exitcode).name
+    except ValueError:
+        return f"killed by signal {-exitcode}"
+    hint = {"SIGKILL": "; out of memory? try a smaller --jobs",
+            "SIGXCPU": ": CPU time limit reached (ulimit -t)",
+            "SIGSEGV": ": a crash in compiled code",
+            "SIGBUS": ": a crash in compiled code"}.get(name, "")
+    return f"killed by {name}{hint}"
 
 
 @dataclass
@@ -349,8 +379,8 @@ class ForkExecutor(Executor):
                         proc = next(p for p, c in procs if c is conn)
                         proc.join(1)
                         raise RankmapError(
-                            f"the worker process running {items[i]!r} died (exit status "
-                            f"{proc.exitcode}; out of memory? try a smaller --jobs)") from None
+                            f"the worker process running {items[i]!r} died "
+                            f"({death_cause(proc.exitcode)})") from None
                     if kind == "stage":
                         if on_stage:
                             on_stage(j, payload)
