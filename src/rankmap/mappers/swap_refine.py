@@ -331,8 +331,15 @@ class _Loads:
         P = self.router.paths(src, dst, w)
         rows = np.repeat(np.arange(len(src)), np.diff(P.indptr))
         n_links = self.machine.n_links
-        keys, inv = np.unique(phase[rows] * n_links + P.indices, return_inverse=True)
-        delta = np.bincount(inv.ravel(), P.data * w[rows], minlength=len(keys))
+        flat = phase[rows] * n_links + P.indices
+        if len(live) * n_links <= 8 * len(flat):
+            # dense accumulation is cheaper than sorting when the entries outnumber the slots
+            dense = np.bincount(flat, P.data * w[rows], minlength=len(live) * n_links)
+            keys = np.flatnonzero(np.bincount(flat, minlength=len(live) * n_links))
+            delta = dense[keys]
+        else:
+            keys, inv = np.unique(flat, return_inverse=True)
+            delta = np.bincount(inv.ravel(), P.data * w[rows], minlength=len(keys))
         cut = np.searchsorted(keys, np.arange(len(live) + 1) * n_links)
         out = [None] * len(moved_flows)
         for k, i in enumerate(live):
