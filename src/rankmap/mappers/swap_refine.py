@@ -292,6 +292,8 @@ class _Loads:
         self.place, self.machine, self.routing = place, machine, routing
         self.csr = [_flow_csr(s, d, n_units) for s, d, b in self.phases]
         self.router = router_for(machine, routing)
+        # UGAL's routes depend on the whole phase's traffic: such phases are routed afresh
+        self.whole_phase = type(self.router).for_phase is not Router.for_phase
         node = place.node(place.pos_of)
         self.loads = [self.router.loads(node[s], node[d], b).bytes.astype(np.float64)
                       for s, d, b in self.phases]
@@ -302,25 +304,28 @@ class _Loads:
     def objective(self):
         return (self.max, self.sq)
 
+    def _fresh_deltas(self, moved_flows, u: int, p: int):
+        """Per phase, (changed links, byte change) of putting unit u on position p, each
+        changed phase routed whole under the new placement, or None (unchanged phases)."""
+        q = int(self.place.pos_of[u])
+        self.place.swap(u, p)
+        node = self.place.node(self.place.pos_of)
+        self.place.swap(u, q)
+        out = []
+        for (s, d, b), cur, mf in zip(self.phases, self.loads, moved_flows):
+            if mf is None:
+                out.append(None)
+                continue
+            dl = self.router.loads(node[s], node[d], b).bytes - cur
+            links = np.flatnonzero(dl)
+            out.append((links.astype(np.int64), dl[links]))
+        return out
+
     def _deltas(self, moved_flows):
         """Per phase, (changed links, byte change) of moving the given flows, or None.
 
-        The phases are routed together in one call (link ids offset by phase) unless the
-        routing depends on the whole phase's traffic (UGAL): then every changed phase is
-        routed afresh under the placement as it is (the caller applies the swap first).
+        The phases are routed together in one call, link ids offset by phase.
         """
-        if type(self.router).for_phase is not Router.for_phase:
-            # the routes depend on the whole phase's traffic: route the phases afresh
-            node = self.place.node(self.place.pos_of)
-            out = []
-            for (s, d, b), cur, mf in zip(self.phases, self.loads, moved_flows):
-                if mf is None:
-                    out.append(None)
-                    continue
-                dl = self.router.loads(node[s], node[d], b).bytes - cur
-                links = np.flatnonzero(dl)
-                out.append((links.astype(np.int64), dl[links]))
-            return out
         live = [i for i, mf in enumerate(moved_flows) if mf is not None]
         if not live:
             return [None] * len(moved_flows)
@@ -372,12 +377,8 @@ class _Loads:
             moved = (old_s != new_s) | (old_d != new_d)
             moved_flows.append((old_s[moved], new_s[moved], old_d[moved], new_d[moved],
                                 b[idx][moved]) if moved.any() else None)
-        if type(self.router).for_phase is not Router.for_phase:
-            place.swap(u, p)                # the new placement, to route it whole
-            deltas = self._deltas(moved_flows)
-            place.swap(u, q)
-        else:
-            deltas = self._deltas(moved_flows)
+        deltas = (self._fresh_deltas(moved_flows, u, p) if self.whole_phase
+                  else self._deltas(moved_flows))
         if all(x is None for x in deltas):
             return False
         # only the changed links are touched: the cost follows the moved flows' routes
