@@ -138,7 +138,9 @@ def check_limit(count: int, name: str, subject: str) -> int:
     cap = limit(name)
     if count > cap:
         _, env, unit = LIMITS[name]
-        raise RankmapError(f"{show(subject, 60)[1:-1] if isinstance(subject, str) else subject} "
+        if isinstance(subject, str) and len(subject) > 100:
+            subject = subject[:97] + "..."
+        raise RankmapError(f"{subject} "
                            f"has {format_count(count)} {unit}; the limit is {cap} "
                            f"(set {env} to raise it)")
     return count

@@ -55,14 +55,24 @@ def warm_up(folder: str) -> list[list[str]]:
     return argv
 
 
+def _neutral(text: str, folder: str) -> str:
+    """``text`` with the input folder's name (whole, or cut short by a message that
+    bounds a long path) replaced by one placeholder."""
+    text = text.replace(folder, "{folder}")
+    base = os.path.basename(folder)
+    for n in range(len(base), 0, -1):  # a prefix of the name, cut by "..."
+        text = text.replace(base[:n] + "...", "{cut}...")
+    return text
+
+
 def _same(a, b, folder_a: str, folder_b: str) -> str | None:
     """Why two runs of one input (forked child in ``folder_a``, subprocess in ``folder_b``)
     disagree, or None."""
     if a.code != b.code:
         return f"exit {a.code} in the fork server but {b.code} from the rankmap script"
-    if a.out != b.out.replace(folder_b, folder_a):
+    if _neutral(a.out, folder_a) != _neutral(b.out, folder_b):
         return "stdout differs between the fork server and the rankmap script"
-    if a.err != b.err.replace(folder_b, folder_a):
+    if _neutral(a.err, folder_a) != _neutral(b.err, folder_b):
         return "stderr differs between the fork server and the rankmap script"
     return None
 

@@ -176,3 +176,17 @@ def test_limits_are_raised_by_environment():
     assert "the limit is 1000" in small.err
     bad = run_cli(argv, env={"RANKMAP_MAX_NODES": "lots"})
     assert bad.code == 2 and not problems(bad)
+
+
+def test_limit_message_cuts_a_long_subject_whole(tmp_path):
+    """A huge host list in a file with a long path: the message names the list, the
+    parentheses it opens are closed, and it stays one readable line (fuzz input 17400)."""
+    folder = tmp_path / ("d" * 80)
+    folder.mkdir()
+    topo = folder / "topology.conf"
+    topo.write_text("SwitchName=s0 Nodes=n[0-99999999999]\n")
+    res = run_cli(["nodes", "-m", f"fattree:topology={topo}", "--format", "json"])
+    assert res.code == 2 and not problems(res), describe(res)
+    line = res.err.strip()
+    assert "n[0-99999999999]" in line and "10^11 host names" in line
+    assert line.count("(") == line.count(")") and len(line) < 300
