@@ -144,6 +144,28 @@ def test_conservation_and_paths_agree(spec, routing):
     assert P[np.nonzero(~off)[0]].nnz == 0
 
 
+
+@pytest.mark.parametrize("routing", ["minimal", "valiant", "ugal"])
+@pytest.mark.parametrize("spec", [TINY, "dragonfly:groups=5,rows=2,cols=2,nodes=1,cores=1,"
+                                        "gports=2,layout=consecutive"])
+def test_few_flows_route_to_the_same_bits_as_many(spec, routing, monkeypatch):
+    """paths() of a few flows (one row per flow) equals, bit for bit, the key-grouped
+    routing used for many flows."""
+    import rankmap.routing.dragonfly as rd
+    m = parse_machine(spec)
+    rng = np.random.default_rng(11)
+    src = rng.integers(0, m.n_nodes, 200)
+    dst = rng.integers(0, m.n_nodes, 200)
+    nbytes = rng.integers(1, 1000, 200).astype(float)
+    router = router_for(m, routing)
+    per_flow = router.paths(src, dst, nbytes)
+    monkeypatch.setattr(rd, "PER_FLOW_MAX", 0)
+    keyed = router.paths(src, dst, nbytes)
+    per_flow.sort_indices()
+    keyed.sort_indices()
+    assert (per_flow.indptr == keyed.indptr).all() and (per_flow.indices == keyed.indices).all()
+    assert (per_flow.data == keyed.data).all()
+
 def test_hop_distance_is_shortest_router_path():
     m = parse_machine("dragonfly:groups=4,rows=2,cols=3,nodes=1,cores=1,global=1")
     cols = m.link_columns()

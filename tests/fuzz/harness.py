@@ -118,6 +118,8 @@ def problems(res: Result, folder: str | None = None) -> list[str]:
         bad.append("traceback on stderr")
     if "out of memory" in res.err:
         bad.append("out of memory (a size was not capped)")
+    if "CPU time limit reached" in res.err:
+        bad.append("hang: a worker process reached the CPU time limit")
     if "internal error" in res.err:
         bad.append("internal error")
     if any(len(ln) > 600 for ln in err_lines):

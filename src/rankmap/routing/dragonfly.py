@@ -24,7 +24,11 @@ from ..kernels import dragonfly as dk
 from .base import LinkLoads, Router
 from .ugal import ugal_valiant_pairs
 
-__all__ = ["DragonflyMinimal", "Valiant", "UGAL"]
+__all__ = ["DragonflyMinimal", "Valiant", "UGAL", "PER_FLOW_MAX"]
+
+#: up to this many flows, :meth:`paths` routes one row per flow (no key grouping): the cost
+#: of a swap's few moved flows is then the stages' own work, not sparse-matrix set-up.
+PER_FLOW_MAX = 256
 
 
 class _DragonflyRouter(Router):
@@ -42,14 +46,13 @@ class _DragonflyRouter(Router):
         return sp.csr_matrix((frac, links, indptr), shape=(len(a), m.n_links))
 
     def _keyed(self, stage, valiant, flows, a, b):
-        if len(flows) == 0:
-            return None
         k = int(max(a.max(), b.max())) + 1
         keys, inv = np.unique(a * k + b, return_inverse=True)
         return flows, inv.ravel(), self._stage(stage, valiant, keys // k, keys % k)
 
-    def _stages(self, src, dst, nbytes):
-        """Every stage as (flow indices, key per flow, key x links matrix)."""
+    def _stage_keys(self, src, dst, nbytes):
+        """Every non-empty stage as (stage, valiant, flow indices, key halves a and b per
+        flow)."""
         m = self.machine
         nr = m.R * m.C
         ru, rv = src // m.N, dst // m.N
@@ -57,7 +60,7 @@ class _DragonflyRouter(Router):
         idx = np.arange(len(src))
         out = []
         local = (gu == gv) & (ru != rv)
-        out.append(self._keyed(0, False, idx[local], ru[local], rv[local]))
+        out.append((0, False, idx[local], ru[local], rv[local]))
         inter = gu != gv
         if m.G < 3:
             val = np.zeros(len(src), dtype=bool)
@@ -65,27 +68,49 @@ class _DragonflyRouter(Router):
             val = self._valiant(gu, gv, inter, src, dst, nbytes) & inter
         for valiant, sel in ((False, inter & ~val), (True, val)):
             f = idx[sel]
-            out.append(self._keyed(1, valiant, f, ru[sel], gv[sel]))
-            out.append(self._keyed(2, valiant, f, gu[sel], gv[sel]))
+            out.append((1, valiant, f, ru[sel], gv[sel]))
+            out.append((2, valiant, f, gu[sel], gv[sel]))
             if valiant:
-                out.append(self._keyed(3, True, f, gu[sel], gv[sel]))
-            out.append(self._keyed(4, valiant, f, rv[sel], gu[sel]))
-        return [s for s in out if s is not None]
+                out.append((3, True, f, gu[sel], gv[sel]))
+            out.append((4, valiant, f, rv[sel], gu[sel]))
+        return [s for s in out if len(s[2])]
+
+    def _stages(self, src, dst, nbytes):
+        """Every stage as (flow indices, key per flow, key x links matrix)."""
+        return [self._keyed(*s) for s in self._stage_keys(src, dst, nbytes)]
 
     def paths(self, src, dst, nbytes=None) -> sp.csr_matrix:
         """Flows x links fractions, injection and ejection links included (see
-        :class:`Router`)."""
+        :class:`Router`).
+
+        A few flows (the moved ones of a swap) are routed one row per flow in one pass over
+        the stages; many flows share their stage keys, routed once per distinct key. Both
+        give the same fractions: a key's row is computed the same way either way, and the
+        stages of one flow use disjoint links.
+        """
         m = self.machine
         src = np.asarray(src, dtype=np.int64)
         dst = np.asarray(dst, dtype=np.int64)
         F = len(src)
         off = np.nonzero(src != dst)[0]
         ones = np.ones(len(off))
-        P = sp.csr_matrix((np.concatenate([ones, ones]),
-                           (np.concatenate([off, off]),
-                            np.concatenate([src[off], m.n_nodes + dst[off]]))),
-                          shape=(F, m.n_links))
+        rows = [off, off]
+        cols = [src[off], m.n_nodes + dst[off]]
+        data = [ones, ones]
         weights = np.ones(F) if nbytes is None else np.asarray(nbytes, dtype=np.float64)
+        if F <= PER_FLOW_MAX:
+            for stage, valiant, flows, a, b in self._stage_keys(src, dst, weights):
+                indptr, links, frac = dk.stage_rows(
+                    stage, valiant, a, b, m.G, m.R, m.C, m.L, m.row0, m.col0, m.glob0,
+                    m.g_src, m.g_dst, m.n_links)
+                rows.append(np.repeat(flows, np.diff(indptr)))
+                cols.append(links)
+                data.append(frac)
+            return sp.csr_matrix((np.concatenate(data), (np.concatenate(rows),
+                                                         np.concatenate(cols))),
+                                 shape=(F, m.n_links))
+        P = sp.csr_matrix((np.concatenate(data), (np.concatenate(rows), np.concatenate(cols))),
+                          shape=(F, m.n_links))
         for flows, keys, A in self._stages(src, dst, weights):
             sel = sp.csr_matrix((np.ones(len(flows)), (flows, keys)), shape=(F, A.shape[0]))
             P = P + sel @ A
