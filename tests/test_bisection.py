@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from rankmap.allocation import parse_allocation
 from rankmap.evaluation import Evaluator
@@ -54,3 +55,43 @@ def test_not_added_for_stencils():
     p = parse_pattern("stencil:4x4x4")
     ev = Evaluator(m, a, p).evaluate(build_mapping("XYZT", p, m, a))
     assert "bisection_m" not in ev.phases[0].metrics
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 120), st.floats(0.0, 0.4), st.integers(0, 2 ** 30), st.data())
+def test_induced_subgraph_is_scipys_column_indexing(k, density, seed, data):
+    """The domain's subgraph is the arrays scipy's ``rows[:, verts]`` gives (same entry order,
+    so KaHIP sees the same graph), for dense and sparse domains of the graph."""
+    import scipy.sparse as sp
+    from rankmap.mappers.network_bisection import _induced
+    a = sp.random(k, k, density=density, random_state=seed, format="csr")
+    a = (a + a.T).tocsr()
+    n = data.draw(st.integers(1, k))
+    verts = np.random.default_rng(seed).permutation(k)[:n]
+    rows = a[verts]
+    want, got = rows[:, verts].tocsr(), _induced(rows, verts)
+    assert got.shape == want.shape
+    assert (got.indptr == want.indptr).all() and (got.indices == want.indices).all()
+    assert (got.data == want.data).all()
+
+
+@pytest.mark.parametrize("levels, leaves", [(1 << 13, 1 << 14), (4, 1 << 14), (64, 3), (2, 0)])
+def test_network_bisection_work_bounds_keep_a_bijection(monkeypatch, levels, leaves):
+    """With the work bounds binding (levels not cut further, leaves not swept), the graph
+    mapper still places every vertex on its own position, deterministically."""
+    import scipy.sparse as sp
+    import rankmap.mappers.network_bisection as nb
+    monkeypatch.setattr(nb, "MAX_LEVEL_DOMAINS", levels)
+    monkeypatch.setattr(nb, "MAX_LEAF_PLACEMENTS", leaves)
+    m = parse_machine("torus:8x8")
+    a = parse_allocation(None, m)
+    rng = np.random.default_rng(3)
+    i, j = rng.integers(0, 64, 300), rng.integers(0, 64, 300)
+    q = sp.coo_matrix((np.ones(300), (i, j)), shape=(64, 64)).tocsr()
+    q = (q + q.T).tocsr()
+    q.setdiag(0)
+    q.eliminate_zeros()
+    pos = np.arange(64)
+    place = nb.map_graph_to_nodes(q, pos, m, a, seed=1)
+    assert sorted(place.tolist()) == list(range(64))
+    assert (place == nb.map_graph_to_nodes(q, pos, m, a, seed=1)).all()

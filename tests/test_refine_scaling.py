@@ -72,3 +72,30 @@ def test_link_swap_loads_stay_equal_to_a_fresh_routing():
             np.testing.assert_allclose(cur, ref, rtol=0, atol=1e-6 * max(ref.max(), 1.0))
         assert np.isclose(st.max, fresh.max) and np.isclose(st.sq, fresh.sq, rtol=1e-9)
         assert np.allclose(st.top, fresh.top)
+
+
+def test_refine_moves_keep_loads_equal_to_a_fresh_routing():
+    """``refine``'s rank moves route all phases' moved flows in one call (or, under UGAL,
+    each changed phase afresh) and keep per-phase busiest links: after many proposals the
+    loads, busiest links and hop-bytes equal those of the cores routed afresh."""
+    for machine, pattern, routing in (("xc:groups=2", "minimd", None),
+                                      ("torus:4x4x4:cores=2", "stencil:8x4x4:box", None),
+                                      ("xc:groups=3", "fft2d:8x8", "ugal")):
+        m, a, p = _inputs(machine, None, pattern)
+        rng = np.random.default_rng(2)
+        cores = rng.permutation(a.n_cores)[:p.n_ranks]
+        st = _State(p, m, a, routing, cores)
+        kept = 0
+        for _ in range(150):
+            r = int(rng.integers(p.n_ranks))
+            c = int(rng.integers(a.n_cores))
+            holder = int(st.rank_of_core[c])
+            moves = {r: c} if holder < 0 else {r: c, holder: int(st.cores[r])}
+            if holder != r:
+                kept += st.try_move(moves)
+        fresh = _State(p, m, a, routing, st.cores)
+        assert kept > 0, machine
+        for cur, ref in zip(st.loads, fresh.loads):
+            np.testing.assert_allclose(cur, ref, rtol=0, atol=1e-6 * max(ref.max(), 1.0))
+        assert np.isclose(st.max, fresh.max) and np.isclose(st.hb, fresh.hb, rtol=1e-9)
+        assert np.allclose(st.top, fresh.top)

@@ -42,6 +42,7 @@ LIMITS: dict[str, tuple[int, str, str]] = {
     "hosts": (1 << 22, "RANKMAP_MAX_HOSTS", "host names"),
     "cores": (1 << 16, "RANKMAP_MAX_CORES", "cores per node"),
     "links": (1 << 25, "RANKMAP_MAX_LINKS", "links"),
+    "route_entries": (1 << 26, "RANKMAP_MAX_ROUTE_ENTRIES", "(flow, link) route entries"),
     "file_bytes": (1 << 28, "RANKMAP_MAX_FILE_BYTES", "bytes"),
     "points": (10_000, "RANKMAP_MAX_POINTS", "points"),
 }

@@ -190,3 +190,26 @@ def test_limit_message_cuts_a_long_subject_whole(tmp_path):
     line = res.err.strip()
     assert "n[0-99999999999]" in line and "10^11 host names" in line
     assert line.count("(") == line.count(")") and len(line) < 300
+
+
+@pytest.mark.parametrize("bad", ["nid{id:05d}\udcff", "nid {id}", "n\t{id}"])
+def test_names_template_with_a_byte_that_is_not_utf8(tmp_path, bad):
+    """Fuzz inputs 19736, 82589: a --names template holding a non-UTF-8 byte (as argv gives
+    it, a surrogate) crashed the writer; templates that would put a space or a control
+    character in a host name are refused the same way."""
+    res = run_cli(["map", "-m", "mesh:4x4:cores=2", "-p", "stencil:4x8", "--mapping", "TXY",
+                   "--emit", "slurm", "-o", str(tmp_path / "m.txt"), "--names", bad])
+    assert res.code == 2 and not problems(res), describe(res, problems(res))
+    assert "--names" in res.err and not (tmp_path / "m.txt").exists()
+
+
+def test_time_model_routes_are_capped_before_they_are_built():
+    """Fuzz input 22508 (xc:groups=8, minimd under a random placement: 3*10^8 route entries)
+    ran out of memory building the routes; the entries are counted first and refused with
+    one line naming the cap (here lowered so the test is small)."""
+    argv = ["compare", "-m", "xc:groups=2", "-p", "minimd:bytes=1KiB", "--mappings", "random"]
+    res = run_cli(argv, env={"RANKMAP_MAX_ROUTE_ENTRIES": "1000"})
+    assert res.code == 2 and not problems(res), describe(res, problems(res))
+    assert "RANKMAP_MAX_ROUTE_ENTRIES" in res.err and "--time-model off" in res.err
+    ok = run_cli(argv + ["--time-model", "off"], env={"RANKMAP_MAX_ROUTE_ENTRIES": "1000"})
+    assert ok.code == 0, describe(ok, problems(ok))

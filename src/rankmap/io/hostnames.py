@@ -53,6 +53,11 @@ def check_name_template(template: str, known: set[str]) -> set[str]:
     if len(template) > cap:
         raise RankmapError(f"{what}: longer than {cap} characters (set RANKMAP_MAX_NAME_WIDTH "
                            "to raise it)")
+    bad = next((ch for ch in template if not ch.isprintable() or ch.isspace()
+                or "\ud800" <= ch <= "\udfff"), None)
+    if bad is not None:
+        raise RankmapError(f"{what}: host names cannot hold {ascii(bad)} (a space, a control "
+                           "character or a byte that is not UTF-8)")
     fields = set()
     try:
         parsed = list(string.Formatter().parse(template))

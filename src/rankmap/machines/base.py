@@ -54,6 +54,15 @@ class Machine(ABC):
         return len(self._src)
 
     @property
+    def hop_links(self) -> np.ndarray | None:
+        """Which links count as a hop (bool per link), or None when every link does.
+
+        A route's hops are the links on it that count; links between a node and its own
+        router (a dragonfly's injection and ejection links) carry bytes but are not hops.
+        """
+        return None
+
+    @property
     def link_src(self) -> np.ndarray:
         """Source vertex of every directed link (int64, length ``n_links``): a node id, or
         what the machine's module docstring says for switch/router ends."""

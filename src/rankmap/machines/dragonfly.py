@@ -184,6 +184,12 @@ class Dragonfly(Machine):
         return self._glob0
 
     @property
+    def hop_links(self) -> np.ndarray:
+        """Router-to-router links (row, column, global): injection and ejection links are
+        not hops."""
+        return self._class >= 2
+
+    @property
     def link_class(self) -> np.ndarray:
         """Class of every link as an index into :data:`LINK_CLASSES`."""
         return self._class

@@ -26,7 +26,8 @@ import scipy.sparse as sp
 
 from .node_partition import int_weights
 
-__all__ = ["map_graph_to_nodes", "SMALL_DOMAIN", "LEAF_DOMAIN", "SWAP_PASSES"]
+__all__ = ["map_graph_to_nodes", "SMALL_DOMAIN", "LEAF_DOMAIN", "SWAP_PASSES",
+           "MAX_LEVEL_DOMAINS", "MAX_LEAF_PLACEMENTS"]
 
 #: domains of at most this many vertices are cut without KaHIP
 SMALL_DOMAIN = 16
@@ -36,8 +37,39 @@ LEAF_DOMAIN = 4
 LEAF_SWEEPS = 2
 #: most swap passes per cut
 SWAP_PASSES = 6
+#: work bound: a level with more domains than this is not cut further (its domains keep
+#: their order); graphs of up to 4 x this many vertices are cut down to the leaves
+MAX_LEVEL_DOMAINS = 1 << 13
+#: work bound: leaf placements (leaves x sweeps) at most; fewer sweeps beyond it
+MAX_LEAF_PLACEMENTS = 1 << 14
 #: imbalance handed to KaHIP's bisection (sizes are made exact afterwards)
 KAHIP_IMBALANCE = 0.03
+
+
+def _induced(rows: sp.csr_matrix, verts: np.ndarray) -> sp.csr_matrix:
+    """``rows[:, verts]`` for rows already cut to ``verts``: the subgraph of the domain, in
+    time that follows its rows (scipy's column indexing costs the whole graph's width,
+    which made the recursion quadratic). Entries keep their order within each row, so the
+    arrays are the ones scipy's indexing gives."""
+    n_cols = rows.shape[1]
+    local = np.full(n_cols, -1, dtype=np.int64) if n_cols <= 4 * len(rows.indices) + 64 \
+        else None
+    if local is None:   # a sparse domain of a wide graph: look the columns up by sorting
+        order = np.argsort(verts, kind="stable")
+        sv = verts[order]
+        at = np.searchsorted(sv, rows.indices)
+        at[at == len(sv)] = 0
+        col = np.where(sv[at] == rows.indices, order[at], -1) if len(sv) else \
+            np.full(len(rows.indices), -1)
+    else:
+        local[verts] = np.arange(len(verts))
+        col = local[rows.indices]
+    keep = col >= 0
+    row_of = np.repeat(np.arange(rows.shape[0]), np.diff(rows.indptr))
+    counts = np.bincount(row_of[keep], minlength=rows.shape[0])
+    indptr = np.concatenate([[0], np.cumsum(counts)]).astype(rows.indptr.dtype)
+    return sp.csr_matrix((rows.data[keep], col[keep].astype(rows.indices.dtype), indptr),
+                         shape=(rows.shape[0], len(verts)))
 
 
 def _centre_nodes(geo: np.ndarray, groups: list[np.ndarray]) -> np.ndarray:
@@ -143,7 +175,7 @@ def _bisect(q: sp.csr_matrix, verts: np.ndarray, n0: int, in_dom: np.ndarray,
         ext1 = np.bincount(r, weights=w * d1, minlength=n)
     else:
         ext0 = ext1 = np.zeros(n)
-    sub = rows[:, verts].tocsr()
+    sub = _induced(rows, verts)
     d01 = float(max(int(machine.hop_distance(np.array([c0]), np.array([c1]))[0]), 1))
     cut = _Cut(sub, ext0, ext1, d01)
     if n > SMALL_DOMAIN and sub.nnz:
@@ -180,19 +212,19 @@ def _external(q, verts, in_dom, centre_of, targets, machine):
 
 
 def _place_leaf(q, verts, nodes, in_dom, centre_of, machine) -> np.ndarray:
-    """Order of ``nodes`` for ``verts`` minimising internal plus external hop-bytes, over
-    every permutation (small domains only)."""
+    """Order of ``nodes`` (indices into it) for ``verts`` minimising internal plus external
+    hop-bytes, over every permutation (small domains only)."""
     import itertools
 
     s = len(verts)
     ext = _external(q, verts, in_dom, centre_of, nodes, machine)
-    wint = q[verts][:, verts].toarray()
+    wint = _induced(q[verts], verts).toarray()
     ii, jj = np.meshgrid(np.arange(s), np.arange(s), indexing="ij")
     dist = machine.hop_distance(nodes[ii.ravel()], nodes[jj.ravel()]).reshape(s, s)
     perms = np.array(list(itertools.permutations(range(s))), dtype=np.int64)
     internal = (dist[perms[:, :, None], perms[:, None, :]] * wint[None]).sum(axis=(1, 2)) / 2
     external = ext[np.arange(s)[None, :], perms].sum(axis=1)
-    return nodes[perms[int(np.argmin(internal + external))]]
+    return perms[int(np.argmin(internal + external))]
 
 
 def map_graph_to_nodes(q: sp.csr_matrix, positions: np.ndarray, machine, allocation,
@@ -229,6 +261,11 @@ def map_graph_to_nodes(q: sp.csr_matrix, positions: np.ndarray, machine, allocat
     level = [(np.arange(k, dtype=np.int64), np.arange(k, dtype=np.int64))]   # (verts, rows)
     leaves = []
     while level:
+        if len(level) > MAX_LEVEL_DOMAINS:
+            # work bound (huge graphs only): the domains of this level keep their order
+            for verts, rows in level:
+                place[verts] = positions[rows]
+            break
         nxt = []
         for verts, rows in level:
             if len(rows) == 1:
@@ -249,11 +286,15 @@ def map_graph_to_nodes(q: sp.csr_matrix, positions: np.ndarray, machine, allocat
             nxt.append((verts[~side0], h1))
         level = nxt
     # small domains: every permutation, twice (the second sweep sees every other leaf placed)
-    for _sweep in range(LEAF_SWEEPS):
+    sweeps = min(LEAF_SWEEPS, MAX_LEAF_PLACEMENTS // max(len(leaves), 1))
+    if sweeps == 0:   # work bound (huge graphs only): the leaves keep their order
+        for verts, rows in leaves:
+            place[verts] = positions[rows]
+    for _sweep in range(sweeps):
         for verts, rows in leaves:
             in_dom[verts] = True
-            chosen = _place_leaf(q, verts, nodes[positions[rows]], in_dom, centre_of, machine)
+            order = _place_leaf(q, verts, nodes[positions[rows]], in_dom, centre_of, machine)
             in_dom[verts] = False
-            centre_of[verts] = chosen
-            place[verts] = allocation.position_of_node(chosen)
+            centre_of[verts] = nodes[positions[rows[order]]]
+            place[verts] = positions[rows[order]]
     return place

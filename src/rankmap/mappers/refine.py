@@ -28,7 +28,7 @@ from ..errors import RankmapError
 from ..routing import Router, router_for
 from .base import MapperInfo
 from .geometry import check_seed, neighbour_csr
-from .swap_refine import route_delta
+from .swap_refine import route_deltas
 
 __all__ = ["Refine", "RefineRun", "refine_cores", "refine_search", "check_budget",
            "DEFAULT_BUDGET", "MAX_REFUSED", "GAIN_WINDOW", "MIN_GAIN"]
@@ -88,17 +88,38 @@ class _State:
         self.rank_of_core[cores] = np.arange(len(cores))
         self.phases = [p for p in pattern.phases if p.n_flows]
         self.csr = [_rank_flow_csr(p.src, p.dst, pattern.n_ranks) for p in self.phases]
-        self.loads, self.busy, self.hb = [], [], 0.0
+        # UGAL's routes depend on the whole phase's traffic: such phases are routed afresh
+        self.whole_phase = type(self.router).for_phase is not Router.for_phase
+        self.loads, self.busy, self.phase_hb = [], [], []
         node = self.node_of(self.cores)
         for p in self.phases:
             ld = self.router.loads(node[p.src], node[p.dst], p.bytes)
             self.loads.append(ld.bytes.copy())
             self.busy.append(np.flatnonzero(ld.bytes))
-            self.hb += float(np.dot(ld.flow_hops, p.bytes))
-        self.max = max((float(l.max()) for l in self.loads if l.size), default=0.0)
+            self.phase_hb.append(float(np.dot(ld.flow_hops, p.bytes)))
+        self.hb = sum(self.phase_hb)
+        self.top = [float(l.max()) if l.size else 0.0 for l in self.loads]
+        self.max = max((t for t, l in zip(self.top, self.loads) if l.size), default=0.0)
 
     def node_of(self, cores):
         return self.alloc_nodes[cores // self.cpn]
+
+    def _fresh(self, moved):
+        """Per phase, None or (changed links, byte change, hop-bytes change) of the cores as
+        they are now, each changed phase routed whole (for a router whose routes follow the
+        whole phase's traffic: UGAL)."""
+        out = []
+        node = self.node_of(self.cores)
+        for i, (p, cur, m) in enumerate(zip(self.phases, self.loads, moved)):
+            if m is None:
+                out.append(None)
+                continue
+            ld = self.router.loads(node[p.src], node[p.dst], p.bytes)
+            dl = ld.bytes - cur
+            links = np.flatnonzero(dl)
+            out.append((links.astype(np.int64), dl[links],
+                        float(np.dot(ld.flow_hops, p.bytes)) - self.phase_hb[i]))
+        return out
 
     def objective(self):
         return (self.max, self.hb)
@@ -117,17 +138,28 @@ class _State:
             parts.append(np.zeros(1))
         return float(np.concatenate(parts).max())
 
+    def _top_after(self, i: int, d) -> float:
+        """As :meth:`_max_after`, looking only at the changed links unless one of them is
+        a busiest link of the phase now (then the phase's loaded links are looked at)."""
+        if d is None:
+            return self.top[i]
+        links, delta = d
+        cur = self.loads[i][links]
+        if cur.size and cur.max() >= self.top[i]:
+            return self._max_after(i, d)
+        return max(self.top[i], float((cur + delta).max())) if cur.size else self.top[i]
+
     def try_move(self, moves: dict[int, int]) -> bool:
         """Give rank r the core moves[r] for every r; keep it only if the objective drops."""
         ranks = np.fromiter(moves.keys(), dtype=np.int64)
         old = {r: int(self.cores[r]) for r in moves}
         for r, c in moves.items():
             self.cores[r] = c
-        deltas, dhb = [], 0.0
+        moved = []
         for p, (indptr, fl) in zip(self.phases, self.csr):
             idx = np.unique(np.concatenate([fl[indptr[r]:indptr[r + 1]] for r in ranks]))
             if len(idx) == 0:
-                deltas.append(None)
+                moved.append(None)
                 continue
             s, d, w = p.src[idx], p.dst[idx], p.bytes[idx]
             new_s, new_d = self.node_of(self.cores[s]), self.node_of(self.cores[d])
@@ -136,14 +168,19 @@ class _State:
             old_s, old_d = self.node_of(self.cores[s]), self.node_of(self.cores[d])
             for r, c in moves.items():
                 self.cores[r] = c
-            links, delta, hops = route_delta(self.router, np.concatenate([old_s, new_s]),
-                                              np.concatenate([old_d, new_d]),
-                                              np.concatenate([-w, w]))
-            deltas.append((links, delta))
-            k = len(idx)
-            dhb += float(np.dot(hops[k:], w) - np.dot(hops[:k], w))
-        new_max = max((self._max_after(i, d) for i, d in enumerate(deltas)
-                       if self.loads[i].size), default=0.0)
+            moved.append((old_s, new_s, old_d, new_d, w))
+        if self.whole_phase:
+            routed = self._fresh(moved)
+        else:
+            routed = [None if r is None else
+                      (r[0], r[1], float(np.dot(r[3], m[4]) - np.dot(r[2], m[4])))
+                      for m, r in zip(moved, route_deltas(self.router, self.machine.n_links,
+                                                          moved))]
+        deltas = [None if r is None else r[:2] for r in routed]
+        dhbs = [0.0 if r is None else r[2] for r in routed]
+        dhb = sum(dhbs)
+        tops = [self._top_after(i, d) for i, d in enumerate(deltas)]
+        new_max = max((t for t, l in zip(tops, self.loads) if l.size), default=0.0)
         tol = 1e-9 * max(self.max, 1.0)
         better = new_max < self.max - tol or (new_max <= self.max + tol
                                               and dhb < -1e-9 * max(self.hb, 1.0))
@@ -154,10 +191,11 @@ class _State:
         for i, d in enumerate(deltas):
             if d is not None:
                 links, delta = d
+                self.phase_hb[i] += dhbs[i]
                 self.loads[i][links] += delta
                 both = np.union1d(self.busy[i], links)
                 self.busy[i] = both[self.loads[i][both] != 0]
-        self.max, self.hb = new_max, self.hb + dhb
+        self.max, self.hb, self.top = new_max, self.hb + dhb, tops
         for r in ranks:
             self.rank_of_core[old[r]] = -1
         for r, c in moves.items():

@@ -257,31 +257,62 @@ def _flow_csr(src, dst, n_units):
     return np.searchsorted(r[order], np.arange(n_units + 1)), ff[order]
 
 
-def route_delta(router, src, dst, nbytes):
-    """Changed links, their byte change and every flow's hops, from the router's paths.
+def route_deltas(router, n_links: int, moved):
+    """Changed links, their byte change and the moved flows' hops, per phase, from one call
+    of the router's paths for all phases together (link ids offset by phase).
 
     Parameters
     ----------
     router : Router
-        The router (its :meth:`~rankmap.routing.Router.paths`).
-    src, dst : numpy.ndarray
-        Node of each flow's ends.
-    nbytes : numpy.ndarray
-        Signed bytes of each flow (old routes negative, new ones positive).
+        The router (its :meth:`~rankmap.routing.Router.paths`); not one whose routes depend
+        on the whole phase's traffic (UGAL): such phases must be routed afresh.
+    n_links : int
+        Links of the machine.
+    moved : list
+        Per phase, ``(old_src, new_src, old_dst, new_dst, nbytes)`` (nodes of the moved flows'
+        ends before and after, and their bytes), or None when no flow of the phase moves.
 
     Returns
     -------
-    (numpy.ndarray, numpy.ndarray, numpy.ndarray)
-        Sorted distinct link ids on any route, the byte change on each, and the hops of each
-        flow (row sums of the paths, as :meth:`Router.loads` counts them); sizes follow the
-        flows, never the machine.
+    list
+        Per phase, None or ``(links, delta, old_hops, new_hops)``: sorted distinct link ids
+        on any old or new route, the byte change on each, and every moved flow's hops before
+        and after (row sums of the paths over the machine's
+        :attr:`~rankmap.machines.Machine.hop_links`, as :meth:`Router.loads` counts them). Sizes follow
+        the flows; a phases x links scratch is used only when the routes hold at least an
+        eighth as many entries.
     """
-    P = router.paths(src, dst, nbytes)
+    live = [i for i, mf in enumerate(moved) if mf is not None]
+    out = [None] * len(moved)
+    if not live:
+        return out
+    src = np.concatenate([x for i in live for x in (moved[i][0], moved[i][1])])
+    dst = np.concatenate([x for i in live for x in (moved[i][2], moved[i][3])])
+    w = np.concatenate([x for i in live for x in (-moved[i][4], moved[i][4])])
+    sizes = [len(moved[i][4]) for i in live]
+    phase = np.repeat(np.arange(len(live)), [2 * k for k in sizes])
+    P = router.paths(src, dst, w)
     rows = np.repeat(np.arange(len(src)), np.diff(P.indptr))
-    links, inv = np.unique(P.indices, return_inverse=True)
-    delta = np.bincount(inv, P.data * nbytes[rows], minlength=len(links))
-    hops = np.bincount(rows, P.data, minlength=len(src)).astype(np.float64)
-    return links.astype(np.int64), delta, hops
+    hop = router.machine.hop_links
+    hops = np.bincount(rows, P.data if hop is None else P.data * hop[P.indices],
+                       minlength=len(src)).astype(np.float64)
+    flat = phase[rows] * n_links + P.indices
+    if len(live) * n_links <= 8 * len(flat):
+        # dense accumulation is cheaper than sorting when the entries outnumber the slots;
+        # both add each key's entries in the same order
+        dense = np.bincount(flat, P.data * w[rows], minlength=len(live) * n_links)
+        keys = np.flatnonzero(np.bincount(flat, minlength=len(live) * n_links))
+        delta = dense[keys]
+    else:
+        keys, inv = np.unique(flat, return_inverse=True)
+        delta = np.bincount(inv.ravel(), P.data * w[rows], minlength=len(keys))
+    cut = np.searchsorted(keys, np.arange(len(live) + 1) * n_links)
+    start = np.concatenate([[0], np.cumsum([2 * k for k in sizes])])
+    for k, i in enumerate(live):
+        h = hops[start[k]:start[k + 1]]
+        out[i] = ((keys[cut[k]:cut[k + 1]] - k * n_links).astype(np.int64),
+                  delta[cut[k]:cut[k + 1]], h[:sizes[k]], h[sizes[k]:])
+    return out
 
 
 class _Loads:
@@ -322,35 +353,9 @@ class _Loads:
         return out
 
     def _deltas(self, moved_flows):
-        """Per phase, (changed links, byte change) of moving the given flows, or None.
-
-        The phases are routed together in one call, link ids offset by phase.
-        """
-        live = [i for i, mf in enumerate(moved_flows) if mf is not None]
-        if not live:
-            return [None] * len(moved_flows)
-        src = np.concatenate([np.concatenate([moved_flows[i][0], moved_flows[i][1]]) for i in live])
-        dst = np.concatenate([np.concatenate([moved_flows[i][2], moved_flows[i][3]]) for i in live])
-        w = np.concatenate([np.concatenate([-moved_flows[i][4], moved_flows[i][4]]) for i in live])
-        phase = np.repeat(np.arange(len(live)), [2 * len(moved_flows[i][4]) for i in live])
-        P = self.router.paths(src, dst, w)
-        rows = np.repeat(np.arange(len(src)), np.diff(P.indptr))
-        n_links = self.machine.n_links
-        flat = phase[rows] * n_links + P.indices
-        if len(live) * n_links <= 8 * len(flat):
-            # dense accumulation is cheaper than sorting when the entries outnumber the slots
-            dense = np.bincount(flat, P.data * w[rows], minlength=len(live) * n_links)
-            keys = np.flatnonzero(np.bincount(flat, minlength=len(live) * n_links))
-            delta = dense[keys]
-        else:
-            keys, inv = np.unique(flat, return_inverse=True)
-            delta = np.bincount(inv.ravel(), P.data * w[rows], minlength=len(keys))
-        cut = np.searchsorted(keys, np.arange(len(live) + 1) * n_links)
-        out = [None] * len(moved_flows)
-        for k, i in enumerate(live):
-            out[i] = ((keys[cut[k]:cut[k + 1]] - k * n_links).astype(np.int64),
-                      delta[cut[k]:cut[k + 1]])
-        return out
+        """Per phase, (changed links, byte change) of moving the given flows, or None."""
+        return [None if d is None else d[:2]
+                for d in route_deltas(self.router, self.machine.n_links, moved_flows)]
 
     def try_swap(self, u: int, p: int) -> bool:
         """Move unit u to position p (swapping with its holder); keep it only if
@@ -442,6 +447,12 @@ def _targets(mover: int, partner: int, place: UnitPlacement, nb_ptr, nb_pos) -> 
     return (nodes[:, None] * place.slots + np.arange(place.slots)).reshape(-1)
 
 
+#: work bound of :func:`link_swaps` beyond its proposals: rounds x (links of every phase +
+#: allocated nodes + flows of the largest phase), element operations; it binds only on
+#: very large machines (a few hundred thousand nodes), where one round costs tens of ms
+LINK_SWAP_WORK = 1 << 29
+
+
 def link_swaps(phases, place: UnitPlacement, machine, routing, neighbours, seed: int,
                max_proposals: int = 2000, n_units: int | None = None) -> int:
     """Attack the busiest link with exactly evaluated swaps (module docstring).
@@ -461,7 +472,7 @@ def link_swaps(phases, place: UnitPlacement, machine, routing, neighbours, seed:
     seed : int
         Seed of the proposal choice.
     max_proposals : int
-        Most proposals evaluated (the work bound).
+        Most proposals evaluated (a work bound, with :data:`LINK_SWAP_WORK`).
     n_units : int, optional
         Number of units (default: ``len(place.pos_of)``).
 
@@ -484,7 +495,13 @@ def link_swaps(phases, place: UnitPlacement, machine, routing, neighbours, seed:
     # link's ends are taken over the allocation's nodes (few) and indexed per flow (many)
     alloc_nodes = place.alloc_nodes
     hops: dict = {}
-    while tried < max_proposals:
+    # every round looks at all links and allocated nodes once: bound the rounds by that work
+    round_work = sum(len(ld) for ld in st.loads) + 2 * len(alloc_nodes) \
+        + max(len(p[0]) for p in st.phases)
+    max_rounds = max(16, LINK_SWAP_WORK // max(round_work, 1))
+    rounds = 0
+    while tried < max_proposals and rounds < max_rounds:
+        rounds += 1
         # the busiest link not yet given up on, over all phases
         best_ph, best_l, best_v = -1, -1, -1.0
         for i, ld in enumerate(st.loads):

@@ -21,6 +21,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..kernels import dragonfly as dk
+from ..validate import check_limit
 from .base import LinkLoads, Router
 from .ugal import ugal_valiant_pairs
 
@@ -30,8 +31,18 @@ __all__ = ["DragonflyMinimal", "Valiant", "UGAL", "PER_FLOW_MAX"]
 #: of a swap's few moved flows is then the stages' own work, not sparse-matrix set-up.
 PER_FLOW_MAX = 256
 
+#: link entries kept in a router's cache of stage rows (16 bytes each)
+ROW_CACHE_ENTRIES = 1 << 22
+
 
 class _DragonflyRouter(Router):
+
+    def __init__(self, machine):
+        super().__init__(machine)
+        # stage rows already computed for :meth:`paths` of a few flows, by (stage, valiant,
+        # key): swaps route the same keys again and again
+        self._rows: dict[tuple[int, bool, int], tuple[np.ndarray, np.ndarray]] = {}
+        self._rows_size = 0
 
     def _valiant(self, gu, gv, inter, src, dst, nbytes) -> np.ndarray:
         """Which flows go Valiant (boolean per flow)."""
@@ -79,6 +90,29 @@ class _DragonflyRouter(Router):
         """Every stage as (flow indices, key per flow, key x links matrix)."""
         return [self._keyed(*s) for s in self._stage_keys(src, dst, nbytes)]
 
+    def _rows_of(self, stage, valiant, a, b):
+        """Links and fractions of every key (a[i], b[i]) of one stage, one pair of arrays per
+        key, from the cache or computed (all missing keys in one kernel call)."""
+        m = self.machine
+        cache = self._rows
+        keys = [(stage, valiant, int(x), int(y)) for x, y in zip(a.tolist(), b.tolist())]
+        missing = list(dict.fromkeys(k for k in keys if k not in cache))
+        if missing:
+            ma = np.array([k[2] for k in missing], dtype=np.int64)
+            mb = np.array([k[3] for k in missing], dtype=np.int64)
+            indptr, links, frac = dk.stage_rows(
+                stage, valiant, ma, mb, m.G, m.R, m.C, m.L, m.row0, m.col0, m.glob0,
+                m.g_src, m.g_dst, m.n_links)
+            found = {k: (links[indptr[i]:indptr[i + 1]], frac[indptr[i]:indptr[i + 1]])
+                     for i, k in enumerate(missing)}
+            if self._rows_size + len(links) <= ROW_CACHE_ENTRIES:
+                cache.update(found)
+                self._rows_size += len(links)
+        else:
+            found = {}
+        got = [cache.get(k) or found[k] for k in keys]
+        return [g[0] for g in got], [g[1] for g in got]
+
     def paths(self, src, dst, nbytes=None) -> sp.csr_matrix:
         """Flows x links fractions, injection and ejection links included (see
         :class:`Router`).
@@ -100,18 +134,28 @@ class _DragonflyRouter(Router):
         weights = np.ones(F) if nbytes is None else np.asarray(nbytes, dtype=np.float64)
         if F <= PER_FLOW_MAX:
             for stage, valiant, flows, a, b in self._stage_keys(src, dst, weights):
-                indptr, links, frac = dk.stage_rows(
-                    stage, valiant, a, b, m.G, m.R, m.C, m.L, m.row0, m.col0, m.glob0,
-                    m.g_src, m.g_dst, m.n_links)
-                rows.append(np.repeat(flows, np.diff(indptr)))
-                cols.append(links)
-                data.append(frac)
-            return sp.csr_matrix((np.concatenate(data), (np.concatenate(rows),
-                                                         np.concatenate(cols))),
-                                 shape=(F, m.n_links))
+                links, frac = self._rows_of(stage, valiant, a, b)
+                rows.append(np.repeat(flows, [len(x) for x in links]))
+                cols += links
+                data += frac
+            # one row per flow, its stages in order; no link repeats within a row, so the
+            # matrix needs no duplicate summing (each stage's rows come sorted by flow: the
+            # stable sort only merges a few runs)
+            row = np.concatenate(rows)
+            order = np.argsort(row, kind="stable")
+            indptr = np.concatenate([[0], np.cumsum(np.bincount(row, minlength=F))])
+            return sp.csr_matrix((np.concatenate(data)[order], np.concatenate(cols)[order],
+                                  indptr), shape=(F, m.n_links))
+        stages = self._stages(src, dst, weights)
+        # the routes of a big phase split over many parallel global links can outgrow memory:
+        # count their entries before they are built
+        entries = 2 * len(off) + sum(int(np.diff(A.indptr)[keys].sum()) for _f, keys, A in stages)
+        check_limit(entries, "route_entries",
+                    f"the routes of {F:,} flows on {m.spec} (the time model needs them; "
+                    "--time-model off skips it)")
         P = sp.csr_matrix((np.concatenate(data), (np.concatenate(rows), np.concatenate(cols))),
                           shape=(F, m.n_links))
-        for flows, keys, A in self._stages(src, dst, weights):
+        for flows, keys, A in stages:
             sel = sp.csr_matrix((np.ones(len(flows)), (flows, keys)), shape=(F, A.shape[0]))
             P = P + sel @ A
         return P.tocsr()

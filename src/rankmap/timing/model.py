@@ -27,6 +27,7 @@ from numba import njit
 from ..errors import RankmapError
 from ..routing import Router, router_for
 from ..units import parse_bandwidth, parse_time
+from ..validate import check_limit
 from .domains import domain_memory_times
 from .maxmin import completion_times
 from .processor_sharing import shared_memory_times
@@ -236,6 +237,11 @@ def resource_incidence(machine, src_node, dst_node, routing: "str | Router", opt
         Capacity of every resource, bytes/s (``inf`` for unlimited ones).
     """
     paths = router_for(machine, routing).paths(src_node, dst_node)
+    # the max-min model keeps a few copies of the routes: bound them before it starts
+    check_limit(paths.nnz, "route_entries",
+                f"the time model of a phase of {len(src_node):,} node pairs on "
+                f"{machine.spec} (--time-model off skips it)")
+    paths.sort_indices()  # one order of a flow's resources, however the router built it
     n_links, n_nodes = machine.n_links, machine.n_nodes
     src_node = np.ascontiguousarray(src_node, dtype=np.int64)
     dst_node = np.ascontiguousarray(dst_node, dtype=np.int64)
