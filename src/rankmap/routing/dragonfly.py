@@ -48,13 +48,17 @@ class _DragonflyRouter(Router):
         """Which flows go Valiant (boolean per flow)."""
         return np.zeros(len(gu), dtype=bool)
 
-    def _stage(self, stage: int, valiant: bool, a, b) -> sp.csr_matrix:
+    def _kernel_rows(self, stage: int, valiant: bool, a, b):
+        """(indptr, links, fractions) of the keys (a[k], b[k]) of one stage."""
         m = self.machine
-        indptr, links, frac = dk.stage_rows(
+        return dk.stage_rows(
             stage, valiant, np.ascontiguousarray(a, dtype=np.int64),
             np.ascontiguousarray(b, dtype=np.int64), m.G, m.R, m.C, m.L, m.row0, m.col0,
             m.glob0, m.g_src, m.g_dst, m.n_links)
-        return sp.csr_matrix((frac, links, indptr), shape=(len(a), m.n_links))
+
+    def _stage(self, stage: int, valiant: bool, a, b) -> sp.csr_matrix:
+        indptr, links, frac = self._kernel_rows(stage, valiant, a, b)
+        return sp.csr_matrix((frac, links, indptr), shape=(len(a), self.machine.n_links))
 
     def _keyed(self, stage, valiant, flows, a, b):
         k = int(max(a.max(), b.max())) + 1
@@ -93,16 +97,12 @@ class _DragonflyRouter(Router):
     def _rows_of(self, stage, valiant, a, b):
         """Links and fractions of every key (a[i], b[i]) of one stage, one pair of arrays per
         key, from the cache or computed (all missing keys in one kernel call)."""
-        m = self.machine
         cache = self._rows
         keys = [(stage, valiant, int(x), int(y)) for x, y in zip(a.tolist(), b.tolist())]
         missing = list(dict.fromkeys(k for k in keys if k not in cache))
         if missing:
-            ma = np.array([k[2] for k in missing], dtype=np.int64)
-            mb = np.array([k[3] for k in missing], dtype=np.int64)
-            indptr, links, frac = dk.stage_rows(
-                stage, valiant, ma, mb, m.G, m.R, m.C, m.L, m.row0, m.col0, m.glob0,
-                m.g_src, m.g_dst, m.n_links)
+            indptr, links, frac = self._kernel_rows(stage, valiant, [k[2] for k in missing],
+                                                    [k[3] for k in missing])
             found = {k: (links[indptr[i]:indptr[i + 1]], frac[indptr[i]:indptr[i + 1]])
                      for i, k in enumerate(missing)}
             if self._rows_size + len(links) <= ROW_CACHE_ENTRIES:
