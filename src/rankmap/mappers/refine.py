@@ -174,8 +174,7 @@ class _State:
         else:
             routed = [None if r is None else
                       (r[0], r[1], float(np.dot(r[3], m[4]) - np.dot(r[2], m[4])))
-                      for m, r in zip(moved, route_deltas(self.router, self.machine.n_links,
-                                                          moved))]
+                      for m, r in zip(moved, route_deltas(self.router, moved))]
         deltas = [None if r is None else r[:2] for r in routed]
         dhbs = [0.0 if r is None else r[2] for r in routed]
         dhb = sum(dhbs)

@@ -257,7 +257,7 @@ def _flow_csr(src, dst, n_units):
     return np.searchsorted(r[order], np.arange(n_units + 1)), ff[order]
 
 
-def route_deltas(router, n_links: int, moved):
+def route_deltas(router, moved):
     """Changed links, their byte change and the moved flows' hops, per phase, from one call
     of the router's paths for all phases together (link ids offset by phase).
 
@@ -266,8 +266,6 @@ def route_deltas(router, n_links: int, moved):
     router : Router
         The router (its :meth:`~rankmap.routing.Router.paths`); not one whose routes depend
         on the whole phase's traffic (UGAL): such phases must be routed afresh.
-    n_links : int
-        Links of the machine.
     moved : list
         Per phase, ``(old_src, new_src, old_dst, new_dst, nbytes)`` (nodes of the moved flows'
         ends before and after, and their bytes), or None when no flow of the phase moves.
@@ -278,8 +276,8 @@ def route_deltas(router, n_links: int, moved):
         Per phase, None or ``(links, delta, old_hops, new_hops)``: sorted distinct link ids
         on any old or new route, the byte change on each, and every moved flow's hops before
         and after (row sums of the paths over the machine's
-        :attr:`~rankmap.machines.Machine.hop_links`, as :meth:`Router.loads` counts them). Sizes follow
-        the flows; a phases x links scratch is used only when the routes hold at least an
+        :attr:`~rankmap.machines.Machine.hop_links`, as :meth:`Router.loads` counts them).
+        Sizes follow the flows; a phases x links scratch is used only when the routes hold at least an
         eighth as many entries.
     """
     live = [i for i, mf in enumerate(moved) if mf is not None]
@@ -293,7 +291,7 @@ def route_deltas(router, n_links: int, moved):
     phase = np.repeat(np.arange(len(live)), [2 * k for k in sizes])
     P = router.paths(src, dst, w)
     rows = np.repeat(np.arange(len(src)), np.diff(P.indptr))
-    hop = router.machine.hop_links
+    n_links, hop = router.machine.n_links, router.machine.hop_links
     hops = np.bincount(rows, P.data if hop is None else P.data * hop[P.indices],
                        minlength=len(src)).astype(np.float64)
     flat = phase[rows] * n_links + P.indices
@@ -355,7 +353,7 @@ class _Loads:
     def _deltas(self, moved_flows):
         """Per phase, (changed links, byte change) of moving the given flows, or None."""
         return [None if d is None else d[:2]
-                for d in route_deltas(self.router, self.machine.n_links, moved_flows)]
+                for d in route_deltas(self.router, moved_flows)]
 
     def try_swap(self, u: int, p: int) -> bool:
         """Move unit u to position p (swapping with its holder); keep it only if
