@@ -140,3 +140,19 @@ def test_cli_budget_rejects_negative(capsys, tmp_path):
     rc = main(["compare", "--machine", "torus:4x4", "--pattern", "stencil:4x4",
                "--mappings", "refine:rcb", "--budget", "-2"])
     assert rc == 2 and "--budget -2" in capsys.readouterr().err
+
+
+def test_refine_stops_on_its_route_entry_bound(monkeypatch):
+    # long routes on a big machine: the search ends on the route entries it looked at,
+    # counted, not timed, so the same seed stops at the same proposal
+    from rankmap.mappers import refine as refine_module
+    m, a, p = _setup()
+    start = build_mapping("random", p, m, a, seed=2).core_of_rank
+    free = refine_search(start, p, m, a, seed=0, budget=20000, min_gain=0)
+    monkeypatch.setattr(refine_module, "REFINE_WORK", 2000)
+    runs = [refine_search(start, p, m, a, seed=0, budget=20000, min_gain=0) for _ in range(2)]
+    assert runs[0].stop == "work" and 0 < runs[0].proposals < free.proposals
+    assert runs[0].proposals == runs[1].proposals
+    assert np.array_equal(runs[0].cores, runs[1].cores)
+    assert _State(p, m, a, None, runs[0].cores).objective() <= _State(p, m, a, None,
+                                                                         start).objective()

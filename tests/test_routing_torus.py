@@ -153,3 +153,35 @@ def test_adaptive_matches_plain_reference(data):
         li = m.link_index(*key)
         assert ld.bytes[li] == pytest.approx(v) and ld.streams[li] == streams[key]
     assert ld.bytes.sum() == pytest.approx(sum(expect.values()))
+
+
+@given(torus_and_flows(), st.integers(0, 5))
+def test_dor_ring_sums_give_the_walks_bits(case, repeat):
+    """Long paths are summed as runs per ring (time O(flows + links), not O(hops)); the
+    loads are the same bits as walking every path, and links no flow crosses are exactly 0."""
+    from rankmap.kernels import torus as tk
+    m, src, dst, nbytes = case
+    src, dst, nbytes = (np.tile(x, repeat + 1) for x in (src, dst, nbytes))
+    args = (src.astype(np.int64), dst.astype(np.int64), nbytes, m.dims, m.strides, m.wrap)
+    sums = (np.zeros(m.n_dense_slots), np.zeros(m.n_dense_slots, np.int64),
+            np.zeros(len(src), np.int64))
+    tk._dor_ring_sums(*args, *sums)
+    walk = router_for(m, "dor").paths(src, dst)
+    expect = np.zeros(m.n_links)
+    np.add.at(expect, walk.indices, np.repeat(nbytes, np.diff(walk.indptr)))
+    idx = m.dense_slot_of_link
+    assert np.array_equal(sums[0][idx], expect)
+    assert np.array_equal(sums[1][idx], np.bincount(walk.indices, minlength=m.n_links))
+    assert np.array_equal(sums[2], np.diff(walk.indptr))
+
+
+def test_long_dor_paths_are_summed_per_ring():
+    # 20,000 flows half-way round a 100,000-node ring (ties go +): 10^9 link visits if walked
+    m = Torus((100000, 2))
+    src = np.arange(0, 100000, 5)
+    dst = (src + 50000) % 100000
+    ld = router_for(m, "dor").loads(src, dst, np.ones(len(src)))
+    assert np.array_equal(ld.flow_hops, np.full(len(src), 50000.0))
+    assert ld.bytes.sum() == 20000 * 50000
+    # every + link of row 0 is crossed by the 10,000 flows that started within 50,000 before it
+    assert ld.bytes.max() == 10000 and np.count_nonzero(ld.bytes) == 100000

@@ -27,6 +27,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+#: ``route_dor`` sums runs per ring (:func:`_dor_ring_sums`) when the paths hold more than
+#: this many link visits per dense link slot, and walks every path otherwise
+RING_SUM_RATIO = 4
+
 __all__ = ["route_dor", "dor_paths", "adaptive_templates", "route_adaptive", "adaptive_paths"]
 
 
@@ -124,6 +128,17 @@ def route_dor(src, dst, nbytes, dims, strides, wrap, link_bytes, link_streams, f
     flow_hops : ndarray, shape (n_flows,)
         Set in place to each flow's hop count (links on its minimal path; 0 inside a node).
     """
+    total = 0
+    for f in range(src.shape[0]):
+        for d in range(dims.shape[0]):
+            n = dims[d]
+            h, _dir, _tie = _offset((src[f] // strides[d]) % n, (dst[f] // strides[d]) % n,
+                                    n, wrap[d])
+            total += h
+    if total > RING_SUM_RATIO * link_bytes.shape[0]:
+        _dor_ring_sums(src, dst, nbytes, dims, strides, wrap, link_bytes, link_streams,
+                       flow_hops)
+        return
     path = np.empty(max(1, int(dims.sum())), dtype=np.int64)
     for f in range(src.shape[0]):
         h = _dor_walk(src[f], dst[f], dims, strides, wrap, path)
@@ -133,6 +148,83 @@ def route_dor(src, dst, nbytes, dims, strides, wrap, link_bytes, link_streams, f
             link_bytes[li] += b
             link_streams[li] += 1
         flow_hops[f] = h
+
+
+@njit(cache=True, nogil=True)
+def _mark_piece(diff_b, diff_s, base, stride, n, slot, nd2, lo, hi, b):
+    """Mark ring positions lo .. hi-1 (0 <= lo < hi <= n) of the ring starting at ``base``."""
+    i = (base + lo * stride) * nd2 + slot
+    diff_b[i] += b
+    diff_s[i] += 1
+    if hi < n:
+        j = (base + hi * stride) * nd2 + slot
+        diff_b[j] -= b
+        diff_s[j] -= 1
+
+
+@njit(cache=True, nogil=True)
+def _mark_run(diff_b, diff_s, base, stride, n, slot, nd2, lo, h, b):
+    """Mark ring positions lo .. lo+h-1 (mod n; -n < lo < n, 0 < h <= n) of the ring
+    starting at node ``base``: one piece, or two when the run passes position 0."""
+    if lo < 0:
+        lo += n
+    hi = lo + h
+    if hi > n:
+        _mark_piece(diff_b, diff_s, base, stride, n, slot, nd2, 0, hi - n, b)
+        hi = n
+    _mark_piece(diff_b, diff_s, base, stride, n, slot, nd2, lo, hi, b)
+
+
+@njit(cache=True, nogil=True)
+def _dor_ring_sums(src, dst, nbytes, dims, strides, wrap, link_bytes, link_streams, flow_hops):
+    """:func:`route_dor` in time that follows the flows and the links, not the path lengths.
+
+    A flow's dimension-order path is one straight run of links per dimension; each run is
+    marked at its two ends in a difference array of its ring, and a running sum along every
+    ring gives the loads. Every flow adds its bytes once and takes them away once, so
+    integer byte counts below 2**53 sum exactly, and a link no flow crosses is exactly 0.
+    """
+    nd = dims.shape[0]
+    nd2 = 2 * nd
+    n_nodes = link_bytes.shape[0] // nd2
+    diff_b = np.zeros(link_bytes.shape[0], dtype=np.float64)
+    diff_s = np.zeros(link_bytes.shape[0], dtype=np.int64)
+    for f in range(src.shape[0]):
+        node = src[f]
+        t = dst[f]
+        b = nbytes[f]
+        h_total = 0
+        for d in range(nd):
+            n = dims[d]
+            stride = strides[d]
+            c = (node // stride) % n
+            tc = (t // stride) % n
+            h, direction, _tie = _offset(c, tc, n, wrap[d])
+            base = node - c * stride
+            if h > 0:
+                if direction > 0:               # links leaving c, c+1, ..., c+h-1 upwards
+                    _mark_run(diff_b, diff_s, base, stride, n, 2 * d, nd2, c, h, b)
+                else:                           # links leaving c, c-1, ..., c-h+1 downwards
+                    _mark_run(diff_b, diff_s, base, stride, n, 2 * d + 1, nd2, c - h + 1, h, b)
+            h_total += h
+            node = base + tc * stride
+        flow_hops[f] = h_total
+    for d in range(nd):
+        n = dims[d]
+        stride = strides[d]
+        for start in range(n_nodes):
+            if (start // stride) % n != 0:
+                continue
+            for slot in (2 * d, 2 * d + 1):
+                acc_b = 0.0
+                acc_s = 0
+                for k in range(n):
+                    i = (start + k * stride) * nd2 + slot
+                    acc_b += diff_b[i]
+                    acc_s += diff_s[i]
+                    if acc_s != 0:
+                        link_bytes[i] += acc_b
+                        link_streams[i] += acc_s
 
 
 @njit(cache=True, nogil=True)

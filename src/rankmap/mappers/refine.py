@@ -8,8 +8,12 @@ taking a free core). Only the flows of the ranks that move are re-routed (the ro
 ``loads`` on those flows, their old routes subtracted and new ones added), so a proposal costs
 about as much as routing a handful of flows. A proposal is kept only when it lowers the
 objective: the busiest link's bytes (worst phase), then the hop-bytes (all phases), under the
-router given (:class:`Refine`). The search is bounded by work, not time: it stops after
-``budget`` proposals (``--budget``, default :data:`DEFAULT_BUDGET`), when :data:`MAX_REFUSED`
+router given (:class:`Refine`). The draw's weights (bytes x hops of every flow) are rebuilt
+after a kept move, or later when the flows outnumber :data:`REWEIGHT_RATIO` times the route
+entries looked at since the last build (a build then costs a bounded share of the work). The
+search is bounded by work, not time: it stops after ``budget`` proposals (``--budget``,
+default :data:`DEFAULT_BUDGET`), after :data:`REFINE_WORK` route entries (moved flows' hops
+before and after; long routes on a big machine), when :data:`MAX_REFUSED`
 proposals in a row were refused, or when its expected gain is small: after every window of
 :data:`GAIN_WINDOW` proposals, the gain of that window (of the busiest link's bytes and of the
 hop-bytes, relative to their values at the window's start) is extrapolated over the proposals
@@ -31,7 +35,8 @@ from .geometry import check_seed, neighbour_csr
 from .swap_refine import route_deltas
 
 __all__ = ["Refine", "RefineRun", "refine_cores", "refine_search", "check_budget",
-           "DEFAULT_BUDGET", "MAX_REFUSED", "GAIN_WINDOW", "MIN_GAIN"]
+           "DEFAULT_BUDGET", "MAX_REFUSED", "GAIN_WINDOW", "MIN_GAIN", "REFINE_WORK",
+           "REWEIGHT_RATIO"]
 
 #: default work bound of one refinement: proposed moves evaluated
 DEFAULT_BUDGET = 20000
@@ -39,6 +44,15 @@ DEFAULT_BUDGET = 20000
 MAX_REFUSED = 1500
 #: proposals per window of the small-gain stop
 GAIN_WINDOW = 1000
+#: the weights of the draws (bytes x hops of every flow, O(flows) to build) are rebuilt after
+#: a kept move once this many times the route entries looked at since the last build reach
+#: the number of flows: a build costs at most 1/REWEIGHT_RATIO of the proposals' work
+REWEIGHT_RATIO = 64
+#: work bound of one search: route entries (moved flows' hops before and after) looked at
+REFINE_WORK = 1 << 27
+#: the changed links of up to this many kept moves wait in separate arrays for the next
+#: compaction of a phase's busy-link set; more are joined into one
+MAX_ADDED = 32
 #: the search ends when a window's relative gain (busiest link and hop-bytes alike), times the
 #: windows left in the budget, is below this
 MIN_GAIN = 1e-3
@@ -90,14 +104,18 @@ class _State:
         self.csr = [_rank_flow_csr(p.src, p.dst, pattern.n_ranks) for p in self.phases]
         # UGAL's routes depend on the whole phase's traffic: such phases are routed afresh
         self.whole_phase = type(self.router).for_phase is not Router.for_phase
-        self.loads, self.busy, self.phase_hb = [], [], []
+        # busy[i]: links of phase i that may carry bytes (a superset, compacted when the
+        # links added since the last compaction outnumber it: amortised O(1) per link)
+        self.loads, self.busy, self.added, self.phase_hb = [], [], [], []
         node = self.node_of(self.cores)
         for p in self.phases:
             ld = self.router.loads(node[p.src], node[p.dst], p.bytes)
             self.loads.append(ld.bytes.copy())
             self.busy.append(np.flatnonzero(ld.bytes))
+            self.added.append([])
             self.phase_hb.append(float(np.dot(ld.flow_hops, p.bytes)))
         self.hb = sum(self.phase_hb)
+        self.work = 0.0                   # route entries looked at by try_move (REFINE_WORK)
         self.top = [float(l.max()) if l.size else 0.0 for l in self.loads]
         self.max = max((t for t, l in zip(self.top, self.loads) if l.size), default=0.0)
 
@@ -128,15 +146,34 @@ class _State:
         """Busiest link bytes of phase ``i`` after adding ``d`` (links, delta) or None.
 
         Only links that carry bytes (``busy``) or change can hold the maximum, so the cost
-        follows the routes of the ranks, never the machine's size (other links carry 0).
+        follows the routes of the ranks, never the machine's size (other links carry 0,
+        and no link carries less).
         """
-        loads, busy = self.loads[i], self.busy[i]
-        links, delta = d if d is not None else (busy[:0], np.zeros(0))
-        rest = busy[~np.isin(busy, links)]
-        parts = [loads[links] + delta, loads[rest]]
-        if len(rest) + len(links) < loads.size:   # some link carries nothing
-            parts.append(np.zeros(1))
-        return float(np.concatenate(parts).max())
+        loads = self.loads[i]
+        sets = [self.busy[i], *self.added[i]]         # a maximum needs no deduplication
+        if d is None:
+            return max([0.0] + [float(loads[b].max()) for b in sets if b.size])
+        links, delta = d
+        before = loads[links]
+        loads[links] = before + delta
+        try:
+            return max([0.0] + [float(loads[b].max()) for b in (*sets, links) if b.size])
+        finally:
+            loads[links] = before
+
+    def _compact(self, i: int) -> None:
+        """Fold the links added to phase ``i``'s busy set in, dropping links now empty."""
+        loads = self.loads[i]
+        sets = [self.busy[i], *self.added[i]]
+        if sum(map(len, sets)) * 16 > loads.size:   # a mask is cheaper than sorting
+            mask = np.zeros(loads.size, dtype=bool)
+            for b in sets:
+                mask[b] = True
+            self.busy[i] = np.flatnonzero(mask & (loads != 0))
+        else:
+            both = np.unique(np.concatenate(sets))
+            self.busy[i] = both[loads[both] != 0]
+        self.added[i] = []
 
     def _top_after(self, i: int, d) -> float:
         """As :meth:`_max_after`, looking only at the changed links unless one of them is
@@ -171,10 +208,15 @@ class _State:
             moved.append((old_s, new_s, old_d, new_d, w))
         if self.whole_phase:
             routed = self._fresh(moved)
+            self.work += sum(len(p.src) + len(r[0]) for p, r in zip(self.phases, routed)
+                             if r is not None)
         else:
+            deltas = route_deltas(self.router, moved)
+            self.work += sum(len(r[2]) + float(r[2].sum() + r[3].sum())
+                             for r in deltas if r is not None)
             routed = [None if r is None else
                       (r[0], r[1], float(np.dot(r[3], m[4]) - np.dot(r[2], m[4])))
-                      for m, r in zip(moved, route_deltas(self.router, moved))]
+                      for m, r in zip(moved, deltas)]
         deltas = [None if r is None else r[:2] for r in routed]
         dhbs = [0.0 if r is None else r[2] for r in routed]
         dhb = sum(dhbs)
@@ -192,8 +234,12 @@ class _State:
                 links, delta = d
                 self.phase_hb[i] += dhbs[i]
                 self.loads[i][links] += delta
-                both = np.union1d(self.busy[i], links)
-                self.busy[i] = both[self.loads[i][both] != 0]
+                added = self.added[i]
+                added.append(links)
+                if sum(map(len, added)) > len(self.busy[i]):
+                    self._compact(i)
+                elif len(added) > MAX_ADDED:      # one array for _max_after to look at
+                    self.added[i] = [np.concatenate(added)]
         self.max, self.hb, self.top = new_max, self.hb + dhb, tops
         for r in ranks:
             self.rank_of_core[old[r]] = -1
@@ -209,6 +255,7 @@ class RefineRun:
     ``cores`` is the placement returned (never worse than the start); ``proposals`` the
     proposed moves evaluated, ``accepted`` those kept, ``windows`` the completed windows of
     :data:`GAIN_WINDOW` proposals, and ``stop`` why the search ended: ``"budget"``,
+    ``"work"`` (:data:`REFINE_WORK` route entries),
     ``"refused"`` (:data:`MAX_REFUSED` in a row), ``"small gain"`` (expected gain below
     :data:`MIN_GAIN`), ``"no flows"`` or ``"no hops"``.
     """
@@ -303,21 +350,31 @@ def refine_search(start: np.ndarray, pattern, machine, allocation, seed: int = 0
     proposals = accepted = windows = 0
     window_start = st.objective()
     stop = "budget"
+    built = 0.0                            # st.work when the weights were built
+    cdf = None
     while left > 0:
         if refused >= MAX_REFUSED:
             stop = "refused"
             break
-        node = st.node_of(st.cores)
-        hops = machine.hop_distance(node[src], node[dst]).astype(np.float64)
-        weight = hops * w
-        total = weight.sum()
-        if total <= 0:
-            stop = "no hops"
+        if st.work > REFINE_WORK:
+            stop = "work"
             break
-        picks = rng.choice(len(src), size=batch, p=weight / total)
+        if cdf is None or (stale and (st.work - built) * REWEIGHT_RATIO >= len(src)):
+            node = st.node_of(st.cores)
+            hops = machine.hop_distance(node[src], node[dst]).astype(np.float64)
+            weight = hops * w
+            total = weight.sum()
+            if total <= 0:
+                stop = "no hops"
+                break
+            cdf = (weight / total).cumsum()
+            cdf /= cdf[-1]
+            built, stale = st.work, False
+        # as rng.choice(len(src), batch, p=weight / total) draws, without rebuilding the table
+        picks = cdf.searchsorted(rng.random(batch), side="right")
         flip = rng.random(batch) < 0.5
         for f, fl in zip(picks, flip):
-            if left <= 0:
+            if left <= 0 or st.work > REFINE_WORK:
                 break
             a, partner = (int(src[f]), int(dst[f])) if fl else (int(dst[f]), int(src[f]))
             ppos = int(st.cores[partner]) // cpn
@@ -342,7 +399,10 @@ def refine_search(start: np.ndarray, pattern, machine, allocation, seed: int = 0
             if kept:
                 accepted += 1
                 refused = 0
-                break                       # weights changed: draw again
+                stale = True
+                if (st.work - built) * REWEIGHT_RATIO >= len(src):
+                    break                   # weights changed: draw again
+                continue
             refused += 1
         if stop == "small gain":
             break

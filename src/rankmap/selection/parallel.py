@@ -254,8 +254,12 @@ def _no_stage(text: str) -> None:
     return None
 
 
-def _worker_main(conn, fn, items) -> None:
-    """Loop of a forked worker: receive an index, run its task, send back the outcome."""
+def _worker_main(conn, fn, items, parent: int) -> None:
+    """Loop of a forked worker: receive an index, run its task, send back the outcome.
+
+    ``parent`` is the forking process's pid: a worker whose parent died before it asked to
+    go with it (the death signal is only sent for a death after the request) leaves at once.
+    """
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)   # the parent handles Ctrl-C
@@ -266,6 +270,8 @@ def _worker_main(conn, fn, items) -> None:
             ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGTERM))  # PR_SET_PDEATHSIG
         except (OSError, AttributeError):
             pass
+        if os.getppid() != parent:
+            os._exit(1)
     while True:
         try:
             i = conn.recv()
@@ -353,7 +359,8 @@ class ForkExecutor(Executor):
         try:
             for _ in range(min(self.workers, n)):
                 here, there = ctx.Pipe()
-                proc = ctx.Process(target=_worker_main, args=(there, fn, items), daemon=True)
+                proc = ctx.Process(target=_worker_main, args=(there, fn, items, os.getpid()),
+                                   daemon=True)
                 proc.start()
                 there.close()
                 procs.append((proc, here))
