@@ -185,3 +185,36 @@ def test_long_dor_paths_are_summed_per_ring():
     assert ld.bytes.sum() == 20000 * 50000
     # every + link of row 0 is crossed by the 10,000 flows that started within 50,000 before it
     assert ld.bytes.max() == 10000 and np.count_nonzero(ld.bytes) == 100000
+
+
+@given(torus_and_flows())
+def test_template_sizes_bound_the_adaptive_templates(case):
+    """The size check counts every template's entries before building (exact without a tie)."""
+    from rankmap.kernels import torus as tk
+    m, src, dst, _ = case
+    src, dst = src.astype(np.int64), dst.astype(np.int64)
+    sizes = np.zeros(len(src))
+    tk._template_sizes(src, dst, m.dims, m.strides, m.wrap, sizes)
+    indptr, _, _ = tk.adaptive_paths(src, dst, m.dims, m.strides, m.wrap)
+    built = np.diff(indptr)
+    assert (sizes >= built).all()
+    for f in range(len(src)):
+        a, b = m.coords(int(src[f])), m.coords(int(dst[f]))
+        tie = any(w and n % 2 == 0 and (y - x) % n == n // 2
+                  for x, y, n, w in zip(a, b, m.dims, m.wrap))
+        if not tie:
+            assert sizes[f] == built[f]
+
+
+@pytest.mark.parametrize("routing", ["dor", "adaptive"])
+def test_routes_too_big_to_build_are_refused_first(routing, capsys):
+    # 400,000 random pairs on a 100,000-node ring: 10^10 route entries (far more adaptive
+    # shares); one line naming the size and the limit, exit 2, nothing allocated first
+    from rankmap.cli import main
+    rc = main(["compare", "-m", "torus:100000x4x1", "-p", "pairs:random", "--mappings",
+               "inorder", "--routing", routing])
+    err = capsys.readouterr().err.strip()
+    assert rc == 2 and len(err.splitlines()) == 1
+    assert "(flow, link) route entries; the limit is 67108864" in err
+    # DOR's loads are summed per ring; only the time model needs every route
+    assert ("--time-model off skips it" in err) == (routing == "dor")

@@ -43,6 +43,7 @@ LIMITS: dict[str, tuple[int, str, str]] = {
     "cores": (1 << 16, "RANKMAP_MAX_CORES", "cores per node"),
     "links": (1 << 25, "RANKMAP_MAX_LINKS", "links"),
     "route_entries": (1 << 26, "RANKMAP_MAX_ROUTE_ENTRIES", "(flow, link) route entries"),
+    "route_work": (1 << 32, "RANKMAP_MAX_ROUTE_WORK", "(flow, link) shares to add up"),
     "file_bytes": (1 << 28, "RANKMAP_MAX_FILE_BYTES", "bytes"),
     "points": (10_000, "RANKMAP_MAX_POINTS", "points"),
 }

@@ -27,6 +27,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ..validate import check_limit
+
 #: ``route_dor`` sums runs per ring (:func:`_dor_ring_sums`) when the paths hold more than
 #: this many link visits per dense link slot, and walks every path otherwise
 RING_SUM_RATIO = 4
@@ -282,6 +284,9 @@ def dor_paths(src, dst, dims, strides, wrap):
     _dor_counts(src, dst, dims, strides, wrap, counts)
     indptr = np.zeros(len(src) + 1, dtype=np.int64)
     np.cumsum(counts, out=indptr[1:])
+    check_limit(int(indptr[-1]), "route_entries",
+                f"dimension-order routing of {len(src):,} node pairs on a "
+                + "x".join(str(int(n)) for n in dims) + " grid")
     indices = np.empty(indptr[-1], dtype=np.int64)
     data = np.empty(indptr[-1], dtype=np.float64)
     _dor_fill(src, dst, dims, strides, wrap, indptr, indices, data)
@@ -305,6 +310,43 @@ def _flow_offsets(src, dst, dims, strides, wrap, flow_hops, codes):
             code = code * (2 * n) + rel
         flow_hops[f] = total
         codes[f] = code
+
+
+@njit(cache=True, nogil=True)
+def _template_sizes(src, dst, dims, strides, wrap, out):
+    """Upper bound of the entries of every flow's equal-split template (exact without ties):
+    the lattice of partial progress has prod(h_d + 1) states, and a state passes shares to
+    each dimension with progress left, so dimension d contributes h_d x prod(others' states);
+    a tie dimension counts 2 h_d + 1 states and both directions' links. Float: no overflow."""
+    nd = dims.shape[0]
+    for f in range(src.shape[0]):
+        states = 1.0
+        links = 0.0
+        for d in range(nd):
+            n = dims[d]
+            h, _dir, tie = _offset((src[f] // strides[d]) % n, (dst[f] // strides[d]) % n,
+                                   n, wrap[d])
+            k = 2.0 * h + 1.0 if tie else h + 1.0
+            # links of the dims so far spread over this dim's states, plus this dim's own
+            links = links * k + (2.0 * h if tie else 1.0 * h) * states
+            states *= k
+        out[f] = links
+
+
+def _check_templates(src, dst, dims, strides, wrap, rows: bool) -> None:
+    """Refuse, before anything is built, minimal adaptive routes too big to hold or to add up:
+    the distinct offsets' templates, and every flow's row when ``rows`` (``route_entries``),
+    or the shares scattered over the links (``route_work``)."""
+    sizes = np.zeros(len(src), dtype=np.float64)
+    _template_sizes(src, dst, dims, strides, wrap, sizes)
+    shape = "x".join(str(int(n)) for n in dims)
+    what = f"minimal adaptive routing of {len(src):,} node pairs on a {shape} grid"
+    hops = np.zeros(len(src), dtype=np.int64)
+    codes = np.zeros(len(src), dtype=np.int64)
+    _flow_offsets(src, dst, dims, strides, wrap, hops, codes)
+    _, first = np.unique(codes, return_index=True)
+    check_limit(float(sizes[first].sum()), "route_entries", what)
+    check_limit(float(sizes.sum()), "route_entries" if rows else "route_work", what)
 
 
 @njit(cache=True, nogil=True)
@@ -551,6 +593,7 @@ def route_adaptive(src, dst, nbytes, dims, strides, wrap, link_bytes, link_strea
     pairs, inverse, count = np.unique(key, return_inverse=True, return_counts=True)
     merged_bytes = np.bincount(inverse, weights=nbytes, minlength=len(pairs))
     psrc, pdst = pairs // n_nodes, pairs % n_nodes
+    _check_templates(psrc, pdst, dims, strides, wrap, rows=False)
     tid, ptr, rel, slots, shares, hops = adaptive_templates(psrc, pdst, dims, strides, wrap)
     _scatter_templates(psrc, merged_bytes, count.astype(np.int64), tid, ptr, rel, slots,
                        shares, dims, strides, link_bytes, link_streams)
@@ -615,5 +658,6 @@ def adaptive_paths(src, dst, dims, strides, wrap):
     """
     src = np.ascontiguousarray(src, dtype=np.int64)
     dst = np.ascontiguousarray(dst, dtype=np.int64)
+    _check_templates(src, dst, dims, strides, wrap, rows=True)
     tid, ptr, rel, slots, shares, _hops = adaptive_templates(src, dst, dims, strides, wrap)
     return _template_csr(src, tid, ptr, rel, slots, shares, dims, strides)

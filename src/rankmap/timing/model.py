@@ -236,7 +236,11 @@ def resource_incidence(machine, src_node, dst_node, routing: "str | Router", opt
     capacity : ndarray of float64, shape (n_links + 3 * n_nodes,)
         Capacity of every resource, bytes/s (``inf`` for unlimited ones).
     """
-    paths = router_for(machine, routing).paths(src_node, dst_node)
+    try:
+        paths = router_for(machine, routing).paths(src_node, dst_node)
+    except RankmapError as exc:     # a router refusing routes too big to build
+        raise RankmapError(f"the time model needs the routes (--time-model off skips it): "
+                           f"{exc}") from None
     # the max-min model keeps a few copies of the routes: bound them before it starts
     check_limit(paths.nnz, "route_entries",
                 f"the time model of a phase of {len(src_node):,} node pairs on "
