@@ -489,8 +489,9 @@ def link_swaps(phases, place: UnitPlacement, machine, routing, neighbours, seed:
     w = _symmetric(st.phases, n_units)
     kept, tried, refused_link = 0, 0, 0
     skip_links: set = set()
-    # hop counts of every flow, per phase, recomputed only after a kept swap; distances to a
-    # link's ends are taken over the allocation's nodes (few) and indexed per flow (many)
+    # hop counts of every flow, per phase, updated for the swapped units' flows after a kept
+    # swap; distances to a link's ends are taken over the allocation's nodes (few) and
+    # indexed per flow (many)
     alloc_nodes = place.alloc_nodes
     hops: dict = {}
     # every round looks at all links and allocated nodes once: bound the rounds by that work
@@ -542,9 +543,11 @@ def link_swaps(phases, place: UnitPlacement, machine, routing, neighbours, seed:
                      + _side_gain(w, v, mv, tps, pm, place, machine))
                 for tp in tps[np.argsort(-g, kind="stable")[:EXACT_TRIES]]:
                     tried += 1
+                    holder = int(place.unit_at[tp])
                     if st.try_swap(int(mover), int(tp)):
                         kept += 1
                         improved = True
+                        moved_units = [int(mover)] + ([holder] if holder >= 0 else [])
                         break
                     if tried >= max_proposals:
                         break
@@ -554,7 +557,15 @@ def link_swaps(phases, place: UnitPlacement, machine, routing, neighbours, seed:
                 break
         if improved:
             skip_links.clear()
-            hops.clear()
+            # only the flows of the swapped units changed their hop counts
+            at = place.pos_of // place.slots
+            for i, h_i in hops.items():
+                indptr, fl = st.csr[i]
+                idx = np.unique(np.concatenate([fl[indptr[x]:indptr[x + 1]]
+                                                for x in moved_units]))
+                if len(idx):
+                    si, di = st.phases[i][0][idx], st.phases[i][1][idx]
+                    h_i[idx] = machine.hop_distance(alloc_nodes[at[si]], alloc_nodes[at[di]])
         else:
             skip_links.add((best_ph, best_l))
             refused_link += 1
