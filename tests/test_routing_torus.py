@@ -165,7 +165,7 @@ def test_dor_ring_sums_give_the_walks_bits(case, repeat):
     args = (src.astype(np.int64), dst.astype(np.int64), nbytes, m.dims, m.strides, m.wrap)
     sums = (np.zeros(m.n_dense_slots), np.zeros(m.n_dense_slots, np.int64),
             np.zeros(len(src), np.int64))
-    tk._dor_ring_sums(*args, *sums)
+    tk._dor_ring_sums(*args, *sums, tk._node_coords(m.dims, m.strides, m.n_nodes))
     walk = router_for(m, "dor").paths(src, dst)
     expect = np.zeros(m.n_links)
     np.add.at(expect, walk.indices, np.repeat(nbytes, np.diff(walk.indptr)))
@@ -218,3 +218,20 @@ def test_routes_too_big_to_build_are_refused_first(routing, capsys):
     assert "(flow, link) route entries; the limit is 67108864" in err
     # DOR's loads are summed per ring; only the time model needs every route
     assert ("--time-model off skips it" in err) == (routing == "dor")
+
+
+@given(torus_and_flows(), st.integers(0, 2**31))
+def test_hop_distances_by_lookup_and_by_division_agree(case, seed):
+    # more pairs than twice the nodes take the coordinate-table path of the kernel
+    from rankmap.kernels import torus as tk
+    m = case[0]
+    rng = np.random.default_rng(seed)
+    a = rng.integers(0, m.n_nodes, 2 * m.n_nodes + 5)
+    b = rng.integers(0, m.n_nodes, len(a))
+    ca, cb = m.coords(a), m.coords(b)
+    delta = np.abs(cb - ca)
+    expect = np.where(m.wrap, np.minimum(delta, m.dims - delta), delta).sum(axis=-1)
+    assert np.array_equal(tk.hop_distances(a, b, m.dims.astype(np.int64), m.strides, m.wrap),
+                          expect)
+    small = tk.hop_distances(a[:3], b[:3], m.dims.astype(np.int64), m.strides, m.wrap)
+    assert np.array_equal(small, expect[:3])

@@ -55,12 +55,59 @@ def _offset(src_c, dst_c, n, wrap):
 
 
 @njit(cache=True, nogil=True)
+def _offset_of(src_c, dst_c, n, wrap):
+    """:func:`_offset` for coordinates already in 0..n-1 (no division: a hot loop's)."""
+    if wrap:
+        delta = dst_c - src_c
+        if delta < 0:
+            delta += n
+        if delta == 0:
+            return 0, 1, False
+        if 2 * delta == n:
+            return delta, 1, True
+        if delta < n - delta:
+            return delta, 1, False
+        return n - delta, -1, False
+    delta = dst_c - src_c
+    if delta >= 0:
+        return delta, 1, False
+    return -delta, -1, False
+
+
+@njit(cache=True, nogil=True)
+def _node_coords(dims, strides, n_nodes):
+    """Coordinates of every node, shape (n_nodes, ndim)."""
+    nd = dims.shape[0]
+    out = np.empty((n_nodes, nd), dtype=np.int64)
+    for v in range(n_nodes):
+        for d in range(nd):
+            out[v, d] = (v // strides[d]) % dims[d]
+    return out
+
+
+@njit(cache=True, nogil=True)
 def hop_distances(a, b, dims, strides, wrap):
     """Shortest hop count between nodes ``a[i]`` and ``b[i]`` (int64 arrays of node ids) of
     a torus/mesh with sides ``dims``, id strides ``strides`` and per-dimension ``wrap``."""
     n = a.shape[0]
     nd = dims.shape[0]
     out = np.empty(n, dtype=np.int64)
+    n_nodes = 1
+    for k in range(nd):
+        n_nodes *= dims[k]
+    if n > 2 * n_nodes:          # many pairs: look the coordinates up instead of dividing
+        coords = _node_coords(dims, strides, n_nodes)
+        for i in range(n):
+            h = 0
+            for k in range(nd):
+                d = coords[a[i], k] - coords[b[i], k]
+                if d < 0:
+                    d = -d
+                if wrap[k] and dims[k] - d < d:
+                    d = dims[k] - d
+                h += d
+            out[i] = h
+        return out
     for i in range(n):
         x = a[i]
         y = b[i]
@@ -130,16 +177,15 @@ def route_dor(src, dst, nbytes, dims, strides, wrap, link_bytes, link_streams, f
     flow_hops : ndarray, shape (n_flows,)
         Set in place to each flow's hop count (links on its minimal path; 0 inside a node).
     """
+    coords = _node_coords(dims, strides, link_bytes.shape[0] // (2 * dims.shape[0]))
     total = 0
     for f in range(src.shape[0]):
         for d in range(dims.shape[0]):
-            n = dims[d]
-            h, _dir, _tie = _offset((src[f] // strides[d]) % n, (dst[f] // strides[d]) % n,
-                                    n, wrap[d])
+            h, _dir, _tie = _offset_of(coords[src[f], d], coords[dst[f], d], dims[d], wrap[d])
             total += h
     if total > RING_SUM_RATIO * link_bytes.shape[0]:
         _dor_ring_sums(src, dst, nbytes, dims, strides, wrap, link_bytes, link_streams,
-                       flow_hops)
+                       flow_hops, coords)
         return
     path = np.empty(max(1, int(dims.sum())), dtype=np.int64)
     for f in range(src.shape[0]):
@@ -178,13 +224,15 @@ def _mark_run(diff_b, diff_s, base, stride, n, slot, nd2, lo, h, b):
 
 
 @njit(cache=True, nogil=True)
-def _dor_ring_sums(src, dst, nbytes, dims, strides, wrap, link_bytes, link_streams, flow_hops):
+def _dor_ring_sums(src, dst, nbytes, dims, strides, wrap, link_bytes, link_streams, flow_hops,
+                   coords):
     """:func:`route_dor` in time that follows the flows and the links, not the path lengths.
 
     A flow's dimension-order path is one straight run of links per dimension; each run is
     marked at its two ends in a difference array of its ring, and a running sum along every
     ring gives the loads. Every flow adds its bytes once and takes them away once, so
     integer byte counts below 2**53 sum exactly, and a link no flow crosses is exactly 0.
+    ``coords`` is :func:`_node_coords`.
     """
     nd = dims.shape[0]
     nd2 = 2 * nd
@@ -193,15 +241,16 @@ def _dor_ring_sums(src, dst, nbytes, dims, strides, wrap, link_bytes, link_strea
     diff_s = np.zeros(link_bytes.shape[0], dtype=np.int64)
     for f in range(src.shape[0]):
         node = src[f]
+        s_f = src[f]
         t = dst[f]
         b = nbytes[f]
         h_total = 0
         for d in range(nd):
             n = dims[d]
             stride = strides[d]
-            c = (node // stride) % n
-            tc = (t // stride) % n
-            h, direction, _tie = _offset(c, tc, n, wrap[d])
+            c = coords[s_f, d]                  # dimensions not walked yet: the source's
+            tc = coords[t, d]
+            h, direction, _tie = _offset_of(c, tc, n, wrap[d])
             base = node - c * stride
             if h > 0:
                 if direction > 0:               # links leaving c, c+1, ..., c+h-1 upwards
@@ -215,7 +264,7 @@ def _dor_ring_sums(src, dst, nbytes, dims, strides, wrap, link_bytes, link_strea
         n = dims[d]
         stride = strides[d]
         for start in range(n_nodes):
-            if (start // stride) % n != 0:
+            if coords[start, d] != 0:
                 continue
             for slot in (2 * d, 2 * d + 1):
                 acc_b = 0.0
