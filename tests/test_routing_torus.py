@@ -194,7 +194,8 @@ def test_template_sizes_bound_the_adaptive_templates(case):
     m, src, dst, _ = case
     src, dst = src.astype(np.int64), dst.astype(np.int64)
     sizes = np.zeros(len(src))
-    tk._template_sizes(src, dst, m.dims, m.strides, m.wrap, sizes)
+    tk._flow_offsets(src, dst, m.dims, m.strides, m.wrap, np.zeros(len(src), np.int64),
+                     np.zeros(len(src), np.int64), sizes)
     indptr, _, _ = tk.adaptive_paths(src, dst, m.dims, m.strides, m.wrap)
     built = np.diff(indptr)
     assert (sizes >= built).all()

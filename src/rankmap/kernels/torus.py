@@ -38,25 +38,8 @@ __all__ = ["route_dor", "dor_paths", "adaptive_templates", "route_adaptive", "ad
 
 @njit(cache=True, nogil=True)
 def _offset(src_c, dst_c, n, wrap):
-    """(hops, direction, tie) to go from coordinate src_c to dst_c on a ring/line of size n."""
-    if wrap:
-        delta = (dst_c - src_c) % n
-        if delta == 0:
-            return 0, 1, False
-        if 2 * delta == n:
-            return delta, 1, True
-        if delta < n - delta:
-            return delta, 1, False
-        return n - delta, -1, False
-    delta = dst_c - src_c
-    if delta >= 0:
-        return delta, 1, False
-    return -delta, -1, False
-
-
-@njit(cache=True, nogil=True)
-def _offset_of(src_c, dst_c, n, wrap):
-    """:func:`_offset` for coordinates already in 0..n-1 (no division: a hot loop's)."""
+    """(hops, direction, tie) to go from coordinate src_c to dst_c (both in 0..n-1) on a
+    ring/line of size n."""
     if wrap:
         delta = dst_c - src_c
         if delta < 0:
@@ -95,25 +78,15 @@ def hop_distances(a, b, dims, strides, wrap):
     n_nodes = 1
     for k in range(nd):
         n_nodes *= dims[k]
-    if n > 2 * n_nodes:          # many pairs: look the coordinates up instead of dividing
-        coords = _node_coords(dims, strides, n_nodes)
-        for i in range(n):
-            h = 0
-            for k in range(nd):
-                d = coords[a[i], k] - coords[b[i], k]
-                if d < 0:
-                    d = -d
-                if wrap[k] and dims[k] - d < d:
-                    d = dims[k] - d
-                h += d
-            out[i] = h
-        return out
+    table = n > 2 * n_nodes      # many pairs: look the coordinates up instead of dividing
+    coords = _node_coords(dims, strides, n_nodes if table else 0)
     for i in range(n):
-        x = a[i]
-        y = b[i]
         h = 0
         for k in range(nd):
-            d = (x // strides[k]) % dims[k] - (y // strides[k]) % dims[k]
+            if table:
+                d = coords[a[i], k] - coords[b[i], k]
+            else:
+                d = (a[i] // strides[k]) % dims[k] - (b[i] // strides[k]) % dims[k]
             if d < 0:
                 d = -d
             if wrap[k] and dims[k] - d < d:
@@ -181,7 +154,7 @@ def route_dor(src, dst, nbytes, dims, strides, wrap, link_bytes, link_streams, f
     total = 0
     for f in range(src.shape[0]):
         for d in range(dims.shape[0]):
-            h, _dir, _tie = _offset_of(coords[src[f], d], coords[dst[f], d], dims[d], wrap[d])
+            h, _dir, _tie = _offset(coords[src[f], d], coords[dst[f], d], dims[d], wrap[d])
             total += h
     if total > RING_SUM_RATIO * link_bytes.shape[0]:
         _dor_ring_sums(src, dst, nbytes, dims, strides, wrap, link_bytes, link_streams,
@@ -250,7 +223,7 @@ def _dor_ring_sums(src, dst, nbytes, dims, strides, wrap, link_bytes, link_strea
             stride = strides[d]
             c = coords[s_f, d]                  # dimensions not walked yet: the source's
             tc = coords[t, d]
-            h, direction, _tie = _offset_of(c, tc, n, wrap[d])
+            h, direction, _tie = _offset(c, tc, n, wrap[d])
             base = node - c * stride
             if h > 0:
                 if direction > 0:               # links leaving c, c+1, ..., c+h-1 upwards
@@ -343,43 +316,36 @@ def dor_paths(src, dst, dims, strides, wrap):
 
 
 @njit(cache=True, nogil=True)
-def _flow_offsets(src, dst, dims, strides, wrap, flow_hops, codes):
-    """Hop count and a code of the offset vector of every flow (equal codes = same split)."""
+def _flow_offsets(src, dst, dims, strides, wrap, flow_hops, codes, sizes):
+    """Hop count, a code of the offset vector (equal codes = same split) and the template
+    size bound of every flow.
+
+    The bound is exact without ties: the lattice of partial progress has prod(h_d + 1)
+    states, and a state passes shares to each dimension with progress left, so dimension d
+    contributes h_d x prod(others' states); a tie dimension counts 2 h_d + 1 states and both
+    directions' links. It is a float: it cannot overflow.
+    """
     nd = dims.shape[0]
     for f in range(src.shape[0]):
         code = 0
         total = 0
-        for d in range(nd):
-            n = dims[d]
-            sc = (src[f] // strides[d]) % n
-            tc = (dst[f] // strides[d]) % n
-            h, _dir, _tie = _offset(sc, tc, n, wrap[d])
-            total += h
-            rel = (tc - sc) % n if wrap[d] else tc - sc + n - 1
-            code = code * (2 * n) + rel
-        flow_hops[f] = total
-        codes[f] = code
-
-
-@njit(cache=True, nogil=True)
-def _template_sizes(src, dst, dims, strides, wrap, out):
-    """Upper bound of the entries of every flow's equal-split template (exact without ties):
-    the lattice of partial progress has prod(h_d + 1) states, and a state passes shares to
-    each dimension with progress left, so dimension d contributes h_d x prod(others' states);
-    a tie dimension counts 2 h_d + 1 states and both directions' links. Float: no overflow."""
-    nd = dims.shape[0]
-    for f in range(src.shape[0]):
         states = 1.0
         links = 0.0
         for d in range(nd):
             n = dims[d]
-            h, _dir, tie = _offset((src[f] // strides[d]) % n, (dst[f] // strides[d]) % n,
-                                   n, wrap[d])
+            sc = (src[f] // strides[d]) % n
+            tc = (dst[f] // strides[d]) % n
+            h, _dir, tie = _offset(sc, tc, n, wrap[d])
+            total += h
+            rel = (tc - sc) % n if wrap[d] else tc - sc + n - 1
+            code = code * (2 * n) + rel
             k = 2.0 * h + 1.0 if tie else h + 1.0
-            # links of the dims so far spread over this dim's states, plus this dim's own
+            # the links of the dimensions so far, over this one's states, plus its own
             links = links * k + (2.0 * h if tie else 1.0 * h) * states
             states *= k
-        out[f] = links
+        flow_hops[f] = total
+        codes[f] = code
+        sizes[f] = links
 
 
 def _check_templates(src, dst, dims, strides, wrap, rows: bool) -> None:
@@ -387,12 +353,11 @@ def _check_templates(src, dst, dims, strides, wrap, rows: bool) -> None:
     the distinct offsets' templates, and every flow's row when ``rows`` (``route_entries``),
     or the shares scattered over the links (``route_work``)."""
     sizes = np.zeros(len(src), dtype=np.float64)
-    _template_sizes(src, dst, dims, strides, wrap, sizes)
-    shape = "x".join(str(int(n)) for n in dims)
-    what = f"minimal adaptive routing of {len(src):,} node pairs on a {shape} grid"
     hops = np.zeros(len(src), dtype=np.int64)
     codes = np.zeros(len(src), dtype=np.int64)
-    _flow_offsets(src, dst, dims, strides, wrap, hops, codes)
+    _flow_offsets(src, dst, dims, strides, wrap, hops, codes, sizes)
+    shape = "x".join(str(int(n)) for n in dims)
+    what = f"minimal adaptive routing of {len(src):,} node pairs on a {shape} grid"
     _, first = np.unique(codes, return_index=True)
     check_limit(float(sizes[first].sum()), "route_entries", what)
     check_limit(float(sizes.sum()), "route_entries" if rows else "route_work", what)
@@ -593,7 +558,7 @@ def adaptive_templates(src, dst, dims, strides, wrap):
     """
     hops = np.zeros(len(src), dtype=np.int64)
     codes = np.zeros(len(src), dtype=np.int64)
-    _flow_offsets(src, dst, dims, strides, wrap, hops, codes)
+    _flow_offsets(src, dst, dims, strides, wrap, hops, codes, np.zeros(len(src)))
     uniq, first, tid = np.unique(codes, return_index=True, return_inverse=True)
     parts_rel, parts_slot, parts_share = [], [], []
     ptr = np.zeros(len(uniq) + 1, dtype=np.int64)
