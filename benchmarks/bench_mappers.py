@@ -137,8 +137,8 @@ def run_case(machine_spec: str, pattern_spec: str) -> list[dict]:
     return rows
 
 
-def render(results) -> str:
-    """The Markdown results document."""
+def render(results, when: str = "") -> str:
+    """The Markdown results document; ``when`` says when and under what load it ran."""
     lines = ["# Mapper quality and speed (issue 3, item 10)", "",
              "Measured by `benchmarks/bench_mappers.py` on this project's 2-core box "
              f"(median of {REPEATS} runs; 1 run at 131,072 ranks), `dor` routing, 1 MiB per "
@@ -147,7 +147,8 @@ def render(results) -> str:
              "(Scotch: including writing its graph file and reading its mapping). The time model "
              "(predicted_time_s) is " + ("on" if TIME_MODEL else "off (set "
              "RANKMAP_BENCH_TIME_MODEL=1 to include it)") + ", so `auto` ranks by busiest link "
-             "then hop-bytes; refine budget 2 s.", ""]
+             "then hop-bytes; `refine` under its default work bounds (20,000 proposals, "
+             "2^27 route entries, the small-gain stop). " + when, ""]
     for (mspec, pspec), rows in results:
         lines += [f"## `{pspec}` on `{mspec}`", "",
                   "| mapper | busiest link (MiB) | hop-bytes (GiB) | time (s) |",
@@ -165,11 +166,14 @@ def render(results) -> str:
 def main(argv=None) -> int:
     """Run every case, print progress, write benchmarks/RESULTS_mappers.md."""
     only = int(os.environ.get("RANKMAP_BENCH_MAX_CASES", str(len(CASES))))
+    load = os.getloadavg()[0]
     results = []
     for mspec, pspec in CASES[:only]:
         print(f"case {pspec} on {mspec}", flush=True)
         results.append(((mspec, pspec), run_case(mspec, pspec)))
-    text = render(results)
+    when = (f"Run on {time.strftime('%Y-%m-%d', time.gmtime())}; load average (1 min) "
+            f"{load:.1f} at the start, {os.getloadavg()[0]:.1f} at the end.")
+    text = render(results, when)
     with open(os.path.join(HERE, "RESULTS_mappers.md"), "w") as fh:
         fh.write(text)
     print(text)
