@@ -112,8 +112,10 @@ def main() -> int:
         "wall / wall, measured in the same run. Every run printed byte-identical output "
         "(same winner, metrics, order).", "",
         f"Measured {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC on a "
-        f"**shared** {os.cpu_count()}-core machine (6 other developers working at the same "
-        f"time): load average (1, 5, 15 min) {load_before[0]:.1f}, {load_before[1]:.1f}, "
+        f"shared {os.cpu_count()}-core machine "
+        + ("(**busy**: other work was running)" if load_before[0] > (os.cpu_count() or 1)
+           else "(quiet: load below the core count before the run)")
+        + f": load average (1, 5, 15 min) {load_before[0]:.1f}, {load_before[1]:.1f}, "
         f"{load_before[2]:.1f} before and {load_after[0]:.1f}, {load_after[1]:.1f}, "
         f"{load_after[2]:.1f} after ({time.time() - started:.0f} s). With a load above the "
         "core count, wall times and speed-ups mostly measure the other users: read the CPU "
