@@ -348,21 +348,6 @@ def _flow_offsets(src, dst, dims, strides, wrap, flow_hops, codes, sizes):
         sizes[f] = links
 
 
-def _check_templates(src, dst, dims, strides, wrap, rows: bool) -> None:
-    """Refuse, before anything is built, minimal adaptive routes too big to hold or to add up:
-    the distinct offsets' templates, and every flow's row when ``rows`` (``route_entries``),
-    or the shares scattered over the links (``route_work``)."""
-    sizes = np.zeros(len(src), dtype=np.float64)
-    hops = np.zeros(len(src), dtype=np.int64)
-    codes = np.zeros(len(src), dtype=np.int64)
-    _flow_offsets(src, dst, dims, strides, wrap, hops, codes, sizes)
-    shape = "x".join(str(int(n)) for n in dims)
-    what = f"minimal adaptive routing of {len(src):,} node pairs on a {shape} grid"
-    _, first = np.unique(codes, return_index=True)
-    check_limit(float(sizes[first].sum()), "route_entries", what)
-    check_limit(float(sizes.sum()), "route_entries" if rows else "route_work", what)
-
-
 @njit(cache=True, nogil=True)
 def _adaptive_template(s, t, dims, strides, wrap):
     """Equal-split shares of one flow from node s to node t.
@@ -522,12 +507,14 @@ def _scatter_templates(src, nbytes, count, tid, ptr, rel, slots, shares, dims, s
             link_streams[li] += c
 
 
-def adaptive_templates(src, dst, dims, strides, wrap):
+def adaptive_templates(src, dst, dims, strides, wrap, use_cap: str = "route_work"):
     """Templates of the distinct offset vectors among flows (src, dst).
 
     Returns (tid, ptr, rel, slots, shares, hops): flow f uses template ``tid[f]`` whose
     entries are ``ptr[tid]:ptr[tid+1]`` of rel/slots/shares; ``hops[f]`` is its hop count.
-    Flows inside a node get an empty template.
+    Flows inside a node get an empty template. Before anything is built, the templates'
+    entries are checked against the cap ``route_entries``, and the entries of all flows'
+    templates together (what the caller will add up or store) against ``use_cap``.
 
     Parameters
     ----------
@@ -539,6 +526,10 @@ def adaptive_templates(src, dst, dims, strides, wrap):
         Node-id stride of every dimension (``node = sum(coord[d] * strides[d])``).
     wrap : ndarray of bool, shape (ndim,)
         Whether each dimension wraps around (torus) or not (mesh).
+    use_cap : str
+        The :data:`rankmap.validate.LIMITS` cap of the flows' templates together:
+        ``"route_work"`` when they are added into link loads, ``"route_entries"`` when each
+        flow's row is stored.
 
     Returns
     -------
@@ -558,8 +549,13 @@ def adaptive_templates(src, dst, dims, strides, wrap):
     """
     hops = np.zeros(len(src), dtype=np.int64)
     codes = np.zeros(len(src), dtype=np.int64)
-    _flow_offsets(src, dst, dims, strides, wrap, hops, codes, np.zeros(len(src)))
+    sizes = np.zeros(len(src), dtype=np.float64)
+    _flow_offsets(src, dst, dims, strides, wrap, hops, codes, sizes)
     uniq, first, tid = np.unique(codes, return_index=True, return_inverse=True)
+    what = (f"minimal adaptive routing of {len(src):,} node pairs on a "
+            + "x".join(str(int(n)) for n in dims) + " grid")
+    check_limit(float(sizes[first].sum()), "route_entries", what)
+    check_limit(float(sizes.sum()), use_cap, what)
     parts_rel, parts_slot, parts_share = [], [], []
     ptr = np.zeros(len(uniq) + 1, dtype=np.int64)
     for i, f in enumerate(first):
@@ -607,7 +603,6 @@ def route_adaptive(src, dst, nbytes, dims, strides, wrap, link_bytes, link_strea
     pairs, inverse, count = np.unique(key, return_inverse=True, return_counts=True)
     merged_bytes = np.bincount(inverse, weights=nbytes, minlength=len(pairs))
     psrc, pdst = pairs // n_nodes, pairs % n_nodes
-    _check_templates(psrc, pdst, dims, strides, wrap, rows=False)
     tid, ptr, rel, slots, shares, hops = adaptive_templates(psrc, pdst, dims, strides, wrap)
     _scatter_templates(psrc, merged_bytes, count.astype(np.int64), tid, ptr, rel, slots,
                        shares, dims, strides, link_bytes, link_streams)
@@ -672,6 +667,6 @@ def adaptive_paths(src, dst, dims, strides, wrap):
     """
     src = np.ascontiguousarray(src, dtype=np.int64)
     dst = np.ascontiguousarray(dst, dtype=np.int64)
-    _check_templates(src, dst, dims, strides, wrap, rows=True)
-    tid, ptr, rel, slots, shares, _hops = adaptive_templates(src, dst, dims, strides, wrap)
+    tid, ptr, rel, slots, shares, _hops = adaptive_templates(src, dst, dims, strides, wrap,
+                                                             "route_entries")
     return _template_csr(src, tid, ptr, rel, slots, shares, dims, strides)

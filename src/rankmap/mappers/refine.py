@@ -143,7 +143,7 @@ class _State:
         return (self.max, self.hb)
 
     def _max_after(self, i: int, d) -> float:
-        """Busiest link bytes of phase ``i`` after adding ``d`` (links, delta) or None.
+        """Busiest link bytes of phase ``i`` after adding ``d`` (links, delta).
 
         Only links that carry bytes (``busy``) or change can hold the maximum, so the cost
         follows the routes of the ranks, never the machine's size (other links carry 0,
@@ -151,8 +151,6 @@ class _State:
         """
         loads = self.loads[i]
         sets = [self.busy[i], *self.added[i]]         # a maximum needs no deduplication
-        if d is None:
-            return max([0.0] + [float(loads[b].max()) for b in sets if b.size])
         links, delta = d
         before = loads[links]
         loads[links] = before + delta
