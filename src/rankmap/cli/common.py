@@ -10,7 +10,7 @@ from ..allocation import Allocation, parse_allocation
 from ..errors import RankmapError
 from ..machines import Machine, parse_machine
 from ..metrics import DEFAULT_PLATEAU_Y
-from ..mappers.refine import DEFAULT_BUDGET, check_budget
+from ..mappers.refine import DEFAULT_BUDGET, REFINE_WORK, check_budget
 from ..patterns import Pattern, parse_pattern
 from ..timing import TimeOptions, parse_time_options
 from .argtypes import FRACTION, JOBS, SEED, THREADS
@@ -247,8 +247,10 @@ def add_budget(p: argparse.ArgumentParser) -> None:
     """
     p.add_argument("--budget", type=float, default=None, metavar="MOVES",
                    help="work bound of each refinement (refine:NAME, auto): proposed moves "
-                   f"evaluated at most (default {DEFAULT_BUDGET}; 0 = no refinement); the same "
-                   "input and seed give the same placement")
+                   f"evaluated at most (default {DEFAULT_BUDGET}; 0 = no refinement); a search "
+                   f"also stops after 2^{REFINE_WORK.bit_length() - 1} route entries looked at; "
+                   "the same input and seed give "
+                   "the same placement")
 
 
 def add_in_node(p: argparse.ArgumentParser) -> None:
