@@ -14,7 +14,7 @@ from rankmap.selection import compare
 from rankmap.machines import parse_machine
 from rankmap.patterns import parse_pattern
 from rankmap.timing import TimeOptions, completion_times, phase_time
-from rankmap.timing.maxmin import maxmin_rates
+from rankmap.timing.maxmin import _completion_times, _rates_never_refill, maxmin_rates
 from rankmap.routing import router_for
 
 
@@ -173,3 +173,44 @@ def test_shared_memory_is_processor_sharing():
     # three flows share until t=3 (1 byte each), then two share for 2 more bytes each: t=7
     t = shared_memory_times([5, 5, 2], [1.0, 3.0, 4.0], [1, 2, 1], 1.0)
     np.testing.assert_allclose(t, [3.0, 7.0, 4.0])
+
+
+def _both_ways(rows, cap, nbytes, mult, tolerance):
+    m = csr_matrix(np.array(rows, dtype=float))
+    args = (m.indptr.astype(np.int64), m.indices.astype(np.int64), m.data,
+            np.asarray(cap, float), np.asarray(nbytes, float), tolerance,
+            np.asarray(mult, float), 0.0)
+    return _completion_times(*args, True), _completion_times(*args, False)
+
+
+@given(data=st.data(), n_flows=st.integers(1, 25), n_res=st.integers(1, 6),
+       tolerance=st.sampled_from([0.0, 1e-3, 0.3]), equal=st.booleans())
+def test_event_loop_shortcut_gives_the_loops_times_bit_for_bit(data, n_flows, n_res, tolerance,
+                                                               equal):
+    # phases whose rates can never change skip the event loop: same finish times exactly
+    rows = data.draw(st.lists(st.lists(st.sampled_from([0.0, 0.0, 1.0, 0.5]), min_size=n_res,
+                                       max_size=n_res), min_size=n_flows, max_size=n_flows))
+    cap = data.draw(st.lists(st.sampled_from([1.0, 3.0, 7.0, 1e9 / 3]), min_size=n_res,
+                             max_size=n_res))
+    size = data.draw(st.sampled_from([1.0, 2.0 ** 20, 1e6 / 7]))
+    nbytes = ([size] * n_flows if equal else
+              data.draw(st.lists(st.sampled_from([size, 2 * size, 0.0]), min_size=n_flows,
+                                 max_size=n_flows)))
+    mult = data.draw(st.lists(st.integers(1, 5), min_size=n_flows, max_size=n_flows))
+    (fast, fills_fast), (loop, fills_loop) = _both_ways(rows, cap, nbytes, mult, tolerance)
+    assert np.array_equal(fast, loop)
+    assert fills_fast == fills_loop
+
+
+def test_shortcut_only_when_no_event_would_refill():
+    size = np.array([8.0, 8.0, 8.0])
+    # three distinct rates far apart: no refill, the loop can be skipped
+    assert _rates_never_refill(size, np.array([1.0, 2.0, 4.0]), 0.0)
+    # a rate a few ulps below another: the loop refills it when they are retired apart ...
+    close = np.array([1.0, 1.0 * (1 - 1e-14), 4.0])
+    assert not _rates_never_refill(size, close, 0.0)
+    # ... but not when one event's horizon retires both together
+    assert _rates_never_refill(size, close, 1e-3)
+    # different sizes, or a flow using nothing (infinite rate): run the loop
+    assert not _rates_never_refill(np.array([8.0, 4.0, 8.0]), np.array([1.0, 2.0, 4.0]), 0.0)
+    assert not _rates_never_refill(size, np.array([1.0, np.inf, 4.0]), 0.0)

@@ -289,21 +289,21 @@ def route_deltas(router, moved):
     w = np.concatenate([x for i in live for x in (-moved[i][4], moved[i][4])])
     sizes = [len(moved[i][4]) for i in live]
     phase = np.repeat(np.arange(len(live)), [2 * k for k in sizes])
-    P = router.paths(src, dst, w)
-    rows = np.repeat(np.arange(len(src)), np.diff(P.indptr))
+    p_ptr, p_links, p_frac = router.path_arrays(src, dst, w)
+    rows = np.repeat(np.arange(len(src)), np.diff(p_ptr))
     n_links, hop = router.machine.n_links, router.machine.hop_links
-    hops = np.bincount(rows, P.data if hop is None else P.data * hop[P.indices],
+    hops = np.bincount(rows, p_frac if hop is None else p_frac * hop[p_links],
                        minlength=len(src)).astype(np.float64)
-    flat = phase[rows] * n_links + P.indices
+    flat = phase[rows] * n_links + p_links
     if len(live) * n_links <= 8 * len(flat):
         # dense accumulation is cheaper than sorting when the entries outnumber the slots;
         # both add each key's entries in the same order
-        dense = np.bincount(flat, P.data * w[rows], minlength=len(live) * n_links)
+        dense = np.bincount(flat, p_frac * w[rows], minlength=len(live) * n_links)
         keys = np.flatnonzero(np.bincount(flat, minlength=len(live) * n_links))
         delta = dense[keys]
     else:
         keys, inv = np.unique(flat, return_inverse=True)
-        delta = np.bincount(inv.ravel(), P.data * w[rows], minlength=len(keys))
+        delta = np.bincount(inv.ravel(), p_frac * w[rows], minlength=len(keys))
     cut = np.searchsorted(keys, np.arange(len(live) + 1) * n_links)
     start = np.concatenate([[0], np.cumsum([2 * k for k in sizes])])
     for k, i in enumerate(live):

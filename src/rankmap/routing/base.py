@@ -64,6 +64,32 @@ class Router(ABC):
             that crosses directed link l. Rows of flows inside one node are empty.
         """
 
+    def path_arrays(self, src, dst, nbytes=None):
+        """:meth:`paths` as plain CSR arrays, for kernels that read them directly.
+
+        Routers whose kernels give the arrays override this to skip building a sparse
+        matrix; a row's links come in the router's own order (not necessarily sorted).
+
+        Parameters
+        ----------
+        src, dst : array of int
+            Source and destination node ids of every flow.
+        nbytes : array of float, optional
+            Bytes of every flow (see :meth:`paths`).
+
+        Returns
+        -------
+        indptr : numpy.ndarray of int64, shape (flows + 1,)
+            Row pointers: flow f crosses ``indices[indptr[f]:indptr[f+1]]``.
+        indices : numpy.ndarray of int32 or int64
+            Directed link of every entry (int32 when the machine has fewer than 2**31 links).
+        data : numpy.ndarray of float64
+            Fraction (0..1] of the flow's bytes on that link.
+        """
+        P = self.paths(src, dst, nbytes).tocsr()
+        return (P.indptr.astype(np.int64, copy=False), P.indices,
+                P.data.astype(np.float64, copy=False))
+
     def loads(self, src, dst, nbytes) -> LinkLoads:
         """Link bytes, streams and hops of the flows, equal to ``paths(...).T @ nbytes``.
 

@@ -28,10 +28,19 @@ class _GridRouter(Router):
         return LinkLoads(bytes=dense_bytes[idx], streams=dense_streams[idx],
                          flow_hops=hops.astype(np.float64))
 
-    def _csr(self, indptr, slots, frac) -> sp.csr_matrix:
+    def _arrays(self, indptr, slots, frac):
+        """Kernel output (dense slots) as :meth:`Router.path_arrays` arrays (link ids)."""
         m = self.machine
-        return sp.csr_matrix((frac, m.link_of_dense_slot[slots], indptr),
-                             shape=(len(indptr) - 1, m.n_links))
+        links = m.link_of_dense_slot[slots]
+        if m.n_links < 2**31:
+            links = links.astype(np.int32)
+        return indptr, links, frac
+
+    def paths(self, src, dst, nbytes=None) -> sp.csr_matrix:
+        """The routes (see :class:`Router`), from :meth:`path_arrays`."""
+        indptr, links, frac = self.path_arrays(src, dst, nbytes)
+        return sp.csr_matrix((frac, links, indptr), shape=(len(indptr) - 1,
+                                                           self.machine.n_links))
 
 
 class DOR(_GridRouter):
@@ -39,10 +48,11 @@ class DOR(_GridRouter):
 
     name = "dor"
 
-    def paths(self, src, dst, nbytes=None) -> sp.csr_matrix:
-        """One path per flow, fraction 1 on each of its links (see :class:`Router`)."""
+    def path_arrays(self, src, dst, nbytes=None):
+        """One path per flow, fraction 1 on each of its links, in walk order (see
+        :meth:`Router.path_arrays`)."""
         m = self.machine
-        return self._csr(*tk.dor_paths(src, dst, m.dims, m.strides, m.wrap))
+        return self._arrays(*tk.dor_paths(src, dst, m.dims, m.strides, m.wrap))
 
     def loads(self, src, dst, nbytes) -> LinkLoads:
         """Link bytes, streams, hops along the same walk as :meth:`paths`."""
@@ -54,10 +64,10 @@ class Adaptive(_GridRouter):
 
     name = "adaptive"
 
-    def paths(self, src, dst, nbytes=None) -> sp.csr_matrix:
-        """The split shares of every flow (see :class:`Router`)."""
+    def path_arrays(self, src, dst, nbytes=None):
+        """The split shares of every flow (see :meth:`Router.path_arrays`)."""
         m = self.machine
-        return self._csr(*tk.adaptive_paths(src, dst, m.dims, m.strides, m.wrap))
+        return self._arrays(*tk.adaptive_paths(src, dst, m.dims, m.strides, m.wrap))
 
     def loads(self, src, dst, nbytes) -> LinkLoads:
         """Link bytes, streams, expected hops from the same templates as :meth:`paths`."""

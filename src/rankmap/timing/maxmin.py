@@ -236,6 +236,39 @@ def _next(order, pos, heap, active, version):
 
 
 @njit(cache=True, nogil=True)
+def _rates_never_refill(remaining, rate, tolerance):
+    """Whether the event loop of :func:`completion_times` would never refill a flow.
+
+    With every flow of the same size S, finish times are ``S / rate`` (division is
+    monotone): each event retires the fastest running flows, those finishing by its horizon,
+    and every flow still running is strictly slower than the slowest retired one. A refill
+    happens only when such a flow is within the refill band (a relative 1e-12) of it, which
+    float noise on one saturation level can cause. This replays the events on the sorted
+    rates (the same horizons as the loop) and answers True when no event refills: then every
+    flow finishes at ``S / rate``, the loop's outcome, without running it. Exact only without
+    ``retire_fraction``; all rates must be finite and positive.
+    """
+    m = remaining.shape[0]
+    for f in range(m):
+        if remaining[f] != remaining[0] or not np.isfinite(rate[f]) or rate[f] <= 0.0:
+            return False
+    if m == 0:
+        return True
+    size = remaining[0]
+    r = np.sort(rate)[::-1]
+    i = 0
+    while i < m:
+        horizon = (size / r[i]) * (1.0 + tolerance)
+        j = i
+        while j + 1 < m and size / r[j + 1] <= horizon:
+            j += 1
+        if j + 1 < m and r[j + 1] >= r[j] * (1.0 - 1e-12):
+            return False
+        i = j + 1
+    return True
+
+
+@njit(cache=True, nogil=True)
 def completion_times(indptr, indices, data, cap, nbytes, tolerance, mult, retire_fraction):
     """Finish time (s) of every flow of a phase under max-min sharing with re-sharing.
 
@@ -249,7 +282,9 @@ def completion_times(indptr, indices, data, cap, nbytes, tolerance, mult, retire
     filling of the remaining flows is the same as before up to level L: flows running slower
     than L keep their rates and their finish times, and only the flows running at L or
     faster are filled again, starting from L. When every flow has the same size the fastest
-    finish first and no rate ever changes: a phase costs one filling. Running flows are
+    finish first and no rate ever changes: a phase costs one filling, and when no two rates
+    are within the refill band of each other the loop is not run at all (every flow finishes
+    at size / rate; :func:`_rates_never_refill`). Running flows are
     sorted once by finish time and by rate; flows whose rate changes move to two small heaps,
     so an event costs what it changes, not a pass over all flows. Flows finishing within a
     relative ``tolerance`` of the earliest are retired in the same event (each at its own
@@ -285,6 +320,16 @@ def completion_times(indptr, indices, data, cap, nbytes, tolerance, mult, retire
     n_fillings : int
         Number of progressive fillings run.
     """
+    return _completion_times(indptr, indices, data, cap, nbytes, tolerance, mult,
+                             retire_fraction, True)
+
+
+@njit(cache=True, nogil=True)
+def _completion_times(indptr, indices, data, cap, nbytes, tolerance, mult, retire_fraction,
+                      shortcut):
+    """:func:`completion_times`; ``shortcut`` lets a phase whose rates can never change
+    (:func:`_rates_never_refill`, exact only with ``retire_fraction == 0``) skip the event
+    loop, whose outcome is then known (tests compare both ways bit for bit)."""
     n = nbytes.shape[0]  # fewer than 2**31 (see _columns)
     n_res = cap.shape[0]
     finish = np.zeros(n, dtype=np.float64)
@@ -319,6 +364,10 @@ def completion_times(indptr, indices, data, cap, nbytes, tolerance, mult, retire
     fills = 1
     for f in range(m):
         tfin[f] = remaining[f] / rate[f]
+    if shortcut and retire_fraction == 0.0 and _rates_never_refill(remaining, rate, tolerance):
+        for f in range(m):
+            finish[ids[f]] = tfin[f]
+        return finish, fills
     by_finish = np.argsort(tfin)
     by_rate = np.argsort(-rate)
     pf = 0

@@ -237,23 +237,24 @@ def resource_incidence(machine, src_node, dst_node, routing: "str | Router", opt
         Capacity of every resource, bytes/s (``inf`` for unlimited ones).
     """
     try:
-        paths = router_for(machine, routing).paths(src_node, dst_node)
+        indptr, indices, data = router_for(machine, routing).path_arrays(src_node, dst_node)
     except RankmapError as exc:     # a router refusing routes too big to build
         raise RankmapError(f"the time model needs the routes (--time-model off skips it): "
                            f"{exc}") from None
     # the max-min model keeps a few copies of the routes: bound them before it starts
-    check_limit(paths.nnz, "route_entries",
+    check_limit(len(indices), "route_entries",
                 f"the time model of a phase of {len(src_node):,} node pairs on "
                 f"{machine.spec} (--time-model off skips it)")
-    paths.sort_indices()  # one order of a flow's resources, however the router built it
+    # a row's resources stay in the router's order: max-min sharing adds up every
+    # resource's flows in flow order, whatever the order inside a row
     n_links, n_nodes = machine.n_links, machine.n_nodes
     src_node = np.ascontiguousarray(src_node, dtype=np.int64)
     dst_node = np.ascontiguousarray(dst_node, dtype=np.int64)
-    indptr = paths.indptr.astype(np.int64, copy=False)
-    indices = paths.indices
+    indptr = np.asarray(indptr).astype(np.int64, copy=False)
+    indices = np.asarray(indices)
     if indices.dtype not in (np.int32, np.int64):
         indices = indices.astype(np.int64)
-    data = paths.data.astype(np.float64, copy=False)
+    data = np.asarray(data).astype(np.float64, copy=False)
     use_nic = options.nic_bw is not None
     use_mem = memory and options.mem_bw is not None and options.mem_shared
     if use_nic or use_mem:
