@@ -155,6 +155,33 @@ def _pick_independent(order, u, v, indptr, indices, n_units):
     return out[:m]
 
 
+@njit(cache=True, nogil=True)
+def _row_argmax(indptr, values):
+    """Entry of the largest value of every CSR row (the first of equals; -1 for an empty
+    row)."""
+    n = indptr.shape[0] - 1
+    out = np.full(n, -1, dtype=np.int64)
+    for r in range(n):
+        for k in range(indptr[r], indptr[r + 1]):
+            if out[r] < 0 or values[k] > values[out[r]]:
+                out[r] = k
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _flows_on_a_shortest_path(src, dst, at, hops, to_a, from_b):
+    """Flows (in order) that leave their node and can cross link a -> b on a shortest path:
+    ``to_a[at[src]] + 1 + from_b[at[dst]] == hops``, in one pass without temporaries."""
+    out = np.empty(src.shape[0], dtype=np.int64)
+    m = 0
+    for f in range(src.shape[0]):
+        h = hops[f]
+        if h > 0 and to_a[at[src[f]]] + 1 + from_b[at[dst[f]]] == h:
+            out[m] = f
+            m += 1
+    return out[:m]
+
+
 def _side_gain(w, units, other, p_from, p_to, place, machine):
     """For each proposal i: sum over partners x of units[i] (x != other[i]) of
     w * (h(p_from, x) - h(p_to, x)); proposals with units[i] < 0 gain 0."""
@@ -211,15 +238,11 @@ def hop_swap_passes(w: sp.csr_matrix, place: UnitPlacement, machine, neighbours,
         stretch = w.data * machine.hop_distance(node[row_of], node[w.indices])
         if not (stretch > 0).any():
             break
-        # most stretched partner of every unit
-        order = np.lexsort((-stretch, row_of))
-        first = np.searchsorted(row_of[order], np.arange(n))
-        has = (first < len(order))
-        has[has] = row_of[order[first[has]]] == np.arange(n)[has]
-        u = np.nonzero(has)[0]
-        best = order[first[u]]
-        u = u[stretch[best] > 0]
-        best = order[first[u]]
+        # most stretched partner of every unit (the first of equals)
+        top = _row_argmax(w.indptr, stretch)
+        u = np.nonzero(top >= 0)[0]
+        u = u[stretch[top[u]] > 0]
+        best = top[u]
         partner = w.indices[best]
         # target: a position on the partner's node, or on a node linked to it
         p_node = place.pos_of[partner] // place.slots
@@ -522,8 +545,7 @@ def link_swaps(phases, place: UnitPlacement, machine, routing, neighbours, seed:
         a_node, b_node = int(link_src[best_l]), int(link_dst[best_l])
         to_a = machine.hop_distance(alloc_nodes, np.full(len(alloc_nodes), a_node))
         from_b = machine.hop_distance(np.full(len(alloc_nodes), b_node), alloc_nodes)
-        on = (h > 0) & (to_a[at[s]] + 1 + from_b[at[d]] == h)
-        cross = np.nonzero(on)[0]
+        cross = _flows_on_a_shortest_path(s, d, at, h, to_a, from_b)
         if len(cross) == 0:
             skip_links.add((best_ph, best_l))
             continue
