@@ -5,6 +5,8 @@ Evaluates a 131,072-rank 3-D box stencil (stencil:64x64x32:box:periodic, 26 neig
 
 * the whole ``rankmap compare`` process with one candidate (start-up, pattern, placement,
   routing, metrics, table), median of several runs, and its peak memory;
+* the same evaluation's steps in one process (routing, evaluation with and without the time
+  model), median CPU seconds after a warm-up;
 * for reference, a single-threaded C loop (benchmarks/c/route_dor.c, gcc -O2) that only routes
   the same flows by dimension order.
 
@@ -34,8 +36,9 @@ def rankmap_exe() -> list[str]:
     return [exe] if os.path.exists(exe) else [sys.executable, "-m", "rankmap.cli"]
 
 
-def timed_process(cmd: list[str]) -> tuple[float, float]:
-    """Wall seconds and peak resident memory (MiB) of one child process."""
+def timed_process(cmd: list[str]) -> tuple[float, float, float, float]:
+    """Wall seconds, peak resident memory (MiB), user and system CPU seconds of one child
+    process."""
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     _, status, usage = os.wait4(proc.pid, 0)
@@ -43,7 +46,7 @@ def timed_process(cmd: list[str]) -> tuple[float, float]:
     proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode != 0:
         raise SystemExit(f"benchmark command failed: {' '.join(cmd)}\n{proc.stderr.read().decode()}")
-    return wall, usage.ru_maxrss / 1024.0
+    return wall, usage.ru_maxrss / 1024.0, usage.ru_utime, usage.ru_stime
 
 
 def c_reference(mapping: str) -> tuple[float, float] | None:
@@ -74,6 +77,37 @@ def c_reference(mapping: str) -> tuple[float, float] | None:
     return float(out[0]), float(out[1])
 
 
+def in_process(mapping: str) -> dict:
+    """Median CPU seconds, in this process after a warm-up, of the steps of one evaluation:
+    routing the phase (link loads only), the whole evaluation with the time model off, and
+    with it on."""
+    from rankmap.allocation import whole_machine
+    from rankmap.evaluation import Evaluator
+    from rankmap.machines import parse_machine
+    from rankmap.mappers import build_mapping
+    from rankmap.patterns import parse_pattern
+    from rankmap.timing import TimeOptions
+
+    m = parse_machine(MACHINE)
+    a = whole_machine(m)
+    p = parse_pattern(PATTERN)
+    placement = build_mapping(mapping, p, m, a)
+    off = Evaluator(m, a, p, "dor", time_options=TimeOptions(enabled=False))
+    on = Evaluator(m, a, p, "dor")
+    out = {}
+    for key, fn in (("route", lambda: off.route(placement)),
+                    ("evaluate, time model off", lambda: off.evaluate(placement)),
+                    ("evaluate, time model on", lambda: on.evaluate(placement))):
+        fn()
+        times = []
+        for _ in range(REPEATS):
+            t0 = time.process_time()
+            fn()
+            times.append(time.process_time() - t0)
+        out[key] = statistics.median(times)
+    return out
+
+
 def main() -> int:
     rows = []
     load = os.getloadavg()
@@ -91,7 +125,9 @@ def main() -> int:
         runs = [timed_process(cmd) for _ in range(REPEATS)]
         wall = statistics.median(r[0] for r in runs)
         mem = max(r[1] for r in runs)
-        rows.append((routing, mapping, tm, wall, mem))
+        user = statistics.median(r[2] for r in runs)
+        system = statistics.median(r[3] for r in runs)
+        rows.append((routing, mapping, tm, wall, mem, user, system))
         print(f"rankmap compare {routing:8s} {mapping} time model {tm}: median {wall:.2f} s over "
               f"{REPEATS} runs, peak {mem:.0f} MiB", flush=True)
     ref = {m: c_reference(m) for m in ("TXYZ", "TZXY")}
@@ -99,20 +135,33 @@ def main() -> int:
              f"`{PATTERN}` (131,072 ranks, 26 neighbours, 3.4 M flows of 1 MiB) on `{MACHINE}`.",
              f"Whole `rankmap compare` process with one candidate (start-up included, numba cache warm); "
              f"median of {REPEATS} runs on this 2-core machine; peak resident memory.", "",
-             "| routing | mapping | time model | median wall (s) | peak memory (MiB) | C DOR loop (s) | ratio to C |",
-             "|---|---|---|---|---|---|---|"]
-    for routing, mapping, tm, wall, mem in rows:
+             "| routing | mapping | time model | median wall (s) | user CPU (s) | system CPU (s) "
+             "| peak memory (MiB) | C DOR loop (s) | ratio to C |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for routing, mapping, tm, wall, mem, user, system in rows:
         c = ref.get(mapping)
         if routing == "dor" and c:
             cs, ratio = f"{c[0]:.3f}", f"{wall / c[0]:.1f}x"
         else:
             cs, ratio = "", ""
-        lines.append(f"| {routing} | {mapping} | {tm} | {wall:.2f} | {mem:.0f} | {cs} | {ratio} |")
+        lines.append(f"| {routing} | {mapping} | {tm} | {wall:.2f} | {user:.2f} | {system:.2f} "
+                     f"| {mem:.0f} | {cs} | {ratio} |")
+    steps = {m: in_process(m) for m in ("TXYZ", "TZXY")}
+    lines += ["", "The same evaluation in one process after a warm-up (no start-up, pattern or "
+              f"placement): median CPU seconds of {REPEATS} calls, and the ratio to the C loop.",
+              "", "| mapping | step | CPU (s) | ratio to C |", "|---|---|---:|---:|"]
+    for mapping, st in steps.items():
+        c = ref.get(mapping)
+        for key, t in st.items():
+            ratio = f"{t / c[0]:.1f}x" if c else ""
+            lines.append(f"| {mapping} | {key} | {t:.3f} | {ratio} |")
     lines += ["", "The C loop (benchmarks/c/route_dor.c, gcc -O2, single thread) only routes the "
               "same node-level flows by dimension order; its time excludes reading the flows. "
               "Targets (issue 11): the default (dor, time model on: the max-min bandwidth sharing "
               "prediction included) within 4x of the C loop; routing alone (time model off) "
-              "within 2x; adaptive with the time model within 10x. Load average (1 min) "
+              "within 2x; adaptive with the time model within 10x. User and system CPU are medians "
+              "too: on this virtual machine the system time of one run varies from 0.3 to 1.4 s "
+              "(memory given to the process), which moves the wall time. Load average (1 min) "
               f"{load[0]:.1f} before the run, {os.getloadavg()[0]:.1f} after.", ""]
     text = "\n".join(lines)
     print(text)

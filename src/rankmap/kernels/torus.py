@@ -266,19 +266,23 @@ def _dor_counts(src, dst, dims, strides, wrap, counts):
 
 
 @njit(cache=True, nogil=True)
-def _dor_fill(src, dst, dims, strides, wrap, indptr, indices, data):
-    """Write each flow's dimension-order path (:func:`_dor_walk`) as a CSR row of ones."""
+def _dor_fill(src, dst, dims, strides, wrap, indptr, indices, data, ones):
+    """Write each flow's dimension-order path (:func:`_dor_walk`) as a CSR row (of ones in
+    ``data`` when ``ones``)."""
     for f in range(src.shape[0]):
         pos = indptr[f]
         h = _dor_walk(src[f], dst[f], dims, strides, wrap, indices[pos:])
-        for k in range(h):
-            data[pos + k] = 1.0
+        if ones:
+            for k in range(h):
+                data[pos + k] = 1.0
 
 
-def dor_paths(src, dst, dims, strides, wrap):
+def dor_paths(src, dst, dims, strides, wrap, fractions: bool = True):
     """CSR arrays ``(indptr, dense_slots, fractions)`` of the dimension-order paths.
 
-    Fractions are 1 (a flow takes one path); flows inside a node have an empty row.
+    Fractions are 1 (a flow takes one path); flows inside a node have an empty row. With
+    ``fractions=False`` the third array is not built (None): callers that know every entry is
+    1 save its memory.
 
     Parameters
     ----------
@@ -297,8 +301,9 @@ def dor_paths(src, dst, dims, strides, wrap):
         Row f of the result is ``dense_slots[indptr[f]:indptr[f+1]]``.
     dense_slots : ndarray of int64
         Dense link slots (``node*2*ndim + 2*dim + (0 for +, 1 for -)``) used by each flow.
-    fractions : ndarray of float64
-        All 1.0: a flow takes its whole dimension-order path.
+    fractions : ndarray of float64 or None
+        All 1.0: a flow takes its whole dimension-order path (None with
+        ``fractions=False``).
     """
     src = np.ascontiguousarray(src, dtype=np.int64)
     dst = np.ascontiguousarray(dst, dtype=np.int64)
@@ -310,9 +315,9 @@ def dor_paths(src, dst, dims, strides, wrap):
                 f"dimension-order routing of {len(src):,} node pairs on a "
                 + "x".join(str(int(n)) for n in dims) + " grid")
     indices = np.empty(indptr[-1], dtype=np.int64)
-    data = np.empty(indptr[-1], dtype=np.float64)
-    _dor_fill(src, dst, dims, strides, wrap, indptr, indices, data)
-    return indptr, indices, data
+    data = np.empty(indptr[-1] if fractions else 0, dtype=np.float64)
+    _dor_fill(src, dst, dims, strides, wrap, indptr, indices, data, fractions)
+    return indptr, indices, (data if fractions else None)
 
 
 @njit(cache=True, nogil=True)

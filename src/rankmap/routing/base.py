@@ -84,7 +84,8 @@ class Router(ABC):
         indices : numpy.ndarray of int32 or int64
             Directed link of every entry (int32 when the machine has fewer than 2**31 links).
         data : numpy.ndarray of float64
-            Fraction (0..1] of the flow's bytes on that link.
+            Fraction (0..1] of the flow's bytes on that link (possibly a read-only view,
+            e.g. of a single 1.0 when every flow takes one path).
         """
         P = self.paths(src, dst, nbytes).tocsr()
         return (P.indptr.astype(np.int64, copy=False), P.indices,

@@ -39,8 +39,8 @@ class _GridRouter(Router):
     def paths(self, src, dst, nbytes=None) -> sp.csr_matrix:
         """The routes (see :class:`Router`), from :meth:`path_arrays`."""
         indptr, links, frac = self.path_arrays(src, dst, nbytes)
-        return sp.csr_matrix((frac, links, indptr), shape=(len(indptr) - 1,
-                                                           self.machine.n_links))
+        return sp.csr_matrix((np.ascontiguousarray(frac), links, indptr),
+                             shape=(len(indptr) - 1, self.machine.n_links))
 
 
 class DOR(_GridRouter):
@@ -50,9 +50,11 @@ class DOR(_GridRouter):
 
     def path_arrays(self, src, dst, nbytes=None):
         """One path per flow, fraction 1 on each of its links, in walk order (see
-        :meth:`Router.path_arrays`)."""
+        :meth:`Router.path_arrays`); the fractions are a read-only view of a single 1.0 (no
+        memory per entry)."""
         m = self.machine
-        return self._arrays(*tk.dor_paths(src, dst, m.dims, m.strides, m.wrap))
+        indptr, slots, _ = tk.dor_paths(src, dst, m.dims, m.strides, m.wrap, fractions=False)
+        return self._arrays(indptr, slots, np.broadcast_to(np.float64(1.0), slots.shape))
 
     def loads(self, src, dst, nbytes) -> LinkLoads:
         """Link bytes, streams, hops along the same walk as :meth:`paths`."""
