@@ -22,6 +22,7 @@ from __future__ import annotations
 import os
 import resource
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -80,13 +81,14 @@ def run_case(label, machine_spec, alloc_spec, pattern_spec, workdir) -> dict:
     row["same"] = (full.best.name == comp.best.name and full.best.metrics == comp.best.metrics
                    and all(c.metrics == full.find(c.name).metrics for c in comp.candidates))
     def scotch():
-        # Debian's scotch_gmap sometimes dies with SIGSEGV on a graph it maps on the next
-        # try: up to SCOTCH_TRIES attempts, only a finished one is timed
+        # Debian's scotch_gmap sometimes dies with SIGSEGV, or hangs in a futex wait with no
+        # CPU time, on a graph it maps on the next try: up to SCOTCH_TRIES attempts, only a
+        # finished one is timed
         for attempt in range(SCOTCH_TRIES):
             c0, t0 = _children_cpu(), time.process_time()
             try:
                 out = bq.scotch_cores(m, a, p, workdir)
-            except RuntimeError:
+            except (RuntimeError, subprocess.TimeoutExpired):
                 if attempt == SCOTCH_TRIES - 1:
                     raise
                 continue

@@ -12,7 +12,8 @@ from rankmap.mappers import build_mapping, validate_mapping
 from rankmap.patterns import parse_pattern
 from rankmap.selection import auto as auto_mod
 from rankmap.selection import auto_select
-from rankmap.selection.bounds import Bound, Pruner, placement_bound, ranking_bound_kind
+from rankmap.selection.bounds import (Bound, Pruner, placement_bound, ranking_bound_kind,
+                                      routed_time_bound)
 from rankmap.timing import TimeOptions
 
 CASES = [
@@ -47,6 +48,8 @@ def test_bounds_are_lower_bounds(ms, ps, alloc, routing, opts):
     for mp in placements:
         b = placement_bound(ev, mp.nodes(a))
         real = ev.evaluate(mp).metrics
+        routed = routed_time_bound(ev, ev.route(mp))
+        assert routed <= real["predicted_time_s"] * (1 + 1e-12), mp.name
         assert b.time_s <= real["predicted_time_s"] * (1 + 1e-12), mp.name
         assert b.max_link_bytes <= real["max_link_bytes"] * (1 + 1e-12), mp.name
         assert b.hop_bytes <= real["hop_bytes"] * (1 + 1e-12), mp.name
@@ -104,6 +107,7 @@ def test_no_pruning_without_link_metrics_or_with_retire_fraction():
     ("torus:4x4x4:cores=2", "stencil:8x4x4:box", None, {}),
     ("torus:4x4x4", "stencil:4x4x4:periodic", None, {"enabled": False}),
     ("torus:8x8x8", "stencil:8x4", "random:32:seed=1", {}),
+    ("torus:4x4x4:cores=2", "fft2d:16x8", None, {}),
 ])
 def test_pruning_changes_nothing_reported(monkeypatch, ms, ps, alloc, opts):
     """auto with pruning and reuse gives the pick, the ranking and the metrics of auto
@@ -120,7 +124,8 @@ def test_pruning_changes_nothing_reported(monkeypatch, ms, ps, alloc, opts):
     for c in pruned.candidates:
         assert c.metrics == full.find(c.name).metrics
     why = {n: r for n, r in pruned.skipped.items() if n not in full.skipped}
-    assert all(r.startswith("pruned before routing") for r in why.values())
+    assert all(r.startswith(("pruned before routing", "pruned after routing"))
+               for r in why.values())
     assert len(pruned.candidates) + len(why) == len(full.candidates)
 
 
@@ -135,3 +140,29 @@ def test_identical_placements_share_one_evaluation():
         c = comp.find(name)
         if c is not None:
             assert c.metrics == ev.evaluate(build_mapping(name, p, m, a, 0)).metrics
+
+
+def test_routed_bound_is_the_busiest_link_for_a_hand_case():
+    """torus:4x4, one core per node, every rank sending 3 MiB to each of its 4 neighbours at
+    the default 1 GiB/s-class link bandwidth: the identity placement loads every link with
+    3 MiB, so the bound is 3 MiB / bandwidth + the overhead, and the real time is no less."""
+    m, a, p = _problem("torus:4x4", "stencil:4x4:periodic:bytes=3MiB", None)
+    ev = Evaluator(m, a, p, time_options=TimeOptions(tolerance=0.0))
+    mp = build_mapping("inorder", p, m, a, 0)
+    bw = float(np.asarray(m.link_bandwidth).max())
+    bound = routed_time_bound(ev, ev.route(mp))
+    assert bound == pytest.approx(3 * 2**20 / bw + TimeOptions().overhead_s, rel=1e-12)
+    assert bound <= ev.evaluate(mp).metrics["predicted_time_s"]
+    assert routed_time_bound(Evaluator(m, a, p, time_options=TimeOptions(enabled=False)),
+                             ev.route(mp)) is None
+
+
+def test_after_routing_pruning_skips_the_time_model_of_hopeless_candidates():
+    """fft2d on a torus: the busiest link decides, so once two candidates are evaluated the
+    slow rank orders are pruned after routing; pick and metrics are unchanged (the test
+    above) and the reason says so."""
+    m, a, p = _problem("torus:4x4x4:cores=2", "fft2d:16x8", None)
+    comp = auto_select(p, m, a, seed=0)
+    after = [r for r in comp.skipped.values() if r.startswith("pruned after routing")]
+    assert after, comp.skipped
+    assert all("predicted time is at least" in r for r in after)

@@ -104,7 +104,9 @@ def test_auto_picks_best_by_ranking_key_and_reuses_one_evaluator(monkeypatch):
     mets = [e.metrics for e in comp.candidates]
     assert best_first_order(mets) == list(range(len(mets)))
     names = {e.name for e in comp.candidates}
-    assert {"greedy", "rcb", "graph", "mueller-resch", "TXYZ"} <= names
+    # every mapper was tried: evaluated, or pruned by a bound of its ranking key
+    assert {"greedy", "rcb", "graph", "mueller-resch", "TXYZ"} <= names | set(comp.skipped)
+    assert all(r.startswith("pruned") for r in comp.skipped.values())
     assert any(n.startswith("refine:") for n in names)
     # the winner is at least as good as every candidate evaluated independently
     ev = Evaluator(m, a, p)

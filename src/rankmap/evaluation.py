@@ -177,13 +177,30 @@ class Evaluator:
         Evaluation
             Per-phase metrics and link loads, and the combined metrics.
         """
+        return self.evaluate_routed(mapping, self.route(mapping))
+
+    def evaluate_routed(self, mapping: Placement, routed: list[RoutedPhase]) -> Evaluation:
+        """The metrics of a placement whose phases :meth:`route` has already routed.
+
+        Parameters
+        ----------
+        mapping : Placement
+            The placement.
+        routed : list of RoutedPhase
+            ``self.route(mapping)``.
+
+        Returns
+        -------
+        Evaluation
+            Per-phase metrics and link loads, and the combined metrics.
+        """
         results = []
-        for routed in self.route(mapping):
+        for phase in routed:
             m: dict = {}
             for metric in self.metrics:
-                m.update(metric(routed))
-            results.append(PhaseResult(routed.phase.name, m, routed.loads.bytes,
-                                       routed.loads.streams))
+                m.update(metric(phase))
+            results.append(PhaseResult(phase.phase.name, m, phase.loads.bytes,
+                                       phase.loads.streams))
         return Evaluation(mapping, results, combine([r.metrics for r in results]))
 
 

@@ -28,7 +28,7 @@ from ..mappers import all_candidate_names, build_mapping, validate_mapping
 from ..mappers.domain_placement import in_node_step
 from ..mappers.refine import refine_cores
 from ..metrics import DEFAULT_PLATEAU_Y
-from .bounds import Pruner, placement_bound, ranking_bound_kind
+from .bounds import Bound, Pruner, placement_bound, ranking_bound_kind, routed_time_bound
 from .candidates import evaluate_candidates, sort_best_first
 
 __all__ = ["auto_select", "candidate_names", "GRAPH_RANK_LIMIT", "REFINE_TOP"]
@@ -171,6 +171,25 @@ class _Prepare:
                          placement_bound(self.evaluator, nodes) if self.bounded else None)
 
 
+class _PruneAfterRouting:
+    """Stands in for the evaluator of one candidate: routes it, and runs the metrics (the
+    time model) only when :func:`bounds.routed_time_bound` does not prune it; a pruned
+    candidate's evaluation is the reason (recorded as skipped)."""
+
+    def __init__(self, evaluator: Evaluator, pruner: Pruner):
+        self.evaluator, self.pruner = evaluator, pruner
+        self.pattern = evaluator.pattern      # sizes the job (Executor.for_work)
+
+    def evaluate(self, mapping) -> "Evaluation | str":
+        """The candidate's evaluation, or why it cannot be among the best."""
+        routed = self.evaluator.route(mapping)
+        reason = self.pruner.reason(Bound(routed_time_bound(self.evaluator, routed), 0.0, 0.0),
+                                    "after routing")
+        if reason is not None:
+            return reason
+        return self.evaluator.evaluate_routed(mapping, routed)
+
+
 class _Prepared:
     """A built candidate: its mapping, node of every rank and lower bound (or None)."""
 
@@ -197,6 +216,7 @@ def _evaluate_in_bound_order(evaluator: Evaluator, prepared: list, kind, progres
     if kind is not None:
         order.sort(key=lambda i: (prepared[i].bound.key(), i))
     pruner = Pruner(kind, REFINE_TOP) if kind is not None else None
+    time_kind = kind is not None and kind[0] == "time"
     done: dict[bytes, Evaluation] = {}
     evaluated: dict[int, Evaluation] = {}
     pruned: dict[str, str] = {}
@@ -209,11 +229,14 @@ def _evaluate_in_bound_order(evaluator: Evaluator, prepared: list, kind, progres
                                       dict(twin.extra))
         else:
             reason = pruner.reason(cand.bound) if pruner is not None else None
+            if reason is None:
+                ev, after = evaluate_candidates(
+                    _PruneAfterRouting(evaluator, pruner) if time_kind else evaluator,
+                    [cand.name], lambda _n: cand.mapping, skip_inapplicable=False)
+                reason = after.get(cand.name)
             if reason is not None:
                 pruned[cand.name] = reason
             else:
-                ev, _ = evaluate_candidates(evaluator, [cand.name], lambda _n: cand.mapping,
-                                            skip_inapplicable=False)
                 evaluated[i] = done[key] = ev[0]
                 if pruner is not None:
                     pruner.record(ev[0].metrics)

@@ -20,6 +20,10 @@ distances and link capacities (no routing, no time model). For every phase it bo
   the phase ends at that time plus the per-message overhead, and no sooner than the overhead
   plus the largest shortest hop count x the per-hop latency. Phase times add up.
 
+:func:`routed_time_bound` bounds the predicted time once a placement is routed, before the
+time model runs: each phase lasts at least its busiest link's bytes / capacity plus the
+per-message overhead.
+
 :class:`Pruner` turns bounds into decisions that depend on the candidates and their bounds
 only: candidates are evaluated in order of their bound (ties in the order given), and a
 candidate whose bound exceeds the ``keep``-th best real key among those evaluated so far is
@@ -43,7 +47,8 @@ from ..metrics import LinkMetrics
 from ..metrics.ranking import NEAR_TIE
 from ..timing import TimeModel
 
-__all__ = ["Bound", "Pruner", "placement_bound", "ranking_bound_kind", "TIME_SLACK"]
+__all__ = ["Bound", "Pruner", "placement_bound", "ranking_bound_kind", "routed_time_bound",
+           "TIME_SLACK"]
 
 #: relative margin a time bound must exceed a real predicted time by to prune (see module)
 TIME_SLACK = 0.02
@@ -182,6 +187,41 @@ def placement_bound(evaluator, node_of_rank: np.ndarray) -> Bound:
     return Bound(t_total if opts is not None else None, max_bytes, hb_total)
 
 
+def routed_time_bound(evaluator, routed) -> float | None:
+    """A lower bound of the predicted time of a placement already routed, before the time model.
+
+    Every link carries its phase's routed bytes (the time model shares bandwidth over the same
+    routes), so the phase lasts at least the busiest link's bytes / its capacity, and its last
+    message adds the per-message overhead; phase times add up. This is far tighter than
+    :func:`placement_bound` when one link is the bottleneck (all-to-all phases), and costs a
+    pass over the links.
+
+    Parameters
+    ----------
+    evaluator : rankmap.evaluation.Evaluator
+        The evaluator (machine and time-model options).
+    routed : list of rankmap.metrics.routed.RoutedPhase
+        ``evaluator.route(placement)``.
+
+    Returns
+    -------
+    float or None
+        Seconds; None when the evaluator's time model is off.
+    """
+    opts = _time_options(evaluator)
+    if opts is None:
+        return None
+    cap = np.asarray(evaluator.machine.link_bandwidth, dtype=np.float64)
+    total = 0.0
+    for phase in routed:
+        if phase.phase.n_flows == 0:
+            continue
+        loads = np.asarray(phase.loads.bytes, dtype=np.float64)
+        busy = float(np.max(loads / cap)) if loads.size else 0.0
+        total += busy + opts.overhead_s
+    return total
+
+
 class Pruner:
     """Decides which candidates cannot be among the ``keep`` best (module docstring).
 
@@ -232,13 +272,16 @@ class Pruner:
             return None
         return max(self._real[self.keep - 1], self._real[0] * (1.0 + self.near_tie))
 
-    def reason(self, bound: Bound) -> str | None:
+    def reason(self, bound: Bound, when: str = "before routing") -> str | None:
         """Why a candidate cannot be among the best.
 
         Parameters
         ----------
         bound : Bound
-            The candidate's lower bound, computed before routing.
+            The candidate's lower bound.
+        when : str
+            When the bound was computed, for the message (``"before routing"``, or
+            ``"after routing"`` for :func:`routed_time_bound`).
 
         Returns
         -------
@@ -253,10 +296,10 @@ class Pruner:
             band = (f" and the near tie of the {'fastest' if self.kind == 'time' else 'lightest'}"
                     if self.near_tie > 0 else "")
             if self.kind == "time":
-                return (f"pruned before routing: its predicted time is at least "
+                return (f"pruned {when}: its predicted time is at least "
                         f"{lb * 1e3:.4g} ms, above the {_ordinal(self.keep)} evaluated{band} "
                         f"({t * 1e3:.4g} ms)")
-            return (f"pruned before routing: its busiest link carries at least "
+            return (f"pruned {when}: its busiest link carries at least "
                     f"{lb / 2**20:.4g} MiB, above the {_ordinal(self.keep)} evaluated{band} "
                     f"({t / 2**20:.4g} MiB)")
         return None
