@@ -25,6 +25,9 @@ import time
 
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from timing_util import median_time, write_results  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 MACHINE = "torus:32x32x32:cores=4"
 PATTERN = "stencil:64x64x32:box:periodic"
@@ -98,13 +101,7 @@ def in_process(mapping: str) -> dict:
     for key, fn in (("route", lambda: off.route(placement)),
                     ("evaluate, time model off", lambda: off.evaluate(placement)),
                     ("evaluate, time model on", lambda: on.evaluate(placement))):
-        fn()
-        times = []
-        for _ in range(REPEATS):
-            t0 = time.process_time()
-            fn()
-            times.append(time.process_time() - t0)
-        out[key] = statistics.median(times)
+        out[key] = median_time(fn, REPEATS, warmup=True, clock=time.process_time)
     return out
 
 
@@ -163,10 +160,7 @@ def main() -> int:
               "too: on this virtual machine the system time of one run varies from 0.3 to 1.4 s "
               "(memory given to the process), which moves the wall time. Load average (1 min) "
               f"{load[0]:.1f} before the run, {os.getloadavg()[0]:.1f} after.", ""]
-    text = "\n".join(lines)
-    print(text)
-    with open(os.path.join(HERE, "RESULTS_core.md"), "w") as fh:
-        fh.write(text)
+    write_results("RESULTS_core.md", "\n".join(lines))
     return 0
 
 

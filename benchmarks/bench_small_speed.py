@@ -34,6 +34,9 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+from timing_util import write_results  # noqa: E402
 REPEATS = int(os.environ.get("RANKMAP_BENCH_REPEATS", "5"))
 REFINE_REPEATS = int(os.environ.get("RANKMAP_BENCH_REPEATS_REFINE", "3"))
 COMMANDS = [["--version"], ["compare", "-m", "torus:4x4x4", "-p", "stencil:4x4x4"]]
@@ -185,10 +188,7 @@ def main() -> int:
     parts = os.environ.get("RANKMAP_BENCH_PARTS", "startup,refine").split(",")
     start = startup_rows() if "startup" in parts else []
     refine = [r for case in REFINE_CASES for r in refine_rows(*case)] if "refine" in parts else []
-    text = render(start, refine, version)
-    print(text)
-    with open(os.path.join(HERE, "RESULTS_small_speed.md"), "w") as fh:
-        fh.write(text)
+    write_results("RESULTS_small_speed.md", render(start, refine, version))
     return 0
 
 

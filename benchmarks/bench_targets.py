@@ -26,6 +26,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 from bench_core import rankmap_exe, timed_process  # noqa: E402
+from timing_util import write_results  # noqa: E402
 
 REPEATS = int(os.environ.get("RANKMAP_BENCH_REPEATS", "3"))
 
@@ -86,10 +87,7 @@ def main() -> int:
         + "`rankmap " + " ".join(args) + "`" for _l, args, env, _t, _g in CASES) + ".",
         "", f"Load average (1 min) {load[0]:.1f} before the run, {os.getloadavg()[0]:.1f} "
         "after.", ""]
-    text = "\n".join(lines)
-    print(text)
-    with open(os.path.join(HERE, "RESULTS_targets.md"), "w") as fh:
-        fh.write(text)
+    write_results("RESULTS_targets.md", "\n".join(lines))
     return 0
 
 
