@@ -266,18 +266,6 @@ def _dor_counts(src, dst, dims, strides, wrap, counts):
 
 
 @njit(cache=True, nogil=True)
-def _dor_fill(src, dst, dims, strides, wrap, indptr, indices, data, ones):
-    """Write each flow's dimension-order path (:func:`_dor_walk`) as a CSR row (of ones in
-    ``data`` when ``ones``)."""
-    for f in range(src.shape[0]):
-        pos = indptr[f]
-        h = _dor_walk(src[f], dst[f], dims, strides, wrap, indices[pos:])
-        if ones:
-            for k in range(h):
-                data[pos + k] = 1.0
-
-
-@njit(cache=True, nogil=True)
 def _dor_fill_links(src, dst, dims, strides, wrap, indptr, links, link_of_slot):
     """Write each flow's dimension-order path as a CSR row of link ids
     (``link_of_slot[dense slot]``), through a one-path buffer."""
@@ -292,14 +280,13 @@ def _dor_fill_links(src, dst, dims, strides, wrap, indptr, links, link_of_slot):
             links[pos + k] = link_of_slot[buf[k]]
 
 
-def dor_paths(src, dst, dims, strides, wrap, fractions: bool = True, link_of_slot=None):
-    """CSR arrays ``(indptr, dense_slots, fractions)`` of the dimension-order paths.
+def dor_paths(src, dst, dims, strides, wrap, link_of_slot):
+    """CSR arrays ``(indptr, links, fractions)`` of the dimension-order paths.
 
-    Fractions are 1 (a flow takes one path); flows inside a node have an empty row. With
-    ``fractions=False`` the third array is not built (None): callers that know every entry is
-    1 save its memory. With ``link_of_slot`` (the link id of every dense slot) the second
-    array holds link ids instead of dense slots, int32 when they fit (a third of the memory
-    of slots gathered afterwards).
+    Flows inside a node have an empty row. Link ids are written straight from the walk
+    (``link_of_slot[dense slot]``), int32 when they fit, and the fractions, all 1 (a flow
+    takes one path), are a read-only view of a single 1.0: no array of dense slots, no
+    gathered copy, no 8 bytes per entry.
 
     Parameters
     ----------
@@ -311,20 +298,17 @@ def dor_paths(src, dst, dims, strides, wrap, fractions: bool = True, link_of_slo
         Node-id stride of every dimension (``node = sum(coord[d] * strides[d])``).
     wrap : ndarray of bool, shape (ndim,)
         Whether each dimension wraps around (torus) or not (mesh).
-    fractions : bool
-        Whether to build the fractions array.
-    link_of_slot : ndarray of int, optional
-        Link id of every dense slot: write link ids instead of slots.
+    link_of_slot : ndarray of int
+        Link id of every dense slot (``node*2*ndim + 2*dim + (0 for +, 1 for -)``).
 
     Returns
     -------
     indptr : ndarray of int64, shape (n_flows + 1,)
-        Row f of the result is ``dense_slots[indptr[f]:indptr[f+1]]``.
-    dense_slots : ndarray of int64 (int32 or int64 link ids with ``link_of_slot``)
-        Dense link slots (``node*2*ndim + 2*dim + (0 for +, 1 for -)``) used by each flow.
-    fractions : ndarray of float64 or None
-        All 1.0: a flow takes its whole dimension-order path (None with
-        ``fractions=False``).
+        Row f of the result is ``links[indptr[f]:indptr[f+1]]``.
+    links : ndarray of int32 (int64 above 2**31 slots)
+        Directed links used by each flow, in path order.
+    fractions : ndarray of float64
+        All 1.0, read-only: a flow takes its whole dimension-order path.
     """
     src = np.ascontiguousarray(src, dtype=np.int64)
     dst = np.ascontiguousarray(dst, dtype=np.int64)
@@ -335,19 +319,12 @@ def dor_paths(src, dst, dims, strides, wrap, fractions: bool = True, link_of_slo
     check_limit(int(indptr[-1]), "route_entries",
                 f"dimension-order routing of {len(src):,} node pairs on a "
                 + "x".join(str(int(n)) for n in dims) + " grid")
-    data = np.empty(indptr[-1] if fractions else 0, dtype=np.float64)
-    if link_of_slot is None:
-        indices = np.empty(indptr[-1], dtype=np.int64)
-        _dor_fill(src, dst, dims, strides, wrap, indptr, indices, data, fractions)
-    else:
-        table = np.asarray(link_of_slot)
-        # link ids are below the number of slots: int32 when that count fits (no copy of the
-        # machine-sized table: a refinement calls this for a few flows at a time)
-        indices = np.empty(indptr[-1], dtype=np.int32 if table.size < 2**31 else np.int64)
-        _dor_fill_links(src, dst, dims, strides, wrap, indptr, indices, table)
-        if fractions:
-            data[:] = 1.0
-    return indptr, indices, (data if fractions else None)
+    table = np.asarray(link_of_slot)
+    # link ids are below the number of slots: int32 when that count fits (no copy of the
+    # machine-sized table: a refinement calls this for a few flows at a time)
+    links = np.empty(indptr[-1], dtype=np.int32 if table.size < 2**31 else np.int64)
+    _dor_fill_links(src, dst, dims, strides, wrap, indptr, links, table)
+    return indptr, links, np.broadcast_to(np.float64(1.0), links.shape)
 
 
 @njit(cache=True, nogil=True)
@@ -690,16 +667,12 @@ def adaptive_paths(src, dst, dims, strides, wrap):
         Node-id stride of every dimension (``node = sum(coord[d] * strides[d])``).
     wrap : ndarray of bool, shape (ndim,)
         Whether each dimension wraps around (torus) or not (mesh).
-    fractions : bool
-        Whether to build the fractions array.
-    link_of_slot : ndarray of int, optional
-        Link id of every dense slot: write link ids instead of slots.
 
     Returns
     -------
     indptr : ndarray of int64, shape (n_flows + 1,)
         Row f of the result is ``dense_slots[indptr[f]:indptr[f+1]]``.
-    dense_slots : ndarray of int64 (int32 or int64 link ids with ``link_of_slot``)
+    dense_slots : ndarray of int64
         Dense link slots (``node*2*ndim + 2*dim + (0 for +, 1 for -)``) used by each flow.
     fractions : ndarray of float64
         Fraction (0..1) of the flow's bytes crossing each listed link.

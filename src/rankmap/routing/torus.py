@@ -53,9 +53,8 @@ class DOR(_GridRouter):
         :meth:`Router.path_arrays`); the fractions are a read-only view of a single 1.0 (no
         memory per entry)."""
         m = self.machine
-        indptr, links, _ = tk.dor_paths(src, dst, m.dims, m.strides, m.wrap, fractions=False,
-                                        link_of_slot=m.link_of_dense_slot)
-        return indptr, links, np.broadcast_to(np.float64(1.0), links.shape)
+        return tk.dor_paths(src, dst, m.dims, m.strides, m.wrap,
+                            link_of_slot=m.link_of_dense_slot)
 
     def loads(self, src, dst, nbytes) -> LinkLoads:
         """Link bytes, streams, hops along the same walk as :meth:`paths`."""
