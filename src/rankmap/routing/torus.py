@@ -28,14 +28,6 @@ class _GridRouter(Router):
         return LinkLoads(bytes=dense_bytes[idx], streams=dense_streams[idx],
                          flow_hops=hops.astype(np.float64))
 
-    def _arrays(self, indptr, slots, frac):
-        """Kernel output (dense slots) as :meth:`Router.path_arrays` arrays (link ids)."""
-        m = self.machine
-        links = m.link_of_dense_slot[slots]
-        if m.n_links < 2**31:
-            links = links.astype(np.int32)
-        return indptr, links, frac
-
     def paths(self, src, dst, nbytes=None) -> sp.csr_matrix:
         """The routes (see :class:`Router`), from :meth:`path_arrays`."""
         indptr, links, frac = self.path_arrays(src, dst, nbytes)
@@ -69,7 +61,9 @@ class Adaptive(_GridRouter):
     def path_arrays(self, src, dst, nbytes=None):
         """The split shares of every flow (see :meth:`Router.path_arrays`)."""
         m = self.machine
-        return self._arrays(*tk.adaptive_paths(src, dst, m.dims, m.strides, m.wrap))
+        indptr, slots, frac = tk.adaptive_paths(src, dst, m.dims, m.strides, m.wrap)
+        links = m.link_of_dense_slot[slots]
+        return indptr, links.astype(np.int32) if m.n_links < 2**31 else links, frac
 
     def loads(self, src, dst, nbytes) -> LinkLoads:
         """Link bytes, streams, expected hops from the same templates as :meth:`paths`."""
