@@ -12,8 +12,12 @@ allocation cores; ``slots`` positions per node). Two kinds of passes improve a p
 
 ``link_swaps``
     The busiest link of the worst phase is attacked directly: the flows that cross it
-    (found with the hop-distance test ``h(s, a) + 1 + h(b, d) = h(s, d)`` of minimal routes)
-    propose to move one of their ends next to the other end; every proposal is evaluated
+    (the hop-distance test ``h(s, a) + 1 + h(b, d) = h(s, d)`` of minimal routes, then the
+    router's own paths of those few flows, so that only flows it really sends over the link
+    are taken) propose to move one of their ends next to the other end, onto a position from
+    which the router no longer sends that flow over the link (a move that keeps the flow on
+    it cannot relieve the link, and is not evaluated; for routers whose routes depend on the
+    whole phase, UGAL, both checks are left to the exact evaluation); every proposal is evaluated
     exactly by re-routing only the flows of the moved units (``machine.route`` with the old
     routes subtracted) and kept only when it lowers (busiest link bytes over all phases, then
     the sum of squared link bytes, which spreads the load and with it the predicted time).
@@ -180,6 +184,15 @@ def _flows_on_a_shortest_path(src, dst, at, hops, to_a, from_b):
             out[m] = f
             m += 1
     return out[:m]
+
+
+def _crosses(router, src_node, dst_node, link: int) -> np.ndarray:
+    """Whether each flow from ``src_node`` to ``dst_node`` puts bytes on ``link`` under
+    ``router`` (bool per flow)."""
+    ptr, links, frac = router.path_arrays(src_node, dst_node)
+    hit = (np.asarray(links) == link) & (np.asarray(frac) > 0)
+    rows = np.repeat(np.arange(len(src_node)), np.diff(ptr))
+    return np.bincount(rows[hit], minlength=len(src_node)) > 0
 
 
 def _side_gain(w, units, other, p_from, p_to, place, machine):
@@ -546,6 +559,10 @@ def link_swaps(phases, place: UnitPlacement, machine, routing, neighbours, seed:
         to_a = machine.hop_distance(alloc_nodes, np.full(len(alloc_nodes), a_node))
         from_b = machine.hop_distance(np.full(len(alloc_nodes), b_node), alloc_nodes)
         cross = _flows_on_a_shortest_path(s, d, at, h, to_a, from_b)
+        if not st.whole_phase and len(cross):
+            # of the flows that could cross the link, those the router sends over it
+            cross = cross[_crosses(st.router, alloc_nodes[at[s[cross]]],
+                                   alloc_nodes[at[d[cross]]], best_l)]
         if len(cross) == 0:
             skip_links.add((best_ph, best_l))
             continue
@@ -555,6 +572,13 @@ def link_swaps(phases, place: UnitPlacement, machine, routing, neighbours, seed:
             flip = rng.random() < 0.5
             for mover, partner in ((s[f], d[f]), (d[f], s[f]))[::(-1 if flip else 1)]:
                 tps = _targets(int(mover), int(partner), place, nb_ptr, nb_pos)
+                if len(tps) and not st.whole_phase:
+                    # only targets that take this flow off the link
+                    pn = np.full(len(tps), place.node(place.pos_of[partner]))
+                    tn = place.node(tps)
+                    on = (_crosses(st.router, tn, pn, best_l) if mover == s[f]
+                          else _crosses(st.router, pn, tn, best_l))
+                    tps = tps[~on]
                 if len(tps) == 0:
                     continue
                 # rank the targets by hop-bytes gain; evaluate the best few exactly
