@@ -8,7 +8,7 @@ RANKMAP_BENCH_REPEATS runs, default 3; 1 above 8,192 ranks):
   (:mod:`rankmap.selection.bounds`);
 * ``auto`` evaluating every candidate (pruning switched off in this process only: the
   reference for the pick and the metrics, which must be identical);
-* Scotch: ``amk_grf`` + ``scotch_gmap -b0`` (children's CPU time) plus this process's CPU time
+* Scotch: ``amk_grf`` + ``scotch_gmap -b0 -Cd`` (children's CPU time) plus this process's CPU time
   writing its files and reading its mapping (bench_quality's :func:`scotch_cores`).
 
 Writes benchmarks/RESULTS_auto_speed.md. ``RANKMAP_BENCH_CASES=i,j`` picks problems by their
@@ -81,9 +81,9 @@ def run_case(label, machine_spec, alloc_spec, pattern_spec, workdir) -> dict:
     row["same"] = (full.best.name == comp.best.name and full.best.metrics == comp.best.metrics
                    and all(c.metrics == full.find(c.name).metrics for c in comp.candidates))
     def scotch():
-        # Debian's scotch_gmap sometimes dies with SIGSEGV, or hangs in a futex wait with no
-        # CPU time, on a graph it maps on the next try: up to SCOTCH_TRIES attempts, only a
-        # finished one is timed
+        # scotch_gmap died with SIGSEGV or hung in a futex wait while the graph's edge weights
+        # summed past 2**31 (fixed in scotch_util.scotch_weights); the retries stay for a
+        # crash of any other cause: up to SCOTCH_TRIES attempts, only a finished one is timed
         for attempt in range(SCOTCH_TRIES):
             c0, t0 = _children_cpu(), time.process_time()
             try:
@@ -114,7 +114,7 @@ def render(rows) -> str:
     """The Markdown results document."""
     out = ["# `auto` against Scotch: CPU time (issue 11)", "",
            "Measured by `benchmarks/bench_auto_speed.py` on the shared 2-core box: CPU seconds "
-           "(this process's, plus the children's for Scotch: `amk_grf` and `scotch_gmap -b0`, "
+           "(this process's, plus the children's for Scotch: `amk_grf` and `scotch_gmap -b0 -Cd`, "
            "with writing and reading its files), medians of the runs shown, `dor` routing, the "
            "time model on. `auto (all)` evaluates every candidate (pruning switched off): its "
            "pick and metrics are the reference and must equal `auto`'s. Goal: `auto` <= Scotch.",

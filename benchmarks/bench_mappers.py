@@ -29,7 +29,7 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from scotch_util import write_scotch_graph  # noqa: E402
+from scotch_util import SCOTCH_GMAP, write_scotch_graph  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPEATS = int(os.environ.get("RANKMAP_BENCH_REPEATS", "3"))
@@ -61,7 +61,7 @@ def scotch_mapping(machine, pattern, workdir: str) -> tuple[np.ndarray, float]:
     dims = [int(d) for d in machine.dims] + [1] * (3 - len(machine.dims))
     with open(tgt, "w") as fh:
         fh.write(f"torus3D {' '.join(map(str, dims))}\n")
-    proc = subprocess.run(["scotch_gmap", grf, tgt, out, "-b0"], stdout=subprocess.DEVNULL,
+    proc = subprocess.run(SCOTCH_GMAP + [grf, tgt, out], stdout=subprocess.DEVNULL,
                           stderr=subprocess.PIPE, timeout=SCOTCH_TIMEOUT)
     if proc.returncode != 0:
         raise RuntimeError(f"scotch_gmap exited with status {proc.returncode}")

@@ -5,8 +5,10 @@ For every problem, two placements are scored by the same rankmap evaluation (one
 
 * **rankmap**: ``auto``'s pick (:func:`rankmap.selection.auto_select`, seed 0); the
   multilevel ``graph`` mapper on its own is reported too where auto runs it;
-* **Scotch**: ``scotch_gmap`` (Debian package ``scotch``, a benchmark peer only) on the
-  same weighted communication graph. The target is ``torus3D X Y Z`` for a whole machine
+* **Scotch**: ``scotch_gmap -b0 -Cd`` (Debian package ``scotch``, a benchmark peer only;
+  ``-Cd``: deterministic, the same mapping on every run) on the same weighted communication
+  graph, its edge weights scaled to sum under 2**30 (:func:`scotch_util.scotch_weights`;
+  Debian's Scotch sums them in 32 bits and crashed or hung on the larger problems before). The target is ``torus3D X Y Z`` for a whole machine
   with one core per node; otherwise a decomposition-defined target built by ``amk_grf`` from
   the machine's node graph (links as edges, ``cores_per_node`` as every node's weight, ``-l``
   the allocated nodes; ``-2`` above 8,192 nodes), so Scotch fills each node's cores. Ranks
@@ -42,7 +44,7 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from scotch_util import write_scotch_graph  # noqa: E402
+from scotch_util import SCOTCH_GMAP, write_scotch_graph  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPEATS = int(os.environ.get("RANKMAP_BENCH_REPEATS", "3"))
@@ -166,7 +168,7 @@ def scotch_cores(machine, allocation, pattern, workdir: str) -> tuple[np.ndarray
     grf, out = os.path.join(workdir, "g.grf"), os.path.join(workdir, "m.map")
     write_scotch_graph(grf, pattern)
     tgt = write_target(workdir, machine, allocation)
-    proc = subprocess.run(["scotch_gmap", grf, tgt, out, "-b0"], stdout=subprocess.DEVNULL,
+    proc = subprocess.run(SCOTCH_GMAP + [grf, tgt, out], stdout=subprocess.DEVNULL,
                           stderr=subprocess.PIPE, timeout=SCOTCH_TIMEOUT)
     if proc.returncode != 0:
         raise RuntimeError(f"scotch_gmap exited with status {proc.returncode}")
@@ -363,7 +365,7 @@ def render(rows) -> str:
     loads = [x for r in rows if _this_run(r) for x in r.get("load", [])]
     out = ["# Placement quality against Scotch (issue 13)", "",
            "Measured by `benchmarks/bench_quality.py` on this project's shared 2-core box. Every "
-           "placement (rankmap's pick, the `graph` mapper alone, Scotch's `scotch_gmap -b0`) is "
+           "placement (rankmap's pick, the `graph` mapper alone, Scotch's `scotch_gmap -b0 -Cd`) is "
            "scored by the same rankmap evaluation: `dor` routing, the time model on "
            "(predicted time), busiest directed link bytes, hop-bytes. Ratios are rankmap / "
            "Scotch: below 1 is better than Scotch. Goal: time and busiest-link ratios <= 1 and "
