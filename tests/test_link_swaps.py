@@ -8,7 +8,7 @@ from rankmap.allocation import whole_machine
 from rankmap.evaluation import Evaluator
 from rankmap.machines import parse_machine
 from rankmap.mappers import build_mapping
-from rankmap.mappers.swap_refine import _crosses
+from rankmap.mappers.swap_refine import crosses
 from rankmap.patterns import parse_pattern
 from rankmap.routing import router_for
 
@@ -27,7 +27,7 @@ def test_crosses_matches_the_routers_paths(spec, routing, seed):
         col = paths[:, int(link)]
         expect = np.zeros(len(src), dtype=bool)
         expect[col.indices[col.data > 0]] = True
-        assert np.array_equal(_crosses(router, src, dst, int(link)), expect)
+        assert np.array_equal(crosses(router, src, dst, int(link)), expect)
 
 
 def test_graph_relieves_the_busiest_link_every_rank_order_shares():

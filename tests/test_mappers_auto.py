@@ -158,3 +158,23 @@ def test_refine_stops_on_its_route_entry_bound(monkeypatch):
     assert np.array_equal(runs[0].cores, runs[1].cores)
     assert _State(p, m, a, None, runs[0].cores).objective() <= _State(p, m, a, None,
                                                                          start).objective()
+
+
+def test_refine_relieves_the_busiest_links_one_at_a_time():
+    # rcb on a scattered allocation: a rule on (busiest link, hop-bytes) alone stopped at
+    # 5 MiB (2.27 GiB hop-bytes) from rcb's 6 MiB, since relieving one of the links at 5 MiB
+    # changes neither while others carry it; counting the links at the busiest value lets the
+    # search take them down one by one, to 4 MiB, with no more hop-bytes than rcb's
+    from rankmap.mappers import validate_mapping
+    m = parse_machine("torus:8x8x8")
+    a = parse_allocation("random:256:seed=2", m)
+    p = parse_pattern("stencil:16x16", default_ranks=a.n_cores)
+    ev = Evaluator(m, a, p)
+    start = build_mapping("rcb", p, m, a, 0).core_of_rank
+    out = refine_search(start, p, m, a, 0, None, ev.router)
+    before = ev.evaluate(validate_mapping("rcb", start, p.n_ranks, a)).metrics
+    after = ev.evaluate(validate_mapping("refine:rcb", out.cores, p.n_ranks, a)).metrics
+    assert before["max_link_bytes"] == 6 * 2**20
+    assert after["max_link_bytes"] <= 4 * 2**20
+    assert after["hop_bytes"] <= before["hop_bytes"]
+    assert after["predicted_time_s"] < before["predicted_time_s"]

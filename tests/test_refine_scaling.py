@@ -99,3 +99,4 @@ def test_refine_moves_keep_loads_equal_to_a_fresh_routing():
             np.testing.assert_allclose(cur, ref, rtol=0, atol=1e-6 * max(ref.max(), 1.0))
         assert np.isclose(st.max, fresh.max) and np.isclose(st.hb, fresh.hb, rtol=1e-9)
         assert np.allclose(st.top, fresh.top)
+        assert st.at_max == fresh.at_max, machine       # links at the busiest value

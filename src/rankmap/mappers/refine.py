@@ -2,14 +2,19 @@
 
 Starting from another mapper's placement (``refine`` alone starts from ``graph``), the search
 repeatedly proposes to move a rank next to one of its communication partners: a flow is drawn
-with probability proportional to its bytes x hops, one of its ends is moved onto a core of
-the other end's node or of a node linked to it, swapping with the rank already there (or
-taking a free core). Only the flows of the ranks that move are re-routed (the router's
-``loads`` on those flows, their old routes subtracted and new ones added), so a proposal costs
-about as much as routing a handful of flows. A proposal is kept only when it lowers the
-objective: the busiest link's bytes (worst phase), then the hop-bytes (all phases), under the
-router given (:class:`Refine`). The draw's weights (bytes x hops of every flow) are rebuilt
-after a kept move, or later when the flows outnumber :data:`REWEIGHT_RATIO` times the route
+with probability proportional to its bytes x hops, one of its ends is moved onto the core of
+the other end's node or of a node linked to it whose move saves the most hop-bytes (exactly:
+every partner's distance before and after, of both ranks when the move is a swap with the
+rank already there), or onto a random one of those cores when none saves any. Only the flows
+of the ranks that move are re-routed (the router's ``loads`` on those flows, their old routes
+subtracted and new ones added), so a proposal costs about as much as routing a handful of
+flows. A proposal is kept when it lowers the busiest link's bytes (worst phase), or keeps them
+and either leaves fewer links at that value without adding hop-bytes, or lowers the hop-bytes
+(all phases) without adding links at that value, under the router given (:class:`Refine`):
+relieving the busiest links one at a time is how their value comes down, which a rule on
+(busiest link, hop-bytes) alone refuses while any other link still carries it. The draw's
+weights (bytes x hops of every flow) are rebuilt after a kept move, or later when the flows
+outnumber :data:`REWEIGHT_RATIO` times the route
 entries looked at since the last build (a build then costs a bounded share of the work). The
 search is bounded by work, not time: it stops after ``budget`` proposals (``--budget``,
 default :data:`DEFAULT_BUDGET`), after :data:`REFINE_WORK` route entries (moved flows' hops
@@ -17,8 +22,8 @@ before and after; long routes on a big machine), when :data:`MAX_REFUSED`
 proposals in a row were refused, or when its expected gain is small: after every window of
 :data:`GAIN_WINDOW` proposals, the gain of that window (of the busiest link's bytes and of the
 hop-bytes, relative to their values at the window's start) is extrapolated over the proposals
-left in the budget, and when neither would reach :data:`MIN_GAIN` the search ends. All three
-count proposals, never seconds, so the same input and seed give the same placement. The result
+left in the budget, and when neither (nor the number of links at the busiest value) would
+reach :data:`MIN_GAIN` the search ends. All three count proposals, never seconds, so the same input and seed give the same placement. The result
 is checked by routing everything again: it is never worse than the start.
 """
 
@@ -32,7 +37,7 @@ from ..errors import RankmapError
 from ..routing import Router, router_for
 from .base import MapperInfo
 from .geometry import check_seed, neighbour_csr
-from .swap_refine import route_deltas
+from .swap_refine import side_gain, symmetric_bytes, route_deltas
 
 __all__ = ["Refine", "RefineRun", "refine_cores", "refine_search", "check_budget",
            "DEFAULT_BUDGET", "MAX_REFUSED", "GAIN_WINDOW", "MIN_GAIN", "REFINE_WORK",
@@ -118,6 +123,20 @@ class _State:
         self.work = 0.0                   # route entries looked at by try_move (REFINE_WORK)
         self.top = [float(l.max()) if l.size else 0.0 for l in self.loads]
         self.max = max((t for t, l in zip(self.top, self.loads) if l.size), default=0.0)
+        self.at_max = self._count_at_max()
+
+    def _hot(self, i: int) -> np.ndarray:
+        """Links of phase ``i`` whose bytes are the busiest link's (over all phases), within
+        tolerance, looked for among the phase's loaded links only (sorted, distinct)."""
+        if self.max <= 0 or self.top[i] < self.max - 1e-9 * max(self.max, 1.0):
+            return np.zeros(0, dtype=np.int64)
+        links = np.unique(np.concatenate([self.busy[i], *self.added[i]]))
+        self.work += len(links)
+        return links[self.loads[i][links] >= self.max - 1e-9 * max(self.max, 1.0)]
+
+    def _count_at_max(self) -> int:
+        """Links (over all phases) whose bytes are the busiest link's, within tolerance."""
+        return sum(len(self._hot(i)) for i in range(len(self.loads)))
 
     def node_of(self, cores):
         return self.alloc_nodes[cores // self.cpn]
@@ -140,7 +159,12 @@ class _State:
         return out
 
     def objective(self):
+        """(busiest link bytes, hop-bytes): what the result is judged on."""
         return (self.max, self.hb)
+
+    def progress(self):
+        """(busiest link bytes, links at it, hop-bytes): what the search lowers."""
+        return (self.max, self.at_max, self.hb)
 
     def _max_after(self, i: int, d) -> float:
         """Busiest link bytes of phase ``i`` after adding ``d`` (links, delta).
@@ -221,8 +245,22 @@ class _State:
         tops = [self._top_after(i, d) for i, d in enumerate(deltas)]
         new_max = max((t for t, l in zip(tops, self.loads) if l.size), default=0.0)
         tol = 1e-9 * max(self.max, 1.0)
-        better = new_max < self.max - tol or (new_max <= self.max + tol
-                                              and dhb < -1e-9 * max(self.hb, 1.0))
+        lower = new_max < self.max - tol
+        at_max = self.at_max
+        if not lower and new_max <= self.max + tol and self.max > 0:
+            # the busiest value stays: count the links that reach it before and after
+            thr = self.max - tol
+            for i, d in enumerate(deltas):
+                if d is not None:
+                    cur = self.loads[i][d[0]]
+                    at_max += int(np.count_nonzero(cur + d[1] >= thr)) \
+                        - int(np.count_nonzero(cur >= thr))
+        # fewer links at the busiest value is progress towards lowering it, when it costs no
+        # hop-bytes; else the hop-bytes must drop without more links at the busiest value
+        hb_tol = 1e-9 * max(self.hb, 1.0)
+        better = lower or (new_max <= self.max + tol and (
+            (at_max < self.at_max and dhb <= hb_tol)
+            or (at_max <= self.at_max and dhb < -hb_tol)))
         if not better:
             for r in ranks:
                 self.cores[r] = old[r]
@@ -239,11 +277,38 @@ class _State:
                 elif len(added) > MAX_ADDED:      # one array for _max_after to look at
                     self.added[i] = [np.concatenate(added)]
         self.max, self.hb, self.top = new_max, self.hb + dhb, tops
+        self.at_max = self._count_at_max() if lower else at_max
         for r in ranks:
             self.rank_of_core[old[r]] = -1
         for r, c in moves.items():
             self.rank_of_core[c] = r
         return True
+
+
+class _CoresView:
+    """The search's placement as :func:`~rankmap.mappers.swap_refine.side_gain` reads one: ``pos_of`` (the
+    live core of every rank) and ``node`` of a core."""
+
+    def __init__(self, st: _State):
+        self.pos_of, self.node = st.cores, st.node_of
+
+
+def _best_target(mover: int, ppos: int, opts, st: _State, wsym, view) -> int:
+    """The core on the partner's node (``ppos``) or a node linked to it (``opts``) whose move
+    (a swap with the rank there, if any) saves the most hop-bytes, or -1 when none saves any.
+
+    The gain is exact for hop-bytes (every partner's distance before and after, both ranks
+    of a swap); whether the move is kept is still decided by :meth:`_State.try_move`.
+    """
+    tp = np.concatenate([[ppos], opts]).astype(np.int64)
+    tps = (tp[:, None] * st.cpn + np.arange(st.cpn)).reshape(-1)
+    mv = np.full(len(tps), mover)
+    v = st.rank_of_core[tps]
+    here = np.full(len(tps), int(st.cores[mover]))
+    g = (side_gain(wsym, mv, v, here, tps, view, st.machine)
+         + side_gain(wsym, v, mv, tps, here, view, st.machine))
+    k = int(np.argmax(g))
+    return int(tps[k]) if g[k] > 0 else -1
 
 
 @dataclass(frozen=True, eq=False)
@@ -265,8 +330,9 @@ class RefineRun:
     stop: str
 
 
-def _small_gain(before: tuple[float, float], after: tuple[float, float], min_gain: float) -> bool:
-    """True when neither the busiest link nor the hop-bytes dropped by ``min_gain`` (relative)."""
+def _small_gain(before: tuple, after: tuple, min_gain: float) -> bool:
+    """True when no figure of ``before`` (busiest link, links at it, hop-bytes) dropped by
+    ``min_gain`` (relative) in ``after``."""
     return all(b - a < min_gain * b if b > 0 else True for b, a in zip(before, after))
 
 
@@ -346,7 +412,10 @@ def refine_search(start: np.ndarray, pattern, machine, allocation, seed: int = 0
     refused = 0
     batch = 256
     proposals = accepted = windows = 0
-    window_start = st.objective()
+    window_start = st.progress()
+    # bytes between ranks (all phases, both directions) rank the targets of a move
+    wsym = symmetric_bytes([(p.src, p.dst, p.bytes) for p in st.phases], pattern.n_ranks)
+    view = _CoresView(st)
     stop = "budget"
     built = 0.0                            # st.work when the weights were built
     cdf = None
@@ -379,6 +448,9 @@ def refine_search(start: np.ndarray, pattern, machine, allocation, seed: int = 0
             opts = nbrs[indptr[ppos]:indptr[ppos + 1]]
             tpos = ppos if len(opts) == 0 or rng.random() < 0.3 else int(rng.choice(opts))
             c = tpos * cpn + int(rng.integers(cpn))
+            best = _best_target(a, ppos, opts, st, wsym, view)
+            if best >= 0:
+                c = best
             if c == st.cores[a]:
                 continue
             b = int(st.rank_of_core[c])
@@ -388,12 +460,12 @@ def refine_search(start: np.ndarray, pattern, machine, allocation, seed: int = 0
             kept = st.try_move(moves)
             if proposals % window == 0:
                 windows += 1
-                if min_gain > 0 and _small_gain(window_start, st.objective(),
+                if min_gain > 0 and _small_gain(window_start, st.progress(),
                                                 min_gain * window / max(left, window)):
                     stop = "small gain"
                     left = 0
                     break
-                window_start = st.objective()
+                window_start = st.progress()
             if kept:
                 accepted += 1
                 refused = 0

@@ -36,7 +36,7 @@ from numba import njit
 from ..routing import Router, router_for
 
 __all__ = ["UnitPlacement", "hop_swap_passes", "link_swaps", "hop_bytes", "unit_phases",
-           "placement_key"]
+           "placement_key", "flows_over_link", "crosses", "side_gain", "symmetric_bytes"]
 
 
 class UnitPlacement:
@@ -186,18 +186,92 @@ def _flows_on_a_shortest_path(src, dst, at, hops, to_a, from_b):
     return out[:m]
 
 
-def _crosses(router, src_node, dst_node, link: int) -> np.ndarray:
-    """Whether each flow from ``src_node`` to ``dst_node`` puts bytes on ``link`` under
-    ``router`` (bool per flow)."""
+def flows_over_link(router, src, dst, at, hops, alloc_nodes, link: int) -> np.ndarray:
+    """The flows that ``router`` sends over ``link``, found without routing them all.
+
+    A flow can cross link a -> b on a minimal route only when ``h(s, a) + 1 + h(b, d)`` is its
+    hop count (one pass over the flows with the distances of the allocation's nodes to the
+    link's ends); the router's own paths of those few flows then decide.
+
+    Parameters
+    ----------
+    router : Router
+        The routing (minimal routes; not one whose routes follow the whole phase, UGAL).
+    src, dst : numpy.ndarray
+        int64 unit (rank) at each end of every flow.
+    at : numpy.ndarray
+        int64 allocation position (node index into ``alloc_nodes``) of every unit.
+    hops : numpy.ndarray
+        Hop count of every flow under the current placement (links).
+    alloc_nodes : numpy.ndarray
+        int64 machine node of every allocation position.
+    link : int
+        The directed link.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 indices of the flows (in order) with bytes on ``link``.
+    """
+    machine = router.machine
+    a_node, b_node = int(machine.link_src[link]), int(machine.link_dst[link])
+    to_a = machine.hop_distance(alloc_nodes, np.full(len(alloc_nodes), a_node))
+    from_b = machine.hop_distance(np.full(len(alloc_nodes), b_node), alloc_nodes)
+    cand = _flows_on_a_shortest_path(src, dst, at, hops, to_a, from_b)
+    if len(cand) == 0:
+        return cand
+    return cand[crosses(router, alloc_nodes[at[src[cand]]], alloc_nodes[at[dst[cand]]], link)]
+
+
+def crosses(router, src_node, dst_node, link: int) -> np.ndarray:
+    """Whether each flow from ``src_node`` to ``dst_node`` puts bytes on ``link``.
+
+    Parameters
+    ----------
+    router : Router
+        The routing (its :meth:`~rankmap.routing.Router.path_arrays`).
+    src_node, dst_node : numpy.ndarray
+        Machine node of every flow's ends.
+    link : int
+        The directed link.
+
+    Returns
+    -------
+    numpy.ndarray
+        bool per flow: True when a (fraction of the) flow is routed over ``link``.
+    """
     ptr, links, frac = router.path_arrays(src_node, dst_node)
     hit = (np.asarray(links) == link) & (np.asarray(frac) > 0)
     rows = np.repeat(np.arange(len(src_node)), np.diff(ptr))
     return np.bincount(rows[hit], minlength=len(src_node)) > 0
 
 
-def _side_gain(w, units, other, p_from, p_to, place, machine):
-    """For each proposal i: sum over partners x of units[i] (x != other[i]) of
-    w * (h(p_from, x) - h(p_to, x)); proposals with units[i] < 0 gain 0."""
+def side_gain(w, units, other, p_from, p_to, place, machine):
+    """Hop-bytes saved by moving each of ``units`` from ``p_from`` to ``p_to``.
+
+    For each proposal i: the sum over partners x of ``units[i]`` (x != ``other[i]``, the unit
+    it swaps with, whose distance a swap keeps) of w * (h(p_from, x) - h(p_to, x)).
+
+    Parameters
+    ----------
+    w : scipy.sparse.csr_matrix
+        Bytes between units, both directions (:func:`symmetric_bytes`).
+    units, other : numpy.ndarray
+        int64 unit moving and the unit it swaps with (-1: none); a proposal whose unit is
+        -1 saves 0.
+    p_from, p_to : numpy.ndarray
+        int64 positions the unit leaves and takes.
+    place : object
+        ``pos_of`` (position of every unit) and ``node(positions)`` (their machine nodes),
+        e.g. a :class:`UnitPlacement`.
+    machine : Machine
+        Gives ``hop_distance``.
+
+    Returns
+    -------
+    numpy.ndarray
+        float64 bytes x hops saved per proposal (negative: added).
+    """
     m = len(units)
     ok = units >= 0
     uu = np.where(ok, units, 0)
@@ -271,8 +345,8 @@ def hop_swap_passes(w: sp.csr_matrix, place: UnitPlacement, machine, neighbours,
         if len(u) == 0:
             break
         p_u = place.pos_of[u]
-        g = _side_gain(w, u, v, p_u, tgt, place, machine)
-        g += _side_gain(w, v, u, tgt, p_u, place, machine)
+        g = side_gain(w, u, v, p_u, tgt, place, machine)
+        g += side_gain(w, v, u, tgt, p_u, place, machine)
         good = np.nonzero(g > 1e-9)[0]
         if len(good) == 0:
             break
@@ -458,8 +532,21 @@ class _Loads:
 EXACT_TRIES = 3
 
 
-def _symmetric(phases, n_units) -> sp.csr_matrix:
-    """Bytes between units in both directions, all phases (symmetric CSR)."""
+def symmetric_bytes(phases, n_units) -> sp.csr_matrix:
+    """Bytes between units in both directions, all phases.
+
+    Parameters
+    ----------
+    phases : list of (numpy.ndarray, numpy.ndarray, numpy.ndarray)
+        Per phase, source unit, destination unit and bytes of every flow.
+    n_units : int
+        Number of units.
+
+    Returns
+    -------
+    scipy.sparse.csr_matrix
+        Symmetric (n_units x n_units) bytes, duplicates summed, indices sorted.
+    """
     s = np.concatenate([p[0] for p in phases])
     d = np.concatenate([p[1] for p in phases])
     b = np.concatenate([p[2] for p in phases])
@@ -522,7 +609,7 @@ def link_swaps(phases, place: UnitPlacement, machine, routing, neighbours, seed:
     rng = np.random.default_rng(seed)
     nb_ptr, nb_pos = neighbours
     link_src, link_dst = machine.link_src, machine.link_dst
-    w = _symmetric(st.phases, n_units)
+    w = symmetric_bytes(st.phases, n_units)
     kept, tried, refused_link = 0, 0, 0
     skip_links: set = set()
     # hop counts of every flow, per phase, updated for the swapped units' flows after a kept
@@ -556,13 +643,12 @@ def link_swaps(phases, place: UnitPlacement, machine, routing, neighbours, seed:
             hops[best_ph] = machine.hop_distance(alloc_nodes[at[s]], alloc_nodes[at[d]])
         h = hops[best_ph]
         a_node, b_node = int(link_src[best_l]), int(link_dst[best_l])
-        to_a = machine.hop_distance(alloc_nodes, np.full(len(alloc_nodes), a_node))
-        from_b = machine.hop_distance(np.full(len(alloc_nodes), b_node), alloc_nodes)
-        cross = _flows_on_a_shortest_path(s, d, at, h, to_a, from_b)
-        if not st.whole_phase and len(cross):
-            # of the flows that could cross the link, those the router sends over it
-            cross = cross[_crosses(st.router, alloc_nodes[at[s[cross]]],
-                                   alloc_nodes[at[d[cross]]], best_l)]
+        if st.whole_phase:
+            to_a = machine.hop_distance(alloc_nodes, np.full(len(alloc_nodes), a_node))
+            from_b = machine.hop_distance(np.full(len(alloc_nodes), b_node), alloc_nodes)
+            cross = _flows_on_a_shortest_path(s, d, at, h, to_a, from_b)
+        else:
+            cross = flows_over_link(st.router, s, d, at, h, alloc_nodes, best_l)
         if len(cross) == 0:
             skip_links.add((best_ph, best_l))
             continue
@@ -576,8 +662,8 @@ def link_swaps(phases, place: UnitPlacement, machine, routing, neighbours, seed:
                     # only targets that take this flow off the link
                     pn = np.full(len(tps), place.node(place.pos_of[partner]))
                     tn = place.node(tps)
-                    on = (_crosses(st.router, tn, pn, best_l) if mover == s[f]
-                          else _crosses(st.router, pn, tn, best_l))
+                    on = (crosses(st.router, tn, pn, best_l) if mover == s[f]
+                          else crosses(st.router, pn, tn, best_l))
                     tps = tps[~on]
                 if len(tps) == 0:
                     continue
@@ -585,8 +671,8 @@ def link_swaps(phases, place: UnitPlacement, machine, routing, neighbours, seed:
                 mv = np.full(len(tps), int(mover))
                 pm = np.full(len(tps), int(place.pos_of[mover]))
                 v = place.unit_at[tps]
-                g = (_side_gain(w, mv, v, pm, tps, place, machine)
-                     + _side_gain(w, v, mv, tps, pm, place, machine))
+                g = (side_gain(w, mv, v, pm, tps, place, machine)
+                     + side_gain(w, v, mv, tps, pm, place, machine))
                 for tp in tps[np.argsort(-g, kind="stable")[:EXACT_TRIES]]:
                     tried += 1
                     holder = int(place.unit_at[tp])
