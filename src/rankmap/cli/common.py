@@ -10,7 +10,8 @@ from ..allocation import Allocation, parse_allocation
 from ..errors import RankmapError
 from ..machines import Machine, parse_machine
 from ..metrics import DEFAULT_PLATEAU_Y
-from ..mappers.refine import DEFAULT_BUDGET, REFINE_WORK, check_budget
+from ..mappers.refine import (BUDGET_PER_RANK, DEFAULT_BUDGET, MAX_DEFAULT_BUDGET,
+                              REFINE_WORK, check_budget)
 from ..patterns import Pattern, parse_pattern
 from ..timing import TimeOptions, parse_time_options
 from .argtypes import FRACTION, JOBS, SEED, THREADS
@@ -247,7 +248,8 @@ def add_budget(p: argparse.ArgumentParser) -> None:
     """
     p.add_argument("--budget", type=float, default=None, metavar="MOVES",
                    help="work bound of each refinement (refine:NAME, auto): proposed moves "
-                   f"evaluated at most (default {DEFAULT_BUDGET}; 0 = no refinement); a search "
+                   f"evaluated at most (default {BUDGET_PER_RANK} per rank, {DEFAULT_BUDGET} to "
+                   f"{MAX_DEFAULT_BUDGET}; 0 = no refinement); a search "
                    f"also stops after 2^{REFINE_WORK.bit_length() - 1} route entries looked at; "
                    "the same input and seed give "
                    "the same placement")

@@ -14,17 +14,17 @@ and either leaves fewer links at that value without adding hop-bytes, or lowers 
 relieving the busiest links one at a time is how their value comes down, which a rule on
 (busiest link, hop-bytes) alone refuses while any other link still carries it. The draw's
 weights (bytes x hops of every flow) are rebuilt after a kept move, or later when the flows
-outnumber :data:`REWEIGHT_RATIO` times the route
-entries looked at since the last build (a build then costs a bounded share of the work). The
-search is bounded by work, not time: it stops after ``budget`` proposals (``--budget``,
-default :data:`DEFAULT_BUDGET`), after :data:`REFINE_WORK` route entries (moved flows' hops
-before and after; long routes on a big machine), when :data:`MAX_REFUSED`
-proposals in a row were refused, or when its expected gain is small: after every window of
-:data:`GAIN_WINDOW` proposals, the gain of that window (of the busiest link's bytes and of the
-hop-bytes, relative to their values at the window's start) is extrapolated over the proposals
-left in the budget, and when neither (nor the number of links at the busiest value) would
-reach :data:`MIN_GAIN` the search ends. All three count proposals, never seconds, so the same input and seed give the same placement. The result
-is checked by routing everything again: it is never worse than the start.
+outnumber :data:`REWEIGHT_RATIO` times the route entries looked at since the last build (a
+build then costs a bounded share of the work). The search is bounded by work, not time: it
+stops after ``budget`` proposals (``--budget``, default :func:`default_budget`: 8 per rank,
+20,000 to 65,536), after :data:`REFINE_WORK` route entries (moved flows' hops before and after;
+long routes on a big machine), when :data:`MAX_REFUSED` proposals in a row were refused, or
+when its expected gain is small: after every window of :data:`GAIN_WINDOW` proposals, the gain
+of that window (of the busiest link's bytes and of the hop-bytes, relative to their values at
+the window's start) is extrapolated over the proposals left in the budget, and when neither
+(nor the number of links at the busiest value) would reach :data:`MIN_GAIN` the search ends.
+All three count proposals, never seconds, so the same input and seed give the same placement.
+The result is checked by routing everything again: it is never worse than the start.
 """
 
 from __future__ import annotations
@@ -40,11 +40,34 @@ from .geometry import check_seed, neighbour_csr
 from .swap_refine import side_gain, symmetric_bytes, route_deltas
 
 __all__ = ["Refine", "RefineRun", "refine_cores", "refine_search", "check_budget",
-           "DEFAULT_BUDGET", "MAX_REFUSED", "GAIN_WINDOW", "MIN_GAIN", "REFINE_WORK",
+           "DEFAULT_BUDGET", "BUDGET_PER_RANK", "MAX_DEFAULT_BUDGET", "default_budget", "MAX_REFUSED", "GAIN_WINDOW", "MIN_GAIN", "REFINE_WORK",
            "REWEIGHT_RATIO"]
 
-#: default work bound of one refinement: proposed moves evaluated
+#: default work bound of one refinement, proposed moves evaluated: :data:`BUDGET_PER_RANK` per
+#: rank, at least this many and at most :data:`MAX_DEFAULT_BUDGET`
 DEFAULT_BUDGET = 20000
+#: proposals per rank of the default budget (a local search must visit every rank a few times;
+#: on 8,192 ranks 20,000 proposals left 6 % of the hop-bytes a 60,000 one removed)
+BUDGET_PER_RANK = 8
+#: the largest default budget (65,536 proposals: a few tens of seconds at 8,192 ranks)
+MAX_DEFAULT_BUDGET = 1 << 16
+
+
+def default_budget(n_ranks: int) -> int:
+    """The default work bound of one refinement of ``n_ranks`` ranks.
+
+    Parameters
+    ----------
+    n_ranks : int
+        Ranks of the pattern.
+
+    Returns
+    -------
+    int
+        Proposed moves: :data:`BUDGET_PER_RANK` x ``n_ranks``, at least :data:`DEFAULT_BUDGET`
+        and at most :data:`MAX_DEFAULT_BUDGET`.
+    """
+    return int(min(max(DEFAULT_BUDGET, BUDGET_PER_RANK * int(n_ranks)), MAX_DEFAULT_BUDGET))
 #: stop after this many refused proposals in a row
 MAX_REFUSED = 1500
 #: proposals per window of the small-gain stop
@@ -349,7 +372,7 @@ def refine_cores(start: np.ndarray, pattern, machine, allocation, seed: int = 0,
     seed : int
         Seed of the proposals.
     budget : int, optional
-        Proposed moves to evaluate at most (default :data:`DEFAULT_BUDGET`).
+        Proposed moves to evaluate at most (default :func:`default_budget`).
     routing : Router or str, optional
         The routing the objective is measured under (default: the machine's).
 
@@ -375,7 +398,7 @@ def refine_search(start: np.ndarray, pattern, machine, allocation, seed: int = 0
     seed : int
         Seed of the proposals.
     budget : int, optional
-        Proposed moves to evaluate at most (default :data:`DEFAULT_BUDGET`).
+        Proposed moves to evaluate at most (default :func:`default_budget`).
     routing : Router or str, optional
         The routing the objective is measured under (default: the machine's).
     min_gain : float, optional
@@ -390,7 +413,7 @@ def refine_search(start: np.ndarray, pattern, machine, allocation, seed: int = 0
     RefineRun
         The placement (core of every rank) and the proposals made, kept and why it stopped.
     """
-    budget = DEFAULT_BUDGET if budget is None else check_budget(budget)
+    budget = default_budget(pattern.n_ranks) if budget is None else check_budget(budget)
     min_gain = MIN_GAIN if min_gain is None else float(min_gain)
     window = GAIN_WINDOW if window is None else int(window)
     if window < 1:
@@ -488,7 +511,7 @@ class Refine:
     """The mapper ``refine:<start>`` as a value.
 
     Refines ``start``'s placement (:func:`refine_cores`) with at most ``budget`` proposed
-    moves (None: :data:`DEFAULT_BUDGET`) under ``router`` (a router or routing name; None:
+    moves (None: :func:`default_budget`) under ``router`` (a router or routing name; None:
     the machine's default). ``start`` is a :class:`~rankmap.mappers.base.MapperInfo`, as the
     registry resolves ``<start>``.
     """

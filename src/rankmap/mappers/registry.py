@@ -250,7 +250,7 @@ def build_mapping(name: str, pattern, machine, allocation, seed: int = 0, *, rou
         Routing that searching mappers (``refine``) optimise under (default: the machine's).
     budget : int, optional
         Work bound of searching mappers (``refine``: proposed moves; default
-        :data:`rankmap.mappers.refine.DEFAULT_BUDGET`).
+        :func:`rankmap.mappers.refine.default_budget`).
     extra_known : tuple of str
         Names listed in the unknown-name error besides the registry's.
     in_node : bool
