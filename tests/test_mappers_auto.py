@@ -178,3 +178,10 @@ def test_refine_relieves_the_busiest_links_one_at_a_time():
     assert after["max_link_bytes"] <= 4 * 2**20
     assert after["hop_bytes"] <= before["hop_bytes"]
     assert after["predicted_time_s"] < before["predicted_time_s"]
+
+
+def test_default_budget_follows_the_ranks_within_its_bounds():
+    from rankmap.mappers.refine import DEFAULT_BUDGET, MAX_DEFAULT_BUDGET, default_budget
+    assert default_budget(1) == default_budget(2500) == DEFAULT_BUDGET == 20000
+    assert default_budget(4096) == 8 * 4096
+    assert default_budget(8192) == default_budget(10**6) == MAX_DEFAULT_BUDGET == 65536

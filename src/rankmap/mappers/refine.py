@@ -40,7 +40,8 @@ from .geometry import check_seed, neighbour_csr
 from .swap_refine import side_gain, symmetric_bytes, route_deltas
 
 __all__ = ["Refine", "RefineRun", "refine_cores", "refine_search", "check_budget",
-           "DEFAULT_BUDGET", "BUDGET_PER_RANK", "MAX_DEFAULT_BUDGET", "default_budget", "MAX_REFUSED", "GAIN_WINDOW", "MIN_GAIN", "REFINE_WORK",
+           "DEFAULT_BUDGET", "BUDGET_PER_RANK", "MAX_DEFAULT_BUDGET", "default_budget",
+           "MAX_REFUSED", "GAIN_WINDOW", "MIN_GAIN", "REFINE_WORK",
            "REWEIGHT_RATIO"]
 
 #: default work bound of one refinement, proposed moves evaluated: :data:`BUDGET_PER_RANK` per
@@ -309,8 +310,8 @@ class _State:
 
 
 class _CoresView:
-    """The search's placement as :func:`~rankmap.mappers.swap_refine.side_gain` reads one: ``pos_of`` (the
-    live core of every rank) and ``node`` of a core."""
+    """The search's placement as :func:`~rankmap.mappers.swap_refine.side_gain` reads one:
+    ``pos_of`` (the live core of every rank) and ``node`` of a core."""
 
     def __init__(self, st: _State):
         self.pos_of, self.node = st.cores, st.node_of
