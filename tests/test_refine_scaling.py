@@ -100,3 +100,33 @@ def test_refine_moves_keep_loads_equal_to_a_fresh_routing():
         assert np.isclose(st.max, fresh.max) and np.isclose(st.hb, fresh.hb, rtol=1e-9)
         assert np.allclose(st.top, fresh.top)
         assert st.at_max == fresh.at_max, machine       # links at the busiest value
+
+
+def test_target_gains_equal_both_ranks_side_gains():
+    """refine's move targets are ranked by hop-bytes saved, computed from one hop-distance
+    call: equal to swap_refine.side_gain of the mover and of the rank it swaps with."""
+    from rankmap.mappers.refine import _target_gains
+    from rankmap.mappers.swap_refine import side_gain, symmetric_bytes
+    for machine, nodes, pattern in (("torus:4x4x4:cores=2", "0-40", "stencil:8x5x2:box"),
+                                    ("xc:groups=2", None, "stencil:8x8"),
+                                    ("mesh:6x5:cores=3", None, "graph-free")):
+        m = parse_machine(machine)
+        a = parse_allocation(nodes, m)
+        p = parse_pattern("pairs:random:seed=3" if pattern == "graph-free" else pattern,
+                          default_ranks=a.n_cores)
+        rng = np.random.default_rng(1)
+        cores = rng.permutation(a.n_cores)[:p.n_ranks]
+        st = _State(p, m, a, None, cores)
+        w = symmetric_bytes([(ph.src, ph.dst, ph.bytes) for ph in st.phases], p.n_ranks)
+
+        class View:
+            pos_of, node = st.cores, st.node_of
+        for _ in range(20):
+            mover = int(rng.integers(p.n_ranks))
+            targets = rng.choice(a.n_cores, size=7, replace=False).astype(np.int64)
+            mv = np.full(len(targets), mover)
+            v = st.rank_of_core[targets]
+            here = np.full(len(targets), int(st.cores[mover]))
+            ref = (side_gain(w, mv, v, here, targets, View, m)
+                   + side_gain(w, v, mv, targets, here, View, m))
+            np.testing.assert_allclose(_target_gains(mover, targets, st, w), ref, rtol=1e-12)

@@ -37,7 +37,7 @@ from ..errors import RankmapError
 from ..routing import Router, router_for
 from .base import MapperInfo
 from .geometry import check_seed, neighbour_csr
-from .swap_refine import side_gain, symmetric_bytes, route_deltas
+from .swap_refine import route_deltas, symmetric_bytes
 
 __all__ = ["Refine", "RefineRun", "refine_cores", "refine_search", "check_budget",
            "DEFAULT_BUDGET", "BUDGET_PER_RANK", "MAX_DEFAULT_BUDGET", "default_budget",
@@ -309,28 +309,70 @@ class _State:
         return True
 
 
-class _CoresView:
-    """The search's placement as :func:`~rankmap.mappers.swap_refine.side_gain` reads one:
-    ``pos_of`` (the live core of every rank) and ``node`` of a core."""
+def _target_gains(mover: int, targets: np.ndarray, st: _State, wsym) -> np.ndarray:
+    """Hop-bytes saved by moving rank ``mover`` onto each of ``targets`` (cores), swapping with
+    the rank there if any, all from one call of the machine's hop distance.
 
-    def __init__(self, st: _State):
-        self.pos_of, self.node = st.cores, st.node_of
+    For target core t holding rank v (or none): the sum over ``mover``'s partners x (x != v)
+    of w * (h(here, x) - h(t, x)), plus over v's partners y (y != ``mover``) of
+    w * (h(t, y) - h(here, y)), where ``here`` is ``mover``'s core and h the hop distance of
+    the cores' nodes (:func:`~rankmap.mappers.swap_refine.side_gain` of both ranks).
+
+    Parameters
+    ----------
+    mover : int
+        The rank that moves.
+    targets : numpy.ndarray
+        int64 allocation cores it may move to.
+    st : _State
+        The search's placement (cores of ranks, rank of cores, nodes).
+    wsym : scipy.sparse.csr_matrix
+        Bytes between ranks, both directions
+        (:func:`~rankmap.mappers.swap_refine.symmetric_bytes`).
+
+    Returns
+    -------
+    numpy.ndarray
+        float64 bytes x hops saved per target (negative: added).
+    """
+    cpn, nodes, cores = st.cpn, st.alloc_nodes, st.cores
+    n_t = len(targets)
+    here_node = nodes[int(cores[mover]) // cpn]
+    t_node = nodes[targets // cpn]
+    holder = st.rank_of_core[targets]
+    a0, a1 = wsym.indptr[mover], wsym.indptr[mover + 1]
+    xa, wa = wsym.indices[a0:a1], wsym.data[a0:a1]
+    xa_node = nodes[cores[xa] // cpn]
+    safe = np.where(holder >= 0, holder, 0)
+    deg = np.where(holder >= 0, np.diff(wsym.indptr)[safe], 0)
+    rows = np.repeat(np.arange(n_t), deg)
+    offs = np.arange(int(deg.sum())) - np.repeat(np.cumsum(deg) - deg, deg)
+    flat = np.repeat(wsym.indptr[safe], deg) + offs
+    y, wy = wsym.indices[flat], wsym.data[flat]
+    y_node = nodes[cores[y] // cpn]
+    da, dy = len(xa), len(y)
+    h = st.machine.hop_distance(
+        np.concatenate([np.full(da, here_node), np.repeat(t_node, da), t_node[rows],
+                        np.full(dy, here_node)]),
+        np.concatenate([xa_node, np.tile(xa_node, n_t), y_node, y_node])).astype(np.float64)
+    h_here_x, h_t_x = h[:da], h[da:da + n_t * da].reshape(n_t, da)
+    h_t_y, h_here_y = h[da + n_t * da:da + n_t * da + dy], h[da + n_t * da + dy:]
+    gain = np.where(xa[None, :] == holder[:, None], 0.0,
+                    (h_here_x[None, :] - h_t_x) * wa[None, :]).sum(axis=1)
+    keep = y != mover
+    return gain + np.bincount(rows[keep], weights=(wy * (h_t_y - h_here_y))[keep],
+                              minlength=n_t)
 
 
-def _best_target(mover: int, ppos: int, opts, st: _State, wsym, view) -> int:
+def _best_target(mover: int, ppos: int, opts, st: _State, wsym) -> int:
     """The core on the partner's node (``ppos``) or a node linked to it (``opts``) whose move
-    (a swap with the rank there, if any) saves the most hop-bytes, or -1 when none saves any.
-
-    The gain is exact for hop-bytes (every partner's distance before and after, both ranks
-    of a swap); whether the move is kept is still decided by :meth:`_State.try_move`.
+    (a swap with the rank there, if any) saves the most hop-bytes (:func:`_target_gains`), or
+    -1 when none saves any; whether the move is kept is still decided by
+    :meth:`_State.try_move`.
     """
     tp = np.concatenate([[ppos], opts]).astype(np.int64)
     tps = (tp[:, None] * st.cpn + np.arange(st.cpn)).reshape(-1)
-    mv = np.full(len(tps), mover)
-    v = st.rank_of_core[tps]
-    here = np.full(len(tps), int(st.cores[mover]))
-    g = (side_gain(wsym, mv, v, here, tps, view, st.machine)
-         + side_gain(wsym, v, mv, tps, here, view, st.machine))
+    g = _target_gains(mover, tps, st, wsym)
     k = int(np.argmax(g))
     return int(tps[k]) if g[k] > 0 else -1
 
@@ -439,7 +481,6 @@ def refine_search(start: np.ndarray, pattern, machine, allocation, seed: int = 0
     window_start = st.progress()
     # bytes between ranks (all phases, both directions) rank the targets of a move
     wsym = symmetric_bytes([(p.src, p.dst, p.bytes) for p in st.phases], pattern.n_ranks)
-    view = _CoresView(st)
     stop = "budget"
     built = 0.0                            # st.work when the weights were built
     cdf = None
@@ -472,7 +513,7 @@ def refine_search(start: np.ndarray, pattern, machine, allocation, seed: int = 0
             opts = nbrs[indptr[ppos]:indptr[ppos + 1]]
             tpos = ppos if len(opts) == 0 or rng.random() < 0.3 else int(rng.choice(opts))
             c = tpos * cpn + int(rng.integers(cpn))
-            best = _best_target(a, ppos, opts, st, wsym, view)
+            best = _best_target(a, ppos, opts, st, wsym)
             if best >= 0:
                 c = best
             if c == st.cores[a]:
