@@ -140,20 +140,21 @@ def render(rows) -> str:
 
 #: hand-written analysis appended to the generated table (edit after a run)
 NOTES = """
-Written by hand after the run (2026-11-25, commit 022eb28, load average 1-2; the first
-Scotch figures with edge weights that sum under 2^31). **The ratios of earlier runs were
-measured against a broken Scotch input**: Debian's Scotch sums edge weights in 32 bits and
-the benchmark's weights (each scaled to 10^6) summed past 2^31 on every problem, so
-`scotch_gmap` crashed (SIGSEGV on BG/P in all tries), hung, or mapped wrapped weights, and
-took longer doing it on some problems: with correct weights it maps the 4,096-rank problems in
-0.36-0.55 s (0.37-0.87 s before), and the BG/P box in 9.5 s. Against that, `auto` takes
-9.1-23.4x Scotch's CPU time at 4,096 ranks (9.4-24.2x in a run of this session before the
-per-rank refinement budget, which did not move these rows: their refinements stop early), is
-4x faster than Scotch on the 16,384-rank BG/P box, and 5.2x slower on the 8,192-rank
-scattered 3-D stencil, where its refinements now run up to 65,536 proposals each (before this
-session's `refine` changes `auto` took 11.2 s there, 1.3x Scotch's 8.4 s, with a pick of 1.09x
-Scotch's hop-bytes; now 1.02x). **Not met.** Every pick is faster than Scotch's placement
-(predicted time 0.18-0.86x), and `auto (all)` agrees with `auto` in every row.
+Written by hand after the run (2026-11-25, commit 71cd33a, load average 1-1.5; the first
+Scotch figures with edge weights that sum under 2^31). This machine ran 10-20 % slower in this
+run than in one 25 minutes before on the same code but `refine`'s faster target ranking
+(Scotch itself: 0.40 -> 0.41 s, 0.55 -> 0.62 s, 9.45 -> 10.46 s), so the ratios measured in
+the same run are the figures to compare. **The ratios of earlier runs were measured against a
+broken Scotch input**: Debian's Scotch sums edge weights in 32 bits and the benchmark's
+weights (each scaled to 10^6) summed past 2^31 on every problem, so `scotch_gmap` crashed
+(SIGSEGV on BG/P in all tries), hung, or mapped wrapped weights, and took longer doing it on
+some problems: with correct weights it maps the 4,096-rank problems in 0.4-0.6 s (0.37-0.87 s
+before), and the BG/P box in 10.5 s. Against that, `auto` takes 10.2-23.0x Scotch's CPU time
+at 4,096 ranks, is 4x faster than Scotch on the 16,384-rank BG/P box, and 4.4x slower on the
+8,192-rank scattered 3-D stencil, where its refinements now run up to 65,536 proposals each
+(before this session's `refine` changes `auto` took 11.2 s there, about 1.3x Scotch, with a
+pick of 1.09x Scotch's hop-bytes; now 1.02x). **Not met.** Every pick is faster than Scotch's
+placement (predicted time 0.18-0.86x), and `auto (all)` agrees with `auto` in every row.
 """
 
 

@@ -330,11 +330,12 @@ def _this_run(r) -> bool:
 NOTES = """
 ## Against the goal (read this before the numbers)
 
-* **This run**: 2026-11-25, commit 022eb28 (aimed link swaps, `refine`'s rule on the links
-  at the busiest value, hop-bytes-best move targets, a refinement budget of 8 proposals per
-  rank), every row measured with this code and with the corrected Scotch input below; the
-  other benchmark processes of the session ran beside it (load average 1-2), so `auto`'s CPU
-  seconds may read up to about 10 % high.
+* **This run**: 2026-11-25, the corrected Scotch input below, load average 1-2 (the
+  session's other benchmark processes ran beside it, so CPU seconds may read up to about 10 %
+  high). rankmap's rows: commit 71cd33a for the seven problems whose pick is a refinement
+  (`RANKMAP_BENCH_KEEP_SCOTCH=1`: Scotch's figures kept from the run on 022eb28 half an hour
+  before, same Scotch command), 022eb28 for the other five; 71cd33a only computes `refine`'s
+  move targets faster, with identical placements.
 * **Met in all 11 problems with a Scotch figure.** Time ratios 0.19-0.86, busiest-link
   ratios 0.19-0.90, hop-bytes ratios 0.55-1.02. The two that missed or nearly missed before:
   `stencil:80x50:box` on `torus:16x16x16` (was `TXYZ`, 1.81x Scotch's hop-bytes: every rank
@@ -361,13 +362,13 @@ NOTES = """
 * **No Scotch figure at 131,072 ranks**: `amk_grf -2` builds a `deco 2` target of the
   32,768 nodes; `scotch_gmap` hung on it for 300 s in this run and died with SIGSEGV in 3 of
   3 tries by hand; with unit node weights it gave no mapping within 200 s.
-* **What it costs**: `auto`'s CPU time went up 2-4x on the problems of 4,096 ranks and more,
-  from its two refinements: the hop-bytes of every move's candidate targets (about 1.5x per
-  proposal) and the bigger default budget (8,192 ranks: 65,536 proposals each instead of
-  20,000; the small-gain stop ends a search earlier where it stops paying). Before this
+* **What it costs**: `auto`'s CPU time went up 2-3x on the problems of 4,096 ranks and more
+  whose pick is a refinement: its two refinements rank every move's candidate targets by
+  hop-bytes saved and get a bigger default budget (8,192 ranks: 65,536 proposals each instead
+  of 20,000; the small-gain stop ends a search earlier where it stops paying). Before this
   session's `refine` changes (the session's first run, same machine): scattered 3-D stencil
-  11.2 -> 45.1 s, rgg 16K 20.2 -> 62.0 s, 8K mesh 11.3 -> 26.6 s, 80x50 9.3 -> 20.3 s, rgg 4K
-  5.7 -> 10.4 s; the problems whose pick is not a refinement (27-point, fft2d, BG/P, 131K)
+  11.2 -> 37.2 s, rgg 16K 20.2 -> 57.2 s, 8K mesh 11.3 -> 23.1 s, 80x50 9.3 -> 18.0 s, rgg 4K
+  5.7 -> 9.5 s; the problems whose pick is not a refinement (27-point, fft2d, BG/P, 131K)
   did not change. Problems of up to 2,500 ranks keep the 20,000 budget; `--budget` sets it
   by hand.
 * **`hilbert` / `morton`** are cheap candidates (a few ms; no shape matching), valid on any
@@ -402,9 +403,9 @@ def render(rows) -> str:
                        f"{when} |")
             continue
         t, mx, hb = (_ratio(r, "auto", k) for k in ("time", "max", "hb"))
-        sc = f"{r['scotch_s']:.1f}" + (" (wall, earlier run)"
-                                       if r.get("scotch_from_earlier_run") or not _this_run(r)
-                                       else "")
+        sc = f"{r['scotch_s']:.1f}" + (" (kept from the previous run)"
+                                       if r.get("scotch_from_earlier_run") else
+                                       " (wall, earlier run)" if not _this_run(r) else "")
         out.append(f"| {r['label']} | {r['ranks']} | `{r['pick']}` | {t:.2f} | {mx:.2f} | "
                    f"{hb:.2f} | {_goal(r)} | {r['auto_s']:.1f}{unit} | {sc} | {when} |")
     out += ["", "## Why `auto` picked it (its own explanation)", ""]
