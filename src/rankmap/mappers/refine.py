@@ -37,7 +37,7 @@ from ..errors import RankmapError
 from ..routing import Router, router_for
 from .base import MapperInfo
 from .geometry import check_seed, neighbour_csr
-from .swap_refine import route_deltas, symmetric_bytes
+from .swap_refine import partner_entries, route_deltas, symmetric_bytes
 
 __all__ = ["Refine", "RefineRun", "refine_cores", "refine_search", "check_budget",
            "DEFAULT_BUDGET", "BUDGET_PER_RANK", "MAX_DEFAULT_BUDGET", "default_budget",
@@ -52,6 +52,23 @@ DEFAULT_BUDGET = 20000
 BUDGET_PER_RANK = 8
 #: the largest default budget (65,536 proposals: a few tens of seconds at 8,192 ranks)
 MAX_DEFAULT_BUDGET = 1 << 16
+
+#: stop after this many refused proposals in a row
+MAX_REFUSED = 1500
+#: proposals per window of the small-gain stop
+GAIN_WINDOW = 1000
+#: the weights of the draws (bytes x hops of every flow, O(flows) to build) are rebuilt after
+#: a kept move once this many times the route entries looked at since the last build reach
+#: the number of flows: a build costs at most 1/REWEIGHT_RATIO of the proposals' work
+REWEIGHT_RATIO = 64
+#: work bound of one search: route entries (moved flows' hops before and after) looked at
+REFINE_WORK = 1 << 27
+#: the changed links of up to this many kept moves wait in separate arrays for the next
+#: compaction of a phase's busy-link set; more are joined into one
+MAX_ADDED = 32
+#: the search ends when a window's relative gain (busiest link and hop-bytes alike), times the
+#: windows left in the budget, is below this
+MIN_GAIN = 1e-3
 
 
 def default_budget(n_ranks: int) -> int:
@@ -69,22 +86,6 @@ def default_budget(n_ranks: int) -> int:
         and at most :data:`MAX_DEFAULT_BUDGET`.
     """
     return int(min(max(DEFAULT_BUDGET, BUDGET_PER_RANK * int(n_ranks)), MAX_DEFAULT_BUDGET))
-#: stop after this many refused proposals in a row
-MAX_REFUSED = 1500
-#: proposals per window of the small-gain stop
-GAIN_WINDOW = 1000
-#: the weights of the draws (bytes x hops of every flow, O(flows) to build) are rebuilt after
-#: a kept move once this many times the route entries looked at since the last build reach
-#: the number of flows: a build costs at most 1/REWEIGHT_RATIO of the proposals' work
-REWEIGHT_RATIO = 64
-#: work bound of one search: route entries (moved flows' hops before and after) looked at
-REFINE_WORK = 1 << 27
-#: the changed links of up to this many kept moves wait in separate arrays for the next
-#: compaction of a phase's busy-link set; more are joined into one
-MAX_ADDED = 32
-#: the search ends when a window's relative gain (busiest link and hop-bytes alike), times the
-#: windows left in the budget, is below this
-MIN_GAIN = 1e-3
 
 
 def check_budget(budget) -> int:
@@ -343,11 +344,7 @@ def _target_gains(mover: int, targets: np.ndarray, st: _State, wsym) -> np.ndarr
     a0, a1 = wsym.indptr[mover], wsym.indptr[mover + 1]
     xa, wa = wsym.indices[a0:a1], wsym.data[a0:a1]
     xa_node = nodes[cores[xa] // cpn]
-    safe = np.where(holder >= 0, holder, 0)
-    deg = np.where(holder >= 0, np.diff(wsym.indptr)[safe], 0)
-    rows = np.repeat(np.arange(n_t), deg)
-    offs = np.arange(int(deg.sum())) - np.repeat(np.cumsum(deg) - deg, deg)
-    flat = np.repeat(wsym.indptr[safe], deg) + offs
+    rows, flat = partner_entries(wsym.indptr, holder)
     y, wy = wsym.indices[flat], wsym.data[flat]
     y_node = nodes[cores[y] // cpn]
     da, dy = len(xa), len(y)

@@ -36,7 +36,8 @@ from numba import njit
 from ..routing import Router, router_for
 
 __all__ = ["UnitPlacement", "hop_swap_passes", "link_swaps", "hop_bytes", "unit_phases",
-           "placement_key", "flows_over_link", "crosses", "side_gain", "symmetric_bytes"]
+           "placement_key", "flows_over_link", "crosses", "side_gain", "symmetric_bytes",
+           "partner_entries"]
 
 
 class UnitPlacement:
@@ -213,14 +214,19 @@ def flows_over_link(router, src, dst, at, hops, alloc_nodes, link: int) -> np.nd
     numpy.ndarray
         int64 indices of the flows (in order) with bytes on ``link``.
     """
-    machine = router.machine
-    a_node, b_node = int(machine.link_src[link]), int(machine.link_dst[link])
-    to_a = machine.hop_distance(alloc_nodes, np.full(len(alloc_nodes), a_node))
-    from_b = machine.hop_distance(np.full(len(alloc_nodes), b_node), alloc_nodes)
-    cand = _flows_on_a_shortest_path(src, dst, at, hops, to_a, from_b)
+    cand = _could_cross(router.machine, src, dst, at, hops, alloc_nodes, link)
     if len(cand) == 0:
         return cand
     return cand[crosses(router, alloc_nodes[at[src[cand]]], alloc_nodes[at[dst[cand]]], link)]
+
+
+def _could_cross(machine, src, dst, at, hops, alloc_nodes, link: int) -> np.ndarray:
+    """Flows (in order) that can cross ``link`` on a minimal route (the hop-distance test of
+    :func:`flows_over_link`)."""
+    a_node, b_node = int(machine.link_src[link]), int(machine.link_dst[link])
+    to_a = machine.hop_distance(alloc_nodes, np.full(len(alloc_nodes), a_node))
+    from_b = machine.hop_distance(np.full(len(alloc_nodes), b_node), alloc_nodes)
+    return _flows_on_a_shortest_path(src, dst, at, hops, to_a, from_b)
 
 
 def crosses(router, src_node, dst_node, link: int) -> np.ndarray:
@@ -244,6 +250,31 @@ def crosses(router, src_node, dst_node, link: int) -> np.ndarray:
     hit = (np.asarray(links) == link) & (np.asarray(frac) > 0)
     rows = np.repeat(np.arange(len(src_node)), np.diff(ptr))
     return np.bincount(rows[hit], minlength=len(src_node)) > 0
+
+
+def partner_entries(indptr: np.ndarray, units: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Every CSR entry of every unit's row, flattened, in order.
+
+    Parameters
+    ----------
+    indptr : numpy.ndarray
+        Row pointers of a CSR matrix over units (e.g. :func:`symmetric_bytes`).
+    units : numpy.ndarray
+        int64 units; -1 stands for no unit (no entries).
+
+    Returns
+    -------
+    rows : numpy.ndarray
+        int64 index into ``units`` of every entry.
+    flat : numpy.ndarray
+        int64 position of every entry in the matrix's ``indices`` and ``data``.
+    """
+    ok = units >= 0
+    uu = np.where(ok, units, 0)
+    deg = np.where(ok, np.diff(indptr)[uu], 0)
+    rows = np.repeat(np.arange(len(units)), deg)
+    offs = np.arange(int(deg.sum())) - np.repeat(np.cumsum(deg) - deg, deg)
+    return rows, np.repeat(np.where(ok, indptr[uu], 0), deg) + offs
 
 
 def side_gain(w, units, other, p_from, p_to, place, machine):
@@ -273,13 +304,7 @@ def side_gain(w, units, other, p_from, p_to, place, machine):
         float64 bytes x hops saved per proposal (negative: added).
     """
     m = len(units)
-    ok = units >= 0
-    uu = np.where(ok, units, 0)
-    deg = np.where(ok, np.diff(w.indptr)[uu], 0)
-    rows = np.repeat(np.arange(m), deg)
-    # flat indices into w.indices of every partner of every proposal
-    offs = np.arange(deg.sum()) - np.repeat(np.cumsum(deg) - deg, deg)
-    flat = np.repeat(np.where(ok, w.indptr[uu], 0), deg) + offs
+    rows, flat = partner_entries(w.indptr, units)
     x = w.indices[flat]
     keep = x != other[rows]
     rows, x, wt = rows[keep], x[keep], w.data[flat][keep]
@@ -608,7 +633,6 @@ def link_swaps(phases, place: UnitPlacement, machine, routing, neighbours, seed:
         return 0
     rng = np.random.default_rng(seed)
     nb_ptr, nb_pos = neighbours
-    link_src, link_dst = machine.link_src, machine.link_dst
     w = symmetric_bytes(st.phases, n_units)
     kept, tried, refused_link = 0, 0, 0
     skip_links: set = set()
@@ -642,13 +666,8 @@ def link_swaps(phases, place: UnitPlacement, machine, routing, neighbours, seed:
         if best_ph not in hops:
             hops[best_ph] = machine.hop_distance(alloc_nodes[at[s]], alloc_nodes[at[d]])
         h = hops[best_ph]
-        a_node, b_node = int(link_src[best_l]), int(link_dst[best_l])
-        if st.whole_phase:
-            to_a = machine.hop_distance(alloc_nodes, np.full(len(alloc_nodes), a_node))
-            from_b = machine.hop_distance(np.full(len(alloc_nodes), b_node), alloc_nodes)
-            cross = _flows_on_a_shortest_path(s, d, at, h, to_a, from_b)
-        else:
-            cross = flows_over_link(st.router, s, d, at, h, alloc_nodes, best_l)
+        cross = (_could_cross(machine, s, d, at, h, alloc_nodes, best_l) if st.whole_phase
+                 else flows_over_link(st.router, s, d, at, h, alloc_nodes, best_l))
         if len(cross) == 0:
             skip_links.add((best_ph, best_l))
             continue
