@@ -162,7 +162,8 @@ def test_dor_ring_sums_give_the_walks_bits(case, repeat):
     from rankmap.kernels import torus as tk
     m, src, dst, nbytes = case
     src, dst, nbytes = (np.tile(x, repeat + 1) for x in (src, dst, nbytes))
-    args = (src.astype(np.int64), dst.astype(np.int64), nbytes, m.dims, m.strides, m.wrap)
+    args = (src.astype(np.int64), dst.astype(np.int64), nbytes, np.ones(len(src), np.int64),
+            m.dims, m.strides, m.wrap)
     sums = (np.zeros(m.n_dense_slots), np.zeros(m.n_dense_slots, np.int64),
             np.zeros(len(src), np.int64))
     tk._dor_ring_sums(*args, *sums, tk._node_coords(m.dims, m.strides, m.n_nodes))

@@ -24,6 +24,7 @@ from .metrics.dragonfly_hops import DragonflyClassHops
 from .metrics.node_domains import NodeDomainBytes, core_in_node_of_ranks
 from .patterns import Pattern
 from .routing import Router, router_for
+from .routing.groups import grouped_loads
 from .timing import TimeModel, TimeOptions
 
 __all__ = ["Evaluator", "Evaluation", "PhaseResult", "Comparison", "default_metrics"]
@@ -160,8 +161,9 @@ class Evaluator:
             s = node_of_rank[phase.src]
             d = node_of_rank[phase.dst]
             router = self.router.for_phase(s, d, phase.bytes)
-            out.append(RoutedPhase(phase, node_of_rank, s, d, router.loads(s, d, phase.bytes),
-                                   router, core_in_node))
+            loads, groups = grouped_loads(router, s, d, phase.bytes)
+            out.append(RoutedPhase(phase, node_of_rank, s, d, loads, router, core_in_node,
+                                   groups))
         return out
 
     def evaluate(self, mapping: Placement) -> Evaluation:

@@ -128,7 +128,7 @@ def ktree_rows(src, dst, k, n, ecmp):
 
 
 @njit(cache=True)
-def ktree_accumulate(src, dst, nbytes, k, n, ecmp, link_bytes, link_streams, hops):
+def ktree_accumulate(src, dst, nbytes, counts, k, n, ecmp, link_bytes, link_streams, hops):
     """Add the flows' bytes and stream counts into per-link arrays; hops per flow (links).
 
     The same routes as :func:`ktree_rows`, accumulated on the fly without building the rows.
@@ -140,6 +140,8 @@ def ktree_accumulate(src, dst, nbytes, k, n, ecmp, link_bytes, link_streams, hop
         Source and destination host of every flow.
     nbytes : ndarray of float64, shape (n_flows,)
         Size of every flow, bytes.
+    counts : ndarray of int64, shape (n_flows,)
+        Multiplicity of every flow (entry f stands for counts[f] identical flows).
     k : int
         Arity of the tree.
     n : int
@@ -167,9 +169,10 @@ def ktree_accumulate(src, dst, nbytes, k, n, ecmp, link_bytes, link_streams, hop
             continue
         end = _ktree_flow(src[f], dst[f], k, n, ecmp, links, frac, 0)
         h = 0.0
+        b = nbytes[f] * counts[f]
         for i in range(end):
-            link_bytes[links[i]] += nbytes[f] * frac[i]
-            link_streams[links[i]] += 1
+            link_bytes[links[i]] += b * frac[i]
+            link_streams[links[i]] += counts[f]
             h += frac[i]
         hops[f] = h
 

@@ -128,7 +128,8 @@ def _dor_walk(s, t, dims, strides, wrap, out):
 
 
 @njit(cache=True, nogil=True)
-def route_dor(src, dst, nbytes, dims, strides, wrap, link_bytes, link_streams, flow_hops):
+def route_dor(src, dst, nbytes, counts, dims, strides, wrap, link_bytes, link_streams,
+              flow_hops):
     """Add dimension-order routed flows into the dense link arrays; hops into flow_hops.
 
     Parameters
@@ -137,6 +138,8 @@ def route_dor(src, dst, nbytes, dims, strides, wrap, link_bytes, link_streams, f
         Source and destination node of every flow.
     nbytes : ndarray of float64, shape (n_flows,)
         Size of every flow, bytes.
+    counts : ndarray of int64, shape (n_flows,)
+        Multiplicity of every flow (entry f stands for counts[f] identical flows).
     dims : ndarray of int64, shape (ndim,)
         Side of the torus/mesh in every dimension (nodes).
     strides : ndarray of int64, shape (ndim,)
@@ -157,48 +160,50 @@ def route_dor(src, dst, nbytes, dims, strides, wrap, link_bytes, link_streams, f
             h, _dir, _tie = _offset(coords[src[f], d], coords[dst[f], d], dims[d], wrap[d])
             total += h
     if total > RING_SUM_RATIO * link_bytes.shape[0]:
-        _dor_ring_sums(src, dst, nbytes, dims, strides, wrap, link_bytes, link_streams,
-                       flow_hops, coords)
+        _dor_ring_sums(src, dst, nbytes, counts, dims, strides, wrap, link_bytes,
+                       link_streams, flow_hops, coords)
         return
     path = np.empty(max(1, int(dims.sum())), dtype=np.int64)
     for f in range(src.shape[0]):
         h = _dor_walk(src[f], dst[f], dims, strides, wrap, path)
-        b = nbytes[f]
+        c = counts[f]
+        b = nbytes[f] * c
         for k in range(h):
             li = path[k]
             link_bytes[li] += b
-            link_streams[li] += 1
+            link_streams[li] += c
         flow_hops[f] = h
 
 
 @njit(cache=True, nogil=True)
-def _mark_piece(diff_b, diff_s, base, stride, n, slot, nd2, lo, hi, b):
+def _mark_piece(diff_b, diff_s, base, stride, n, slot, nd2, lo, hi, b, c):
     """Mark ring positions lo .. hi-1 (0 <= lo < hi <= n) of the ring starting at ``base``."""
     i = (base + lo * stride) * nd2 + slot
     diff_b[i] += b
-    diff_s[i] += 1
+    diff_s[i] += c
     if hi < n:
         j = (base + hi * stride) * nd2 + slot
         diff_b[j] -= b
-        diff_s[j] -= 1
+        diff_s[j] -= c
 
 
 @njit(cache=True, nogil=True)
-def _mark_run(diff_b, diff_s, base, stride, n, slot, nd2, lo, h, b):
+def _mark_run(diff_b, diff_s, base, stride, n, slot, nd2, lo, h, b, c):
     """Mark ring positions lo .. lo+h-1 (mod n; -n < lo < n, 0 < h <= n) of the ring
-    starting at node ``base``: one piece, or two when the run passes position 0."""
+    starting at node ``base``: one piece, or two when the run passes position 0; ``b``
+    bytes and ``c`` streams."""
     if lo < 0:
         lo += n
     hi = lo + h
     if hi > n:
-        _mark_piece(diff_b, diff_s, base, stride, n, slot, nd2, 0, hi - n, b)
+        _mark_piece(diff_b, diff_s, base, stride, n, slot, nd2, 0, hi - n, b, c)
         hi = n
-    _mark_piece(diff_b, diff_s, base, stride, n, slot, nd2, lo, hi, b)
+    _mark_piece(diff_b, diff_s, base, stride, n, slot, nd2, lo, hi, b, c)
 
 
 @njit(cache=True, nogil=True)
-def _dor_ring_sums(src, dst, nbytes, dims, strides, wrap, link_bytes, link_streams, flow_hops,
-                   coords):
+def _dor_ring_sums(src, dst, nbytes, counts, dims, strides, wrap, link_bytes, link_streams,
+                   flow_hops, coords):
     """:func:`route_dor` in time that follows the flows and the links, not the path lengths.
 
     A flow's dimension-order path is one straight run of links per dimension; each run is
@@ -216,7 +221,8 @@ def _dor_ring_sums(src, dst, nbytes, dims, strides, wrap, link_bytes, link_strea
         node = src[f]
         s_f = src[f]
         t = dst[f]
-        b = nbytes[f]
+        cnt = counts[f]
+        b = nbytes[f] * cnt
         h_total = 0
         for d in range(nd):
             n = dims[d]
@@ -227,9 +233,9 @@ def _dor_ring_sums(src, dst, nbytes, dims, strides, wrap, link_bytes, link_strea
             base = node - c * stride
             if h > 0:
                 if direction > 0:               # links leaving c, c+1, ..., c+h-1 upwards
-                    _mark_run(diff_b, diff_s, base, stride, n, 2 * d, nd2, c, h, b)
+                    _mark_run(diff_b, diff_s, base, stride, n, 2 * d, nd2, c, h, b, cnt)
                 else:                           # links leaving c, c-1, ..., c-h+1 downwards
-                    _mark_run(diff_b, diff_s, base, stride, n, 2 * d + 1, nd2, c - h + 1, h, b)
+                    _mark_run(diff_b, diff_s, base, stride, n, 2 * d + 1, nd2, c - h + 1, h, b, cnt)
             h_total += h
             node = base + tc * stride
         flow_hops[f] = h_total
@@ -583,7 +589,8 @@ def adaptive_templates(src, dst, dims, strides, wrap, use_cap: str = "route_work
     return tid.astype(np.int64), ptr, np.ascontiguousarray(rel), slots, shares, hops
 
 
-def route_adaptive(src, dst, nbytes, dims, strides, wrap, link_bytes, link_streams, flow_hops):
+def route_adaptive(src, dst, nbytes, counts, dims, strides, wrap, link_bytes, link_streams,
+                   flow_hops):
     """Add minimal-adaptive (equal split per hop) flows into the dense link arrays.
 
     Flows between the same two nodes are merged (bytes and stream counts add), then each
@@ -595,6 +602,8 @@ def route_adaptive(src, dst, nbytes, dims, strides, wrap, link_bytes, link_strea
         Source and destination node of every flow.
     nbytes : ndarray of float64, shape (n_flows,)
         Size of every flow, bytes.
+    counts : ndarray of int64, shape (n_flows,)
+        Multiplicity of every flow (entry f stands for counts[f] identical flows).
     dims : ndarray of int64, shape (ndim,)
         Side of the torus/mesh in every dimension (nodes).
     strides : ndarray of int64, shape (ndim,)
@@ -612,11 +621,13 @@ def route_adaptive(src, dst, nbytes, dims, strides, wrap, link_bytes, link_strea
         return
     n_nodes = int(np.prod(dims))
     key = src * n_nodes + dst
-    pairs, inverse, count = np.unique(key, return_inverse=True, return_counts=True)
-    merged_bytes = np.bincount(inverse, weights=nbytes, minlength=len(pairs))
+    pairs, inverse = np.unique(key, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    merged_bytes = np.bincount(inverse, weights=nbytes * counts, minlength=len(pairs))
+    count = np.bincount(inverse, weights=counts, minlength=len(pairs))
     psrc, pdst = pairs // n_nodes, pairs % n_nodes
     tid, ptr, rel, slots, shares, hops = adaptive_templates(psrc, pdst, dims, strides, wrap)
-    _scatter_templates(psrc, merged_bytes, count.astype(np.int64), tid, ptr, rel, slots,
+    _scatter_templates(psrc, merged_bytes, np.rint(count).astype(np.int64), tid, ptr, rel, slots,
                        shares, dims, strides, link_bytes, link_streams)
     flow_hops[:] = hops[inverse]
 

@@ -35,6 +35,7 @@ import numpy as np
 
 from ..errors import RankmapError
 from ..routing import Router, router_for
+from ..routing.groups import grouped_loads
 from .base import MapperInfo
 from .geometry import check_seed, neighbour_csr
 from .swap_refine import partner_entries, route_deltas, symmetric_bytes
@@ -139,7 +140,7 @@ class _State:
         self.loads, self.busy, self.added, self.phase_hb = [], [], [], []
         node = self.node_of(self.cores)
         for p in self.phases:
-            ld = self.router.loads(node[p.src], node[p.dst], p.bytes)
+            ld, _g = grouped_loads(self.router, node[p.src], node[p.dst], p.bytes)
             self.loads.append(ld.bytes.copy())
             self.busy.append(np.flatnonzero(ld.bytes))
             self.added.append([])
@@ -176,7 +177,7 @@ class _State:
             if m is None:
                 out.append(None)
                 continue
-            ld = self.router.loads(node[p.src], node[p.dst], p.bytes)
+            ld, _g = grouped_loads(self.router, node[p.src], node[p.dst], p.bytes)
             dl = ld.bytes - cur
             links = np.flatnonzero(dl)
             out.append((links.astype(np.int64), dl[links],

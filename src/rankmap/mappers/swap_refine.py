@@ -34,6 +34,7 @@ import scipy.sparse as sp
 from numba import njit
 
 from ..routing import Router, router_for
+from ..routing.groups import grouped_loads
 
 __all__ = ["UnitPlacement", "hop_swap_passes", "link_swaps", "hop_bytes", "unit_phases",
            "placement_key", "flows_over_link", "crosses", "side_gain", "symmetric_bytes",
@@ -459,8 +460,8 @@ class _Loads:
         # UGAL's routes depend on the whole phase's traffic: such phases are routed afresh
         self.whole_phase = type(self.router).for_phase is not Router.for_phase
         node = place.node(place.pos_of)
-        self.loads = [self.router.loads(node[s], node[d], b).bytes.astype(np.float64)
-                      for s, d, b in self.phases]
+        self.loads = [grouped_loads(self.router, node[s], node[d], b)[0].bytes
+                      .astype(np.float64) for s, d, b in self.phases]
         self.top = [float(x.max()) if x.size else 0.0 for x in self.loads]
         self.max = max(self.top, default=0.0)
         self.sq = sum(float(np.dot(x, x)) for x in self.loads)
@@ -480,7 +481,7 @@ class _Loads:
             if mf is None:
                 out.append(None)
                 continue
-            dl = self.router.loads(node[s], node[d], b).bytes - cur
+            dl = grouped_loads(self.router, node[s], node[d], b)[0].bytes - cur
             links = np.flatnonzero(dl)
             out.append((links.astype(np.int64), dl[links]))
         return out
@@ -781,7 +782,7 @@ def placement_key(cores: np.ndarray, pattern, machine, allocation, routing) -> t
     for ph in pattern.phases:
         if not ph.n_flows:
             continue
-        ld = router.loads(node[ph.src], node[ph.dst], ph.bytes)
+        ld, _g = grouped_loads(router, node[ph.src], node[ph.dst], ph.bytes)
         if ld.bytes.size:
             top = max(top, float(ld.bytes.max()))
         hb += float(np.dot(ld.flow_hops, ph.bytes))

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..routing import LinkLoads, Router
+from ..routing.groups import FlowGroups
 
 __all__ = ["RoutedPhase", "PhaseMetric"]
 
@@ -22,7 +23,8 @@ class RoutedPhase:
     this phase (:meth:`rankmap.routing.Router.for_phase`), so a metric needing per-flow paths
     gets the same routes as ``loads``. ``core_in_node``: on a machine with a node structure,
     the core within its node (the structure's numbering; a rank of several threads: its first
-    core) of every rank, else None.
+    core) of every rank, else None. ``groups``: the phase's groups of identical flows (same
+    nodes and size) when the evaluator routed them so, else None.
     """
 
     phase: object
@@ -32,6 +34,7 @@ class RoutedPhase:
     loads: LinkLoads
     router: Router
     core_in_node: np.ndarray | None = None
+    groups: FlowGroups | None = None
 
     @property
     def machine(self):

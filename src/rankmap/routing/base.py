@@ -91,7 +91,7 @@ class Router(ABC):
         return (P.indptr.astype(np.int64, copy=False), P.indices,
                 P.data.astype(np.float64, copy=False))
 
-    def loads(self, src, dst, nbytes) -> LinkLoads:
+    def loads(self, src, dst, nbytes, counts=None) -> LinkLoads:
         """Link bytes, streams and hops of the flows, equal to ``paths(...).T @ nbytes``.
 
         Parameters
@@ -100,6 +100,10 @@ class Router(ABC):
             Source and destination node ids.
         nbytes : array of float
             Bytes of every flow.
+        counts : array of int, optional
+            Multiplicity of every flow: entry f stands for ``counts[f]`` identical flows
+            (their bytes and streams add; default 1 each). See
+            :func:`rankmap.routing.groups.grouped_loads`.
 
         Returns
         -------
@@ -107,11 +111,13 @@ class Router(ABC):
             Bytes (bytes) and streams (flows) per link, hops per flow (links).
         """
         nbytes = np.asarray(nbytes, dtype=np.float64)
-        P = self.paths(src, dst, nbytes).tocsr()
+        weight = nbytes if counts is None else nbytes * counts
+        P = self.paths(src, dst, weight).tocsr()
         ones = P.copy()
         ones.data[:] = 1.0
-        return LinkLoads(bytes=np.asarray(P.T @ nbytes).ravel(),
-                         streams=np.rint(np.asarray(ones.T @ np.ones(P.shape[0]))).astype(np.int64).ravel(),
+        many = np.ones(P.shape[0]) if counts is None else np.asarray(counts, dtype=np.float64)
+        return LinkLoads(bytes=np.asarray(P.T @ weight).ravel(),
+                         streams=np.rint(np.asarray(ones.T @ many)).astype(np.int64).ravel(),
                          flow_hops=np.asarray(P.sum(axis=1)).ravel())
 
     def for_phase(self, src, dst, nbytes) -> "Router":

@@ -160,21 +160,27 @@ class _DragonflyRouter(Router):
             P = P + sel @ A
         return P.tocsr()
 
-    def loads(self, src, dst, nbytes) -> LinkLoads:
+    def loads(self, src, dst, nbytes, counts=None) -> LinkLoads:
         """Link bytes and streams, expected router-to-router hops per flow and their split
-        by link class (row, column, global), from one pass over the stages."""
+        by link class (row, column, global), from one pass over the stages (``counts``: see
+        :meth:`Router.loads`)."""
         m = self.machine
         src = np.asarray(src, dtype=np.int64)
         dst = np.asarray(dst, dtype=np.int64)
         nbytes = np.asarray(nbytes, dtype=np.float64)
+        many = (np.ones(len(src), dtype=np.int64) if counts is None
+                else np.asarray(counts, dtype=np.int64))
+        if counts is not None:
+            nbytes = nbytes * many
         n = m.n_nodes
         off = src != dst
         link_bytes = np.bincount(src[off], weights=nbytes[off], minlength=2 * n)
         link_bytes[n:] += np.bincount(dst[off], weights=nbytes[off], minlength=n)[:n]
         link_bytes = np.concatenate([link_bytes[:2 * n], np.zeros(m.n_links - 2 * n)])
-        streams = np.concatenate([np.bincount(src[off], minlength=n),
-                                  np.bincount(dst[off], minlength=n),
-                                  np.zeros(m.n_links - 2 * n, dtype=np.int64)])
+        streams = np.concatenate([np.bincount(src[off], weights=many[off], minlength=n),
+                                  np.bincount(dst[off], weights=many[off], minlength=n),
+                                  np.zeros(m.n_links - 2 * n)])
+        streams = np.rint(streams).astype(np.int64)
         hops = np.zeros(len(src))
         class_hops = np.zeros((len(src), 3))
         cls = m.link_class
@@ -184,7 +190,7 @@ class _DragonflyRouter(Router):
         for flows, keys, A in self._stages(src, dst, nbytes):
             nk = A.shape[0]
             w = np.bincount(keys, weights=nbytes[flows], minlength=nk)
-            cnt = np.bincount(keys, minlength=nk).astype(np.float64)
+            cnt = np.bincount(keys, weights=many[flows], minlength=nk).astype(np.float64)
             link_bytes += A.T @ w
             ones = A.copy()
             ones.data[:] = 1.0

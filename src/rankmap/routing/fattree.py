@@ -30,25 +30,29 @@ class _TreeRouter(Router):
         indptr, links, frac = self._rows(src, dst)
         return sp.csr_matrix((frac, links, indptr), shape=(len(indptr) - 1, self.machine.n_links))
 
-    def loads(self, src, dst, nbytes) -> LinkLoads:
-        """Link bytes and streams; ``flow_hops`` counts host links too."""
+    def loads(self, src, dst, nbytes, counts=None) -> LinkLoads:
+        """Link bytes and streams; ``flow_hops`` counts host links too (``counts``: see
+        :meth:`Router.loads`)."""
         m = self.machine
         nbytes = np.ascontiguousarray(nbytes, dtype=np.float64)
+        counts = (np.ones(len(nbytes), dtype=np.int64) if counts is None
+                  else np.ascontiguousarray(counts, dtype=np.int64))
         if isinstance(m, FatTree):
             link_bytes = np.zeros(m.n_links)
             streams = np.zeros(m.n_links, dtype=np.int64)
             hops = np.zeros(len(nbytes))
             fk.ktree_accumulate(np.ascontiguousarray(src, dtype=np.int64),
-                                np.ascontiguousarray(dst, dtype=np.int64), nbytes, m.k,
+                                np.ascontiguousarray(dst, dtype=np.int64), nbytes, counts, m.k,
                                 m.levels, self.ecmp, link_bytes, streams, hops)
             return LinkLoads(bytes=link_bytes, streams=streams, flow_hops=hops)
         indptr, links, frac = self._rows(src, dst)
-        counts = np.diff(indptr)
-        per_entry = np.repeat(nbytes, counts) * frac
+        per_flow = np.diff(indptr)
+        per_entry = np.repeat(nbytes * counts, per_flow) * frac
         link_bytes = np.bincount(links, weights=per_entry, minlength=m.n_links)
-        streams = np.bincount(links, minlength=m.n_links).astype(np.int64)
-        hops = np.bincount(np.repeat(np.arange(len(counts)), counts), weights=frac,
-                           minlength=len(counts))
+        streams = np.rint(np.bincount(links, weights=np.repeat(counts, per_flow),
+                                      minlength=m.n_links)).astype(np.int64)
+        hops = np.bincount(np.repeat(np.arange(len(per_flow)), per_flow), weights=frac,
+                           minlength=len(per_flow))
         return LinkLoads(bytes=link_bytes, streams=streams, flow_hops=hops)
 
 

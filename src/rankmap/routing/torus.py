@@ -15,15 +15,18 @@ __all__ = ["DOR", "Adaptive"]
 class _GridRouter(Router):
     """Shared parts: kernels fill dense per-(node, dim, dir) arrays, mapped to link ids."""
 
-    def _dense_loads(self, kernel, src, dst, nbytes) -> LinkLoads:
+    def _dense_loads(self, kernel, src, dst, nbytes, counts) -> LinkLoads:
         m = self.machine
         src = np.ascontiguousarray(src, dtype=np.int64)
         dst = np.ascontiguousarray(dst, dtype=np.int64)
         nbytes = np.ascontiguousarray(nbytes, dtype=np.float64)
+        counts = (np.ones(len(src), dtype=np.int64) if counts is None
+                  else np.ascontiguousarray(counts, dtype=np.int64))
         dense_bytes = np.zeros(m.n_dense_slots, dtype=np.float64)
         dense_streams = np.zeros(m.n_dense_slots, dtype=np.int64)
         hops = np.zeros(len(src), dtype=np.int64)
-        kernel(src, dst, nbytes, m.dims, m.strides, m.wrap, dense_bytes, dense_streams, hops)
+        kernel(src, dst, nbytes, counts, m.dims, m.strides, m.wrap, dense_bytes, dense_streams,
+               hops)
         idx = m.dense_slot_of_link
         return LinkLoads(bytes=dense_bytes[idx], streams=dense_streams[idx],
                          flow_hops=hops.astype(np.float64))
@@ -48,9 +51,10 @@ class DOR(_GridRouter):
         return tk.dor_paths(src, dst, m.dims, m.strides, m.wrap,
                             link_of_slot=m.link_of_dense_slot)
 
-    def loads(self, src, dst, nbytes) -> LinkLoads:
-        """Link bytes, streams, hops along the same walk as :meth:`paths`."""
-        return self._dense_loads(tk.route_dor, src, dst, nbytes)
+    def loads(self, src, dst, nbytes, counts=None) -> LinkLoads:
+        """Link bytes, streams, hops along the same walk as :meth:`paths` (``counts``: see
+        :meth:`Router.loads`)."""
+        return self._dense_loads(tk.route_dor, src, dst, nbytes, counts)
 
 
 class Adaptive(_GridRouter):
@@ -65,6 +69,7 @@ class Adaptive(_GridRouter):
         links = m.link_of_dense_slot[slots]
         return indptr, links.astype(np.int32) if m.n_links < 2**31 else links, frac
 
-    def loads(self, src, dst, nbytes) -> LinkLoads:
-        """Link bytes, streams, expected hops from the same templates as :meth:`paths`."""
-        return self._dense_loads(tk.route_adaptive, src, dst, nbytes)
+    def loads(self, src, dst, nbytes, counts=None) -> LinkLoads:
+        """Link bytes, streams, expected hops from the same templates as :meth:`paths`
+        (``counts``: see :meth:`Router.loads`)."""
+        return self._dense_loads(tk.route_adaptive, src, dst, nbytes, counts)

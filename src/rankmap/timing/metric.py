@@ -27,4 +27,5 @@ class TimeModel(PhaseMetric):
         dst_core = None if cores is None else cores[routed.phase.dst]
         return {"predicted_time_s": phase_time(routed.machine, routed.src_node, routed.dst_node,
                                                routed.nbytes, routed.router, self.options,
-                                               routed.loads.flow_hops, src_core, dst_core)}
+                                               routed.loads.flow_hops, src_core, dst_core,
+                                               routed.groups)}

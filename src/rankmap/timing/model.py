@@ -26,6 +26,7 @@ from numba import njit
 
 from ..errors import RankmapError
 from ..routing import Router, router_for
+from ..routing.groups import FlowGroups, flow_groups
 from ..units import parse_bandwidth, parse_time
 from ..validate import check_limit
 from .domains import domain_memory_times
@@ -271,7 +272,9 @@ def unique_flows(src_node, dst_node, nbytes):
 
     Returns (src, dst, bytes, multiplicity) of the groups and ``inverse`` such that flow
     ``f`` belongs to group ``inverse[f]``. Identical flows get identical max-min rates, so
-    the model works on groups (a big win for stencils with several ranks per node).
+    the model works on groups (a big win for stencils with several ranks per node). The
+    groups of :func:`rankmap.routing.groups.flow_groups`, sorted by (source, destination,
+    size).
 
     Parameters
     ----------
@@ -291,30 +294,13 @@ def unique_flows(src_node, dst_node, nbytes):
     inverse : ndarray of int64, shape (n_flows,)
         Group of every flow.
     """
-    src_node = np.asarray(src_node, dtype=np.int64)
-    dst_node = np.asarray(dst_node, dtype=np.int64)
-    nbytes = np.asarray(nbytes, dtype=np.float64)
-    n = max(int(src_node.max(initial=0)), int(dst_node.max(initial=0))) + 1
-    key = src_node * n + dst_node
-    if nbytes.size and np.all(nbytes == nbytes[0]):
-        uniq, first, inverse, counts = np.unique(key, return_index=True, return_inverse=True,
-                                                 return_counts=True)
-    else:
-        order = np.lexsort((nbytes, key))
-        ks, bs = key[order], nbytes[order]
-        start = np.ones(len(order), dtype=bool)
-        start[1:] = (ks[1:] != ks[:-1]) | (bs[1:] != bs[:-1])
-        group = np.cumsum(start) - 1
-        inverse = np.empty(len(order), dtype=np.int64)
-        inverse[order] = group
-        first = order[start]
-        counts = np.bincount(group)
-    return (src_node[first], dst_node[first], nbytes[first], counts.astype(np.float64),
-            inverse.reshape(-1))
+    g = flow_groups(src_node, dst_node, nbytes)
+    return g.src, g.dst, g.nbytes, g.count.astype(np.float64), g.inverse
 
 
 def flow_times(machine, src_node, dst_node, nbytes, routing: "str | Router", options: TimeOptions,
-               flow_hops=None, src_core=None, dst_core=None) -> np.ndarray:
+               flow_hops=None, src_core=None, dst_core=None,
+               groups: FlowGroups | None = None) -> np.ndarray:
     """Time (s) at which each flow of a phase has fully arrived: bandwidth-shared transfer
     finish time + per-message overhead + hops x per-hop latency.
 
@@ -338,6 +324,9 @@ def flow_times(machine, src_node, dst_node, nbytes, routing: "str | Router", opt
         ``node_structure`` they put flows inside a node on NUMA domains and inter-socket
         links (:func:`~rankmap.timing.domains.domain_memory_times`). Without them (or without
         a structure) a node's memory is one resource.
+    groups : FlowGroups, optional
+        The flows' groups of identical flows, when the caller has them
+        (:func:`rankmap.routing.groups.flow_groups`); computed otherwise.
 
     Returns
     -------
@@ -355,7 +344,10 @@ def flow_times(machine, src_node, dst_node, nbytes, routing: "str | Router", opt
     src_node = np.asarray(src_node)
     dst_node = np.asarray(dst_node)
     router = router_for(machine, routing).for_phase(src_node, dst_node, nbytes)
-    us, ud, ub, mult, inverse = unique_flows(src_node, dst_node, nbytes)
+    if groups is None:
+        groups = flow_groups(src_node, dst_node, nbytes)
+    us, ud, ub, inverse = groups.src, groups.dst, groups.nbytes, groups.inverse
+    mult = groups.count.astype(np.float64)
     if len(us) >= 2**31:
         raise RankmapError(f"{len(us):,} distinct flows in one phase: the time model handles "
                            "fewer than 2**31 (use --time-model off)")
@@ -397,7 +389,8 @@ def flow_times(machine, src_node, dst_node, nbytes, routing: "str | Router", opt
 
 
 def phase_time(machine, src_node, dst_node, nbytes, routing: "str | Router", options: TimeOptions,
-               flow_hops=None, src_core=None, dst_core=None) -> float:
+               flow_hops=None, src_core=None, dst_core=None,
+               groups: FlowGroups | None = None) -> float:
     """Predicted time (s) of one phase: when its last flow has arrived (0 with no flows).
 
     Parameters
@@ -416,6 +409,8 @@ def phase_time(machine, src_node, dst_node, nbytes, routing: "str | Router", opt
         Hops of every flow (default: the machine's shortest hop distance).
     src_core, dst_core : array of int, optional
         Core within its node of every flow's sender and receiver (see :func:`flow_times`).
+    groups : FlowGroups, optional
+        The flows' groups of identical flows (see :func:`flow_times`).
 
     Returns
     -------
@@ -428,5 +423,5 @@ def phase_time(machine, src_node, dst_node, nbytes, routing: "str | Router", opt
         When the phase has 2**31 or more distinct flows.
     """
     t = flow_times(machine, src_node, dst_node, nbytes, routing, options, flow_hops,
-                   src_core, dst_core)
+                   src_core, dst_core, groups)
     return float(t.max()) if t.size else 0.0

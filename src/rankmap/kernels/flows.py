@@ -1,0 +1,135 @@
+"""Compiled grouping of a phase's flows into groups of identical flows.
+
+Flows with the same source node, destination node and size are routed the same way, get the
+same share of every link under max-min sharing and arrive at the same time, so routing and the
+time model can work on one representative per group with its multiplicity. The grouping is
+linear in the flows: a counting sort by source node (stable, so flows keep their order inside a
+source), then, per source, a marker array over destination nodes (one entry per node, reset by
+the source's id) finds a flow's group in constant time; flows of one pair with different sizes
+are chained. The groups of a source are then ordered by (destination, size), so the groups come
+out in the order of the sorted keys ``(source * n_nodes + destination, size)`` -- the order
+``numpy.unique`` and ``numpy.lexsort`` give -- each represented by its first flow.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+__all__ = ["group_flows"]
+
+
+@njit(cache=True, nogil=True)
+def _sort_source_groups(lo, hi, dst, nbytes, first, count, remap):
+    """Order the groups lo..hi-1 (one source's) by (destination, size) in place; remap[g - lo]
+    gets each old group's new index. The groups usually come sorted: then nothing moves."""
+    sorted_ = True
+    for g in range(lo + 1, hi):
+        a, b = first[g - 1], first[g]
+        if dst[a] > dst[b] or (dst[a] == dst[b] and nbytes[a] > nbytes[b]):
+            sorted_ = False
+            break
+    if sorted_:
+        for g in range(lo, hi):
+            remap[g - lo] = g
+        return
+    m = hi - lo
+    size_key = np.empty(m, dtype=np.float64)
+    dst_key = np.empty(m, dtype=np.int64)
+    for i in range(m):
+        size_key[i] = nbytes[first[lo + i]]
+        dst_key[i] = dst[first[lo + i]]
+    by_size = np.argsort(size_key, kind="mergesort")
+    perm = by_size[np.argsort(dst_key[by_size], kind="mergesort")]
+    new_first = first[lo:hi][perm]
+    new_count = count[lo:hi][perm]
+    for i in range(m):
+        first[lo + i] = new_first[i]
+        count[lo + i] = new_count[i]
+        remap[perm[i]] = lo + i
+
+
+@njit(cache=True, nogil=True)
+def group_flows(src, dst, nbytes, n_nodes):
+    """Groups of identical flows (same source node, destination node and size).
+
+    Parameters
+    ----------
+    src, dst : ndarray of int64, shape (n_flows,)
+        Source and destination node of every flow, in 0 .. n_nodes-1.
+    nbytes : ndarray of float64, shape (n_flows,)
+        Size of every flow, bytes.
+    n_nodes : int
+        Number of nodes (a bound on the node ids).
+
+    Returns
+    -------
+    first : ndarray of int64, shape (n_groups,)
+        The first flow (lowest index) of every group; groups are sorted by
+        ``(src * n_nodes + dst, size)``.
+    count : ndarray of int64, shape (n_groups,)
+        Number of flows in every group.
+    inverse : ndarray of int64, shape (n_flows,)
+        Group of every flow.
+    """
+    n = src.shape[0]
+    start = np.zeros(n_nodes + 1, dtype=np.int64)
+    for f in range(n):
+        start[src[f] + 1] += 1
+    for s in range(n_nodes):
+        start[s + 1] += start[s]
+    order = np.empty(n, dtype=np.int64)
+    fill = start[:-1].copy()
+    for f in range(n):
+        s = src[f]
+        order[fill[s]] = f
+        fill[s] += 1
+    mark = np.full(n_nodes, -1, dtype=np.int64)
+    head = np.empty(n_nodes, dtype=np.int64)
+    first = np.empty(n, dtype=np.int64)
+    count = np.zeros(n, dtype=np.int64)
+    chain = np.empty(n, dtype=np.int64)
+    inverse = np.empty(n, dtype=np.int64)
+    remap = np.empty(n, dtype=np.int64)
+    g = 0
+    for s in range(n_nodes):
+        lo = g
+        for i in range(start[s], start[s + 1]):
+            f = order[i]
+            d = dst[f]
+            if mark[d] != s:
+                mark[d] = s
+                head[d] = g
+                first[g] = f
+                count[g] = 1
+                chain[g] = -1
+                inverse[f] = g
+                g += 1
+                continue
+            t = head[d]
+            while True:
+                if nbytes[first[t]] == nbytes[f]:
+                    count[t] += 1
+                    inverse[f] = t
+                    break
+                if chain[t] < 0:
+                    chain[t] = g
+                    first[g] = f
+                    count[g] = 1
+                    chain[g] = -1
+                    inverse[f] = g
+                    g += 1
+                    break
+                t = chain[t]
+        if g - lo > 1:
+            _sort_source_groups(lo, g, dst, nbytes, first, count, remap)
+            moved = False
+            for k in range(g - lo):
+                if remap[k] != lo + k:
+                    moved = True
+                    break
+            if moved:
+                for i in range(start[s], start[s + 1]):
+                    f = order[i]
+                    inverse[f] = remap[inverse[f] - lo]
+    return first[:g].copy(), count[:g].copy(), inverse
