@@ -16,12 +16,12 @@ import scipy.sparse as sp
 
 __all__ = ["int_weights", "kway_parts", "node_parts", "quotient_graph"]
 
-#: KaHIP mode used for the k-way cut (FAST = 0; ECO = 1 cuts a little less, slower)
-KAHIP_MODE = 1
-#: graphs with more adjacency entries than this are cut in FAST mode: ECO's time grows far
-#: faster than the graph on dense ones (fft2d:64x64, 516,096 entries into 1,024 parts: FAST
-#: 1.9 s, ECO over 400 s; fft2d:32x32, 63,488 entries: 0.2 s against 8.3 s)
-ECO_MAX_ENTRIES = 1 << 18
+#: KaHIP mode of the k-way cut: FAST (0). ECO (1) cuts a little less, but the placement the
+#: ``graph`` mapper makes of the parts is not better for it: over 11 problems
+#: (benchmarks/RESULTS_kahip_mode.md) FAST's predicted time was lower in 7 (by up to 30%, on a
+#: scattered allocation), the same in 1 and at most 2.7% higher in 3, in 1.1-4.2x less CPU;
+#: on dense graphs ECO's time grows far faster than the graph (fft2d:64x64: over 400 s)
+KAHIP_MODE = 0
 #: imbalance handed to KaHIP before the exact fix-up
 KAHIP_IMBALANCE = 0.03
 
@@ -57,8 +57,7 @@ def kway_parts(graph: sp.csr_matrix, k: int, seed: int, mode: int | None = None)
     seed : int
         KaHIP's random seed.
     mode : int, optional
-        KaHIP mode (0 FAST, 1 ECO, 2 STRONG); default :data:`KAHIP_MODE`, FAST above
-        :data:`ECO_MAX_ENTRIES` adjacency entries.
+        KaHIP mode (0 FAST, 1 ECO, 2 STRONG); default :data:`KAHIP_MODE`.
 
     Returns
     -------
@@ -73,7 +72,7 @@ def kway_parts(graph: sp.csr_matrix, k: int, seed: int, mode: int | None = None)
     import kahip
 
     if mode is None:
-        mode = KAHIP_MODE if graph.nnz <= ECO_MAX_ENTRIES else 0
+        mode = KAHIP_MODE
 
     _cut, blocks = kahip.kaffpa(np.ones(n, dtype=np.int32), graph.indptr.astype(np.int32),
                                 int_weights(graph.data), graph.indices.astype(np.int32), int(k),
