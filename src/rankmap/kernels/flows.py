@@ -50,6 +50,16 @@ def _sort_source_groups(lo, hi, dst, nbytes, first, count, remap):
 
 
 @njit(cache=True, nogil=True)
+def _open_group(g, f, first, count, chain, inverse):
+    """Start group g with flow f (no other size of its pair yet); return the next group id."""
+    first[g] = f
+    count[g] = 1
+    chain[g] = -1
+    inverse[f] = g
+    return g + 1
+
+
+@njit(cache=True, nogil=True)
 def group_flows(src, dst, nbytes, n_nodes):
     """Groups of identical flows (same source node, destination node and size).
 
@@ -100,11 +110,7 @@ def group_flows(src, dst, nbytes, n_nodes):
             if mark[d] != s:
                 mark[d] = s
                 head[d] = g
-                first[g] = f
-                count[g] = 1
-                chain[g] = -1
-                inverse[f] = g
-                g += 1
+                g = _open_group(g, f, first, count, chain, inverse)
                 continue
             t = head[d]
             while True:
@@ -114,11 +120,7 @@ def group_flows(src, dst, nbytes, n_nodes):
                     break
                 if chain[t] < 0:
                     chain[t] = g
-                    first[g] = f
-                    count[g] = 1
-                    chain[g] = -1
-                    inverse[f] = g
-                    g += 1
+                    g = _open_group(g, f, first, count, chain, inverse)
                     break
                 t = chain[t]
         if g - lo > 1:
