@@ -140,21 +140,19 @@ def render(rows) -> str:
 
 #: hand-written analysis appended to the generated table (edit after a run)
 NOTES = """
-Written by hand after the run (2026-11-25, commit 71cd33a, load average 1-1.5; the first
-Scotch figures with edge weights that sum under 2^31). This machine ran 10-20 % slower in this
-run than in one 25 minutes before on the same code but `refine`'s faster target ranking
-(Scotch itself: 0.40 -> 0.41 s, 0.55 -> 0.62 s, 9.45 -> 10.46 s), so the ratios measured in
-the same run are the figures to compare. **The ratios of earlier runs were measured against a
-broken Scotch input**: Debian's Scotch sums edge weights in 32 bits and the benchmark's
-weights (each scaled to 10^6) summed past 2^31 on every problem, so `scotch_gmap` crashed
-(SIGSEGV on BG/P in all tries), hung, or mapped wrapped weights, and took longer doing it on
-some problems: with correct weights it maps the 4,096-rank problems in 0.4-0.6 s (0.37-0.87 s
-before), and the BG/P box in 10.5 s. Against that, `auto` takes 10.2-23.0x Scotch's CPU time
-at 4,096 ranks, is 4x faster than Scotch on the 16,384-rank BG/P box, and 4.4x slower on the
-8,192-rank scattered 3-D stencil, where its refinements now run up to 65,536 proposals each
-(before this session's `refine` changes `auto` took 11.2 s there, about 1.3x Scotch, with a
-pick of 1.09x Scotch's hop-bytes; now 1.02x). **Not met.** Every pick is faster than Scotch's
-placement (predicted time 0.18-0.86x), and `auto (all)` agrees with `auto` in every row.
+Written by hand after the run (2026-11-25 evening, commit 6f0e0cb, load average 1-1.5).
+Since the previous run (71cd33a): a phase is routed once per group of identical flows and
+the time model reuses the groups (evaluation 0.6-0.75x), and `graph` cuts its node parts in
+KaHIP's FAST mode on every graph (ECO before, below 2^18 adjacency entries;
+RESULTS_kahip_mode.md). Against the previous run: the 27-point stencil 5.35 -> 4.17 s (12.9x
+-> 7.9x Scotch: `graph` 3.8 -> 1.8 s), fft2d 14.19 -> 13.91 s (`graph` 5.5 s, refinements 2.3
+s and evaluation 1.9 s of it), the 2-D periodic stencil 4.23 -> 4.30 s, BG/P 2.49 -> 2.23 s;
+the scattered 3-D stencil 44.86 -> 51.60 s (4.4x -> 5.0x), because FAST's cut gives `graph` a
+much better start (predicted time 0.049 -> 0.035 s) that `refine` then works longer on: the
+pick, `refine:graph`, has 0.57x Scotch's predicted time (0.86x before). **Not met**: `auto`
+takes 7.9-20.5x Scotch's CPU time at 4,096 ranks, 5.0x on the 8,192-rank scattered stencil
+and 0.2x on the 16,384-rank BG/P box. Every pick is faster than Scotch's placement (predicted
+time 0.18-0.82x), and `auto (all)` agrees with `auto` in every row.
 """
 
 
