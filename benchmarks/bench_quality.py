@@ -330,6 +330,18 @@ def _this_run(r) -> bool:
 NOTES = """
 ## Against the goal (read this before the numbers)
 
+* **Latest rerun** (2026-11-25 evening, commit 5831e0d, `RANKMAP_BENCH_KEEP_SCOTCH=1`):
+  rankmap's rows of the 8 problems on multi-core or scattered allocations, after `graph`
+  (and `rcb` on a gridless graph, which cuts node parts the same way) moved to KaHIP's FAST
+  k-way cut and phases came to be routed once per group of identical flows. Still **met in
+  all 11 problems with a Scotch figure**. Picks' predicted time against the previous rows:
+  better on rgg 2K scattered (0.63 -> 0.54 of Scotch's) and on the scattered 3-D stencil
+  (0.86 -> 0.62; hop-bytes 1.02 -> 0.89), worse on the 2K FEM mesh (0.72 -> 0.78: 32.1 ->
+  34.5 ms; with ECO's cut `rcb` and `graph` both reach 32.1 ms) and on rgg 16K (0.52 ->
+  0.54: 61.7 -> 64.2 ms), the same on the other four (rgg 4K's hop-bytes 0.87 -> 0.92).
+  `auto`'s CPU seconds of this rerun read high: a full test suite ran beside it (load
+  average 1-4), e.g. rgg 16K 57.2 -> 71.0 s and rgg 4K 9.5 -> 12.7 s, which the code does not
+  explain (`RESULTS_auto_speed.md` has `auto`'s time measured on a quieter box).
 * **This run**: 2026-11-25, the corrected Scotch input below, load average 1-2 (the
   session's other benchmark processes ran beside it, so CPU seconds may read up to about 10 %
   high). rankmap's rows: commit 71cd33a for the seven problems whose pick is a refinement

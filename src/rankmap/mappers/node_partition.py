@@ -20,7 +20,9 @@ __all__ = ["int_weights", "kway_parts", "node_parts", "quotient_graph"]
 #: ``graph`` mapper makes of the parts is not better for it: over 11 problems
 #: (benchmarks/RESULTS_kahip_mode.md) FAST's predicted time was lower in 7 (by up to 30%, on a
 #: scattered allocation), the same in 1 and at most 2.7% higher in 3, in 1.1-4.2x less CPU;
-#: on dense graphs ECO's time grows far faster than the graph (fft2d:64x64: over 400 s)
+#: on dense graphs ECO's time grows far faster than the graph (fft2d:64x64: over 400 s).
+#: Among ``auto``'s picks of benchmarks/RESULTS_quality.md (``rcb`` on a gridless graph cuts
+#: the same way) two got 14% and 28% faster and two 4% and 8% slower (rgg 16K, 2K FEM mesh)
 KAHIP_MODE = 0
 #: imbalance handed to KaHIP before the exact fix-up
 KAHIP_IMBALANCE = 0.03
