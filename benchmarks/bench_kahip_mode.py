@@ -5,7 +5,8 @@ ECO cuts a little less than FAST but takes longer; what counts is the placement 
 makes of the parts. For every problem: ``graph``'s CPU seconds and its placement's predicted
 time, busiest link and hop-bytes (``dor``, time model on), in each mode. Problems with one
 core per node are left out (no k-way cut there), and so are dense graphs of more than 2^18
-adjacency entries (fft2d:64x64 on 1,024 nodes), where ECO took over 400 s against FAST's 2 s. Writes benchmarks/RESULTS_kahip_mode.md.
+adjacency entries (fft2d:64x64 on 1,024 nodes), where ECO took over 400 s against FAST's 2 s.
+Writes benchmarks/RESULTS_kahip_mode.md.
 Run: ``make bench ONLY=kahip_mode`` or ``.venv/bin/python benchmarks/bench_kahip_mode.py``.
 """
 

@@ -22,7 +22,8 @@ __all__ = ["group_flows"]
 @njit(cache=True, nogil=True)
 def _sort_source_groups(lo, hi, dst, nbytes, first, count, remap):
     """Order the groups lo..hi-1 (one source's) by (destination, size) in place; remap[g - lo]
-    gets each old group's new index. The groups usually come sorted: then nothing moves."""
+    gets each old group's new index. The groups usually come sorted: then nothing moves and
+    False is returned (remap unset); True when they were reordered."""
     sorted_ = True
     for g in range(lo + 1, hi):
         a, b = first[g - 1], first[g]
@@ -30,9 +31,7 @@ def _sort_source_groups(lo, hi, dst, nbytes, first, count, remap):
             sorted_ = False
             break
     if sorted_:
-        for g in range(lo, hi):
-            remap[g - lo] = g
-        return
+        return False
     m = hi - lo
     size_key = np.empty(m, dtype=np.float64)
     dst_key = np.empty(m, dtype=np.int64)
@@ -47,6 +46,7 @@ def _sort_source_groups(lo, hi, dst, nbytes, first, count, remap):
         first[lo + i] = new_first[i]
         count[lo + i] = new_count[i]
         remap[perm[i]] = lo + i
+    return True
 
 
 @njit(cache=True, nogil=True)
@@ -123,15 +123,8 @@ def group_flows(src, dst, nbytes, n_nodes):
                     g = _open_group(g, f, first, count, chain, inverse)
                     break
                 t = chain[t]
-        if g - lo > 1:
-            _sort_source_groups(lo, g, dst, nbytes, first, count, remap)
-            moved = False
-            for k in range(g - lo):
-                if remap[k] != lo + k:
-                    moved = True
-                    break
-            if moved:
-                for i in range(start[s], start[s + 1]):
-                    f = order[i]
-                    inverse[f] = remap[inverse[f] - lo]
+        if g - lo > 1 and _sort_source_groups(lo, g, dst, nbytes, first, count, remap):
+            for i in range(start[s], start[s + 1]):
+                f = order[i]
+                inverse[f] = remap[inverse[f] - lo]
     return first[:g].copy(), count[:g].copy(), inverse

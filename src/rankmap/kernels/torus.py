@@ -235,7 +235,8 @@ def _dor_ring_sums(src, dst, nbytes, counts, dims, strides, wrap, link_bytes, li
                 if direction > 0:               # links leaving c, c+1, ..., c+h-1 upwards
                     _mark_run(diff_b, diff_s, base, stride, n, 2 * d, nd2, c, h, b, cnt)
                 else:                           # links leaving c, c-1, ..., c-h+1 downwards
-                    _mark_run(diff_b, diff_s, base, stride, n, 2 * d + 1, nd2, c - h + 1, h, b, cnt)
+                    _mark_run(diff_b, diff_s, base, stride, n, 2 * d + 1, nd2, c - h + 1, h, b,
+                              cnt)
             h_total += h
             node = base + tc * stride
         flow_hops[f] = h_total

@@ -413,8 +413,8 @@ def route_deltas(router, moved):
         on any old or new route, the byte change on each, and every moved flow's hops before
         and after (row sums of the paths over the machine's
         :attr:`~rankmap.machines.Machine.hop_links`, as :meth:`Router.loads` counts them).
-        Sizes follow the flows; a phases x links scratch is used only when the routes hold at least an
-        eighth as many entries.
+        Sizes follow the flows; a phases x links scratch is used only when the routes hold at
+        least an eighth as many entries.
     """
     live = [i for i, mf in enumerate(moved) if mf is not None]
     out = [None] * len(moved)
@@ -460,8 +460,8 @@ class _Loads:
         # UGAL's routes depend on the whole phase's traffic: such phases are routed afresh
         self.whole_phase = type(self.router).for_phase is not Router.for_phase
         node = place.node(place.pos_of)
-        self.loads = [grouped_loads(self.router, node[s], node[d], b)[0].bytes
-                      .astype(np.float64) for s, d, b in self.phases]
+        routed = [grouped_loads(self.router, node[s], node[d], b)[0] for s, d, b in self.phases]
+        self.loads = [ld.bytes.astype(np.float64) for ld in routed]
         self.top = [float(x.max()) if x.size else 0.0 for x in self.loads]
         self.max = max(self.top, default=0.0)
         self.sq = sum(float(np.dot(x, x)) for x in self.loads)

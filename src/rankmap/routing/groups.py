@@ -4,8 +4,8 @@ With several ranks per node, many flows of a phase join the same two nodes with 
 (fft2d:128x128 on bgp:4096 in rank order: 2,080,768 flows a phase, 520,192 and 131,072
 groups). Every router sends such flows the same way once its choices are fixed for the phase
 (:meth:`Router.for_phase`), so a phase is routed as its groups, each with its multiplicity,
-and the per-flow results (hops) are read back through the groups. The time model takes the same groups
-(:func:`rankmap.timing.model.flow_times`).
+and the per-flow results (hops) are read back through the groups. The time model takes the
+same groups (:func:`rankmap.timing.model.flow_times`).
 """
 
 from __future__ import annotations
