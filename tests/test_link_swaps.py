@@ -8,15 +8,19 @@ from rankmap.allocation import whole_machine
 from rankmap.evaluation import Evaluator
 from rankmap.machines import parse_machine
 from rankmap.mappers import build_mapping
-from rankmap.mappers.swap_refine import crosses
 from rankmap.patterns import parse_pattern
 from rankmap.routing import router_for
 
 
-@settings(max_examples=40, deadline=None)
-@given(st.sampled_from(["torus:4x3x5", "mesh:4x4", "torus:6x2:wrap=x", "torus:8"]),
-       st.sampled_from(["dor", "adaptive"]), st.integers(0, 2**31 - 1))
-def test_crosses_matches_the_routers_paths(spec, routing, seed):
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from([(spec, r) for spec in ("torus:4x3x5", "mesh:4x4", "torus:6x2:wrap=x",
+                                               "torus:8") for r in ("dor", "adaptive")]
+                       + [("dragonfly:groups=4,rows=2,cols=2,nodes=2", "minimal"),
+                          ("dragonfly:groups=4,rows=2,cols=2,nodes=2", "valiant"),
+                          ("fattree:k=4:levels=2", "dmodk"), ("fattree:k=4:levels=2", "ecmp")]),
+       st.integers(0, 2**31 - 1))
+def test_crosses_matches_the_routers_paths(case, seed):
+    spec, routing = case
     machine = parse_machine(spec)
     router = router_for(machine, routing)
     rng = np.random.default_rng(seed)
@@ -27,7 +31,7 @@ def test_crosses_matches_the_routers_paths(spec, routing, seed):
         col = paths[:, int(link)]
         expect = np.zeros(len(src), dtype=bool)
         expect[col.indices[col.data > 0]] = True
-        assert np.array_equal(crosses(router, src, dst, int(link)), expect)
+        assert np.array_equal(router.crosses(src, dst, int(link)), expect)
 
 
 def test_graph_relieves_the_busiest_link_every_rank_order_shares():

@@ -33,7 +33,7 @@ from ..validate import check_limit
 #: this many link visits per dense link slot, and walks every path otherwise
 RING_SUM_RATIO = 4
 
-__all__ = ["route_dor", "dor_paths", "adaptive_templates", "route_adaptive", "adaptive_paths"]
+__all__ = ["route_dor", "dor_crosses", "dor_paths", "adaptive_templates", "route_adaptive", "adaptive_paths"]
 
 
 @njit(cache=True, nogil=True)
@@ -125,6 +125,37 @@ def _dor_walk(s, t, dims, strides, wrap, out):
             node += (c2 - c) * stride
             c = c2
     return h_total
+
+
+@njit(cache=True, nogil=True)
+def dor_crosses(src, dst, dims, strides, wrap, slot):
+    """Whether the dimension-order walk of every flow takes the dense link slot ``slot``.
+
+    Parameters
+    ----------
+    src, dst : ndarray of int64, shape (n_flows,)
+        Source and destination node of every flow.
+    dims, strides : ndarray of int64, shape (ndim,)
+        Sides and node-id strides of the torus/mesh.
+    wrap : ndarray of bool, shape (ndim,)
+        Whether each dimension wraps around.
+    slot : int
+        Dense link slot (``node*2*ndim + 2*dim + (0 for +, 1 for -)``).
+
+    Returns
+    -------
+    ndarray of bool, shape (n_flows,)
+        True for the flows whose path crosses that link.
+    """
+    out = np.zeros(src.shape[0], dtype=np.bool_)
+    path = np.empty(max(1, int(dims.sum())), dtype=np.int64)
+    for f in range(src.shape[0]):
+        h = _dor_walk(src[f], dst[f], dims, strides, wrap, path)
+        for k in range(h):
+            if path[k] == slot:
+                out[f] = True
+                break
+    return out
 
 
 @njit(cache=True, nogil=True)

@@ -37,7 +37,7 @@ from ..routing import Router, router_for
 from ..routing.groups import grouped_loads
 
 __all__ = ["UnitPlacement", "hop_swap_passes", "link_swaps", "hop_bytes", "unit_phases",
-           "placement_key", "flows_over_link", "crosses", "side_gain", "symmetric_bytes",
+           "placement_key", "flows_over_link", "side_gain", "symmetric_bytes",
            "partner_entries"]
 
 
@@ -218,7 +218,7 @@ def flows_over_link(router, src, dst, at, hops, alloc_nodes, link: int) -> np.nd
     cand = _could_cross(router.machine, src, dst, at, hops, alloc_nodes, link)
     if len(cand) == 0:
         return cand
-    return cand[crosses(router, alloc_nodes[at[src[cand]]], alloc_nodes[at[dst[cand]]], link)]
+    return cand[router.crosses(alloc_nodes[at[src[cand]]], alloc_nodes[at[dst[cand]]], link)]
 
 
 def _could_cross(machine, src, dst, at, hops, alloc_nodes, link: int) -> np.ndarray:
@@ -228,29 +228,6 @@ def _could_cross(machine, src, dst, at, hops, alloc_nodes, link: int) -> np.ndar
     to_a = machine.hop_distance(alloc_nodes, np.full(len(alloc_nodes), a_node))
     from_b = machine.hop_distance(np.full(len(alloc_nodes), b_node), alloc_nodes)
     return _flows_on_a_shortest_path(src, dst, at, hops, to_a, from_b)
-
-
-def crosses(router, src_node, dst_node, link: int) -> np.ndarray:
-    """Whether each flow from ``src_node`` to ``dst_node`` puts bytes on ``link``.
-
-    Parameters
-    ----------
-    router : Router
-        The routing (its :meth:`~rankmap.routing.Router.path_arrays`).
-    src_node, dst_node : numpy.ndarray
-        Machine node of every flow's ends.
-    link : int
-        The directed link.
-
-    Returns
-    -------
-    numpy.ndarray
-        bool per flow: True when a (fraction of the) flow is routed over ``link``.
-    """
-    ptr, links, frac = router.path_arrays(src_node, dst_node)
-    hit = (np.asarray(links) == link) & (np.asarray(frac) > 0)
-    rows = np.repeat(np.arange(len(src_node)), np.diff(ptr))
-    return np.bincount(rows[hit], minlength=len(src_node)) > 0
 
 
 def partner_entries(indptr: np.ndarray, units: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -682,8 +659,8 @@ def link_swaps(phases, place: UnitPlacement, machine, routing, neighbours, seed:
                     # only targets that take this flow off the link
                     pn = np.full(len(tps), place.node(place.pos_of[partner]))
                     tn = place.node(tps)
-                    on = (crosses(st.router, tn, pn, best_l) if mover == s[f]
-                          else crosses(st.router, pn, tn, best_l))
+                    on = (st.router.crosses(tn, pn, best_l) if mover == s[f]
+                          else st.router.crosses(pn, tn, best_l))
                     tps = tps[~on]
                 if len(tps) == 0:
                     continue

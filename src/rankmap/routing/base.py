@@ -120,6 +120,27 @@ class Router(ABC):
                          streams=np.rint(np.asarray(ones.T @ many)).astype(np.int64).ravel(),
                          flow_hops=np.asarray(P.sum(axis=1)).ravel())
 
+    def crosses(self, src, dst, link: int) -> np.ndarray:
+        """Whether each flow ``src[f] -> dst[f]`` puts bytes on directed link ``link``.
+
+        Parameters
+        ----------
+        src, dst : array of int
+            Source and destination node ids of every flow.
+        link : int
+            The directed link.
+
+        Returns
+        -------
+        numpy.ndarray
+            bool per flow: True when a (fraction of the) flow is routed over ``link``; the
+            same as a non-zero entry in that column of :meth:`paths`.
+        """
+        ptr, links, frac = self.path_arrays(src, dst)
+        hit = (np.asarray(links) == link) & (np.asarray(frac) > 0)
+        rows = np.repeat(np.arange(len(src)), np.diff(ptr))
+        return np.bincount(rows[hit], minlength=len(src)) > 0
+
     def for_phase(self, src, dst, nbytes) -> "Router":
         """The router with its choices fixed for this phase's flows (``self`` unless the
         routing decides from the traffic).

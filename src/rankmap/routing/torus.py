@@ -51,6 +51,14 @@ class DOR(_GridRouter):
         return tk.dor_paths(src, dst, m.dims, m.strides, m.wrap,
                             link_of_slot=m.link_of_dense_slot)
 
+    def crosses(self, src, dst, link: int) -> np.ndarray:
+        """Whether each flow's walk takes ``link`` (see :meth:`Router.crosses`), walked
+        without building the paths."""
+        m = self.machine
+        return tk.dor_crosses(np.ascontiguousarray(src, dtype=np.int64),
+                              np.ascontiguousarray(dst, dtype=np.int64), m.dims, m.strides,
+                              m.wrap, int(m.dense_slot_of_link[link]))
+
     def loads(self, src, dst, nbytes, counts=None) -> LinkLoads:
         """Link bytes, streams, hops along the same walk as :meth:`paths` (``counts``: see
         :meth:`Router.loads`)."""
