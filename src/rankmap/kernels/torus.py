@@ -33,7 +33,8 @@ from ..validate import check_limit
 #: this many link visits per dense link slot, and walks every path otherwise
 RING_SUM_RATIO = 4
 
-__all__ = ["route_dor", "dor_crosses", "dor_paths", "adaptive_templates", "route_adaptive", "adaptive_paths"]
+__all__ = ["route_dor", "dor_crosses", "dor_paths", "side_gain_grid", "adaptive_templates",
+           "route_adaptive", "adaptive_paths"]
 
 
 @njit(cache=True, nogil=True)
@@ -93,6 +94,107 @@ def hop_distances(a, b, dims, strides, wrap):
                 d = dims[k] - d
             h += d
         out[i] = h
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _hop_distance(a, b, dims, strides, wrap):
+    """Shortest hop count between nodes a and b (the rule of :func:`hop_distances`)."""
+    h = 0
+    for k in range(dims.shape[0]):
+        d = (a // strides[k]) % dims[k] - (b // strides[k]) % dims[k]
+        if d < 0:
+            d = -d
+        if wrap[k] and dims[k] - d < d:
+            d = dims[k] - d
+        h += d
+    return h
+
+
+@njit(cache=True, nogil=True)
+def side_gain_grid(indptr, indices, data, units, other, node_from, node_to, node_of_unit,
+                   dims, strides, wrap):
+    """Hop-bytes saved by moving each of ``units`` from node ``node_from`` to ``node_to``.
+
+    For each proposal i, the sum over the CSR partners x of ``units[i]`` other than
+    ``other[i]`` of ``data * (h(node_from[i], node_of_unit[x]) - h(node_to[i],
+    node_of_unit[x]))``, added in the partners' order (the sums
+    ``rankmap.mappers.swap_refine.side_gain`` makes on any machine, bit for bit).
+
+    Parameters
+    ----------
+    indptr, indices, data : ndarray
+        CSR of the bytes between units (both directions).
+    units, other : ndarray of int64, shape (m,)
+        Unit moving (-1: none, saves 0) and the unit it swaps with (-1: none).
+    node_from, node_to : ndarray of int64, shape (m,)
+        Node the unit leaves and the node it takes.
+    node_of_unit : ndarray of int64
+        Node of every unit.
+    dims, strides : ndarray of int64, shape (ndim,)
+        Sides and node-id strides of the torus/mesh.
+    wrap : ndarray of bool, shape (ndim,)
+        Whether each dimension wraps around.
+
+    Returns
+    -------
+    ndarray of float64, shape (m,)
+        Bytes x hops saved per proposal (negative: added).
+    """
+    m = units.shape[0]
+    nd = dims.shape[0]
+    out = np.zeros(m, dtype=np.float64)
+    entries = 0
+    for i in range(m):
+        if units[i] >= 0:
+            entries += indptr[units[i] + 1] - indptr[units[i]]
+    n_nodes = 1
+    for k in range(nd):
+        n_nodes *= dims[k]
+    if entries <= 2 * n_nodes:        # few entries: divide per node, no table
+        for i in range(m):
+            u = units[i]
+            if u < 0:
+                continue
+            acc = 0.0
+            for k in range(indptr[u], indptr[u + 1]):
+                x = indices[k]
+                if x == other[i]:
+                    continue
+                nx = node_of_unit[x]
+                d = (_hop_distance(node_from[i], nx, dims, strides, wrap)
+                     - _hop_distance(node_to[i], nx, dims, strides, wrap))
+                acc += data[k] * np.float64(d)
+            out[i] = acc
+        return out
+    coords = _node_coords(dims, strides, n_nodes)
+    for i in range(m):
+        u = units[i]
+        if u < 0:
+            continue
+        a = node_from[i]
+        b = node_to[i]
+        acc = 0.0
+        for k in range(indptr[u], indptr[u + 1]):
+            x = indices[k]
+            if x == other[i]:
+                continue
+            nx = node_of_unit[x]
+            d = 0
+            for j in range(nd):
+                da = coords[a, j] - coords[nx, j]
+                if da < 0:
+                    da = -da
+                if wrap[j] and dims[j] - da < da:
+                    da = dims[j] - da
+                db = coords[b, j] - coords[nx, j]
+                if db < 0:
+                    db = -db
+                if wrap[j] and dims[j] - db < db:
+                    db = dims[j] - db
+                d += da - db
+            acc += data[k] * np.float64(d)
+        out[i] = acc
     return out
 
 

@@ -33,12 +33,14 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
+from ..kernels.torus import side_gain_grid
+from ..machines import GridMachine
 from ..routing import Router, router_for
 from ..routing.groups import grouped_loads
 
 __all__ = ["UnitPlacement", "hop_swap_passes", "link_swaps", "hop_bytes", "unit_phases",
-           "placement_key", "flows_over_link", "side_gain", "symmetric_bytes",
-           "partner_entries"]
+           "placement_key", "flows_over_link", "side_gain", "side_gain_vectorised",
+           "symmetric_bytes", "partner_entries"]
 
 
 class UnitPlacement:
@@ -280,6 +282,29 @@ def side_gain(w, units, other, p_from, p_to, place, machine):
     -------
     numpy.ndarray
         float64 bytes x hops saved per proposal (negative: added).
+    """
+    if isinstance(machine, GridMachine):
+        # compiled: no per-entry temporaries (partner expansion, node and distance arrays)
+        return side_gain_grid(w.indptr, w.indices, w.data, np.asarray(units, dtype=np.int64),
+                              np.asarray(other, dtype=np.int64), place.node(p_from),
+                              place.node(p_to), place.node(place.pos_of), machine.dims,
+                              machine.strides, machine.wrap)
+    return side_gain_vectorised(w, units, other, p_from, p_to, place, machine)
+
+
+def side_gain_vectorised(w, units, other, p_from, p_to, place, machine):
+    """:func:`side_gain` on any machine, vectorised with numpy (the same sums, parameters
+    and result).
+
+    Parameters
+    ----------
+    w, units, other, p_from, p_to, place, machine
+        As :func:`side_gain`.
+
+    Returns
+    -------
+    numpy.ndarray
+        float64 bytes x hops saved per proposal.
     """
     m = len(units)
     rows, flat = partner_entries(w.indptr, units)
