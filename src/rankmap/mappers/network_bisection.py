@@ -195,20 +195,24 @@ def _bisect(q: sp.csr_matrix, verts: np.ndarray, n0: int, in_dom: np.ndarray,
     return _swap_passes(cut, side0, SWAP_PASSES)
 
 
-def _external(q, verts, in_dom, centre_of, targets, machine):
-    """(len(verts), len(targets)) hop x bytes from each vertex to its partners outside the
-    domain if the vertex sat on each target node."""
-    n = len(verts)
-    coo = q[verts].tocoo()
+def _external(rows, in_dom, centre_of, targets, machine):
+    """(len(rows), len(targets)) hop x bytes from each vertex (a row of ``rows``: the graph's
+    rows of the domain) to its partners outside the domain if the vertex sat on each target
+    node; one hop-distance call for every target."""
+    n = rows.shape[0]
+    coo = rows.tocoo()
     outside = ~in_dom[coo.col]
     r, u, w = coo.row[outside], coo.col[outside], coo.data[outside]
-    out = np.zeros((n, len(targets)))
-    if len(u):
-        cu = centre_of[u]
-        for j, t in enumerate(targets):
-            d = machine.hop_distance(np.full(len(u), t), cu).astype(np.float64)
-            out[:, j] = np.bincount(r, weights=w * d, minlength=n)
-    return out
+    if not len(u):
+        return np.zeros((n, len(targets)))
+    cu = centre_of[u]
+    t = len(targets)
+    d = machine.hop_distance(np.repeat(np.asarray(targets), len(u)),
+                             np.tile(cu, t)).astype(np.float64)
+    # target j's sums in bins j*n .. j*n+n-1, each added in entry order as one bincount would
+    flat = np.bincount(np.tile(r, t) + np.repeat(np.arange(t) * n, len(u)),
+                       weights=np.tile(w, t) * d, minlength=t * n)
+    return flat.reshape(t, n).T.copy()
 
 
 def _place_leaf(q, verts, nodes, in_dom, centre_of, machine) -> np.ndarray:
@@ -217,8 +221,9 @@ def _place_leaf(q, verts, nodes, in_dom, centre_of, machine) -> np.ndarray:
     import itertools
 
     s = len(verts)
-    ext = _external(q, verts, in_dom, centre_of, nodes, machine)
-    wint = _induced(q[verts], verts).toarray()
+    rows = q[verts]
+    ext = _external(rows, in_dom, centre_of, nodes, machine)
+    wint = _induced(rows, verts).toarray()
     ii, jj = np.meshgrid(np.arange(s), np.arange(s), indexing="ij")
     dist = machine.hop_distance(nodes[ii.ravel()], nodes[jj.ravel()]).reshape(s, s)
     perms = np.array(list(itertools.permutations(range(s))), dtype=np.int64)
