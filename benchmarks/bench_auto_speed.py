@@ -140,19 +140,16 @@ def render(rows) -> str:
 
 #: hand-written analysis appended to the generated table (edit after a run)
 NOTES = """
-Written by hand after the run (2026-11-25 evening, commit 6f0e0cb, load average 1-1.5).
-Since the previous run (71cd33a): a phase is routed once per group of identical flows and
-the time model reuses the groups (evaluation 0.6-0.75x), and `graph` cuts its node parts in
-KaHIP's FAST mode on every graph (ECO before, below 2^18 adjacency entries;
-RESULTS_kahip_mode.md). Against the previous run: the 27-point stencil 5.35 -> 4.17 s (12.9x
--> 7.9x Scotch: `graph` 3.8 -> 1.8 s), fft2d 14.19 -> 13.91 s (`graph` 5.5 s, refinements 2.3
-s and evaluation 1.9 s of it), the 2-D periodic stencil 4.23 -> 4.30 s, BG/P 2.49 -> 2.23 s;
-the scattered 3-D stencil 44.86 -> 51.60 s (4.4x -> 5.0x), because FAST's cut gives `graph` a
-much better start (predicted time 0.049 -> 0.035 s) that `refine` then works longer on: the
-pick, `refine:graph`, has 0.57x Scotch's predicted time (0.86x before). **Not met**: `auto`
-takes 7.9-20.5x Scotch's CPU time at 4,096 ranks, 5.0x on the 8,192-rank scattered stencil
-and 0.2x on the 16,384-rank BG/P box. Every pick is faster than Scotch's placement (predicted
-time 0.18-0.82x), and `auto (all)` agrees with `auto` in every row.
+Written by hand after the run (2026-11-25 evening, commit 8477fde, the box quieter than in the
+run below: Scotch itself 0.45/0.57/0.43/9.97/9.23 s against 0.53/0.68/0.42/11.58/10.27 s).
+Since that run, `graph`'s hop-bytes gains run as one compiled loop on tori and meshes,
+`Router.crosses` walks DOR paths without building them, and the network bisection's leaves
+take one hop-distance call; every placement is the same (compares byte-identical). `auto`:
+27-point 4.17 -> 3.38 s (7.5x Scotch), fft2d 13.91 -> 10.64 s (18.8x), 2-D periodic 4.30 ->
+3.47 s (8.1x), BG/P 2.23 -> 2.30 s (0.2x), scattered 3-D stencil 51.60 -> 44.68 s (4.8x).
+The scattered stencil's ratio to Scotch's predicted time moved from 0.57 to 0.42 with the same
+pick: Scotch's own result varies from run to run (`amk_grf`'s targets are random) and the best
+of its 3 runs counts. **Not met**: `auto` takes 7.5-18.8x Scotch's CPU time at 4,096 ranks.
 """
 
 

@@ -3,7 +3,7 @@
 
 A README example once stopped working when an input limit came in (the time model's route
 entries on a fat tree) and nothing noticed; this keeps the examples true. The slowest one,
-`compare --mappings all` on bgp:4096 + fft2d:128x128 (about 35 s), is timed by
+`compare --mappings all` on bgp:4096 + fft2d:128x128 (about 30 s), is timed by
 `benchmarks/bench_targets.py` instead.
 """
 
