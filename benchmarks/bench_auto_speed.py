@@ -19,6 +19,10 @@ Run: ``make bench ONLY=auto_speed`` or ``.venv/bin/python benchmarks/bench_auto_
 
 from __future__ import annotations
 
+from rankmap.threads import limit_blas_threads
+
+limit_blas_threads()  # as the command line does, before numpy loads (rankmap.threads)
+
 import os
 import resource
 import statistics

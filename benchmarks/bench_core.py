@@ -15,7 +15,16 @@ Writes benchmarks/RESULTS_core.md. Run: ``make bench`` or ``.venv/bin/python ben
 
 from __future__ import annotations
 
-import os
+from rankmap.threads import child_environ, limit_blas_threads
+
+limit_blas_threads()  # as the command line does, before numpy loads (rankmap.threads)
+
+import os  # noqa: E402
+
+# a user's warm start reads cached bytecode; a PYTHONDONTWRITEBYTECODE in the benchmark's
+# environment would compile every rankmap module again in every timed process (~0.08 s)
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+
 import shutil
 import statistics
 import subprocess
@@ -43,7 +52,8 @@ def timed_process(cmd: list[str]) -> tuple[float, float, float, float]:
     """Wall seconds, peak resident memory (MiB), user and system CPU seconds of one child
     process."""
     t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            env=child_environ())   # the command sets its own limits
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - t0
     proc.returncode = os.waitstatus_to_exitcode(status)

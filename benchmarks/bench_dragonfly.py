@@ -14,6 +14,10 @@ Writes benchmarks/RESULTS_dragonfly.md. Run: ``.venv/bin/python benchmarks/bench
 
 from __future__ import annotations
 
+from rankmap.threads import limit_blas_threads
+
+limit_blas_threads()  # as the command line does, before numpy loads (rankmap.threads)
+
 import os
 import sys
 from rankmap.routing import router_for

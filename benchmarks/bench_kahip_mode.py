@@ -12,6 +12,10 @@ Run: ``make bench ONLY=kahip_mode`` or ``.venv/bin/python benchmarks/bench_kahip
 
 from __future__ import annotations
 
+from rankmap.threads import limit_blas_threads
+
+limit_blas_threads()  # as the command line does, before numpy loads (rankmap.threads)
+
 import os
 import sys
 import time

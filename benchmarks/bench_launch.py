@@ -14,6 +14,10 @@ benchmarks/RESULTS_launch.md. Run: ``make bench ONLY=launch`` or
 
 from __future__ import annotations
 
+from rankmap.threads import limit_blas_threads
+
+limit_blas_threads()  # as the command line does, before numpy loads (rankmap.threads)
+
 import os
 import sys
 

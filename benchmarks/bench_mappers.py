@@ -18,6 +18,10 @@ Run: ``make bench`` or ``.venv/bin/python benchmarks/bench_mappers.py``.
 
 from __future__ import annotations
 
+from rankmap.threads import limit_blas_threads
+
+limit_blas_threads()  # as the command line does, before numpy loads (rankmap.threads)
+
 import os
 import shutil
 import statistics

@@ -14,6 +14,10 @@ Writes benchmarks/RESULTS_nodes.md. Run: ``make bench ONLY=nodes``.
 
 from __future__ import annotations
 
+from rankmap.threads import limit_blas_threads
+
+limit_blas_threads()  # as the command line does, before numpy loads (rankmap.threads)
+
 import os
 import statistics
 import time

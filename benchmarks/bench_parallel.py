@@ -19,6 +19,10 @@ benchmarks/RESULTS_parallel.md. Run: ``make bench ONLY=parallel``.
 
 from __future__ import annotations
 
+from rankmap.threads import limit_blas_threads
+
+limit_blas_threads()  # as the command line does, before numpy loads (rankmap.threads)
+
 import datetime
 import os
 import shutil

@@ -12,6 +12,10 @@ Writes benchmarks/RESULTS_patterns.md. Run: ``make bench ONLY=patterns``.
 
 from __future__ import annotations
 
+from rankmap.threads import limit_blas_threads
+
+limit_blas_threads()  # as the command line does, before numpy loads (rankmap.threads)
+
 import os
 import statistics
 import time

@@ -21,6 +21,10 @@ Writes benchmarks/RESULTS_pmpi.md. Run: ``make bench ONLY=pmpi``.
 
 from __future__ import annotations
 
+from rankmap.threads import limit_blas_threads
+
+limit_blas_threads()  # as the command line does, before numpy loads (rankmap.threads)
+
 import os
 import resource
 import shutil

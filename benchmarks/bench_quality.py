@@ -34,6 +34,10 @@ the listed ones; see :func:`main`).
 
 from __future__ import annotations
 
+from rankmap.threads import limit_blas_threads
+
+limit_blas_threads()  # as the command line does, before numpy loads (rankmap.threads)
+
 import os
 import resource
 import shutil

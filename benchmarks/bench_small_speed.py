@@ -26,7 +26,16 @@ Run: ``make bench ONLY=small_speed`` or ``.venv/bin/python benchmarks/bench_smal
 
 from __future__ import annotations
 
-import os
+from rankmap.threads import child_environ, limit_blas_threads
+
+limit_blas_threads()  # as the command line does, before numpy loads (rankmap.threads)
+
+import os  # noqa: E402
+
+# a user's warm start reads cached bytecode; a PYTHONDONTWRITEBYTECODE in the benchmark's
+# environment would compile every rankmap module again in every timed process (~0.08 s)
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+
 import resource
 import statistics
 import subprocess
@@ -52,7 +61,7 @@ def _children_cpu() -> float:
 
 def _run(argv: list[str], src: str | None) -> tuple[float, float, bytes]:
     """CPU and wall seconds of one ``rankmap`` process (``src``: the package's source dir)."""
-    env = dict(os.environ)
+    env = child_environ()      # each tree's own command line sets its thread limits
     if src:
         env["PYTHONPATH"] = src
     c0, t0 = _children_cpu(), time.perf_counter()

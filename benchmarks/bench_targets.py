@@ -17,6 +17,10 @@ Median wall, user and system CPU seconds and peak resident memory of
 
 from __future__ import annotations
 
+from rankmap.threads import limit_blas_threads
+
+limit_blas_threads()  # as the command line does, before numpy loads (rankmap.threads)
+
 import os
 import statistics
 import subprocess

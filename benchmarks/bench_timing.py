@@ -9,6 +9,10 @@ benchmarks/RESULTS_timing.md.
 
 from __future__ import annotations
 
+from rankmap.threads import limit_blas_threads
+
+limit_blas_threads()  # as the command line does, before numpy loads (rankmap.threads)
+
 import argparse
 import os
 import statistics

@@ -19,6 +19,10 @@ Run: ``.venv/bin/python benchmarks/lulesh_spec.py [--machine SPEC]``.
 
 from __future__ import annotations
 
+from rankmap.threads import limit_blas_threads
+
+limit_blas_threads()  # as the command line does, before numpy loads (rankmap.threads)
+
 import argparse
 import dataclasses
 import os

@@ -6,6 +6,10 @@ Results are printed and written to benchmarks/RESULTS_*.md by each script.
 
 from __future__ import annotations
 
+from rankmap.threads import limit_blas_threads
+
+limit_blas_threads()  # as the command line does, before numpy loads (rankmap.threads)
+
 import glob
 import os
 import runpy

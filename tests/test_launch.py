@@ -168,9 +168,12 @@ def test_launch_execs_the_launcher(tmp_path):
     fake = tmp_path / "bin" / "srun"
     fake.parent.mkdir()
     fake.write_text('#!/bin/sh\necho "ARGS $*"\necho "FILE $SLURM_HOSTFILE"\n'
-                    'head -n 1 "$SLURM_HOSTFILE"\n')
+                    'head -n 1 "$SLURM_HOSTFILE"\n'
+                    'echo "BLAS ${OPENBLAS_NUM_THREADS-unset} ${MKL_NUM_THREADS-unset}"\n')
     fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
-    env = {k: v for k, v in os.environ.items() if k not in JOB_VARS}
+    env = {k: v for k, v in os.environ.items()
+           if k not in JOB_VARS and k not in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
+    env.update(MKL_NUM_THREADS="3")   # the user's own setting reaches the program
     env.update(PATH=f"{fake.parent}{os.pathsep}{env.get('PATH', '')}", SLURM_JOB_ID="9",
                SLURM_JOB_NODELIST="node[0-1]-0", SLURM_TASKS_PER_NODE="2(x2)")
     proc = subprocess.run([sys.executable, "-c", "import sys; from rankmap.cli import main; "
@@ -183,6 +186,8 @@ def test_launch_execs_the_launcher(tmp_path):
     assert lines[0] == "ARGS --distribution=arbitrary -n 4 ./app"
     assert lines[1] == f"FILE {tmp_path / 'rankmap-9.slurm'}"
     assert lines[2] == "node0-0"
+    # rankmap ran with one BLAS thread; the program gets the user's environment back
+    assert lines[3] == "BLAS unset 3"
 
 
 def test_cray_node_names_from_slurm(slurm_job, tmp_path, capsys):

@@ -95,6 +95,9 @@ def main(argv: list[str] | None = None) -> int:
     """
     import warnings
 
+    from ..threads import limit_blas_threads
+
+    limit_blas_threads()  # before numpy and scipy load (rankmap.threads says why)
     command = "rankmap"
     try:
         from ..io.atomic import install_signal_cleanup

@@ -9,6 +9,7 @@ import shutil
 import sys
 
 from ..errors import RankmapError
+from ..threads import child_environ
 from ..io.atomic import check_writable, write_atomic
 from ..io.emit import get_emitter
 from ..launch import command_for, job_allocation, job_hosts, launcher_format, launcher_ranks
@@ -147,7 +148,7 @@ def _exec(argv: list[str], env: dict[str, str], dry_run: bool) -> int:
         return 0
     sys.stdout.flush()
     sys.stderr.flush()
-    os.execvpe(argv[0], argv, {**os.environ, **env})
+    os.execvpe(argv[0], argv, child_environ(env))
     return 0  # not reached: exec replaces the process
 
 
@@ -233,7 +234,7 @@ def run_search_job(args, spec, argv, fmt, job, allocation, path) -> str:
             raise RankmapError(f"search launcher {cmd[0]!r} not found on PATH")
         sys.stderr.flush()
         proc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                              text=True)
+                              text=True, env=child_environ())
     finally:
         try:
             os.unlink(hostfile)

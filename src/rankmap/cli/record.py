@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 from ..errors import RankmapError
+from ..threads import child_environ
 from ..io.atomic import check_writable
 from ..pmpi.build import library_path
 from ..pmpi.environment import launcher_env_args
@@ -88,7 +89,7 @@ def run(args) -> int:
     mtime = os.stat(path).st_mtime_ns if os.path.exists(path) else None
     cmd = launcher_env_args(argv, list(env))
     try:
-        proc = subprocess.run(cmd, env={**os.environ, **env})
+        proc = subprocess.run(cmd, env=child_environ(env))
     except FileNotFoundError:
         raise RankmapError(f"launcher {argv[0]!r} not found") from None
     except KeyboardInterrupt:

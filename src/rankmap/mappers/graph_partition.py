@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.sparse.csgraph import reverse_cuthill_mckee
 
 from ..errors import RankmapError
 from .geometry import bisect_order, flows_all_phases
@@ -133,6 +132,8 @@ def drb_cores(graph: sp.csr_matrix, machine, allocation, seed: int) -> np.ndarra
             core_of_rank[ranks] = part[0] * cpn + np.arange(len(ranks))
             continue
         if len(ranks) <= SMALL_PART:
+            # imported here: scipy.sparse.csgraph adds 65 ms to every start-up
+            from scipy.sparse.csgraph import reverse_cuthill_mckee
             sub = graph[ranks][:, ranks].tocsr()
             rorder = ranks[reverse_cuthill_mckee(sub, symmetric_mode=True)]
             porder = part[bisect_order(geo[part])]

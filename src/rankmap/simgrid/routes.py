@@ -22,6 +22,7 @@ import numpy as np
 
 from ..routing import router_for
 from ..errors import RankmapError
+from ..threads import child_environ
 from .build import compiled_program, find_tool
 from .platform import platform_xml
 
@@ -89,7 +90,7 @@ def simgrid_routes(machine, pairs) -> list[list[tuple[str, float]]]:
             fh.write(platform_xml(machine))
         np.savetxt(plist, pairs, fmt="%d")
         proc = subprocess.run([exe, plat, plist, "--log=root.thres:critical"],
-                              capture_output=True, text=True)
+                              capture_output=True, text=True, env=child_environ())
     if proc.returncode != 0:
         tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
         raise RankmapError(f"SimGrid route dump failed (exit {proc.returncode}): {tail}")

@@ -54,6 +54,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import RankmapError
+from ..threads import child_environ
 from .build import compiled_program, find_tool
 from .flowfile import flow_file_bytes
 from .platform import check_supported, hostfile, platform_xml
@@ -260,7 +261,8 @@ def simulate(machine, pattern, node_of_rank, routing: str = "dor", mem_bw: float
                *SMPI_CONFIG, exe, *run.args]
         t0 = time.perf_counter()
         try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=tmp)
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=tmp,
+                                  env=child_environ())
         except subprocess.TimeoutExpired:
             raise SimulationTimeout(f"SMPI simulation exceeded --timeout {timeout:g} s") from None
         wall = time.perf_counter() - t0
