@@ -397,7 +397,8 @@ def _flow_csr(src, dst, n_units):
 
 def route_deltas(router, moved):
     """Changed links, their byte change and the moved flows' hops, per phase, from one call
-    of the router's paths for all phases together (link ids offset by phase).
+    of the router's :meth:`~rankmap.routing.Router.link_sums_by_part` for all phases
+    together (each phase a part).
 
     Parameters
     ----------
@@ -415,8 +416,6 @@ def route_deltas(router, moved):
         on any old or new route, the byte change on each, and every moved flow's hops before
         and after (row sums of the paths over the machine's
         :attr:`~rankmap.machines.Machine.hop_links`, as :meth:`Router.loads` counts them).
-        Sizes follow the flows; a phases x links scratch is used only when the routes hold at
-        least an eighth as many entries.
     """
     live = [i for i, mf in enumerate(moved) if mf is not None]
     out = [None] * len(moved)
@@ -426,22 +425,9 @@ def route_deltas(router, moved):
     dst = np.concatenate([x for i in live for x in (moved[i][2], moved[i][3])])
     w = np.concatenate([x for i in live for x in (-moved[i][4], moved[i][4])])
     sizes = [len(moved[i][4]) for i in live]
-    phase = np.repeat(np.arange(len(live)), [2 * k for k in sizes])
-    p_ptr, p_links, p_frac = router.path_arrays(src, dst, w)
-    rows = np.repeat(np.arange(len(src)), np.diff(p_ptr))
-    n_links, hop = router.machine.n_links, router.machine.hop_links
-    hops = np.bincount(rows, p_frac if hop is None else p_frac * hop[p_links],
-                       minlength=len(src)).astype(np.float64)
-    flat = phase[rows] * n_links + p_links
-    if len(live) * n_links <= 8 * len(flat):
-        # dense accumulation is cheaper than sorting when the entries outnumber the slots;
-        # both add each key's entries in the same order
-        dense = np.bincount(flat, p_frac * w[rows], minlength=len(live) * n_links)
-        keys = np.flatnonzero(np.bincount(flat, minlength=len(live) * n_links))
-        delta = dense[keys]
-    else:
-        keys, inv = np.unique(flat, return_inverse=True)
-        delta = np.bincount(inv.ravel(), p_frac * w[rows], minlength=len(keys))
+    phase = np.repeat(np.arange(len(live), dtype=np.int64), [2 * k for k in sizes])
+    keys, delta, hops = router.link_sums_by_part(src, dst, w, phase, len(live))
+    n_links = router.machine.n_links
     cut = np.searchsorted(keys, np.arange(len(live) + 1) * n_links)
     start = np.concatenate([[0], np.cumsum([2 * k for k in sizes])])
     for k, i in enumerate(live):

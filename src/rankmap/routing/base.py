@@ -141,6 +141,52 @@ class Router(ABC):
         rows = np.repeat(np.arange(len(src)), np.diff(ptr))
         return np.bincount(rows[hit], minlength=len(src)) > 0
 
+    def link_sums_by_part(self, src, dst, weight, part, n_parts: int):
+        """Signed weights of a few flows summed on every link of their routes, per part.
+
+        The exact change of link loads when some flows move is this sum over their old routes
+        (negative weights) and new routes (positive weights), each part (a phase) apart.
+
+        Parameters
+        ----------
+        src, dst : numpy.ndarray of int
+            Source and destination node of every flow.
+        weight : numpy.ndarray of float64
+            Signed weight of every flow (bytes; negative to take a flow off).
+        part : numpy.ndarray of int64
+            Part (0 .. n_parts-1) of every flow; flows come grouped by part, in part order.
+        n_parts : int
+            Number of parts.
+
+        Returns
+        -------
+        keys : numpy.ndarray of int64
+            Sorted distinct ``part * n_links + link`` of every link on any of the routes
+            (a link whose sum is 0 is kept).
+        sums : numpy.ndarray of float64
+            Each key's sum of ``fraction * weight``, added in flow order and, within a flow,
+            in route order (the order of :meth:`path_arrays`).
+        flow_hops : numpy.ndarray of float64
+            Hops of every flow, as :meth:`loads` counts them (the machine's
+            :attr:`~rankmap.machines.Machine.hop_links`).
+        """
+        p_ptr, p_links, p_frac = self.path_arrays(src, dst, weight)
+        rows = np.repeat(np.arange(len(src)), np.diff(p_ptr))
+        n_links, hop = self.machine.n_links, self.machine.hop_links
+        hops = np.bincount(rows, p_frac if hop is None else p_frac * hop[p_links],
+                           minlength=len(src)).astype(np.float64)
+        flat = np.asarray(part)[rows] * n_links + p_links
+        if n_parts * n_links <= 8 * len(flat):
+            # dense accumulation is cheaper than sorting when the entries outnumber the slots;
+            # both add each key's entries in the same order
+            dense = np.bincount(flat, p_frac * weight[rows], minlength=n_parts * n_links)
+            keys = np.flatnonzero(np.bincount(flat, minlength=n_parts * n_links))
+            sums = dense[keys]
+        else:
+            keys, inv = np.unique(flat, return_inverse=True)
+            sums = np.bincount(inv.ravel(), p_frac * weight[rows], minlength=len(keys))
+        return keys.astype(np.int64), sums, hops
+
     def for_phase(self, src, dst, nbytes) -> "Router":
         """The router with its choices fixed for this phase's flows (``self`` unless the
         routing decides from the traffic).

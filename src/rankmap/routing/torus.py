@@ -59,6 +59,20 @@ class DOR(_GridRouter):
                               np.ascontiguousarray(dst, dtype=np.int64), m.dims, m.strides,
                               m.wrap, int(m.dense_slot_of_link[link]))
 
+    def link_sums_by_part(self, src, dst, weight, part, n_parts: int):
+        """Signed weights summed per part and link (see :meth:`Router.link_sums_by_part`),
+        the same sums in the same order, walked without building the paths."""
+        m = self.machine
+        hop = m.hop_links
+        return tk.dor_link_sums(np.ascontiguousarray(src, dtype=np.int64),
+                                np.ascontiguousarray(dst, dtype=np.int64),
+                                np.ascontiguousarray(weight, dtype=np.float64),
+                                np.ascontiguousarray(part, dtype=np.int64), m.n_links,
+                                m.dims, m.strides, m.wrap, m.link_of_dense_slot,
+                                np.zeros(1, dtype=np.bool_) if hop is None
+                                else np.ascontiguousarray(hop, dtype=np.bool_),
+                                hop is not None)
+
     def loads(self, src, dst, nbytes, counts=None) -> LinkLoads:
         """Link bytes, streams, hops along the same walk as :meth:`paths` (``counts``: see
         :meth:`Router.loads`)."""
