@@ -30,6 +30,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..errors import RankmapError
+from ..kernels.greedy import greedy_walk_grid
+from ..machines import GridMachine
 from .geometry import average_hops, flows_all_phases, needs_grid, neighbour_csr
 
 __all__ = ["walk_dimension_order", "partner_csr", "greedy_walk", "TIE_WINDOW", "SMALL_WALK",
@@ -248,6 +250,12 @@ def greedy_walk(grid: tuple[int, ...], machine, allocation, start: int | None = 
     for level, d in enumerate(dims):
         coords[:, d] = (pos // strides[level]) % sizes[level]
     ranks = np.ravel_multi_index(tuple(coords.T), grid)
+    if isinstance(machine, GridMachine):
+        # the same walk, compiled (kernels.greedy); a test checks both give the same cores
+        core_of_rank = np.empty(n, dtype=np.int64)
+        core_of_rank[ranks] = _grid_walk(ranks, sizes, strides, start, machine, allocation,
+                                         walker, partners)
+        return core_of_rank
     seq = np.empty(n, dtype=np.int64)
     seq[0] = start
     walker.take(start)
@@ -277,6 +285,25 @@ def greedy_walk(grid: tuple[int, ...], machine, allocation, start: int | None = 
     core_of_rank = np.empty(n, dtype=np.int64)
     core_of_rank[ranks] = seq
     return core_of_rank
+
+
+def _grid_walk(ranks, sizes, strides, start, machine, allocation, walker, partners):
+    """:func:`greedy_walk`'s core of every walk position on a torus or mesh
+    (:func:`rankmap.kernels.greedy.greedy_walk_grid`)."""
+    if partners is None:
+        p_ptr = np.zeros(allocation.n_cores + 1, dtype=np.int64)
+        p_nbr, p_w = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
+    else:
+        p_ptr, p_nbr, p_w = (np.ascontiguousarray(x) for x in partners)
+    coords = np.ascontiguousarray(machine.coords(np.asarray(allocation.nodes)), dtype=np.int64)
+    return greedy_walk_grid(np.ascontiguousarray(ranks, dtype=np.int64), int(sizes[0]),
+                            np.asarray(strides, dtype=np.int64),
+                            np.asarray(sizes, dtype=np.int64), int(start),
+                            int(allocation.cores_per_node), coords.reshape(len(coords), -1),
+                            machine.dims.astype(np.int64), machine.wrap.astype(np.bool_),
+                            walker.indptr.astype(np.int64), walker.nbrs.astype(np.int64),
+                            p_ptr.astype(np.int64), p_nbr.astype(np.int64),
+                            p_w.astype(np.float64), partners is not None, TIE_WINDOW)
 
 
 #: nodes up to this many hops farther from the reference than the nearest free one count as
