@@ -33,7 +33,8 @@ from ..validate import check_limit
 #: this many link visits per dense link slot, and walks every path otherwise
 RING_SUM_RATIO = 4
 
-__all__ = ["route_dor", "dor_crosses", "dor_link_sums", "dor_paths", "side_gain_grid", "adaptive_templates",
+__all__ = ["route_dor", "dor_crosses", "dor_link_sums", "dor_paths", "torus_offsets",
+           "fold_resource_classes", "side_gain_grid", "adaptive_templates",
            "route_adaptive", "adaptive_paths"]
 
 
@@ -519,6 +520,114 @@ def dor_link_sums(src, dst, weight, part, n_links, dims, strides, wrap, link_of_
         sums[m] = acc
         m += 1
     return keys[:m].copy(), sums[:m].copy(), flow_hops
+
+
+@njit(cache=True, nogil=True)
+def torus_offsets(src, dst, dims, strides):
+    """The offset from ``src[f]`` to ``dst[f]`` on a torus, as the id of the node at that
+    offset from node 0 (``sum(((c_dst - c_src) mod dims) * strides)``).
+
+    Parameters
+    ----------
+    src, dst : ndarray of int64, shape (n_flows,)
+        Source and destination node of every flow.
+    dims, strides : ndarray of int64, shape (ndim,)
+        Sides and node-id strides of the torus.
+
+    Returns
+    -------
+    ndarray of int64, shape (n_flows,)
+        The offset of every flow.
+    """
+    out = np.empty(src.shape[0], dtype=np.int64)
+    for f in range(src.shape[0]):
+        o = 0
+        for d in range(dims.shape[0]):
+            n = dims[d]
+            x = (dst[f] // strides[d]) % n - (src[f] // strides[d]) % n
+            if x < 0:
+                x += n
+            o += x * strides[d]
+        out[f] = o
+    return out
+
+
+@njit(cache=True, nogil=True)
+def fold_resource_classes(indptr, indices, data, cap, n_links, n_nodes, dense_slot_of_link,
+                          cell_of_node, n_cells, nd2):
+    """A flows x resources incidence summed onto resource classes, row by row.
+
+    Resource ``r`` is a link (``r < n_links``; class ``cell * nd2 + direction`` of its dense
+    slot's node and direction), an injection port (``n_links + node``; class
+    ``n_cells * nd2 + cell``) or an ejection port (``n_links + n_nodes + node``; class
+    ``n_cells * (nd2 + 1) + cell``). Each row's entries of one class are added in entry
+    order; a row's classes come out sorted.
+
+    Parameters
+    ----------
+    indptr : ndarray of int64, shape (n_rows + 1,)
+        CSR row pointers.
+    indices : ndarray of int, shape (nnz,)
+        Resource of every entry.
+    data : ndarray of float64, shape (nnz,)
+        Fraction of every entry.
+    cap : ndarray of float64, shape (n_resources,)
+        Capacity of every resource, bytes/s.
+    n_links, n_nodes : int
+        Links and nodes of the machine.
+    dense_slot_of_link : ndarray of int64, shape (n_links,)
+        Dense slot (``node * nd2 + direction``) of every link.
+    cell_of_node : ndarray of int64, shape (n_nodes,)
+        Cell node (0 .. n_cells-1) every node translates to.
+    n_cells : int
+        Nodes in the cell.
+    nd2 : int
+        Link directions per node (2 x dimensions).
+
+    Returns
+    -------
+    ptr, cls, frac : ndarray
+        CSR over the classes (int64 pointers and classes, float64 sums).
+    class_cap : ndarray of float64, shape (n_cells * (nd2 + 2),)
+        Capacity of a resource of every class (``inf`` when no entry has the class).
+    """
+    n_rows = indptr.shape[0] - 1
+    n_cls = n_cells * (nd2 + 2)
+    acc = np.zeros(n_cls, dtype=np.float64)
+    used = np.zeros(n_cls, dtype=np.bool_)
+    touched = np.empty(n_cls, dtype=np.int64)
+    class_cap = np.full(n_cls, np.inf)
+    ptr = np.zeros(n_rows + 1, dtype=np.int64)
+    out_cls = np.empty(indices.shape[0], dtype=np.int64)
+    out_frac = np.empty(indices.shape[0], dtype=np.float64)
+    m = 0
+    for f in range(n_rows):
+        n_t = 0
+        for k in range(indptr[f], indptr[f + 1]):
+            r = indices[k]
+            if r < n_links:
+                slot = dense_slot_of_link[r]
+                c = cell_of_node[slot // nd2] * nd2 + slot % nd2
+            elif r < n_links + n_nodes:
+                c = n_cells * nd2 + cell_of_node[r - n_links]
+            else:
+                c = n_cells * (nd2 + 1) + cell_of_node[r - n_links - n_nodes]
+            class_cap[c] = cap[r]
+            if not used[c]:
+                used[c] = True
+                touched[n_t] = c
+                n_t += 1
+            acc[c] += data[k]
+        row = np.sort(touched[:n_t])
+        for i in range(n_t):
+            c = row[i]
+            out_cls[m] = c
+            out_frac[m] = acc[c]
+            m += 1
+            acc[c] = 0.0
+            used[c] = False
+        ptr[f + 1] = m
+    return ptr, out_cls[:m].copy(), out_frac[:m].copy(), class_cap
 
 
 def dor_paths(src, dst, dims, strides, wrap, link_of_slot):

@@ -32,6 +32,7 @@ from ..validate import check_limit
 from .domains import domain_memory_times
 from .maxmin import completion_times
 from .processor_sharing import shared_memory_times
+from .symmetry import class_incidence, translation_classes
 
 __all__ = ["TimeOptions", "parse_time_options", "resource_incidence", "shared_memory_times",
            "unique_flows", "flow_times", "phase_time", "DEFAULT_MEM_BW", "DEFAULT_OVERHEAD_S",
@@ -354,12 +355,8 @@ def flow_times(machine, src_node, dst_node, nbytes, routing: "str | Router", opt
     group_finish = np.zeros(len(us))
     net = us != ud
     if net.any():
-        indptr, indices, data, cap = resource_incidence(machine, us[net], ud[net], router,
-                                                        options, memory=False)
-        group_finish[net], _fills = completion_times(indptr, indices, data, cap, ub[net],
-                                                     options.tolerance, mult[net],
-                                                     options.retire_fraction)
-        del indptr, indices, data
+        group_finish[net] = _network_finish(machine, router, us[net], ud[net], ub[net],
+                                            mult[net], options)
     inside = ~net
     structure = machine.node_structure
     by_domain = structure is not None and src_core is not None and dst_core is not None
@@ -386,6 +383,27 @@ def flow_times(machine, src_node, dst_node, nbytes, routing: "str | Router", opt
     if flow_finish is not None:
         return flow_finish + latency
     return group_finish[inverse] + latency
+
+
+def _network_finish(machine, router, src, dst, nbytes, mult, options: TimeOptions) -> np.ndarray:
+    """Finish time (s) of every inter-node flow group under max-min sharing: on one cell's
+    flows when the phase is translation-invariant (:mod:`rankmap.timing.symmetry`; exact
+    mode only), else on every group."""
+    sym = (translation_classes(machine, router, src, dst, nbytes, mult)
+           if options.retire_fraction == 0 else None)
+    if sym is not None:
+        r = sym.rows
+        indptr, indices, data, cap = class_incidence(
+            machine, sym, *resource_incidence(machine, src[r], dst[r], router, options,
+                                         memory=False))
+        finish, _fills = completion_times(indptr, indices, data, cap, nbytes[r],
+                                          options.tolerance, mult[r], 0.0)
+        return finish[sym.class_of]
+    indptr, indices, data, cap = resource_incidence(machine, src, dst, router, options,
+                                                    memory=False)
+    finish, _fills = completion_times(indptr, indices, data, cap, nbytes, options.tolerance,
+                                      mult, options.retire_fraction)
+    return finish
 
 
 def phase_time(machine, src_node, dst_node, nbytes, routing: "str | Router", options: TimeOptions,

@@ -1,0 +1,113 @@
+"""A translation-invariant phase on a torus is solved on one cell's flows
+(rankmap.timing.symmetry): the same finish times as on every flow, and as the exact
+event-by-event simulation."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import rankmap.timing.model as model
+from rankmap.machines import parse_machine
+from rankmap.routing import router_for
+from rankmap.routing.groups import flow_groups
+from rankmap.timing import TimeOptions
+from rankmap.timing.model import flow_times, resource_incidence
+from rankmap.timing.symmetry import translation_classes
+
+from test_timing_exact import exact_finish
+
+
+def invariant_flows(machine, period, n_offsets, seed, mixed=True):
+    """Flows of a phase invariant under translations by ``period``: every node sends to
+    random offsets with random sizes and multiplicities, chosen per cell node."""
+    rng = np.random.default_rng(seed)
+    dims = machine.dims
+    coords = machine.coords(np.arange(machine.n_nodes))
+    cell = tuple(int(p) for p in period)
+    choice = {}
+    src, dst, nbytes = [], [], []
+    for n in range(machine.n_nodes):
+        key = tuple(int(c) % p for c, p in zip(coords[n], cell))
+        if key not in choice:
+            offs = rng.integers(0, dims, size=(n_offsets, len(dims)))
+            offs = offs[np.any(offs != 0, axis=1)]
+            offs = np.unique(offs, axis=0)
+            sizes = (rng.choice([1024.0, 65536.0, 2.0**20], len(offs)) if mixed
+                     else np.full(len(offs), 2.0**20))
+            reps = rng.integers(1, 3, len(offs))
+            choice[key] = (offs, sizes, reps)
+        offs, sizes, reps = choice[key]
+        for o, b, r in zip(offs, sizes, reps):
+            t = ((coords[n] + o) % dims * machine.strides).sum()
+            src += [n] * r
+            dst += [int(t)] * r
+            nbytes += [b] * r
+    return np.array(src), np.array(dst), np.array(nbytes)
+
+
+CASES = [("torus:4x4", "dor", (1, 1), {}), ("torus:4x4x2:cores=2", "adaptive", (2, 1, 1), {}),
+         ("torus:6x8", "dor", (3, 2), {"nic_bw": 3e8}), ("torus:4x3x2", "adaptive", (1, 1, 2), {}),
+         ("torus:8", "adaptive", (2,), {"nic_bw": 1e9}), ("torus:6x6", "dor", (2, 3), {})]
+
+
+@pytest.mark.parametrize("spec,routing,period,opts", CASES)
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_symmetric_phase_matches_exact_simulation(spec, routing, period, opts, seed):
+    machine = parse_machine(spec)
+    options = TimeOptions(overhead_s=0.0, **opts)
+    s, d, b = invariant_flows(machine, period, 3, seed)
+    g = flow_groups(s, d, b)
+    classes = translation_classes(machine, router_for(machine, routing), g.src, g.dst,
+                                  g.nbytes, g.count.astype(np.float64))
+    assert classes is not None                       # the symmetric path is taken
+    assert np.all(np.asarray(classes.period) <= np.asarray(period))
+    predicted = flow_times(machine, s, d, b, routing, options, flow_hops=np.zeros(len(s)))
+    indptr, indices, data, cap = resource_incidence(machine, s, d, routing, options)
+    dense = np.zeros((len(s), len(cap)))
+    for f in range(len(s)):
+        dense[f, indices[indptr[f]:indptr[f + 1]]] = data[indptr[f]:indptr[f + 1]]
+    used = (dense > 0).any(axis=0)
+    exact = exact_finish(dense[:, used], cap[used], b)
+    np.testing.assert_allclose(predicted, exact, rtol=0.01)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.sampled_from(CASES), st.integers(0, 10**6), st.booleans())
+def test_symmetric_path_equals_the_path_over_every_flow(case, seed, mixed):
+    spec, routing, period, opts = case
+    machine = parse_machine(spec)
+    options = TimeOptions(**opts)
+    s, d, b = invariant_flows(machine, period, 4, seed, mixed)
+    fast = flow_times(machine, s, d, b, routing, options)
+    real = model.translation_classes
+    try:
+        model.translation_classes = lambda *a, **k: None
+        full = flow_times(machine, s, d, b, routing, options)
+    finally:
+        model.translation_classes = real
+    np.testing.assert_allclose(fast, full, rtol=1e-12)
+
+
+def test_no_symmetry_found_where_there_is_none():
+    rng = np.random.default_rng(0)
+    torus = parse_machine("torus:4x4x4")
+    s, d, b = invariant_flows(torus, (1, 1, 1), 3, 0)
+    # a random relabelling of the nodes breaks the symmetry
+    perm = rng.permutation(torus.n_nodes)
+    g = flow_groups(perm[s], perm[d], b)
+    mult = g.count.astype(np.float64)
+    assert translation_classes(torus, router_for(torus, "dor"), g.src, g.dst, g.nbytes,
+                               mult) is None
+    # meshes, partly wrapped tori and other machines have no such symmetry to use
+    for spec, routing in (("mesh:4x4x4", "dor"), ("torus:4x4x4:wrap=xy", "dor"),
+                          ("dragonfly:groups=4,rows=1,cols=4,nodes=4", "minimal")):
+        m = parse_machine(spec)
+        s2, d2 = s % m.n_nodes, d % m.n_nodes
+        keep = s2 != d2
+        g = flow_groups(s2[keep], d2[keep], b[keep])
+        assert translation_classes(m, router_for(m, routing), g.src, g.dst, g.nbytes,
+                                   g.count.astype(np.float64)) is None
+    # one node sending one more flow breaks it
+    g = flow_groups(np.append(s, 0), np.append(d, 5), np.append(b, 7.0))
+    assert translation_classes(torus, router_for(torus, "dor"), g.src, g.dst, g.nbytes,
+                               g.count.astype(np.float64)) is None
