@@ -144,16 +144,20 @@ def render(rows) -> str:
 
 #: hand-written analysis appended to the generated table (edit after a run)
 NOTES = """
-Written by hand after the run (2026-11-25 evening, commit 8477fde, the box quieter than in the
-run below: Scotch itself 0.45/0.57/0.43/9.97/9.23 s against 0.53/0.68/0.42/11.58/10.27 s).
-Since that run, `graph`'s hop-bytes gains run as one compiled loop on tori and meshes,
-`Router.crosses` walks DOR paths without building them, and the network bisection's leaves
-take one hop-distance call; every placement is the same (compares byte-identical). `auto`:
-27-point 4.17 -> 3.38 s (7.5x Scotch), fft2d 13.91 -> 10.64 s (18.8x), 2-D periodic 4.30 ->
-3.47 s (8.1x), BG/P 2.23 -> 2.30 s (0.2x), scattered 3-D stencil 51.60 -> 44.68 s (4.8x).
-The scattered stencil's ratio to Scotch's predicted time moved from 0.57 to 0.42 with the same
-pick: Scotch's own result varies from run to run (`amk_grf`'s targets are random) and the best
-of its 3 runs counts. **Not met**: `auto` takes 7.5-18.8x Scotch's CPU time at 4,096 ranks.
+Written by hand after the run (2026-11-25, late evening, commit 0eeb7ff; load average about 1).
+Since the run below (8477fde), with every placement the same (19 compares byte-identical):
+`rankmap` and this benchmark run with one BLAS thread (OpenBLAS's idle threads spun after each
+BLAS call and their CPU counted here: about 0.9 s of a 4,096-rank `auto`); `greedy`'s walk runs
+compiled on tori and meshes (0.4-0.9 s -> 0.02-0.05 s at 4,096 ranks); `graph`'s link swaps
+sum their link changes in one compiled DOR walk; the time model solves translation-invariant
+phases on one cell's flows. `auto`: 27-point 3.38 -> 1.90 s (4.7x Scotch), fft2d 10.64 ->
+6.71 s (12.0x), 2-D periodic 3.47 -> 1.67 s (4.4x), BG/P 2.30 -> 0.85 s (0.1x), scattered 3-D
+stencil 44.68 -> 32.36 s (3.7x). **Not met**: `auto` still takes 3.7-12x Scotch's CPU time
+outside BG/P. What is left is building the candidates, mostly `graph`: at 4,096 ranks KaHIP
+alone (its k-way cut and the network bisection's cuts) takes 0.84 s on the 27-point stencil
+and 2.3 s on fft2d, more than Scotch's whole mapping (0.41 and 0.56 s); `graph`'s exact link
+swaps and the two refinements are the rest. Leaving `graph` out would change picks (it wins
+the scattered stencil), so it stays.
 """
 
 

@@ -47,6 +47,8 @@ sys.path.insert(0, HERE)
 
 from timing_util import write_results  # noqa: E402
 REPEATS = int(os.environ.get("RANKMAP_BENCH_REPEATS", "5"))
+#: the load when the benchmark started (written into the results)
+LOAD_BEFORE = os.getloadavg()
 REFINE_REPEATS = int(os.environ.get("RANKMAP_BENCH_REPEATS_REFINE", "3"))
 COMMANDS = [["--version"], ["compare", "-m", "torus:4x4x4", "-p", "stencil:4x4x4"]]
 REFINE_CASES = [("stencil:16x16x16:box", "torus:8x8x16:cores=4"),
@@ -146,7 +148,7 @@ def render(start: list[dict], refine: list[dict], version: str) -> str:
     """The results file."""
     lines = ["# A small `compare` and `refine` inside `auto`: CPU time (issue 11)", "",
              f"Measured by `benchmarks/bench_small_speed.py` ({version}) on the shared 2-core box "
-             "(a fuzz run on both cores, every process under `nice -n 15`): CPU seconds are "
+             f"(load average {LOAD_BEFORE[0]:.1f} when it started): CPU seconds are "
              "user + system of the process and its children, medians of "
              f"{REPEATS} runs, warm numba cache; wall seconds are shown but depend on the load.",
              "", "## Start-up and a small compare (target 6: under 1 s warm)", "",
@@ -158,17 +160,16 @@ def render(start: list[dict], refine: list[dict], version: str) -> str:
     lines += ["", "\"before\" is the source tree given as RANKMAP_BENCH_BEFORE (main before the "
               "change), run "
               "interleaved with \"now\" in the same session. Where the small compare's CPU goes "
-              "(`python -X importtime`, cProfile with process time, `NUMBA_DEBUG_CACHE=1`): "
-              "imports 0.7-1.0 s (numba 0.5 s, scipy.sparse 0.4 s including numpy's 0.2 s; "
-              "routing and the mappers use both); numba's first call of a cached kernel 0.25 s "
-              "(the target context is built once per process; the cache is hit: 7 index and "
-              "data loads, no compilation); the 39 candidates about 0.4 s, the largest being "
-              "`graph`'s exact link swaps (a Python loop); the rich table about 0.15 s; forking "
-              "two workers for the 39 candidates 0.1-0.2 s of CPU, which the default `--jobs` "
-              "no longer does for a job this small (same output bytes). **Not met**: under 1 s "
-              "would need the tiny path to avoid numba (import plus first call are about 0.75 s "
-              "on their own) and scipy, i.e. numpy fallbacks of the routing and stencil "
-              "kernels; `--version` was already 0.06 s."]
+              "(`python -X importtime`, cProfile with process time, `NUMBA_DEBUG_CACHE=1`; "
+              "2026-11-25, late evening): imports about 0.3 s (numba 0.14 s, scipy.sparse "
+              "0.06 s, numpy 0.06 s; scipy.sparse.csgraph is imported only where the reverse "
+              "Cuthill-McKee order is needed); numba's target context and the cached kernels' "
+              "loads about 0.25 s (no compilation); the 39 candidates about 0.3 s, the largest "
+              "`graph`'s exact link swaps (0.15 s); the rich table. Warm means what a user gets "
+              "from the second run on: numba's cache and Python's bytecode cache written (the "
+              "benchmark drops a PYTHONDONTWRITEBYTECODE it may inherit). The command line runs "
+              "with one BLAS thread (`rankmap.threads`): OpenBLAS's idle threads used to spin "
+              "for 0.2 s of CPU here. `--version` reads no numerical module."]
     lines += ["", "## `refine` inside `auto` (seed 0; target 3: stop on small expected gain)", "",
               "The two refinements of `auto` (its best two candidates), each timed "
               f"{REFINE_REPEATS} times (median; refine CPU is their sum), with the small-gain "

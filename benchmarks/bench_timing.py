@@ -58,7 +58,14 @@ def measure(repeat: int):
     return rows
 
 
-NOTES = """Before the incremental re-sharing (same machine, same session, loaded, CPU seconds of the
+NOTES = """2026-11-25, late evening (commit 0eeb7ff): the time model now solves a translation-invariant
+phase on a torus on one cell's flows (`rankmap.timing.symmetry`; README "Time model"). The
+rank orders here are invariant (the 131,072-rank stencil's 884,736 flow groups become 26,624),
+so the model went from 1.77-1.95 s to 0.21-0.26 s on the 3.4 M-flow stencil and from 0.04-0.05 s
+to 0.01 s on BG/P; `random` has no symmetry (0.37 -> 0.09 s: grouped routing, one BLAS thread).
+Same predicted times as before in every row.
+
+Before the incremental re-sharing (same machine, same session, loaded, CPU seconds of the
 max-min part alone): the 131,072-rank TXYZ case took 9.9 s in 14 full re-sharing passes, now
 1.8 s in one filling; the 16,384-rank random case 2.2 s with retire_fraction=0.02 as an
 approximation, now 1.1 s exact. Peak memory of a 1,048,576-rank TXYZ compare
