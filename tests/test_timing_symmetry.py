@@ -47,7 +47,7 @@ def invariant_flows(machine, period, n_offsets, seed, mixed=True):
 
 CASES = [("torus:4x4", "dor", (1, 1), {}), ("torus:4x4x2:cores=2", "adaptive", (2, 1, 1), {}),
          ("torus:6x8", "dor", (3, 2), {"nic_bw": 3e8}), ("torus:4x3x2", "adaptive", (1, 1, 2), {}),
-         ("torus:8", "adaptive", (2,), {"nic_bw": 1e9}), ("torus:6x6", "dor", (2, 3), {})]
+         ("torus:16", "adaptive", (2,), {"nic_bw": 1e9}), ("torus:6x6", "dor", (2, 3), {})]
 
 
 @pytest.mark.parametrize("spec,routing,period,opts", CASES)
@@ -111,3 +111,26 @@ def test_no_symmetry_found_where_there_is_none():
     g = flow_groups(np.append(s, 0), np.append(d, 5), np.append(b, 7.0))
     assert translation_classes(torus, router_for(torus, "dor"), g.src, g.dst, g.nbytes,
                                g.count.astype(np.float64)) is None
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.sampled_from([c for c in CASES if c[1] == "adaptive"]
+                       + [("torus:6x4x4:cores=2", "adaptive", (3, 1, 2), {})]),
+       st.integers(0, 10**6), st.booleans())
+def test_symmetric_adaptive_loads_equal_the_per_group_routing(case, seed, mixed):
+    from rankmap.routing.symmetry import symmetric_loads
+
+    spec, routing, period, _opts = case
+    machine = parse_machine(spec)
+    router = router_for(machine, routing)
+    s, d, b = invariant_flows(machine, period, 4, seed, mixed)
+    g = flow_groups(s, d, b)
+    sym = symmetric_loads(router, g.src, g.dst, g.nbytes, g.count)
+    assert sym is not None
+    full = router.loads(g.src, g.dst, g.nbytes, g.count)
+    np.testing.assert_allclose(sym.bytes, full.bytes, rtol=0, atol=1e-12 * full.bytes.max())
+    assert np.array_equal(sym.streams, full.streams)
+    assert np.array_equal(sym.flow_hops, full.flow_hops)
+    # dimension order keeps its own (exact) routing
+    assert symmetric_loads(router_for(machine, "dor"), g.src, g.dst, g.nbytes,
+                           g.count) is None

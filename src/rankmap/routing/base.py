@@ -185,7 +185,8 @@ class Router(ABC):
         else:
             keys, inv = np.unique(flat, return_inverse=True)
             sums = np.bincount(inv.ravel(), p_frac * weight[rows], minlength=len(keys))
-        return keys.astype(np.int64), sums, hops
+        # (numpy's bincount of no entries is int64 even with weights)
+        return keys.astype(np.int64), sums.astype(np.float64, copy=False), hops
 
     def for_phase(self, src, dst, nbytes) -> "Router":
         """The router with its choices fixed for this phase's flows (``self`` unless the

@@ -16,6 +16,7 @@ import numpy as np
 
 from ..kernels.flows import group_flows
 from .base import LinkLoads, Router
+from .symmetry import symmetric_loads
 
 __all__ = ["FlowGroups", "flow_groups", "grouped_loads"]
 
@@ -82,11 +83,15 @@ def grouped_loads(router: Router, src_node, dst_node, nbytes,
     Returns
     -------
     (LinkLoads, FlowGroups)
-        The loads :meth:`Router.loads` gives for the flows (hops per flow) and the groups.
+        The loads :meth:`Router.loads` gives for the flows (hops per flow) and the groups;
+        under minimal adaptive routing a translation-invariant phase is routed as one cell's
+        groups (:func:`rankmap.routing.symmetry.symmetric_loads`; equal to a relative 1e-14).
     """
     if groups is None:
         groups = flow_groups(src_node, dst_node, nbytes)
-    ld = router.loads(groups.src, groups.dst, groups.nbytes, groups.count)
+    ld = symmetric_loads(router, groups.src, groups.dst, groups.nbytes, groups.count)
+    if ld is None:
+        ld = router.loads(groups.src, groups.dst, groups.nbytes, groups.count)
     cls = None if ld.class_hops is None else ld.class_hops[groups.inverse]
     return LinkLoads(bytes=ld.bytes, streams=ld.streams, flow_hops=ld.flow_hops[groups.inverse],
                      class_hops=cls), groups
