@@ -34,7 +34,7 @@ from ..validate import check_limit
 RING_SUM_RATIO = 4
 
 __all__ = ["route_dor", "dor_crosses", "dor_link_sums", "dor_paths", "torus_offsets",
-           "fold_resource_classes", "side_gain_grid", "adaptive_templates",
+           "fold_resource_classes", "class_link_sums", "side_gain_grid", "adaptive_templates",
            "route_adaptive", "adaptive_paths"]
 
 
@@ -561,7 +561,8 @@ def fold_resource_classes(indptr, indices, data, cap, n_links, n_nodes, dense_sl
     slot's node and direction), an injection port (``n_links + node``; class
     ``n_cells * nd2 + cell``) or an ejection port (``n_links + n_nodes + node``; class
     ``n_cells * (nd2 + 1) + cell``). Each row's entries of one class are added in entry
-    order; a row's classes come out sorted.
+    order; a row's classes come out in the order they first appear (the max-min model adds
+    up a resource's flows in flow order, whatever the order inside a row).
 
     Parameters
     ----------
@@ -618,9 +619,8 @@ def fold_resource_classes(indptr, indices, data, cap, n_links, n_nodes, dense_sl
                 touched[n_t] = c
                 n_t += 1
             acc[c] += data[k]
-        row = np.sort(touched[:n_t])
         for i in range(n_t):
-            c = row[i]
+            c = touched[i]
             out_cls[m] = c
             out_frac[m] = acc[c]
             m += 1
@@ -628,6 +628,45 @@ def fold_resource_classes(indptr, indices, data, cap, n_links, n_nodes, dense_sl
             used[c] = False
         ptr[f + 1] = m
     return ptr, out_cls[:m].copy(), out_frac[:m].copy(), class_cap
+
+
+@njit(cache=True, nogil=True)
+def class_link_sums(indptr, links, frac, weight, count, link_class, n_cls):
+    """Bytes (``frac * weight[row]``) and streams (``count[row]``) of every route entry summed
+    per link class, in entry order.
+
+    Parameters
+    ----------
+    indptr : ndarray of int64, shape (n_rows + 1,)
+        CSR row pointers of the routes.
+    links : ndarray of int, shape (nnz,)
+        Link of every entry.
+    frac : ndarray of float64, shape (nnz,)
+        Share of the row's bytes on the link.
+    weight : ndarray of float64, shape (n_rows,)
+        Bytes of every row (all its flows).
+    count : ndarray of float64, shape (n_rows,)
+        Flows of every row.
+    link_class : ndarray of int64, shape (n_links,)
+        Class of every link.
+    n_cls : int
+        Number of classes.
+
+    Returns
+    -------
+    class_bytes, class_streams : ndarray of float64, shape (n_cls,)
+        Sums per class.
+    """
+    class_bytes = np.zeros(n_cls, dtype=np.float64)
+    class_streams = np.zeros(n_cls, dtype=np.float64)
+    for f in range(indptr.shape[0] - 1):
+        w = weight[f]
+        c = count[f]
+        for k in range(indptr[f], indptr[f + 1]):
+            cl = link_class[links[k]]
+            class_bytes[cl] += frac[k] * w
+            class_streams[cl] += c
+    return class_bytes, class_streams
 
 
 def dor_paths(src, dst, dims, strides, wrap, link_of_slot):

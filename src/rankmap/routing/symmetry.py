@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..kernels.torus import torus_offsets
+from ..kernels.torus import class_link_sums, torus_offsets
 from ..machines import GridMachine
 from .base import LinkLoads
 from .torus import DOR, Adaptive
@@ -243,12 +243,10 @@ def symmetric_loads(router, src, dst, nbytes, count) -> LinkLoads | None:
     n_cls = int(np.prod(classes.period)) * nd2
     slot = machine.dense_slot_of_link
     link_class = cell[slot // nd2] * nd2 + slot % nd2
-    entry_class = link_class[np.asarray(links, dtype=np.int64)]
-    entry_row = np.repeat(np.arange(len(rows)), np.diff(ptr))
-    weight = nbytes[rows] * mult[rows]
-    class_bytes = np.bincount(entry_class, weights=np.asarray(frac) * weight[entry_row],
-                              minlength=n_cls)
-    class_streams = np.bincount(entry_class, weights=mult[rows][entry_row], minlength=n_cls)
+    class_bytes, class_streams = class_link_sums(
+        np.asarray(ptr, dtype=np.int64), np.asarray(links),
+        np.ascontiguousarray(np.broadcast_to(np.asarray(frac, dtype=np.float64), len(links))),
+        nbytes[rows] * mult[rows], mult[rows], link_class.astype(np.int64), n_cls)
     hops = machine.hop_distance(src, dst).astype(np.float64)
     return LinkLoads(bytes=class_bytes[link_class],
                      streams=np.rint(class_streams[link_class]).astype(np.int64),
