@@ -134,3 +134,32 @@ def test_symmetric_adaptive_loads_equal_the_per_group_routing(case, seed, mixed)
     # dimension order keeps its own (exact) routing
     assert symmetric_loads(router_for(machine, "dor"), g.src, g.dst, g.nbytes,
                            g.count) is None
+
+
+@pytest.mark.parametrize("routing", ["dor", "adaptive"])
+@pytest.mark.parametrize("mapping", ["TXY", "XYT"])
+def test_evaluator_hands_the_symmetry_to_the_loads_and_the_time_model(routing, mapping,
+                                                                      monkeypatch):
+    """A rank order of a periodic stencil on a torus: the evaluator finds the symmetry once
+    (RoutedPhase.symmetry) and the metrics equal those of the computation without it."""
+    import rankmap.routing.symmetry as rsym
+    from rankmap.allocation import whole_machine
+    from rankmap.evaluation import Evaluator
+    from rankmap.mappers import build_mapping
+    from rankmap.patterns import parse_pattern
+
+    machine = parse_machine("torus:8x8:cores=2")
+    allocation = whole_machine(machine)
+    pattern = parse_pattern("stencil:16x8:box:periodic")
+    placement = build_mapping(mapping, pattern, machine, allocation)
+    ev = Evaluator(machine, allocation, pattern, routing)
+    routed = ev.route(placement)
+    assert all(r.symmetry is not None for r in routed)
+    fast = ev.evaluate(placement).metrics
+    monkeypatch.setattr(rsym, "translation_classes", lambda *a, **k: None)
+    monkeypatch.setattr(model, "translation_classes", lambda *a, **k: None)
+    assert all(r.symmetry is None for r in ev.route(placement))
+    full = ev.evaluate(placement).metrics
+    assert fast.keys() == full.keys()
+    for key in fast:
+        assert fast[key] == pytest.approx(full[key], rel=1e-12), key

@@ -24,7 +24,9 @@ from .metrics.dragonfly_hops import DragonflyClassHops
 from .metrics.node_domains import NodeDomainBytes, core_in_node_of_ranks
 from .patterns import Pattern
 from .routing import Router, router_for
-from .routing.groups import grouped_loads
+from .routing.groups import flow_groups, grouped_loads
+from .routing.symmetry import phase_symmetry
+from .routing.torus import Adaptive
 from .timing import TimeModel, TimeOptions
 
 __all__ = ["Evaluator", "Evaluation", "PhaseResult", "Comparison", "default_metrics"]
@@ -136,6 +138,12 @@ class Evaluator:
         self.metrics = (list(metrics) if metrics is not None else
                         default_metrics(machine, pattern, plateau_y, time_options))
 
+    def _symmetry_used(self, router: Router) -> bool:
+        """Whether a phase's translation symmetry serves anything: the loads under minimal
+        adaptive routing, or a time model that is switched on."""
+        return type(router) is Adaptive or any(
+            isinstance(m, TimeModel) and m.options.enabled for m in self.metrics)
+
     @property
     def routing(self) -> str:
         """The routing's name."""
@@ -161,9 +169,14 @@ class Evaluator:
             s = node_of_rank[phase.src]
             d = node_of_rank[phase.dst]
             router = self.router.for_phase(s, d, phase.bytes)
-            loads, groups = grouped_loads(router, s, d, phase.bytes)
+            groups = flow_groups(s, d, phase.bytes)
+            # a translation-invariant phase: its cell's routes serve the loads and the time model
+            sym = (phase_symmetry(router, groups.src, groups.dst, groups.nbytes, groups.count)
+                   if self._symmetry_used(router) else None)
+            loads, groups = grouped_loads(router, s, d, phase.bytes, groups,
+                                          False if sym is None else sym)
             out.append(RoutedPhase(phase, node_of_rank, s, d, loads, router, core_in_node,
-                                   groups))
+                                   groups, sym))
         return out
 
     def evaluate(self, mapping: Placement) -> Evaluation:

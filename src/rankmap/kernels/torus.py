@@ -588,7 +588,8 @@ def fold_resource_classes(indptr, indices, data, cap, n_links, n_nodes, dense_sl
     Returns
     -------
     ptr, cls, frac : ndarray
-        CSR over the classes (int64 pointers and classes, float64 sums).
+        CSR over the classes (int64 pointers, int32 classes, float64 sums; the last two
+        are views of arrays sized for the input's entries).
     class_cap : ndarray of float64, shape (n_cells * (nd2 + 2),)
         Capacity of a resource of every class (``inf`` when no entry has the class).
     """
@@ -599,7 +600,7 @@ def fold_resource_classes(indptr, indices, data, cap, n_links, n_nodes, dense_sl
     touched = np.empty(n_cls, dtype=np.int64)
     class_cap = np.full(n_cls, np.inf)
     ptr = np.zeros(n_rows + 1, dtype=np.int64)
-    out_cls = np.empty(indices.shape[0], dtype=np.int64)
+    out_cls = np.empty(indices.shape[0], dtype=np.int32)   # classes: fewer than 2**31
     out_frac = np.empty(indices.shape[0], dtype=np.float64)
     m = 0
     for f in range(n_rows):
@@ -627,7 +628,7 @@ def fold_resource_classes(indptr, indices, data, cap, n_links, n_nodes, dense_sl
             acc[c] = 0.0
             used[c] = False
         ptr[f + 1] = m
-    return ptr, out_cls[:m].copy(), out_frac[:m].copy(), class_cap
+    return ptr, out_cls[:m], out_frac[:m], class_cap
 
 
 @njit(cache=True, nogil=True)
@@ -1016,17 +1017,13 @@ def route_adaptive(src, dst, nbytes, counts, dims, strides, wrap, link_bytes, li
 
 
 @njit(cache=True, nogil=True)
-def _template_csr(src, tid, ptr, rel, slots, shares, dims, strides):
-    """CSR arrays of flows whose shares are the templates ``tid[f]`` placed at ``src[f]``."""
+def _template_fill(src, tid, ptr, rel, slots, shares, dims, strides, link_of_slot, indptr,
+                   indices, data):
+    """Write the templates ``tid[f]`` placed at ``src[f]`` as CSR rows (``indptr`` given):
+    the link id (``link_of_slot[dense slot]``) and share of every entry."""
     nd = dims.shape[0]
-    n = src.shape[0]
-    indptr = np.zeros(n + 1, dtype=np.int64)
-    for f in range(n):
-        indptr[f + 1] = indptr[f] + ptr[tid[f] + 1] - ptr[tid[f]]
-    indices = np.empty(indptr[n], dtype=np.int64)
-    data = np.empty(indptr[n], dtype=np.float64)
     sc = np.zeros(nd, dtype=np.int64)
-    for f in range(n):
+    for f in range(src.shape[0]):
         for d in range(nd):
             sc[d] = (src[f] // strides[d]) % dims[d]
         k = indptr[f]
@@ -1040,16 +1037,16 @@ def _template_csr(src, tid, ptr, rel, slots, shares, dims, strides):
                 elif x < 0:
                     x += dims[d]
                 node += x * strides[d]
-            indices[k] = node * 2 * nd + slots[e]
+            indices[k] = link_of_slot[node * 2 * nd + slots[e]]
             data[k] = shares[e]
             k += 1
-    return indptr, indices, data
 
 
-def adaptive_paths(src, dst, dims, strides, wrap):
+def adaptive_paths(src, dst, dims, strides, wrap, link_of_slot=None):
     """CSR arrays ``(indptr, dense_slots, fractions)`` of the minimal-adaptive splits: the
     per-offset templates (:func:`adaptive_templates`) placed at each flow's source, so that
-    summing ``fraction x bytes`` per link gives :func:`route_adaptive`'s link bytes.
+    summing ``fraction x bytes`` per link gives :func:`route_adaptive`'s link bytes. With
+    ``link_of_slot`` the rows hold link ids instead (int32 when they fit), written directly.
 
     Parameters
     ----------
@@ -1061,12 +1058,14 @@ def adaptive_paths(src, dst, dims, strides, wrap):
         Node-id stride of every dimension (``node = sum(coord[d] * strides[d])``).
     wrap : ndarray of bool, shape (ndim,)
         Whether each dimension wraps around (torus) or not (mesh).
+    link_of_slot : ndarray of int, optional
+        Link id of every dense slot.
 
     Returns
     -------
     indptr : ndarray of int64, shape (n_flows + 1,)
         Row f of the result is ``dense_slots[indptr[f]:indptr[f+1]]``.
-    dense_slots : ndarray of int64
+    dense_slots : ndarray of int64 (int32 or int64 link ids with ``link_of_slot``)
         Dense link slots (``node*2*ndim + 2*dim + (0 for +, 1 for -)``) used by each flow.
     fractions : ndarray of float64
         Fraction (0..1) of the flow's bytes crossing each listed link.
@@ -1075,4 +1074,17 @@ def adaptive_paths(src, dst, dims, strides, wrap):
     dst = np.ascontiguousarray(dst, dtype=np.int64)
     tid, ptr, rel, slots, shares, _hops = adaptive_templates(src, dst, dims, strides, wrap,
                                                              "route_entries")
-    return _template_csr(src, tid, ptr, rel, slots, shares, dims, strides)
+    sizes = (ptr[1:] - ptr[:-1])[tid]
+    indptr = np.zeros(len(src) + 1, dtype=np.int64)
+    np.cumsum(sizes, out=indptr[1:])
+    if link_of_slot is None:
+        link_of_slot = np.arange(int(np.prod(dims)) * 2 * len(dims), dtype=np.int64)
+        kind = np.int64
+    else:
+        link_of_slot = np.asarray(link_of_slot, dtype=np.int64)
+        kind = np.int32 if link_of_slot.max(initial=0) < 2**31 else np.int64
+    indices = np.empty(indptr[-1], dtype=kind)
+    data = np.empty(indptr[-1], dtype=np.float64)
+    _template_fill(src, tid, ptr, rel, slots, shares, dims, strides, link_of_slot, indptr,
+                   indices, data)
+    return indptr, indices, data

@@ -9,6 +9,7 @@ import numpy as np
 
 from ..routing import LinkLoads, Router
 from ..routing.groups import FlowGroups
+from ..routing.symmetry import SymmetricPhase
 
 __all__ = ["RoutedPhase", "PhaseMetric"]
 
@@ -24,7 +25,9 @@ class RoutedPhase:
     gets the same routes as ``loads``. ``core_in_node``: on a machine with a node structure,
     the core within its node (the structure's numbering; a rank of several threads: its first
     core) of every rank, else None. ``groups``: the phase's groups of identical flows (same
-    nodes and size) when the evaluator routed them so, else None.
+    nodes and size) when the evaluator routed them so, else None. ``symmetry``: the groups'
+    translation symmetry with its cell's routes
+    (:func:`rankmap.routing.symmetry.phase_symmetry`), or None.
     """
 
     phase: object
@@ -35,6 +38,7 @@ class RoutedPhase:
     router: Router
     core_in_node: np.ndarray | None = None
     groups: FlowGroups | None = None
+    symmetry: SymmetricPhase | None = None
 
     @property
     def machine(self):

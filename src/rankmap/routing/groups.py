@@ -16,7 +16,7 @@ import numpy as np
 
 from ..kernels.flows import group_flows
 from .base import LinkLoads, Router
-from .symmetry import symmetric_loads
+from .symmetry import SymmetricPhase, symmetric_loads
 
 __all__ = ["FlowGroups", "flow_groups", "grouped_loads"]
 
@@ -66,7 +66,9 @@ def flow_groups(src_node, dst_node, nbytes) -> FlowGroups:
 
 
 def grouped_loads(router: Router, src_node, dst_node, nbytes,
-                  groups: FlowGroups | None = None) -> tuple[LinkLoads, FlowGroups]:
+                  groups: FlowGroups | None = None,
+                  symmetry: SymmetricPhase | bool | None = None
+                  ) -> tuple[LinkLoads, FlowGroups]:
     """Link loads of a phase's flows, routed once per group of identical flows.
 
     Parameters
@@ -79,6 +81,9 @@ def grouped_loads(router: Router, src_node, dst_node, nbytes,
         Size of every flow, bytes.
     groups : FlowGroups, optional
         The flows' groups, when already known.
+    symmetry : SymmetricPhase, False or None
+        The groups' :func:`rankmap.routing.symmetry.phase_symmetry` when already known (False:
+        known to have none; None: found here when the routing can use it).
 
     Returns
     -------
@@ -89,7 +94,8 @@ def grouped_loads(router: Router, src_node, dst_node, nbytes,
     """
     if groups is None:
         groups = flow_groups(src_node, dst_node, nbytes)
-    ld = symmetric_loads(router, groups.src, groups.dst, groups.nbytes, groups.count)
+    ld = None if symmetry is False else symmetric_loads(router, groups.src, groups.dst,
+                                                        groups.nbytes, groups.count, symmetry)
     if ld is None:
         ld = router.loads(groups.src, groups.dst, groups.nbytes, groups.count)
     cls = None if ld.class_hops is None else ld.class_hops[groups.inverse]

@@ -29,8 +29,8 @@ from ..machines import GridMachine
 from .base import LinkLoads
 from .torus import DOR, Adaptive
 
-__all__ = ["MIN_GAIN", "TranslationClasses", "translation_classes", "cell_of_nodes",
-           "symmetric_loads"]
+__all__ = ["MIN_GAIN", "TranslationClasses", "SymmetricPhase", "translation_classes",
+           "phase_symmetry", "cell_of_nodes", "symmetric_loads"]
 
 
 #: below this many flow groups per representative one the symmetry is not worth finding
@@ -200,7 +200,59 @@ def cell_of_nodes(machine, period) -> np.ndarray:
             * cell_strides).sum(axis=1).astype(np.int64)
 
 
-def symmetric_loads(router, src, dst, nbytes, count) -> LinkLoads | None:
+@dataclass(frozen=True)
+class SymmetricPhase:
+    """A phase's translation symmetry with the routes of its cell's flows.
+
+    Attributes
+    ----------
+    classes : TranslationClasses
+        The classes of the phase's inter-node flow groups (indices relative to those groups,
+        in group order).
+    rows : numpy.ndarray of int64
+        Indices into all the phase's groups of the representative (cell) groups.
+    paths : tuple of numpy.ndarray
+        The router's :meth:`~rankmap.routing.Router.path_arrays` of the representative groups.
+    """
+
+    classes: TranslationClasses
+    rows: np.ndarray
+    paths: tuple
+
+
+def phase_symmetry(router, src, dst, nbytes, count) -> SymmetricPhase | None:
+    """The translation symmetry of a phase's flow groups with its cell's routes, or None.
+
+    Parameters
+    ----------
+    router : Router
+        The phase's router (dimension order or minimal adaptive on a torus wrapping in every
+        dimension; None for anything else).
+    src, dst : numpy.ndarray of int64
+        Source and destination node of every flow group, sorted by source.
+    nbytes : numpy.ndarray of float64
+        Size of every group's flows, bytes.
+    count : numpy.ndarray of int
+        Number of flows in every group.
+
+    Returns
+    -------
+    SymmetricPhase or None
+        The classes (:func:`translation_classes` of the inter-node groups) and the routes of
+        the representative groups.
+    """
+    machine = router.machine
+    net = src != dst
+    mult = np.asarray(count, dtype=np.float64)
+    classes = translation_classes(machine, router, src[net], dst[net], nbytes[net], mult[net])
+    if classes is None:
+        return None
+    rows = np.flatnonzero(net)[classes.rows]
+    return SymmetricPhase(classes, rows, router.path_arrays(src[rows], dst[rows]))
+
+
+def symmetric_loads(router, src, dst, nbytes, count,
+                    symmetry: SymmetricPhase | None = None) -> LinkLoads | None:
     """Link loads of a translation-invariant phase under minimal adaptive routing, from the
     routes of one cell's flow groups, or None when the phase has no usable symmetry.
 
@@ -222,6 +274,8 @@ def symmetric_loads(router, src, dst, nbytes, count) -> LinkLoads | None:
         Size of every group's flows, bytes.
     count : numpy.ndarray of int
         Number of flows in every group.
+    symmetry : SymmetricPhase, optional
+        The phase's :func:`phase_symmetry`, when the caller has it (found here otherwise).
 
     Returns
     -------
@@ -231,13 +285,13 @@ def symmetric_loads(router, src, dst, nbytes, count) -> LinkLoads | None:
     if type(router) is not Adaptive:
         return None
     machine = router.machine
-    net = src != dst
+    if symmetry is None:
+        symmetry = phase_symmetry(router, src, dst, nbytes, count)
+        if symmetry is None:
+            return None
+    classes, rows = symmetry.classes, symmetry.rows
     mult = np.asarray(count, dtype=np.float64)
-    classes = translation_classes(machine, router, src[net], dst[net], nbytes[net], mult[net])
-    if classes is None:
-        return None
-    rows = np.flatnonzero(net)[classes.rows]
-    ptr, links, frac = router.path_arrays(src[rows], dst[rows])
+    ptr, links, frac = symmetry.paths
     nd2 = 2 * len(machine.dims)
     cell = cell_of_nodes(machine, classes.period)
     n_cls = int(np.prod(classes.period)) * nd2

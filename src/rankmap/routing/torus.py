@@ -87,9 +87,8 @@ class Adaptive(_GridRouter):
     def path_arrays(self, src, dst, nbytes=None):
         """The split shares of every flow (see :meth:`Router.path_arrays`)."""
         m = self.machine
-        indptr, slots, frac = tk.adaptive_paths(src, dst, m.dims, m.strides, m.wrap)
-        links = m.link_of_dense_slot[slots]
-        return indptr, links.astype(np.int32) if m.n_links < 2**31 else links, frac
+        return tk.adaptive_paths(src, dst, m.dims, m.strides, m.wrap,
+                                 link_of_slot=m.link_of_dense_slot)
 
     def loads(self, src, dst, nbytes, counts=None) -> LinkLoads:
         """Link bytes, streams, expected hops from the same templates as :meth:`paths`

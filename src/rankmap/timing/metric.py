@@ -28,4 +28,4 @@ class TimeModel(PhaseMetric):
         return {"predicted_time_s": phase_time(routed.machine, routed.src_node, routed.dst_node,
                                                routed.nbytes, routed.router, self.options,
                                                routed.loads.flow_hops, src_core, dst_core,
-                                               routed.groups)}
+                                               routed.groups, routed.symmetry)}

@@ -32,6 +32,7 @@ from ..validate import check_limit
 from .domains import domain_memory_times
 from .maxmin import completion_times
 from .processor_sharing import shared_memory_times
+from ..routing.symmetry import SymmetricPhase
 from .symmetry import class_incidence, translation_classes
 
 __all__ = ["TimeOptions", "parse_time_options", "resource_incidence", "shared_memory_times",
@@ -204,7 +205,7 @@ def _augment(indptr, indices, data, src, dst, n_links, n_nodes, use_nic, use_mem
 
 
 def resource_incidence(machine, src_node, dst_node, routing: "str | Router", options: TimeOptions,
-                       memory: bool = True):
+                       memory: bool = True, paths: tuple | None = None):
     """(indptr, indices, data, capacity) of the flows over links, NIC ports and memories.
 
     Columns: the machine's links, then injection and ejection ports, then node memories
@@ -226,6 +227,9 @@ def resource_incidence(machine, src_node, dst_node, routing: "str | Router", opt
         Model options (``nic_bw``, ``mem_bw``, ``mem_shared`` decide the extra columns).
     memory : bool
         Whether flows inside a node use their node's memory column.
+    paths : tuple of numpy.ndarray, optional
+        The router's :meth:`~rankmap.routing.Router.path_arrays` of these flows, when the
+        caller has them.
 
     Returns
     -------
@@ -239,7 +243,8 @@ def resource_incidence(machine, src_node, dst_node, routing: "str | Router", opt
         Capacity of every resource, bytes/s (``inf`` for unlimited ones).
     """
     try:
-        indptr, indices, data = router_for(machine, routing).path_arrays(src_node, dst_node)
+        indptr, indices, data = (paths if paths is not None else
+                                 router_for(machine, routing).path_arrays(src_node, dst_node))
     except RankmapError as exc:     # a router refusing routes too big to build
         raise RankmapError(f"the time model needs the routes (--time-model off skips it): "
                            f"{exc}") from None
@@ -301,7 +306,8 @@ def unique_flows(src_node, dst_node, nbytes):
 
 def flow_times(machine, src_node, dst_node, nbytes, routing: "str | Router", options: TimeOptions,
                flow_hops=None, src_core=None, dst_core=None,
-               groups: FlowGroups | None = None) -> np.ndarray:
+               groups: FlowGroups | None = None,
+               symmetry: SymmetricPhase | None = None) -> np.ndarray:
     """Time (s) at which each flow of a phase has fully arrived: bandwidth-shared transfer
     finish time + per-message overhead + hops x per-hop latency.
 
@@ -328,6 +334,10 @@ def flow_times(machine, src_node, dst_node, nbytes, routing: "str | Router", opt
     groups : FlowGroups, optional
         The flows' groups of identical flows, when the caller has them
         (:func:`rankmap.routing.groups.flow_groups`); computed otherwise.
+    symmetry : SymmetricPhase, optional
+        The groups' translation symmetry with its cell's routes, when the caller has it
+        (:func:`rankmap.routing.symmetry.phase_symmetry`, of these ``groups``); looked for
+        otherwise.
 
     Returns
     -------
@@ -356,7 +366,7 @@ def flow_times(machine, src_node, dst_node, nbytes, routing: "str | Router", opt
     net = us != ud
     if net.any():
         group_finish[net] = _network_finish(machine, router, us[net], ud[net], ub[net],
-                                            mult[net], options)
+                                            mult[net], options, symmetry)
     inside = ~net
     structure = machine.node_structure
     by_domain = structure is not None and src_core is not None and dst_core is not None
@@ -385,20 +395,26 @@ def flow_times(machine, src_node, dst_node, nbytes, routing: "str | Router", opt
     return group_finish[inverse] + latency
 
 
-def _network_finish(machine, router, src, dst, nbytes, mult, options: TimeOptions) -> np.ndarray:
+def _network_finish(machine, router, src, dst, nbytes, mult, options: TimeOptions,
+                    symmetry: SymmetricPhase | None = None) -> np.ndarray:
     """Finish time (s) of every inter-node flow group under max-min sharing: on one cell's
     flows when the phase is translation-invariant (:mod:`rankmap.timing.symmetry`; exact
-    mode only), else on every group."""
-    sym = (translation_classes(machine, router, src, dst, nbytes, mult)
-           if options.retire_fraction == 0 else None)
-    if sym is not None:
-        r = sym.rows
+    mode only), else on every group. ``symmetry`` (of all the phase's groups) saves finding
+    the symmetry and routing the cell's flows again."""
+    if options.retire_fraction != 0:
+        classes, paths = None, None
+    elif symmetry is not None:
+        classes, paths = symmetry.classes, symmetry.paths
+    else:
+        classes, paths = translation_classes(machine, router, src, dst, nbytes, mult), None
+    if classes is not None:
+        r = classes.rows
         indptr, indices, data, cap = class_incidence(
-            machine, sym, *resource_incidence(machine, src[r], dst[r], router, options,
-                                         memory=False))
+            machine, classes, *resource_incidence(machine, src[r], dst[r], router, options,
+                                                  memory=False, paths=paths))
         finish, _fills = completion_times(indptr, indices, data, cap, nbytes[r],
                                           options.tolerance, mult[r], 0.0)
-        return finish[sym.class_of]
+        return finish[classes.class_of]
     indptr, indices, data, cap = resource_incidence(machine, src, dst, router, options,
                                                     memory=False)
     finish, _fills = completion_times(indptr, indices, data, cap, nbytes, options.tolerance,
@@ -408,7 +424,8 @@ def _network_finish(machine, router, src, dst, nbytes, mult, options: TimeOption
 
 def phase_time(machine, src_node, dst_node, nbytes, routing: "str | Router", options: TimeOptions,
                flow_hops=None, src_core=None, dst_core=None,
-               groups: FlowGroups | None = None) -> float:
+               groups: FlowGroups | None = None,
+               symmetry: SymmetricPhase | None = None) -> float:
     """Predicted time (s) of one phase: when its last flow has arrived (0 with no flows).
 
     Parameters
@@ -429,6 +446,8 @@ def phase_time(machine, src_node, dst_node, nbytes, routing: "str | Router", opt
         Core within its node of every flow's sender and receiver (see :func:`flow_times`).
     groups : FlowGroups, optional
         The flows' groups of identical flows (see :func:`flow_times`).
+    symmetry : SymmetricPhase, optional
+        The groups' translation symmetry (see :func:`flow_times`).
 
     Returns
     -------
@@ -441,5 +460,5 @@ def phase_time(machine, src_node, dst_node, nbytes, routing: "str | Router", opt
         When the phase has 2**31 or more distinct flows.
     """
     t = flow_times(machine, src_node, dst_node, nbytes, routing, options, flow_hops,
-                   src_core, dst_core, groups)
+                   src_core, dst_core, groups, symmetry)
     return float(t.max()) if t.size else 0.0
