@@ -58,6 +58,16 @@ def exact_finish(a: np.ndarray, cap: np.ndarray, nbytes: np.ndarray) -> np.ndarr
     return finish
 
 
+def exact_phase(machine, s, d, b, routing, options) -> np.ndarray:
+    """:func:`exact_finish` of every flow of a phase over the model's own resources."""
+    indptr, indices, data, cap = resource_incidence(machine, s, d, routing, options)
+    dense = np.zeros((len(s), len(cap)))
+    for f in range(len(s)):
+        dense[f, indices[indptr[f]:indptr[f + 1]]] = data[indptr[f]:indptr[f + 1]]
+    used = (dense > 0).any(axis=0)
+    return exact_finish(dense[:, used], cap[used], b)
+
+
 CASES = [
     # machine, routing, flows kind, sizes kind, options
     ("torus:4x4x4:cores=2", "dor", "stencil", "equal", {}),
@@ -104,12 +114,7 @@ def test_time_model_matches_exact_simulation(spec, routing, kind, sizes, opts, s
     s, d, b = _flows(machine, kind, sizes, seed)
     predicted = flow_times(machine, s, d, b, routing, options,
                            flow_hops=np.zeros(len(s)))
-    indptr, indices, data, cap = resource_incidence(machine, s, d, routing, options)
-    dense = np.zeros((len(s), len(cap)))
-    for f in range(len(s)):
-        dense[f, indices[indptr[f]:indptr[f + 1]]] = data[indptr[f]:indptr[f + 1]]
-    used = (dense > 0).any(axis=0)
-    exact = exact_finish(dense[:, used], cap[used], b)
+    exact = exact_phase(machine, s, d, b, routing, options)
     if options.mem_bw is not None and not options.mem_shared:
         exact = np.where(s == d, b / options.mem_bw, exact)
     assert exact.max() > 0

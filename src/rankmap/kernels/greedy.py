@@ -2,7 +2,7 @@
 
 The walk places one rank per step, so a Python loop pays numpy's call overhead thousands of
 times (0.4-0.9 s at 4,096 ranks). This kernel runs the same walk, step for step, with the
-hop distance of a torus or mesh computed from a coordinate table of the allocated nodes:
+hop distance of a torus or mesh (:func:`rankmap.kernels.torus._hop_distance`):
 the free core nearest to the reference core, the compact tie rule (free nodes up to
 ``tie_window`` hops farther than the nearest, fewest hop-bytes to the rank's placed partners,
 then fewest hops, then the lowest logical distance and core) when partners are given and
@@ -17,21 +17,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .torus import _hop_distance
+
 __all__ = ["greedy_walk_grid"]
-
-
-@njit(cache=True, nogil=True)
-def _hops(coords, a, b, dims, wrap):
-    """Hop distance between allocation positions a and b (coordinate table rows)."""
-    h = 0
-    for d in range(dims.shape[0]):
-        x = coords[a, d] - coords[b, d]
-        if x < 0:
-            x = -x
-        if wrap[d] and dims[d] - x < x:
-            x = dims[d] - x
-        h += x
-    return h
 
 
 @njit(cache=True, nogil=True)
@@ -65,8 +53,8 @@ def _ball(k, radius, nb_ptr, nbrs, seen, out):
 
 
 @njit(cache=True, nogil=True)
-def greedy_walk_grid(ranks, inner, strides, sizes, start, cpn, coords, dims, wrap, nb_ptr,
-                     nbrs, p_ptr, p_nbr, p_w, use_partners, tie_window):
+def greedy_walk_grid(ranks, inner, strides, sizes, start, cpn, nodes, dims, strides_m, wrap,
+                     nb_ptr, nbrs, p_ptr, p_nbr, p_w, use_partners, tie_window):
     """The greedy walk's allocation core of every walk position.
 
     Parameters
@@ -81,10 +69,10 @@ def greedy_walk_grid(ranks, inner, strides, sizes, start, cpn, coords, dims, wra
         Allocation core of the first position.
     cpn : int
         Cores per node.
-    coords : ndarray of int64, shape (n_positions, ndim_machine)
-        Machine coordinates of every allocated node.
-    dims : ndarray of int64, shape (ndim_machine,)
-        Sides of the torus/mesh.
+    nodes : ndarray of int64, shape (n_positions,)
+        Machine node of every allocation position.
+    dims, strides_m : ndarray of int64, shape (ndim_machine,)
+        Sides and node-id strides of the torus/mesh.
     wrap : ndarray of bool, shape (ndim_machine,)
         Whether each machine dimension wraps around.
     nb_ptr, nbrs : ndarray of int64
@@ -104,7 +92,7 @@ def greedy_walk_grid(ranks, inner, strides, sizes, start, cpn, coords, dims, wra
         Allocation core of every walk position.
     """
     n = ranks.shape[0]
-    n_pos = coords.shape[0]
+    n_pos = nodes.shape[0]
     lo = np.arange(n_pos, dtype=np.int64) * cpn
     hi = lo + cpn - 1
     seq = np.empty(n, dtype=np.int64)
@@ -161,7 +149,7 @@ def greedy_walk_grid(ranks, inner, strides, sizes, start, cpn, coords, dims, wra
                         m += 1
             d_min = -1
             for i in range(m):
-                cand_d[i] = _hops(coords, cand[i], k, dims, wrap)
+                cand_d[i] = _hop_distance(nodes[cand[i]], nodes[k], dims, strides_m, wrap)
                 if d_min < 0 or cand_d[i] < d_min:
                     d_min = cand_d[i]
             c = -1
@@ -174,7 +162,7 @@ def greedy_walk_grid(ranks, inner, strides, sizes, start, cpn, coords, dims, wra
                 q = cand[i]
                 hb = 0.0
                 for j in range(n_placed):
-                    hb += _hops(coords, q, placed_pos[j], dims, wrap) * placed_w[j]
+                    hb += _hop_distance(nodes[q], nodes[placed_pos[j]], dims, strides_m, wrap) * placed_w[j]
                 core = _free_core(lo, hi, q, ref)
                 logical = abs(core - ref)
                 if c < 0 or hb < best_hb or (hb == best_hb and (
@@ -189,7 +177,7 @@ def greedy_walk_grid(ranks, inner, strides, sizes, start, cpn, coords, dims, wra
                 q = nbrs[j]
                 if lo[q] <= hi[q]:
                     cand[m] = q
-                    cand_d[m] = _hops(coords, k, q, dims, wrap)
+                    cand_d[m] = _hop_distance(nodes[k], nodes[q], dims, strides_m, wrap)
                     m += 1
             d_min = -1
             for i in range(m):
@@ -201,7 +189,7 @@ def greedy_walk_grid(ranks, inner, strides, sizes, start, cpn, coords, dims, wra
                 for q in range(n_pos):
                     if lo[q] <= hi[q]:
                         cand[m] = q
-                        cand_d[m] = _hops(coords, k, q, dims, wrap)
+                        cand_d[m] = _hop_distance(nodes[k], nodes[q], dims, strides_m, wrap)
                         if d_min < 0 or cand_d[m] < d_min:
                             d_min = cand_d[m]
                         m += 1

@@ -295,12 +295,13 @@ def _grid_walk(ranks, sizes, strides, start, machine, allocation, walker, partne
         p_nbr, p_w = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
     else:
         p_ptr, p_nbr, p_w = (np.ascontiguousarray(x) for x in partners)
-    coords = np.ascontiguousarray(machine.coords(np.asarray(allocation.nodes)), dtype=np.int64)
     return greedy_walk_grid(np.ascontiguousarray(ranks, dtype=np.int64), int(sizes[0]),
                             np.asarray(strides, dtype=np.int64),
                             np.asarray(sizes, dtype=np.int64), int(start),
-                            int(allocation.cores_per_node), coords.reshape(len(coords), -1),
-                            machine.dims.astype(np.int64), machine.wrap.astype(np.bool_),
+                            int(allocation.cores_per_node),
+                            np.ascontiguousarray(allocation.nodes, dtype=np.int64),
+                            machine.dims.astype(np.int64), machine.strides.astype(np.int64),
+                            machine.wrap.astype(np.bool_),
                             walker.indptr.astype(np.int64), walker.nbrs.astype(np.int64),
                             p_ptr.astype(np.int64), p_nbr.astype(np.int64),
                             p_w.astype(np.float64), partners is not None, TIE_WINDOW)
