@@ -132,8 +132,16 @@ def test_symmetric_adaptive_loads_equal_the_per_group_routing(case, seed, mixed)
 
 
 @pytest.mark.parametrize("routing", ["dor", "adaptive"])
-@pytest.mark.parametrize("mapping", ["TXY", "XYT"])
-def test_evaluator_hands_the_symmetry_to_the_loads_and_the_time_model(routing, mapping,
+@pytest.mark.parametrize("spec,pat,mapping,nic", [
+    ("torus:8x8:cores=2", "stencil:16x8:box:periodic", "TXY", None),
+    ("torus:8x8:cores=2", "stencil:16x8:box:periodic", "XYT", 1e9),
+    # sides of 2 (both directions reach the same node) and of 1 (no links)
+    ("torus:2x2x2:cores=2", "stencil:4x2x2:periodic", "TXYZ", None),
+    ("torus:4x1x2", "stencil:4x2:box:periodic", "XYZT", 1e9),
+    # a neighbour class of 0 bytes, mixed sizes
+    ("torus:4x4x4", "stencil:4x4x4:box:periodic:face=3KB,edge=0,corner=7", "XYZT", None)])
+def test_evaluator_hands_the_symmetry_to_the_loads_and_the_time_model(routing, spec, pat,
+                                                                      mapping, nic,
                                                                       monkeypatch):
     """A rank order of a periodic stencil on a torus: the evaluator finds the symmetry once
     (RoutedPhase.symmetry) and the metrics equal those of the computation without it."""
@@ -143,11 +151,11 @@ def test_evaluator_hands_the_symmetry_to_the_loads_and_the_time_model(routing, m
     from rankmap.mappers import build_mapping
     from rankmap.patterns import parse_pattern
 
-    machine = parse_machine("torus:8x8:cores=2")
+    machine = parse_machine(spec)
     allocation = whole_machine(machine)
-    pattern = parse_pattern("stencil:16x8:box:periodic")
+    pattern = parse_pattern(pat)
     placement = build_mapping(mapping, pattern, machine, allocation)
-    ev = Evaluator(machine, allocation, pattern, routing)
+    ev = Evaluator(machine, allocation, pattern, routing, time_options=TimeOptions(nic_bw=nic))
     routed = ev.route(placement)
     assert all(r.symmetry is not None for r in routed)
     fast = ev.evaluate(placement).metrics
