@@ -2,7 +2,7 @@
 
 The walk places one rank per step, so a Python loop pays numpy's call overhead thousands of
 times (0.4-0.9 s at 4,096 ranks). This kernel runs the same walk, step for step, with the
-hop distance of a torus or mesh (:func:`rankmap.kernels.torus._hop_distance`):
+hop distance of a torus or mesh (:func:`rankmap.kernels.torus.node_hop_distance`):
 the free core nearest to the reference core, the compact tie rule (free nodes up to
 ``tie_window`` hops farther than the nearest, fewest hop-bytes to the rank's placed partners,
 then fewest hops, then the lowest logical distance and core) when partners are given and
@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .torus import _hop_distance
+from .torus import node_hop_distance
 
 __all__ = ["greedy_walk_grid"]
 
@@ -149,7 +149,7 @@ def greedy_walk_grid(ranks, inner, strides, sizes, start, cpn, nodes, dims, stri
                         m += 1
             d_min = -1
             for i in range(m):
-                cand_d[i] = _hop_distance(nodes[cand[i]], nodes[k], dims, strides_m, wrap)
+                cand_d[i] = node_hop_distance(nodes[cand[i]], nodes[k], dims, strides_m, wrap)
                 if d_min < 0 or cand_d[i] < d_min:
                     d_min = cand_d[i]
             c = -1
@@ -162,7 +162,8 @@ def greedy_walk_grid(ranks, inner, strides, sizes, start, cpn, nodes, dims, stri
                 q = cand[i]
                 hb = 0.0
                 for j in range(n_placed):
-                    hb += _hop_distance(nodes[q], nodes[placed_pos[j]], dims, strides_m, wrap) * placed_w[j]
+                    hb += node_hop_distance(nodes[q], nodes[placed_pos[j]], dims, strides_m,
+                                            wrap) * placed_w[j]
                 core = _free_core(lo, hi, q, ref)
                 logical = abs(core - ref)
                 if c < 0 or hb < best_hb or (hb == best_hb and (
@@ -177,7 +178,7 @@ def greedy_walk_grid(ranks, inner, strides, sizes, start, cpn, nodes, dims, stri
                 q = nbrs[j]
                 if lo[q] <= hi[q]:
                     cand[m] = q
-                    cand_d[m] = _hop_distance(nodes[k], nodes[q], dims, strides_m, wrap)
+                    cand_d[m] = node_hop_distance(nodes[k], nodes[q], dims, strides_m, wrap)
                     m += 1
             d_min = -1
             for i in range(m):
@@ -189,7 +190,7 @@ def greedy_walk_grid(ranks, inner, strides, sizes, start, cpn, nodes, dims, stri
                 for q in range(n_pos):
                     if lo[q] <= hi[q]:
                         cand[m] = q
-                        cand_d[m] = _hop_distance(nodes[k], nodes[q], dims, strides_m, wrap)
+                        cand_d[m] = node_hop_distance(nodes[k], nodes[q], dims, strides_m, wrap)
                         if d_min < 0 or cand_d[m] < d_min:
                             d_min = cand_d[m]
                         m += 1

@@ -33,9 +33,9 @@ from ..validate import check_limit
 #: this many link visits per dense link slot, and walks every path otherwise
 RING_SUM_RATIO = 4
 
-__all__ = ["route_dor", "dor_crosses", "dor_link_sums", "dor_paths", "torus_offsets",
-           "fold_resource_classes", "class_link_sums", "side_gain_grid", "adaptive_templates",
-           "route_adaptive", "adaptive_paths"]
+__all__ = ["node_hop_distance", "route_dor", "dor_crosses", "dor_link_sums", "dor_paths",
+           "torus_offsets", "fold_resource_classes", "class_link_sums", "side_gain_grid",
+           "adaptive_templates", "route_adaptive", "adaptive_paths"]
 
 
 @njit(cache=True, nogil=True)
@@ -99,8 +99,23 @@ def hop_distances(a, b, dims, strides, wrap):
 
 
 @njit(cache=True, nogil=True)
-def _hop_distance(a, b, dims, strides, wrap):
-    """Shortest hop count between nodes a and b (the rule of :func:`hop_distances`)."""
+def node_hop_distance(a, b, dims, strides, wrap):
+    """Shortest hop count between nodes a and b (the rule of :func:`hop_distances`).
+
+    Parameters
+    ----------
+    a, b : int
+        Node ids.
+    dims, strides : ndarray of int64, shape (ndim,)
+        Sides and node-id strides of the torus/mesh.
+    wrap : ndarray of bool, shape (ndim,)
+        Whether each dimension wraps around.
+
+    Returns
+    -------
+    int
+        Links on a shortest path from a to b.
+    """
     h = 0
     for k in range(dims.shape[0]):
         d = (a // strides[k]) % dims[k] - (b // strides[k]) % dims[k]
@@ -163,8 +178,8 @@ def side_gain_grid(indptr, indices, data, units, other, node_from, node_to, node
                 if x == other[i]:
                     continue
                 nx = node_of_unit[x]
-                d = (_hop_distance(node_from[i], nx, dims, strides, wrap)
-                     - _hop_distance(node_to[i], nx, dims, strides, wrap))
+                d = (node_hop_distance(node_from[i], nx, dims, strides, wrap)
+                     - node_hop_distance(node_to[i], nx, dims, strides, wrap))
                 acc += data[k] * np.float64(d)
             out[i] = acc
         return out
