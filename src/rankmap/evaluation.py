@@ -171,10 +171,10 @@ class Evaluator:
             router = self.router.for_phase(s, d, phase.bytes)
             groups = flow_groups(s, d, phase.bytes)
             # a translation-invariant phase: its cell's routes serve the loads and the time model
+            # (False: none, or none that anything here would use; not looked for again)
             sym = (phase_symmetry(router, groups.src, groups.dst, groups.nbytes, groups.count)
-                   if self._symmetry_used(router) else None)
-            loads, groups = grouped_loads(router, s, d, phase.bytes, groups,
-                                          False if sym is None else sym)
+                   if self._symmetry_used(router) else None) or False
+            loads, groups = grouped_loads(router, s, d, phase.bytes, groups, sym)
             out.append(RoutedPhase(phase, node_of_rank, s, d, loads, router, core_in_node,
                                    groups, sym))
         return out

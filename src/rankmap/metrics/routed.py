@@ -27,7 +27,8 @@ class RoutedPhase:
     core) of every rank, else None. ``groups``: the phase's groups of identical flows (same
     nodes and size) when the evaluator routed them so, else None. ``symmetry``: the groups'
     translation symmetry with its cell's routes
-    (:func:`rankmap.routing.symmetry.phase_symmetry`), or None.
+    (:func:`rankmap.routing.symmetry.phase_symmetry`), False when the evaluator found none
+    (or none it would use), None when nobody looked.
     """
 
     phase: object
@@ -38,7 +39,7 @@ class RoutedPhase:
     router: Router
     core_in_node: np.ndarray | None = None
     groups: FlowGroups | None = None
-    symmetry: SymmetricPhase | None = None
+    symmetry: SymmetricPhase | bool | None = None
 
     @property
     def machine(self):

@@ -307,7 +307,7 @@ def unique_flows(src_node, dst_node, nbytes):
 def flow_times(machine, src_node, dst_node, nbytes, routing: "str | Router", options: TimeOptions,
                flow_hops=None, src_core=None, dst_core=None,
                groups: FlowGroups | None = None,
-               symmetry: SymmetricPhase | None = None) -> np.ndarray:
+               symmetry: SymmetricPhase | bool | None = None) -> np.ndarray:
     """Time (s) at which each flow of a phase has fully arrived: bandwidth-shared transfer
     finish time + per-message overhead + hops x per-hop latency.
 
@@ -334,10 +334,10 @@ def flow_times(machine, src_node, dst_node, nbytes, routing: "str | Router", opt
     groups : FlowGroups, optional
         The flows' groups of identical flows, when the caller has them
         (:func:`rankmap.routing.groups.flow_groups`); computed otherwise.
-    symmetry : SymmetricPhase, optional
+    symmetry : SymmetricPhase, False or None
         The groups' translation symmetry with its cell's routes, when the caller has it
-        (:func:`rankmap.routing.symmetry.phase_symmetry`, of these ``groups``); looked for
-        otherwise.
+        (:func:`rankmap.routing.symmetry.phase_symmetry`, of these ``groups``); False when
+        the caller knows there is none; None: looked for here.
 
     Returns
     -------
@@ -396,12 +396,12 @@ def flow_times(machine, src_node, dst_node, nbytes, routing: "str | Router", opt
 
 
 def _network_finish(machine, router, src, dst, nbytes, mult, options: TimeOptions,
-                    symmetry: SymmetricPhase | None = None) -> np.ndarray:
+                    symmetry: SymmetricPhase | bool | None = None) -> np.ndarray:
     """Finish time (s) of every inter-node flow group under max-min sharing: on one cell's
     flows when the phase is translation-invariant (:mod:`rankmap.timing.symmetry`; exact
     mode only), else on every group. ``symmetry`` (of all the phase's groups) saves finding
     the symmetry and routing the cell's flows again."""
-    if options.retire_fraction != 0:
+    if options.retire_fraction != 0 or symmetry is False:
         classes, paths = None, None
     elif symmetry is not None:
         classes, paths = symmetry.classes, symmetry.paths
@@ -425,7 +425,7 @@ def _network_finish(machine, router, src, dst, nbytes, mult, options: TimeOption
 def phase_time(machine, src_node, dst_node, nbytes, routing: "str | Router", options: TimeOptions,
                flow_hops=None, src_core=None, dst_core=None,
                groups: FlowGroups | None = None,
-               symmetry: SymmetricPhase | None = None) -> float:
+               symmetry: SymmetricPhase | bool | None = None) -> float:
     """Predicted time (s) of one phase: when its last flow has arrived (0 with no flows).
 
     Parameters
@@ -446,7 +446,7 @@ def phase_time(machine, src_node, dst_node, nbytes, routing: "str | Router", opt
         Core within its node of every flow's sender and receiver (see :func:`flow_times`).
     groups : FlowGroups, optional
         The flows' groups of identical flows (see :func:`flow_times`).
-    symmetry : SymmetricPhase, optional
+    symmetry : SymmetricPhase, False or None
         The groups' translation symmetry (see :func:`flow_times`).
 
     Returns
