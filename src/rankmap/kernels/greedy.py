@@ -53,25 +53,23 @@ def _ball(k, radius, nb_ptr, nbrs, seen, out):
 
 
 @njit(cache=True, nogil=True)
-def greedy_walk_grid(ranks, inner, strides, sizes, start, cpn, nodes, dims, strides_m, wrap,
-                     nb_ptr, nbrs, p_ptr, p_nbr, p_w, use_partners, tie_window):
+def greedy_walk_grid(ranks, ref_pos, start, cpn, nodes, dims, strides, wrap, nb_ptr, nbrs,
+                     p_ptr, p_nbr, p_w, use_partners, tie_window):
     """The greedy walk's allocation core of every walk position.
 
     Parameters
     ----------
     ranks : ndarray of int64, shape (n,)
         MPI rank of every walk position.
-    inner : int
-        Size of the innermost walked grid dimension.
-    strides, sizes : ndarray of int64, shape (ndim,)
-        Walk-position stride and size of every grid level, innermost first.
+    ref_pos : ndarray of int64, shape (n,)
+        Walk position whose core is each position's reference (entry 0 unused).
     start : int
         Allocation core of the first position.
     cpn : int
         Cores per node.
     nodes : ndarray of int64, shape (n_positions,)
         Machine node of every allocation position.
-    dims, strides_m : ndarray of int64, shape (ndim_machine,)
+    dims, strides : ndarray of int64, shape (ndim_machine,)
         Sides and node-id strides of the torus/mesh.
     wrap : ndarray of bool, shape (ndim_machine,)
         Whether each machine dimension wraps around.
@@ -111,13 +109,7 @@ def greedy_walk_grid(ranks, inner, strides, sizes, start, cpn, nodes, dims, stri
         hi[k0] -= 1
     node_of_rank[ranks[0]] = k0
     for p in range(1, n):
-        if p % inner:
-            ref = seq[p - 1]
-        else:
-            level = 1
-            while (p // strides[level]) % sizes[level] == 0:
-                level += 1
-            ref = seq[p - strides[level]]
+        ref = seq[ref_pos[p]]
         k = ref // cpn
         n_placed = 0
         if use_partners:
@@ -149,7 +141,7 @@ def greedy_walk_grid(ranks, inner, strides, sizes, start, cpn, nodes, dims, stri
                         m += 1
             d_min = -1
             for i in range(m):
-                cand_d[i] = node_hop_distance(nodes[cand[i]], nodes[k], dims, strides_m, wrap)
+                cand_d[i] = node_hop_distance(nodes[cand[i]], nodes[k], dims, strides, wrap)
                 if d_min < 0 or cand_d[i] < d_min:
                     d_min = cand_d[i]
             c = -1
@@ -162,7 +154,7 @@ def greedy_walk_grid(ranks, inner, strides, sizes, start, cpn, nodes, dims, stri
                 q = cand[i]
                 hb = 0.0
                 for j in range(n_placed):
-                    hb += node_hop_distance(nodes[q], nodes[placed_pos[j]], dims, strides_m,
+                    hb += node_hop_distance(nodes[q], nodes[placed_pos[j]], dims, strides,
                                             wrap) * placed_w[j]
                 core = _free_core(lo, hi, q, ref)
                 logical = abs(core - ref)
@@ -178,7 +170,7 @@ def greedy_walk_grid(ranks, inner, strides, sizes, start, cpn, nodes, dims, stri
                 q = nbrs[j]
                 if lo[q] <= hi[q]:
                     cand[m] = q
-                    cand_d[m] = node_hop_distance(nodes[k], nodes[q], dims, strides_m, wrap)
+                    cand_d[m] = node_hop_distance(nodes[k], nodes[q], dims, strides, wrap)
                     m += 1
             d_min = -1
             for i in range(m):
@@ -190,7 +182,7 @@ def greedy_walk_grid(ranks, inner, strides, sizes, start, cpn, nodes, dims, stri
                 for q in range(n_pos):
                     if lo[q] <= hi[q]:
                         cand[m] = q
-                        cand_d[m] = node_hop_distance(nodes[k], nodes[q], dims, strides_m, wrap)
+                        cand_d[m] = node_hop_distance(nodes[k], nodes[q], dims, strides, wrap)
                         if d_min < 0 or cand_d[m] < d_min:
                             d_min = cand_d[m]
                         m += 1

@@ -250,28 +250,21 @@ def greedy_walk(grid: tuple[int, ...], machine, allocation, start: int | None = 
     for level, d in enumerate(dims):
         coords[:, d] = (pos // strides[level]) % sizes[level]
     ranks = np.ravel_multi_index(tuple(coords.T), grid)
+    ref_pos = _reference_positions(n, sizes, strides)
     if isinstance(machine, GridMachine):
         # the same walk, compiled (kernels.greedy); a test checks both give the same cores
         core_of_rank = np.empty(n, dtype=np.int64)
-        core_of_rank[ranks] = _grid_walk(ranks, sizes, strides, start, machine, allocation,
-                                         walker, partners)
+        core_of_rank[ranks] = _grid_walk(ranks, ref_pos, start, machine, allocation, walker,
+                                         partners)
         return core_of_rank
     seq = np.empty(n, dtype=np.int64)
     seq[0] = start
     walker.take(start)
     node_of_rank = np.full(n, -1, dtype=np.int64)
     node_of_rank[ranks[0]] = start // allocation.cores_per_node
-    inner = sizes[0]
     placed = None
     for p in range(1, n):
-        if p % inner:
-            ref = seq[p - 1]
-        else:
-            # lowest level whose digit advanced: start of the previous sub-block
-            level = 1
-            while (p // strides[level]) % sizes[level] == 0:
-                level += 1
-            ref = seq[p - strides[level]]
+        ref = seq[ref_pos[p]]
         if partners is not None:
             indptr, nbr, w = partners
             r = ranks[p]
@@ -287,7 +280,22 @@ def greedy_walk(grid: tuple[int, ...], machine, allocation, start: int | None = 
     return core_of_rank
 
 
-def _grid_walk(ranks, sizes, strides, start, machine, allocation, walker, partners):
+def _reference_positions(n: int, sizes, strides) -> np.ndarray:
+    """Walk position whose core is the reference of each position (entry 0 unused): the
+    previous position along the innermost dimension, or, where an outer digit advances,
+    the start of the previous sub-block at the lowest level whose digit advanced."""
+    p = np.arange(n, dtype=np.int64)
+    ref = p - 1
+    pending = (p % sizes[0] == 0) & (p > 0)
+    for level in range(1, len(sizes)):
+        here = pending & ((p // strides[level]) % sizes[level] != 0)
+        ref[here] = p[here] - strides[level]
+        pending &= ~here
+    ref[0] = 0
+    return ref
+
+
+def _grid_walk(ranks, ref_pos, start, machine, allocation, walker, partners):
     """:func:`greedy_walk`'s core of every walk position on a torus or mesh
     (:func:`rankmap.kernels.greedy.greedy_walk_grid`)."""
     if partners is None:
@@ -295,9 +303,7 @@ def _grid_walk(ranks, sizes, strides, start, machine, allocation, walker, partne
         p_nbr, p_w = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
     else:
         p_ptr, p_nbr, p_w = (np.ascontiguousarray(x) for x in partners)
-    return greedy_walk_grid(np.ascontiguousarray(ranks, dtype=np.int64), int(sizes[0]),
-                            np.asarray(strides, dtype=np.int64),
-                            np.asarray(sizes, dtype=np.int64), int(start),
+    return greedy_walk_grid(np.ascontiguousarray(ranks, dtype=np.int64), ref_pos, int(start),
                             int(allocation.cores_per_node),
                             np.ascontiguousarray(allocation.nodes, dtype=np.int64),
                             machine.dims.astype(np.int64), machine.strides.astype(np.int64),
