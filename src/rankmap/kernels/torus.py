@@ -215,12 +215,29 @@ def side_gain_grid(indptr, indices, data, units, other, node_from, node_to, node
 
 
 @njit(cache=True, nogil=True)
-def _dor_walk(s, t, dims, strides, wrap, out):
+def dor_walk(s, t, dims, strides, wrap, out):
     """Write the dense link slots of the dimension-order path from node s to node t into
     ``out`` (in path order); return the number of links (0 when s == t).
 
-    The one dimension-order walk: :func:`route_dor` accumulates loads along it and
-    :func:`dor_paths` writes it as a row of the flow x link incidence.
+    The one dimension-order walk: :func:`route_dor` accumulates loads along it,
+    :func:`dor_paths` writes it as a row of the flow x link incidence and the compiled
+    refinement step (:mod:`rankmap.kernels.refine_grid`) sums moved flows along it.
+
+    Parameters
+    ----------
+    s, t : int
+        Source and destination node.
+    dims, strides : ndarray of int64, shape (ndim,)
+        Sides and node-id strides of the torus/mesh.
+    wrap : ndarray of bool, shape (ndim,)
+        Whether each dimension wraps around.
+    out : ndarray of int64
+        Buffer of at least ``dims.sum()`` entries for the path's dense link slots.
+
+    Returns
+    -------
+    int
+        Links on the path.
     """
     nd = dims.shape[0]
     node = s
@@ -268,7 +285,7 @@ def dor_crosses(src, dst, dims, strides, wrap, slot):
     out = np.zeros(src.shape[0], dtype=np.bool_)
     path = np.empty(max(1, int(dims.sum())), dtype=np.int64)
     for f in range(src.shape[0]):
-        h = _dor_walk(src[f], dst[f], dims, strides, wrap, path)
+        h = dor_walk(src[f], dst[f], dims, strides, wrap, path)
         for k in range(h):
             if path[k] == slot:
                 out[f] = True
@@ -314,7 +331,7 @@ def route_dor(src, dst, nbytes, counts, dims, strides, wrap, link_bytes, link_st
         return
     path = np.empty(max(1, int(dims.sum())), dtype=np.int64)
     for f in range(src.shape[0]):
-        h = _dor_walk(src[f], dst[f], dims, strides, wrap, path)
+        h = dor_walk(src[f], dst[f], dims, strides, wrap, path)
         c = counts[f]
         b = nbytes[f] * c
         for k in range(h):
@@ -431,7 +448,7 @@ def _dor_fill_links(src, dst, dims, strides, wrap, indptr, links, link_of_slot):
     buf = np.empty(longest, dtype=np.int64)
     for f in range(src.shape[0]):
         pos = indptr[f]
-        h = _dor_walk(src[f], dst[f], dims, strides, wrap, buf)
+        h = dor_walk(src[f], dst[f], dims, strides, wrap, buf)
         for k in range(h):
             links[pos + k] = link_of_slot[buf[k]]
 
@@ -495,7 +512,7 @@ def dor_link_sums(src, dst, weight, part, n_links, dims, strides, wrap, link_of_
     entry_val = np.empty(0 if dense_sums else total, dtype=np.float64)
     p = 0
     for f in range(n):
-        h = _dor_walk(src[f], dst[f], dims, strides, wrap, buf)
+        h = dor_walk(src[f], dst[f], dims, strides, wrap, buf)
         acc = 0.0
         w = weight[f]
         base = part[f] * n_links

@@ -34,7 +34,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import RankmapError
+from ..kernels.refine_grid import draw_table, flow_weights, refine_batch, refine_step
+from ..machines.torus import Torus
 from ..routing import Router, router_for
+from ..routing.torus import DOR
 from ..routing.groups import grouped_loads
 from .base import MapperInfo
 from .geometry import check_seed, neighbour_csr
@@ -311,6 +314,146 @@ class _State:
         return True
 
 
+    def draw_table(self, src, dst, w):
+        """(total, cumulative table) of the flows' draw weights, bytes x hops under the
+        placement (``src``, ``dst``, ``w``: every phase's flows one after the other); the
+        table is None when the total is not positive."""
+        node = self.node_of(self.cores)
+        weight = self.machine.hop_distance(node[src], node[dst]).astype(np.float64) * w
+        total = weight.sum()
+        if total <= 0:
+            return total, None
+        cdf = (weight / total).cumsum()
+        cdf /= cdf[-1]
+        return total, cdf
+
+    def propose(self, a: int, ppos: int, opts: np.ndarray, c: int, wsym) -> int:
+        """Move rank ``a`` to the core near its partner's position ``ppos`` (or ``opts``)
+        that saves the most hop-bytes, else to the drawn core ``c``; -1 when that is its own
+        core (no proposal), else whether the move was kept (1) or refused (0)."""
+        best = _best_target(a, ppos, opts, self, wsym)
+        if best >= 0:
+            c = best
+        if c == self.cores[a]:
+            return -1
+        b = int(self.rank_of_core[c])
+        return int(self.try_move({a: c} if b < 0 else {a: c, b: int(self.cores[a])}))
+
+
+#: the compiled step's sums are exact below this (float64's integers)
+EXACT_LIMIT = float(2 ** 53)
+
+
+def _whole_bytes_bound(phases, machine) -> bool:
+    """Whether every flow's bytes are whole numbers whose hop-bytes on any placement stay
+    below :data:`EXACT_LIMIT` (then every sum of the search is exact in any order)."""
+    b = np.concatenate([p.bytes for p in phases]).astype(np.float64)
+    if not (np.all(b >= 0) and np.all(b == np.floor(b))):
+        return False
+    longest = float(np.sum(machine.dims)) + 1.0
+    return float(b.sum()) * longest < EXACT_LIMIT
+
+
+class _GridState:
+    """:class:`_State` as arrays for the compiled step
+    (:func:`rankmap.kernels.refine_grid.refine_step`): dimension-order routing on a torus or
+    mesh, whole-number bytes. Same proposals, same decisions, same placement."""
+
+    @staticmethod
+    def applies(st: _State) -> bool:
+        """Whether the compiled step gives the Python step's results for this search."""
+        m = st.machine
+        return (type(st.router) is DOR and type(m) is Torus and m.n_links > 0
+                and m.hop_links is None and _whole_bytes_bound(st.phases, m))
+
+    def __init__(self, st: _State, pattern, wsym):
+        m = st.machine
+        n_ph, n_links = len(st.phases), m.n_links
+        self.cores, self.rank_of_core = st.cores, st.rank_of_core
+        self.alloc_nodes = np.ascontiguousarray(st.alloc_nodes, dtype=np.int64)
+        self.cpn = int(st.cpn)
+        self.node_of = st.node_of
+        self.w = (wsym.indptr.astype(np.int64), wsym.indices.astype(np.int64),
+                  wsym.data.astype(np.float64))
+        dims = np.ascontiguousarray(m.dims, dtype=np.int64)
+        self.pcoords = np.ascontiguousarray(m.coords(self.alloc_nodes), dtype=np.int64)
+        sizes = [p.n_flows for p in st.phases]
+        self.f_off = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        self.f_src = np.concatenate([p.src for p in st.phases]).astype(np.int64)
+        self.f_dst = np.concatenate([p.dst for p in st.phases]).astype(np.int64)
+        self.f_bytes = np.concatenate([p.bytes for p in st.phases]).astype(np.float64)
+        self.rf_indptr = np.stack([ip for ip, _ in st.csr]).astype(np.int64)
+        self.rf_fl = np.concatenate([fl for _, fl in st.csr]).astype(np.int64)
+        self.rf_off = np.concatenate([[0], np.cumsum([len(fl) for _, fl in st.csr])]
+                                     ).astype(np.int64)
+        self.loads = np.stack(st.loads).astype(np.float64)
+        self.members = np.zeros((n_ph, n_links), dtype=np.int64)
+        self.in_set = np.zeros((n_ph, n_links), dtype=np.bool_)
+        self.n_members = np.zeros(n_ph, dtype=np.int64)
+        for i in range(n_ph):
+            # a fresh state has nothing added since its last compaction
+            busy = st.busy[i]
+            self.members[i, :len(busy)] = busy
+            self.in_set[i, busy] = True
+            self.n_members[i] = len(busy)
+        self.busy_len = self.n_members.copy()
+        self.added_len = np.zeros(n_ph, dtype=np.int64)
+        self.top = np.array(st.top, dtype=np.float64)
+        self.phase_hb = np.array(st.phase_hb, dtype=np.float64)
+        self.weight, total = flow_weights(self.cores, self.cpn, self.f_src, self.f_dst,
+                                          self.f_bytes, self.pcoords, dims,
+                                          np.ascontiguousarray(m.wrap, dtype=np.bool_))
+        self.scal = np.array([st.max, st.at_max, st.hb, st.work, total], dtype=np.float64)
+        self.grid = (np.int64(n_links), dims,
+                     np.ascontiguousarray(m.strides, dtype=np.int64),
+                     np.ascontiguousarray(m.wrap, dtype=np.bool_),
+                     np.ascontiguousarray(m.link_of_dense_slot, dtype=np.int64))
+        self.scratch = np.zeros(n_links, dtype=np.float64)
+        self.mark = np.zeros(n_links, dtype=np.bool_)
+
+    @property
+    def work(self) -> float:
+        """Route entries looked at so far (:data:`REFINE_WORK`)."""
+        return float(self.scal[3])
+
+    def progress(self):
+        """(busiest link bytes, links at it, hop-bytes), as :meth:`_State.progress`."""
+        return (float(self.scal[0]), int(self.scal[1]), float(self.scal[2]))
+
+    def run_batch(self, rng, cdf, batch: int, src, dst, nb_ptr, nb_pos, counters,
+                  window_start, window: int, min_gain: float, built: float) -> bool:
+        """One batch of proposals drawn and judged in one compiled call
+        (:func:`rankmap.kernels.refine_grid.refine_batch`, which documents the arguments);
+        True when the search ends for a small gain."""
+        return bool(refine_batch(rng, cdf, batch, src, dst,
+                                 np.ascontiguousarray(nb_ptr, dtype=np.int64),
+                                 np.ascontiguousarray(nb_pos, dtype=np.int64), counters,
+                                 window_start, window, float(min_gain), float(REFINE_WORK),
+                                 REWEIGHT_RATIO, float(built), self.cores, self.rank_of_core,
+                                 self.alloc_nodes, self.cpn, *self.w, self.pcoords,
+                                 self.f_src, self.f_dst, self.f_bytes, self.f_off,
+                                 self.rf_indptr, self.rf_fl, self.rf_off, self.loads,
+                                 self.members, self.n_members, self.in_set, self.busy_len,
+                                 self.added_len, self.top, self.phase_hb, self.weight,
+                                 self.scal, self.scratch, self.mark, *self.grid))
+
+    def draw_table(self, src, dst, w):
+        """As :meth:`_State.draw_table`, from the weights the compiled step keeps up to date
+        (``src``, ``dst`` and ``w`` are this state's own flows)."""
+        total = float(self.scal[4])
+        return total, (draw_table(self.weight, total) if total > 0 else None)
+
+    def propose(self, a: int, ppos: int, opts: np.ndarray, c: int, wsym) -> int:
+        """As :meth:`_State.propose`, in one compiled call."""
+        return int(refine_step(a, ppos, np.ascontiguousarray(opts, dtype=np.int64), c,
+                               self.cores, self.rank_of_core, self.alloc_nodes, self.cpn,
+                               *self.w, self.pcoords, self.f_src, self.f_dst, self.f_bytes, self.f_off,
+                               self.rf_indptr, self.rf_fl, self.rf_off, self.loads,
+                               self.members, self.n_members, self.in_set, self.busy_len,
+                               self.added_len, self.top, self.phase_hb, self.weight,
+                               self.scal, self.scratch, self.mark, *self.grid))
+
+
 def _target_gains(mover: int, targets: np.ndarray, st: _State, wsym) -> np.ndarray:
     """Hop-bytes saved by moving rank ``mover`` onto each of ``targets`` (cores), swapping with
     the rank there if any, all from one call of the machine's hop distance.
@@ -427,7 +570,8 @@ def refine_cores(start: np.ndarray, pattern, machine, allocation, seed: int = 0,
 
 def refine_search(start: np.ndarray, pattern, machine, allocation, seed: int = 0,
                   budget: int | None = None, routing: "Router | str | None" = None, *,
-                  min_gain: float | None = None, window: int | None = None) -> RefineRun:
+                  min_gain: float | None = None, window: int | None = None,
+                  compiled: bool | None = None) -> RefineRun:
     """:func:`refine_cores` with a record of the work done (see module docstring).
 
     Parameters
@@ -448,6 +592,11 @@ def refine_search(start: np.ndarray, pattern, machine, allocation, seed: int = 0
         the small-gain stop off).
     window : int, optional
         Proposals per window of the small-gain stop (default :data:`GAIN_WINDOW`).
+    compiled : bool, optional
+        Judge proposals in one compiled call
+        (:func:`rankmap.kernels.refine_grid.refine_step`; only where it gives the same
+        results: dimension order on a torus or mesh, whole-number bytes) or in Python (False).
+        Default: compiled where it applies.
 
     Returns
     -------
@@ -479,8 +628,17 @@ def refine_search(start: np.ndarray, pattern, machine, allocation, seed: int = 0
     window_start = st.progress()
     # bytes between ranks (all phases, both directions) rank the targets of a move
     wsym = symmetric_bytes([(p.src, p.dst, p.bytes) for p in st.phases], pattern.n_ranks)
+    applies = _GridState.applies(st)
+    if compiled and not applies:
+        raise ValueError("the compiled refinement step needs dimension-order routing on a "
+                         "torus or mesh and whole-number bytes")
+    if applies if compiled is None else compiled:
+        st = _GridState(st, pattern, wsym)
+        window_start = np.array(window_start, dtype=np.float64)
+        src, dst = st.f_src, st.f_dst
     stop = "budget"
     built = 0.0                            # st.work when the weights were built
+    stale = False
     cdf = None
     while left > 0:
         if refused >= MAX_REFUSED:
@@ -490,16 +648,21 @@ def refine_search(start: np.ndarray, pattern, machine, allocation, seed: int = 0
             stop = "work"
             break
         if cdf is None or (stale and (st.work - built) * REWEIGHT_RATIO >= len(src)):
-            node = st.node_of(st.cores)
-            hops = machine.hop_distance(node[src], node[dst]).astype(np.float64)
-            weight = hops * w
-            total = weight.sum()
+            total, cdf = st.draw_table(src, dst, w)
             if total <= 0:
                 stop = "no hops"
                 break
-            cdf = (weight / total).cumsum()
-            cdf /= cdf[-1]
             built, stale = st.work, False
+        if isinstance(st, _GridState):
+            counters = np.array([left, proposals, accepted, windows, refused, stale],
+                                dtype=np.int64)
+            small = st.run_batch(rng, cdf, batch, src, dst, indptr, nbrs, counters,
+                                 window_start, window, min_gain, built)
+            left, proposals, accepted, windows, refused, stale = (int(v) for v in counters)
+            if small:
+                stop = "small gain"
+                break
+            continue
         # as rng.choice(len(src), batch, p=weight / total) draws, without rebuilding the table
         picks = cdf.searchsorted(rng.random(batch), side="right")
         flip = rng.random(batch) < 0.5
@@ -509,18 +672,15 @@ def refine_search(start: np.ndarray, pattern, machine, allocation, seed: int = 0
             a, partner = (int(src[f]), int(dst[f])) if fl else (int(dst[f]), int(src[f]))
             ppos = int(st.cores[partner]) // cpn
             opts = nbrs[indptr[ppos]:indptr[ppos + 1]]
-            tpos = ppos if len(opts) == 0 or rng.random() < 0.3 else int(rng.choice(opts))
+            # opts[rng.integers(n)] draws as rng.choice(opts) does, without its overhead
+            tpos = (ppos if len(opts) == 0 or rng.random() < 0.3
+                    else int(opts[rng.integers(len(opts))]))
             c = tpos * cpn + int(rng.integers(cpn))
-            best = _best_target(a, ppos, opts, st, wsym)
-            if best >= 0:
-                c = best
-            if c == st.cores[a]:
+            kept = st.propose(a, ppos, opts, c, wsym)
+            if kept < 0:
                 continue
-            b = int(st.rank_of_core[c])
-            moves = {a: c} if b < 0 else {a: c, b: int(st.cores[a])}
             left -= 1
             proposals += 1
-            kept = st.try_move(moves)
             if proposals % window == 0:
                 windows += 1
                 if min_gain > 0 and _small_gain(window_start, st.progress(),

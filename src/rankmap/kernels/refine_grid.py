@@ -1,0 +1,664 @@
+"""Compiled proposal of ``refine``'s local search on tori and meshes under dimension order.
+
+:func:`rankmap.mappers.refine.refine_search` draws a proposal (a rank and a core near its
+partner) in Python, then spends about 0.2 ms of numpy call overhead judging it: the core
+that saves the most hop-bytes, the moved flows' link changes, the busiest link after the
+move, the links at that value, the accept rule and the bookkeeping of the kept move. This
+module does the same steps, in the same order, in one compiled call (:func:`refine_step`):
+
+* the target saving the most hop-bytes (every partner's hop distance before and after, of
+  both ranks when the move is a swap; the first best target, or none when none saves any);
+* the moved flows' link changes, summed along the dimension-order walks as
+  :func:`rankmap.kernels.torus.dor_link_sums` sums them for the Python step (per phase and
+  link, in flow order from 0), in a scratch array instead of sorting;
+* the busiest link after the move (looking at every loaded link of a phase only when a
+  changed link is one of its busiest), the links at that value, the accept rule and the work
+  counter (route entries looked at), with the same tolerances;
+* the kept move applied: loads, hop-bytes, the per-phase set of links that may carry bytes
+  (links added since the last compaction, compacted once they outnumber it) and the rank of
+  every core.
+
+The caller only runs it when every flow's bytes are whole numbers whose hop-bytes stay below
+2**53: every sum is then exact, so the order of additions (numpy's pairwise sums, BLAS dots)
+cannot change a result and the placements are those of the Python step, bit for bit.
+
+State arrays (all updated in place):
+
+* ``cores`` (ranks) and ``rank_of_core`` (allocation cores, -1 when free);
+* ``loads`` (phases x links, bytes); ``members`` (phases x links) with ``n_members``: the
+  links that may carry bytes per phase, ``in_set`` (phases x links) their membership,
+  ``busy_len`` and ``added_len`` (per phase: the set's size at the last compaction and the
+  link entries added since);
+* ``top`` (per phase: busiest link bytes), ``phase_hb`` (per phase: hop-bytes);
+* ``weight`` (every flow of every phase: bytes x hops, the draw weights, kept up to date);
+* ``scal``: float64 ``[busiest link bytes, links at it, hop-bytes, work, total weight]``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .torus import dor_walk
+
+__all__ = ["refine_step", "refine_batch", "count_at_max", "flow_weights", "draw_table"]
+
+#: indices into the ``scal`` state array
+MAX, AT_MAX, HB, WORK, TOTAL = 0, 1, 2, 3, 4
+
+
+@njit(cache=True, nogil=True)
+def _hop(pcoords, pa, pb, dims, wrap):
+    """Hops between allocation positions ``pa`` and ``pb`` from their coordinates."""
+    h = 0
+    for k in range(dims.shape[0]):
+        d = pcoords[pa, k] - pcoords[pb, k]
+        if d < 0:
+            d = -d
+        if wrap[k] and dims[k] - d < d:
+            d = dims[k] - d
+        h += d
+    return h
+
+
+@njit(cache=True, nogil=True)
+def _best_target(mover, tpos, cores, rank_of_core, cpn, w_indptr, w_indices, w_data, pcoords,
+                 dims, wrap):
+    """The core on the positions ``tpos`` whose move (a swap with its rank, if any) saves
+    the most hop-bytes, or -1 when none saves any (rankmap.mappers.refine's
+    ``_target_gains``: the first best target in position, then core order).
+
+    The mover's partners' term is summed once per position; a core's holder, when one of
+    those partners, has its term taken out again (exact: whole-number sums)."""
+    here = cores[mover] // cpn
+    a0, a1 = w_indptr[mover], w_indptr[mover + 1]
+    best_core = -1
+    best_g = 0.0
+    first = True
+    for j in range(tpos.shape[0]):
+        tp = tpos[j]
+        gx_all = 0.0
+        for e in range(a0, a1):
+            xp = cores[w_indices[e]] // cpn
+            gx_all += (float(_hop(pcoords, here, xp, dims, wrap))
+                       - float(_hop(pcoords, tp, xp, dims, wrap))) * w_data[e]
+        for k in range(cpn):
+            t = tp * cpn + k
+            holder = rank_of_core[t]
+            gx = gx_all
+            gy = 0.0
+            if holder >= 0:
+                e = a0 + np.searchsorted(w_indices[a0:a1], holder)
+                if e < a1 and w_indices[e] == holder:
+                    hp = cores[holder] // cpn
+                    gx -= (float(_hop(pcoords, here, hp, dims, wrap))
+                           - float(_hop(pcoords, tp, hp, dims, wrap))) * w_data[e]
+                for e in range(w_indptr[holder], w_indptr[holder + 1]):
+                    y = w_indices[e]
+                    if y == mover:
+                        continue
+                    yp = cores[y] // cpn
+                    gy += w_data[e] * (float(_hop(pcoords, tp, yp, dims, wrap))
+                                       - float(_hop(pcoords, here, yp, dims, wrap)))
+            g = gx + gy
+            if first or g > best_g:
+                first = False
+                best_core = t
+                best_g = g
+    if not first and best_g > 0:
+        return best_core
+    return -1
+
+
+@njit(cache=True, nogil=True)
+def flow_weights(cores, cpn, src, dst, nbytes, pcoords, dims, wrap):
+    """Draw weight of every flow, bytes x hops under the placement, and their total.
+
+    Parameters
+    ----------
+    cores : ndarray of int64
+        Allocation core of every rank.
+    cpn : int
+        Cores per node.
+    src, dst : ndarray of int64
+        Every flow's ranks (all phases).
+    nbytes : ndarray of float64
+        Every flow's bytes.
+    pcoords : ndarray of int64, shape (positions, ndim)
+        Coordinates of every allocation position's node.
+    dims : ndarray of int64
+        Sides of the torus/mesh.
+    wrap : ndarray of bool
+        Whether each dimension wraps around.
+
+    Returns
+    -------
+    weight : ndarray of float64
+        Bytes x hops of every flow.
+    total : float
+        Their sum (exact for whole-number bytes).
+    """
+    n = src.shape[0]
+    weight = np.empty(n, dtype=np.float64)
+    total = 0.0
+    for f in range(n):
+        weight[f] = float(_hop(pcoords, cores[src[f]] // cpn, cores[dst[f]] // cpn, dims,
+                               wrap)) * nbytes[f]
+        total += weight[f]
+    return weight, total
+
+
+@njit(cache=True, nogil=True)
+def draw_table(weight, total):
+    """The cumulative draw table of :func:`rankmap.mappers.refine.refine_search`: the
+    weights divided by their total, summed in flow order, divided by the last sum (numpy's
+    ``(weight / total).cumsum()`` then ``/= cdf[-1]``, operation for operation).
+
+    Parameters
+    ----------
+    weight : ndarray of float64
+        Draw weight of every flow.
+    total : float
+        Their (positive) sum.
+
+    Returns
+    -------
+    ndarray of float64
+        The cumulative table.
+    """
+    n = weight.shape[0]
+    cdf = np.empty(n, dtype=np.float64)
+    acc = 0.0
+    for f in range(n):
+        acc += weight[f] / total
+        cdf[f] = acc
+    last = cdf[n - 1]
+    for f in range(n):
+        cdf[f] /= last
+    return cdf
+
+
+@njit(cache=True, nogil=True)
+def _hot_count(i, loads, members, n_members, top, scal):
+    """Links of phase ``i`` at the busiest value (over all phases), within tolerance; adds
+    the phase's loaded links looked at to the work (rankmap.mappers.refine's ``_hot``)."""
+    mx = scal[MAX]
+    tol = 1e-9 * max(mx, 1.0)
+    if mx <= 0 or top[i] < mx - tol:
+        return 0
+    m = n_members[i]
+    scal[WORK] += m
+    c = 0
+    for j in range(m):
+        if loads[i, members[i, j]] >= mx - tol:
+            c += 1
+    return c
+
+
+@njit(cache=True, nogil=True)
+def count_at_max(loads, members, n_members, top, scal):
+    """Links (over all phases) at the busiest value, within tolerance, counting the loaded
+    links looked at as work.
+
+    Parameters
+    ----------
+    loads : ndarray of float64, shape (phases, links)
+        Link bytes per phase.
+    members, n_members : ndarray of int64
+        Per phase, the links that may carry bytes (the first ``n_members[i]`` of row i).
+    top : ndarray of float64, shape (phases,)
+        Busiest link bytes per phase.
+    scal : ndarray of float64, shape (4,)
+        Busiest link bytes, links at it, hop-bytes, work (work updated).
+
+    Returns
+    -------
+    int
+        Links at the busiest value.
+    """
+    c = 0
+    for i in range(loads.shape[0]):
+        c += _hot_count(i, loads, members, n_members, top, scal)
+    return c
+
+
+@njit(cache=True, nogil=True)
+def _top_after(i, links, delta, lo, hi, loads, members, n_members, top):
+    """Busiest link bytes of phase ``i`` after adding ``delta[lo:hi]`` on ``links[lo:hi]``:
+    from the changed links, unless one of them is a busiest link now (then from every link
+    that may carry bytes, as rankmap.mappers.refine's ``_max_after``)."""
+    if hi == lo:
+        return top[i]
+    cur_max = loads[i, links[lo]]
+    for j in range(lo + 1, hi):
+        cur_max = max(cur_max, loads[i, links[j]])
+    if cur_max >= top[i]:
+        before = np.empty(hi - lo, dtype=np.float64)
+        for j in range(lo, hi):
+            before[j - lo] = loads[i, links[j]]
+            loads[i, links[j]] = before[j - lo] + delta[j]
+        out = 0.0
+        for j in range(n_members[i]):
+            out = max(out, loads[i, members[i, j]])
+        for j in range(lo, hi):
+            out = max(out, loads[i, links[j]])
+        for j in range(lo, hi):
+            loads[i, links[j]] = before[j - lo]
+        return out
+    out = top[i]
+    for j in range(lo, hi):
+        out = max(out, loads[i, links[j]] + delta[j])
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _compact(i, loads, members, n_members, in_set, busy_len, added_len):
+    """Drop the links of phase ``i`` that carry nothing from its set; restart the count of
+    links added since."""
+    m = 0
+    for j in range(n_members[i]):
+        link = members[i, j]
+        if loads[i, link] != 0:
+            members[i, m] = link
+            m += 1
+        else:
+            in_set[i, link] = False
+    n_members[i] = m
+    busy_len[i] = m
+    added_len[i] = 0
+
+
+@njit(cache=True, nogil=True)
+def _move_sums(src, dst, wgt, part, n_live, scratch, mark, dims, strides, wrap, link_of_slot):
+    """Per part (phase), the links on any entry's dimension-order walk and the signed
+    weights summed on each, added in entry order from 0 (the sums
+    :func:`rankmap.kernels.torus.dor_link_sums` gives, without sorting: a part's links come
+    in first-touch order), and every entry's hops. ``scratch`` and ``mark`` (one per link)
+    are zero and False on entry and on return."""
+    longest = 0
+    for d in range(dims.shape[0]):
+        longest += dims[d]
+    buf = np.empty(longest, dtype=np.int64)
+    n = src.shape[0]
+    hops = np.empty(n, dtype=np.float64)
+    links = np.empty(n * longest, dtype=np.int64)
+    sums = np.empty(n * longest, dtype=np.float64)
+    cut = np.zeros(n_live + 1, dtype=np.int64)
+    m = 0
+    f = 0
+    for k in range(n_live):
+        first = m
+        while f < n and part[f] == k:
+            h = dor_walk(src[f], dst[f], dims, strides, wrap, buf)
+            w = wgt[f]
+            for q in range(h):
+                link = link_of_slot[buf[q]]
+                if not mark[link]:
+                    mark[link] = True
+                    links[m] = link
+                    m += 1
+                scratch[link] += w
+            hops[f] = float(h)
+            f += 1
+        for j in range(first, m):
+            link = links[j]
+            sums[j] = scratch[link]
+            scratch[link] = 0.0
+            mark[link] = False
+        cut[k + 1] = m
+    return links[:m], sums[:m], hops, cut
+
+
+@njit(cache=True, nogil=True)
+def _try_move(ranks, new_cores, cores, rank_of_core, alloc_nodes, cpn, f_src, f_dst, f_bytes,
+              f_off, rf_indptr, rf_fl, rf_off, loads, members, n_members, in_set, busy_len,
+              added_len, top, phase_hb, weight, scal, scratch, mark, n_links, dims, strides,
+              wrap, link_of_slot):
+    """Give ``ranks[k]`` the core ``new_cores[k]``; keep it only if the objective drops
+    (rankmap.mappers.refine's ``_State.try_move``). Returns whether it was kept."""
+    n_ph = loads.shape[0]
+    n_r = ranks.shape[0]
+    # the moved flows of every phase (sorted, distinct) and their ends' nodes
+    n_moved = np.zeros(n_ph, dtype=np.int64)
+    cap = 0
+    for i in range(n_ph):
+        for r in ranks:
+            cap += rf_indptr[i, r + 1] - rf_indptr[i, r]
+    flows = np.empty(max(cap, 1), dtype=np.int64)
+    start = np.zeros(n_ph + 1, dtype=np.int64)
+    p = 0
+    for i in range(n_ph):
+        q = p
+        for r in ranks:
+            for j in range(rf_indptr[i, r], rf_indptr[i, r + 1]):
+                flows[q] = rf_fl[rf_off[i] + j]
+                q += 1
+        seg = np.sort(flows[p:q])
+        m = 0
+        for j in range(seg.shape[0]):
+            if j == 0 or seg[j] != seg[j - 1]:
+                flows[p + m] = seg[j]
+                m += 1
+        n_moved[i] = m
+        p += m
+        start[i + 1] = p
+    total = p
+    # route entries: per live phase (in order), the old ends then the new ends
+    n_live = 0
+    for i in range(n_ph):
+        if n_moved[i] > 0:
+            n_live += 1
+    src = np.empty(2 * total, dtype=np.int64)
+    dst = np.empty(2 * total, dtype=np.int64)
+    wgt = np.empty(2 * total, dtype=np.float64)
+    part = np.empty(2 * total, dtype=np.int64)
+    live = np.empty(n_live, dtype=np.int64)
+    e = 0
+    k = 0
+    for i in range(n_ph):
+        if n_moved[i] == 0:
+            continue
+        live[k] = i
+        for half in range(2):
+            for j in range(start[i], start[i + 1]):
+                f = f_off[i] + flows[j]
+                cs = cores[f_src[f]]
+                cd = cores[f_dst[f]]
+                if half == 1:
+                    for q in range(n_r):
+                        if f_src[f] == ranks[q]:
+                            cs = new_cores[q]
+                        if f_dst[f] == ranks[q]:
+                            cd = new_cores[q]
+                src[e] = alloc_nodes[cs // cpn]
+                dst[e] = alloc_nodes[cd // cpn]
+                wgt[e] = -f_bytes[f] if half == 0 else f_bytes[f]
+                part[e] = k
+                e += 1
+        k += 1
+    links, sums, hops, cut = _move_sums(src, dst, wgt, part, n_live, scratch, mark, dims,
+                                        strides, wrap, link_of_slot)
+    # work and hop-bytes change per phase
+    dhbs = np.zeros(n_ph, dtype=np.float64)
+    work_add = 0.0
+    e = 0
+    for k in range(n_live):
+        i = live[k]
+        m = n_moved[i]
+        old_sum = 0.0
+        new_sum = 0.0
+        old_dot = 0.0
+        new_dot = 0.0
+        for j in range(m):
+            w = f_bytes[f_off[i] + flows[start[i] + j]]
+            old_sum += hops[e + j]
+            new_sum += hops[e + m + j]
+            old_dot += hops[e + j] * w
+            new_dot += hops[e + m + j] * w
+        e += 2 * m
+        work_add += m + (old_sum + new_sum)
+        dhbs[i] = new_dot - old_dot
+    scal[WORK] += work_add
+    dhb = 0.0
+    for i in range(n_ph):
+        dhb += dhbs[i]
+    tops = top.copy()
+    for k in range(n_live):
+        i = live[k]
+        tops[i] = _top_after(i, links, sums, cut[k], cut[k + 1], loads, members, n_members,
+                             top)
+    new_max = 0.0
+    for i in range(n_ph):
+        new_max = tops[i] if i == 0 else max(new_max, tops[i])
+    mx = scal[MAX]
+    tol = 1e-9 * max(mx, 1.0)
+    lower = new_max < mx - tol
+    at_max = scal[AT_MAX]
+    if not lower and new_max <= mx + tol and mx > 0:
+        thr = mx - tol
+        for k in range(n_live):
+            i = live[k]
+            for j in range(cut[k], cut[k + 1]):
+                cur = loads[i, links[j]]
+                if cur + sums[j] >= thr:
+                    at_max += 1
+                if cur >= thr:
+                    at_max -= 1
+    hb = scal[HB]
+    hb_tol = 1e-9 * max(hb, 1.0)
+    better = lower or (new_max <= mx + tol and (
+        (at_max < scal[AT_MAX] and dhb <= hb_tol)
+        or (at_max <= scal[AT_MAX] and dhb < -hb_tol)))
+    if not better:
+        return False
+    e = 0
+    for k in range(n_live):
+        i = live[k]
+        m = n_moved[i]
+        for j in range(m):
+            f = f_off[i] + flows[start[i] + j]
+            w_new = hops[e + m + j] * f_bytes[f]
+            scal[TOTAL] += w_new - weight[f]
+            weight[f] = w_new
+        e += 2 * m
+        phase_hb[i] += dhbs[i]
+        for j in range(cut[k], cut[k + 1]):
+            link = links[j]
+            loads[i, link] += sums[j]
+            if not in_set[i, link]:
+                in_set[i, link] = True
+                members[i, n_members[i]] = link
+                n_members[i] += 1
+        added_len[i] += cut[k + 1] - cut[k]
+        if added_len[i] > busy_len[i]:
+            _compact(i, loads, members, n_members, in_set, busy_len, added_len)
+    scal[MAX] = new_max
+    scal[HB] = hb + dhb
+    top[:] = tops
+    if lower:
+        scal[AT_MAX] = count_at_max(loads, members, n_members, top, scal)
+    else:
+        scal[AT_MAX] = at_max
+    for k in range(n_r):
+        rank_of_core[cores[ranks[k]]] = -1
+    for k in range(n_r):
+        rank_of_core[new_cores[k]] = ranks[k]
+        cores[ranks[k]] = new_cores[k]
+    return True
+
+
+@njit(cache=True, nogil=True)
+def refine_step(a, ppos, opts, c, cores, rank_of_core, alloc_nodes, cpn, w_indptr, w_indices,
+                w_data, pcoords, f_src, f_dst, f_bytes, f_off, rf_indptr, rf_fl, rf_off, loads,
+                members, n_members, in_set, busy_len, added_len, top, phase_hb, weight, scal,
+                scratch, mark, n_links, dims, strides, wrap, link_of_slot):
+    """Judge, and keep or refuse, one proposal of the refinement (see the module docstring).
+
+    Parameters
+    ----------
+    a : int
+        The rank that moves.
+    ppos : int
+        Allocation position (node index) of its partner.
+    opts : ndarray of int64
+        Allocation positions linked to ``ppos``.
+    c : int
+        The core drawn for ``a`` (used when no target saves hop-bytes).
+    cores, rank_of_core, loads, members, n_members, in_set, busy_len, added_len, top, \
+phase_hb, weight, scal : ndarray
+        The search's state (module docstring), updated in place.
+    scratch, mark : ndarray of float64 and bool, shape (links,)
+        Zeros and False (left so on return).
+    alloc_nodes : ndarray of int64
+        Machine node of every allocation position.
+    cpn : int
+        Cores per node.
+    w_indptr, w_indices, w_data : ndarray
+        Bytes between ranks, both directions, all phases (CSR, sorted int64 indices,
+        float64).
+    pcoords : ndarray of int64, shape (positions, ndim)
+        Coordinates of every allocation position's node.
+    f_src, f_dst, f_bytes, f_off : ndarray
+        Every phase's flows (ranks, bytes) one after the other; phase i's are
+        ``f_off[i]:f_off[i + 1]``.
+    rf_indptr, rf_fl, rf_off : ndarray
+        Per phase, the flows (phase-local ids) touching each rank: row i of ``rf_indptr``
+        points into ``rf_fl[rf_off[i]:]``.
+    n_links : int
+        Links of the machine.
+    dims, strides : ndarray of int64
+        Sides and node-id strides of the torus/mesh.
+    wrap : ndarray of bool
+        Whether each dimension wraps around.
+    link_of_slot : ndarray of int64
+        Link id of every dense link slot.
+
+    Returns
+    -------
+    int
+        -1 when the move is no move (the core chosen is ``a``'s own: not a proposal), 0
+        when refused, 1 when kept.
+    """
+    tpos = np.empty(1 + opts.shape[0], dtype=np.int64)
+    tpos[0] = ppos
+    tpos[1:] = opts
+    best = _best_target(a, tpos, cores, rank_of_core, cpn, w_indptr, w_indices, w_data,
+                        pcoords, dims, wrap)
+    if best >= 0:
+        c = best
+    if c == cores[a]:
+        return -1
+    b = rank_of_core[c]
+    if b < 0:
+        ranks = np.empty(1, dtype=np.int64)
+        new_cores = np.empty(1, dtype=np.int64)
+        ranks[0] = a
+        new_cores[0] = c
+    else:
+        ranks = np.empty(2, dtype=np.int64)
+        new_cores = np.empty(2, dtype=np.int64)
+        ranks[0] = a
+        ranks[1] = b
+        new_cores[0] = c
+        new_cores[1] = cores[a]
+    kept = _try_move(ranks, new_cores, cores, rank_of_core, alloc_nodes, cpn, f_src, f_dst,
+                     f_bytes, f_off, rf_indptr, rf_fl, rf_off, loads, members, n_members,
+                     in_set, busy_len, added_len, top, phase_hb, weight, scal, scratch, mark,
+                     n_links, dims, strides, wrap, link_of_slot)
+    return 1 if kept else 0
+
+
+#: indices into ``refine_batch``'s ``counters``
+LEFT, PROPOSALS, ACCEPTED, WINDOWS, REFUSED, STALE = 0, 1, 2, 3, 4, 5
+
+
+@njit(cache=True, nogil=True)
+def _small_gain(before, scal, min_gain):
+    """True when no figure of ``before`` (busiest link, links at it, hop-bytes) dropped by
+    ``min_gain`` (relative) in the state now (rankmap.mappers.refine's ``_small_gain``)."""
+    for k in range(3):
+        b = before[k]
+        if b > 0 and not b - scal[k] < min_gain * b:
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True)
+def refine_batch(rng, cdf, batch, src, dst, nb_ptr, nb_pos, counters, window_start, window,
+                 min_gain, max_work, reweight_ratio, built, cores, rank_of_core, alloc_nodes,
+                 cpn, w_indptr, w_indices, w_data, pcoords, f_src, f_dst, f_bytes, f_off,
+                 rf_indptr, rf_fl, rf_off, loads, members, n_members, in_set, busy_len,
+                 added_len, top, phase_hb, weight, scal, scratch, mark, n_links, dims, strides,
+                 wrap, link_of_slot):
+    """One batch of :func:`rankmap.mappers.refine.refine_search`'s proposals, drawn and
+    judged as its Python loop does, draw for draw from the same generator.
+
+    ``batch`` flows are drawn from ``cdf`` (one uniform each), then one uniform per flow
+    picks the end that moves; per proposal, a uniform (when the partner's node has linked
+    nodes) chooses the partner's node or a linked one (``integers``), and ``integers``
+    a core on it; :func:`refine_step` judges the move. The batch ends early when the budget
+    or the work bound is spent, after a kept move once the work since the draw table was
+    built reaches the flows / ``reweight_ratio``, or when a window's gain is small.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+        The search's generator (advanced in place).
+    cdf : ndarray of float64
+        Cumulative draw table of the flows (:func:`draw_table`).
+    batch : int
+        Flows drawn.
+    src, dst : ndarray of int64
+        Every flow's ranks (all phases, the table's order).
+    nb_ptr, nb_pos : ndarray of int64
+        Allocated link neighbours of every allocation position (CSR).
+    counters : ndarray of int64
+        Proposals left, made, kept, completed windows, refused in a row, and whether the
+        table is stale (updated).
+    window_start : ndarray of float64, shape (3,)
+        Busiest link bytes, links at it and hop-bytes at the window's start (updated).
+    window : int
+        Proposals per window.
+    min_gain : float
+        Relative gain a window must bring, scaled to the budget left (0: no such stop).
+    max_work : float
+        Work bound (route entries looked at).
+    reweight_ratio : int
+        The table is rebuilt after a kept move once ``(work - built) * reweight_ratio``
+        reaches the number of flows.
+    built : float
+        Work when the table was built.
+    cores, rank_of_core, alloc_nodes, cpn, w_indptr, w_indices, w_data, pcoords, f_src, \
+f_dst, f_bytes, f_off, rf_indptr, rf_fl, rf_off, loads, members, n_members, in_set, \
+busy_len, added_len, top, phase_hb, weight, scal, scratch, mark, n_links, dims, strides, \
+wrap, link_of_slot
+        As :func:`refine_step`.
+
+    Returns
+    -------
+    bool
+        Whether the search ends for a small gain.
+    """
+    picks = np.searchsorted(cdf, rng.random(batch), side="right")
+    flips = rng.random(batch)
+    n_src = src.shape[0]
+    for q in range(batch):
+        if counters[LEFT] <= 0 or scal[WORK] > max_work:
+            break
+        f = picks[q]
+        if flips[q] < 0.5:
+            a, partner = src[f], dst[f]
+        else:
+            a, partner = dst[f], src[f]
+        ppos = cores[partner] // cpn
+        o0, o1 = nb_ptr[ppos], nb_ptr[ppos + 1]
+        if o1 == o0 or rng.random() < 0.3:
+            tpos = ppos
+        else:
+            tpos = nb_pos[o0 + rng.integers(0, o1 - o0)]
+        c = tpos * cpn + rng.integers(0, cpn)
+        kept = refine_step(a, ppos, nb_pos[o0:o1], c, cores, rank_of_core, alloc_nodes, cpn,
+                           w_indptr, w_indices, w_data, pcoords, f_src, f_dst, f_bytes, f_off,
+                           rf_indptr, rf_fl, rf_off, loads, members, n_members, in_set,
+                           busy_len, added_len, top, phase_hb, weight, scal, scratch, mark,
+                           n_links, dims, strides, wrap, link_of_slot)
+        if kept < 0:
+            continue
+        counters[LEFT] -= 1
+        counters[PROPOSALS] += 1
+        if counters[PROPOSALS] % window == 0:
+            counters[WINDOWS] += 1
+            if min_gain > 0 and _small_gain(window_start, scal,
+                                            min_gain * window / max(counters[LEFT], window)):
+                counters[LEFT] = 0
+                return True
+            window_start[:] = scal[:3]
+        if kept == 1:
+            counters[ACCEPTED] += 1
+            counters[REFUSED] = 0
+            counters[STALE] = 1
+            if (scal[WORK] - built) * reweight_ratio >= n_src:
+                break
+            continue
+        counters[REFUSED] += 1
+    return False

@@ -1,0 +1,104 @@
+"""The compiled refinement step is the Python step, proposal for proposal.
+
+``refine_search`` judges proposals in one compiled call
+(:mod:`rankmap.kernels.refine_grid`) where that gives the same results: dimension-order
+routing on a torus or mesh and whole-number bytes (every sum exact). Elsewhere it keeps the
+Python step.
+"""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from rankmap.allocation import parse_allocation, whole_machine
+from rankmap.machines import parse_machine
+from rankmap.mappers.refine import refine_search
+from rankmap.patterns import parse_pattern
+from rankmap.patterns.base import Pattern, Phase
+
+MACHINES = ["torus:4x4:cores=2", "mesh:5x3:cores=3", "torus:4x3x2", "torus:6x4:wrap=x:cores=2",
+            "torus:8", "mesh:3x3x3:cores=2"]
+
+
+def _pattern(n, seed, phases, sizes):
+    """A random weighted graph in ``phases`` phases with whole-number (or fractional) sizes."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for k in range(phases):
+        m = int(rng.integers(n, 4 * n))
+        src = rng.integers(0, n, m)
+        dst = (src + rng.integers(1, n, m)) % n          # no flow to itself
+        nbytes = rng.choice(np.asarray(sizes, dtype=np.float64), m)
+        out.append(Phase(f"p{k}", src.astype(np.int64), dst.astype(np.int64), nbytes))
+    return Pattern("random", "graph", n, out)
+
+
+def _both(pattern, machine, allocation, start, seed, budget, **kw):
+    runs = [refine_search(start, pattern, machine, allocation, seed, budget, compiled=c, **kw)
+            for c in (False, True)]
+    return runs
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.sampled_from(MACHINES), st.integers(0, 10 ** 6), st.integers(1, 3),
+       st.booleans(), st.integers(50, 1500), st.sampled_from([0.0, 1e-3, 0.05]))
+def test_compiled_step_equals_python_step(spec, seed, phases, scattered, budget, min_gain):
+    machine = parse_machine(spec)
+    allocation = whole_machine(machine)
+    if scattered and allocation.n_nodes > 4:
+        allocation = parse_allocation(f"random:{allocation.n_nodes - 2}:seed={seed % 97}",
+                                      machine)
+    n = allocation.n_cores - (seed % 3)
+    pattern = _pattern(n, seed, phases, [1, 3, 1024, 65536, 1 << 20])
+    start = np.random.default_rng(seed).permutation(allocation.n_cores)[:n]
+    py, comp = _both(pattern, machine, allocation, start, seed, budget, min_gain=min_gain,
+                     window=97)
+    assert np.array_equal(py.cores, comp.cores)
+    assert (py.proposals, py.accepted, py.windows, py.stop) == \
+        (comp.proposals, comp.accepted, comp.windows, comp.stop)
+    assert sorted(comp.cores) == sorted(set(comp.cores))         # one rank per core
+
+
+@pytest.mark.parametrize("pat,spec,alloc", [
+    ("stencil:8x8:box", "torus:4x4:cores=4", None),
+    ("stencil:6x6x2", "torus:4x4x4:cores=2", "random:36:seed=5"),
+    ("fft2d:8x8", "mesh:4x4:cores=4", None),
+    ("lulesh:4x4x4", "torus:4x4x4", None),
+])
+def test_compiled_step_on_named_patterns(pat, spec, alloc):
+    machine = parse_machine(spec)
+    allocation = parse_allocation(alloc, machine) if alloc else whole_machine(machine)
+    pattern = parse_pattern(pat)
+    start = np.random.default_rng(1).permutation(allocation.n_cores)[:pattern.n_ranks]
+    py, comp = _both(pattern, machine, allocation, start, 7, 4000)
+    assert py.accepted > 0
+    assert np.array_equal(py.cores, comp.cores)
+    assert (py.proposals, py.accepted, py.stop) == (comp.proposals, comp.accepted, comp.stop)
+
+
+@pytest.mark.parametrize("spec,routing,sizes", [
+    ("torus:4x4:cores=2", "dor", [1.5, 1024]),               # fractional bytes
+    ("torus:4x4:cores=2", "adaptive", [1024]),               # not dimension order
+    ("dragonfly:groups=3,rows=1,cols=2,nodes=2", None, [1024]),  # not a torus
+])
+def test_python_step_where_compiled_would_differ(spec, routing, sizes):
+    machine = parse_machine(spec)
+    allocation = whole_machine(machine)
+    n = allocation.n_cores
+    pattern = _pattern(n, 3, 1, sizes)
+    start = np.arange(n)
+    with pytest.raises(ValueError, match="compiled refinement step"):
+        refine_search(start, pattern, machine, allocation, 0, 100, routing, compiled=True)
+    auto = refine_search(start, pattern, machine, allocation, 0, 300, routing)
+    python = refine_search(start, pattern, machine, allocation, 0, 300, routing, compiled=False)
+    assert np.array_equal(auto.cores, python.cores)
+
+
+def test_one_draw_from_the_options_is_rng_choice():
+    """The search draws ``opts[rng.integers(len(opts))]`` as ``rng.choice(opts)`` would."""
+    for seed in range(20):
+        a, b = np.random.default_rng(seed), np.random.default_rng(seed)
+        for n in (1, 2, 3, 6, 7, 26, 1000):
+            opts = np.arange(n) * 5 + 1
+            assert a.choice(opts) == opts[b.integers(n)]
+            assert a.random() == b.random()
