@@ -615,6 +615,7 @@ def refine_search(start: np.ndarray, pattern, machine, allocation, seed: int = 0
     st = _State(pattern, machine, allocation, routing, start)
     if not st.phases or budget <= 0:
         return RefineRun(start, 0, 0, 0, "no flows" if not st.phases else "budget")
+    start_objective = st.objective()           # routed from scratch: the exact check's base
     rng = np.random.default_rng(check_seed(seed))
     src = np.concatenate([p.src for p in st.phases])
     dst = np.concatenate([p.dst for p in st.phases])
@@ -699,10 +700,11 @@ def refine_search(start: np.ndarray, pattern, machine, allocation, seed: int = 0
             refused += 1
         if stop == "small gain":
             break
-    # exact check: never return something worse than the start
+    # exact check (everything routed again): never return something worse than the start
+    if accepted == 0:
+        return RefineRun(start, proposals, accepted, windows, stop)
     final = _State(pattern, machine, allocation, routing, st.cores)
-    base = _State(pattern, machine, allocation, routing, start)
-    cores = st.cores if final.objective() <= base.objective() else start
+    cores = st.cores if final.objective() <= start_objective else start
     return RefineRun(cores, proposals, accepted, windows, stop)
 
 

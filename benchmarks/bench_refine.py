@@ -1,0 +1,113 @@
+"""``refine``'s search with the compiled step against the Python step (issue 11).
+
+On tori and meshes under dimension-order routing with whole-number bytes,
+:func:`rankmap.mappers.refine.refine_search` draws and judges its proposals in compiled
+batches (:mod:`rankmap.kernels.refine_grid`); elsewhere, and with ``compiled=False``, in
+Python. Both give the same placement, proposal for proposal: this benchmark checks that on
+every problem and measures, in the same run, the CPU seconds of each (medians of
+RANKMAP_BENCH_REPEATS runs, default 3) and their ratio. The search state (routing the start)
+and the final check are included: the whole ``refine_search`` call.
+
+Writes benchmarks/RESULTS_refine.md.
+
+Run: ``make bench ONLY=refine`` or ``.venv/bin/python benchmarks/bench_refine.py``.
+"""
+
+from __future__ import annotations
+
+from rankmap.threads import limit_blas_threads
+
+limit_blas_threads()  # as the command line does, before numpy loads (rankmap.threads)
+
+import os
+import statistics
+import sys
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPEATS = int(os.environ.get("RANKMAP_BENCH_REPEATS", "3"))
+
+#: (pattern, machine, allocation or None, start mapper, budget or None for the default)
+CASES = [
+    ("stencil:32x16x16", "torus:16x16x32:cores=2", "random:4096:seed=6", "morton", 20000),
+    ("stencil:16x16x16:box", "torus:8x8x16:cores=4", None, "rcb", None),
+    ("fft2d:64x64", "torus:8x8x16:cores=4", None, "TZXY", None),
+    ("lulesh:8x8x8", "torus:8x8x8:cores=4", None, "random", 5000),
+    ("stencil:64x64:periodic", "torus:16x16x16", None, "fold", None),
+]
+
+
+def _cpu(fn):
+    times, out = [], None
+    for _ in range(REPEATS):
+        t0 = time.process_time()
+        out = fn()
+        times.append(time.process_time() - t0)
+    return out, statistics.median(times)
+
+
+def main() -> int:
+    from rankmap.allocation import parse_allocation, whole_machine
+    from rankmap.machines import parse_machine
+    from rankmap.mappers import build_mapping
+    from rankmap.mappers.refine import refine_search
+    from rankmap.patterns import parse_pattern
+
+    # compile (or load) the kernels once, outside the timings
+    m0 = parse_machine("torus:4x4:cores=2")
+    a0 = whole_machine(m0)
+    p0 = parse_pattern("stencil:8x4")
+    refine_search(np.arange(32), p0, m0, a0, 0, 200)
+    rows = []
+    for pat, spec, alloc, start_name, budget in CASES:
+        machine = parse_machine(spec)
+        allocation = parse_allocation(alloc, machine) if alloc else whole_machine(machine)
+        pattern = parse_pattern(pat)
+        start = build_mapping(start_name, pattern, machine, allocation).core_of_rank
+        runs = {}
+        for compiled in (False, True):
+            runs[compiled] = _cpu(lambda: refine_search(start, pattern, machine, allocation, 0,
+                                                        budget, compiled=compiled))
+        (py, t_py), (comp, t_comp) = runs[False], runs[True]
+        same = (np.array_equal(py.cores, comp.cores)
+                and (py.proposals, py.accepted, py.stop) == (comp.proposals, comp.accepted,
+                                                             comp.stop))
+        label = f"`{pat}` on `{spec}`" + (f" ({alloc})" if alloc else "") + f", from `{start_name}`"
+        rows.append((label, pattern.n_ranks, comp.proposals, comp.accepted, comp.stop, t_py,
+                     t_comp, same))
+        print(f"{label}: {comp.proposals} proposals ({comp.accepted} kept, {comp.stop}); "
+              f"Python {t_py:.2f} s, compiled {t_comp:.2f} s ({t_py / t_comp:.1f}x), "
+              f"{'same' if same else 'DIFFERENT'} placement", flush=True)
+    load = os.getloadavg()[0]
+    lines = [
+        "# `refine`: compiled step against the Python step",
+        "",
+        f"`benchmarks/bench_refine.py`: CPU seconds of one `refine_search` call (median of "
+        f"{REPEATS}), seed 0, `dor` routing, with the proposals judged in Python "
+        "(`compiled=False`) and in compiled batches (the default on tori and meshes under "
+        "dimension order with whole-number bytes). Both must give the same placement, "
+        "proposals, kept moves and stop.",
+        "",
+        "| problem | ranks | proposals | kept | stop | Python (s) | compiled (s) | speed-up "
+        "| Python per proposal (us) | compiled per proposal (us) | same result |",
+        "|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---|",
+    ]
+    for label, n, props, kept, stop, t_py, t_comp, same in rows:
+        lines.append(f"| {label} | {n} | {props} | {kept} | {stop} | {t_py:.2f} | {t_comp:.2f} "
+                     f"| {t_py / t_comp:.1f}x | {1e6 * t_py / max(props, 1):.0f} "
+                     f"| {1e6 * t_comp / max(props, 1):.0f} | {'yes' if same else '**no**'} |")
+    lines += ["", f"Load average (1 min) after the run: {load:.1f}. Per-proposal figures divide "
+              "the whole call (start routing and final check included) by the proposals.", ""]
+    path = os.path.join(HERE, "RESULTS_refine.md")
+    tmp = path + ".tmp"
+    with open(tmp, "w") as fh:
+        fh.write("\n".join(lines))
+    os.replace(tmp, path)
+    print(f"wrote {path}")
+    return 0 if all(r[-1] for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
