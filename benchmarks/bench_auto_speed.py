@@ -11,7 +11,7 @@ RANKMAP_BENCH_REPEATS runs, default 3; 1 above 8,192 ranks):
 * Scotch: ``amk_grf`` + ``scotch_gmap -b0 -Cd`` (children's CPU time) plus this process's CPU time
   writing its files and reading its mapping (bench_quality's :func:`scotch_cores`).
 
-Writes benchmarks/RESULTS_auto_speed.md. ``RANKMAP_BENCH_CASES=i,j`` picks problems by their
+Writes benchmarks/RESULTS_auto_speed.md (above its earlier runs, kept: timing_util.write_results). ``RANKMAP_BENCH_CASES=i,j`` picks problems by their
 index in bench_quality's CASES (default: a set of 4K-16K problems).
 
 Run: ``make bench ONLY=auto_speed`` or ``.venv/bin/python benchmarks/bench_auto_speed.py``.
@@ -33,6 +33,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench_quality as bq  # noqa: E402
+from timing_util import write_results  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPEATS = int(os.environ.get("RANKMAP_BENCH_REPEATS", "3"))
@@ -131,7 +132,8 @@ def render(rows) -> str:
         sc = (f"{r['scotch_s']:.2f}" if "scotch_s" in r else f"failed: {r['scotch_fail']}")
         if r.get("scotch_crashes"):
             sc += f" ({r['scotch_crashes']} crashed run(s) retried)"
-        ratio = f"{r['auto_s'] / r['scotch_s']:.1f}x" if "scotch_s" in r else "-"
+        q = r["auto_s"] / r["scotch_s"] if "scotch_s" in r else None
+        ratio = "-" if q is None else f"{q:.1f}x" if q >= 0.1 else f"{q:.2f}x"
         tr = (f"{r['metrics']['predicted_time_s'] / r['scotch_time']:.2f}"
               if "scotch_time" in r else "-")
         out.append(f"| {r['label']} (`{r['pattern']}` on `{r['machine']}`"
@@ -140,25 +142,6 @@ def render(rows) -> str:
                    f"{r['evaluated']} / {r['pruned']} | `{r['pick']}` | "
                    f"{'yes' if r['same'] else 'NO'} | {tr} |")
     return "\n".join(out) + "\n"
-
-
-#: hand-written analysis appended to the generated table (edit after a run)
-NOTES = """
-Written by hand after the run (2026-11-25, late evening, commit 0eeb7ff; load average about 1).
-Since the run below (8477fde), with every placement the same (19 compares byte-identical):
-`rankmap` and this benchmark run with one BLAS thread (OpenBLAS's idle threads spun after each
-BLAS call and their CPU counted here: about 0.9 s of a 4,096-rank `auto`); `greedy`'s walk runs
-compiled on tori and meshes (0.4-0.9 s -> 0.02-0.05 s at 4,096 ranks); `graph`'s link swaps
-sum their link changes in one compiled DOR walk; the time model solves translation-invariant
-phases on one cell's flows. `auto`: 27-point 3.38 -> 1.90 s (4.7x Scotch), fft2d 10.64 ->
-6.71 s (12.0x), 2-D periodic 3.47 -> 1.67 s (4.4x), BG/P 2.30 -> 0.85 s (0.1x), scattered 3-D
-stencil 44.68 -> 32.36 s (3.7x). **Not met**: `auto` still takes 3.7-12x Scotch's CPU time
-outside BG/P. What is left is building the candidates, mostly `graph`: at 4,096 ranks KaHIP
-alone (its k-way cut and the network bisection's cuts) takes 0.84 s on the 27-point stencil
-and 2.3 s on fft2d, more than Scotch's whole mapping (0.41 and 0.56 s); `graph`'s exact link
-swaps and the two refinements are the rest. Leaving `graph` out would change picks (it wins
-the scattered stencil), so it stays.
-"""
 
 
 def main(argv=None) -> int:
@@ -171,10 +154,7 @@ def main(argv=None) -> int:
             print(f"case {case[0]}: {case[3]} on {case[1]}", flush=True)
             rows.append(run_case(*case, workdir))
             print(render(rows[-1:]).splitlines()[-1], flush=True)
-    text = render(rows)
-    with open(os.path.join(HERE, "RESULTS_auto_speed.md"), "w") as fh:
-        fh.write(text + NOTES)
-    print(text)
+    write_results("RESULTS_auto_speed.md", render(rows))
     return 0
 
 

@@ -8,7 +8,7 @@ every problem and measures, in the same run, the CPU seconds of each (medians of
 RANKMAP_BENCH_REPEATS runs, default 3) and their ratio. The search state (routing the start)
 and the final check are included: the whole ``refine_search`` call.
 
-Writes benchmarks/RESULTS_refine.md.
+Writes benchmarks/RESULTS_refine.md (above its earlier runs: timing_util.write_results).
 
 Run: ``make bench ONLY=refine`` or ``.venv/bin/python benchmarks/bench_refine.py``.
 """
@@ -25,6 +25,9 @@ import sys
 import time
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from timing_util import write_results  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPEATS = int(os.environ.get("RANKMAP_BENCH_REPEATS", "3"))
@@ -100,12 +103,7 @@ def main() -> int:
                      f"| {1e6 * t_comp / max(props, 1):.0f} | {'yes' if same else '**no**'} |")
     lines += ["", f"Load average (1 min) after the run: {load:.1f}. Per-proposal figures divide "
               "the whole call (start routing and final check included) by the proposals.", ""]
-    path = os.path.join(HERE, "RESULTS_refine.md")
-    tmp = path + ".tmp"
-    with open(tmp, "w") as fh:
-        fh.write("\n".join(lines))
-    os.replace(tmp, path)
-    print(f"wrote {path}")
+    write_results("RESULTS_refine.md", "\n".join(lines))
     return 0 if all(r[-1] for r in rows) else 1
 
 
