@@ -372,7 +372,6 @@ class _GridState:
         self.cores, self.rank_of_core = st.cores, st.rank_of_core
         self.alloc_nodes = np.ascontiguousarray(st.alloc_nodes, dtype=np.int64)
         self.cpn = int(st.cpn)
-        self.node_of = st.node_of
         self.w = (wsym.indptr.astype(np.int64), wsym.indices.astype(np.int64),
                   wsym.data.astype(np.float64))
         dims = np.ascontiguousarray(m.dims, dtype=np.int64)
@@ -387,7 +386,7 @@ class _GridState:
         self.rf_off = np.concatenate([[0], np.cumsum([len(fl) for _, fl in st.csr])]
                                      ).astype(np.int64)
         self.loads = np.stack(st.loads).astype(np.float64)
-        self.members = np.zeros((n_ph, n_links), dtype=np.int64)
+        self.members = np.zeros((n_ph, n_links), dtype=np.int32)
         self.in_set = np.zeros((n_ph, n_links), dtype=np.bool_)
         self.n_members = np.zeros(n_ph, dtype=np.int64)
         for i in range(n_ph):
@@ -436,6 +435,10 @@ class _GridState:
                                  self.members, self.n_members, self.in_set, self.busy_len,
                                  self.added_len, self.top, self.phase_hb, self.weight,
                                  self.scal, self.scratch, self.mark, *self.grid))
+
+    def node_of(self, cores):
+        """Machine node of every core."""
+        return self.alloc_nodes[cores // self.cpn]
 
     def draw_table(self, src, dst, w):
         """As :meth:`_State.draw_table`, from the weights the compiled step keeps up to date
