@@ -60,16 +60,21 @@ def test_not_added_for_stencils():
 @settings(max_examples=60, deadline=None)
 @given(st.integers(1, 120), st.floats(0.0, 0.4), st.integers(0, 2 ** 30), st.data())
 def test_induced_subgraph_is_scipys_column_indexing(k, density, seed, data):
-    """The domain's subgraph is the arrays scipy's ``rows[:, verts]`` gives (same entry order,
-    so KaHIP sees the same graph), for dense and sparse domains of the graph."""
+    """The domain's rows are scipy's ``a[verts]`` and its subgraph the arrays scipy's
+    ``rows[:, verts]`` gives (same entry order, so KaHIP sees the same graph), for dense and
+    sparse domains of the graph."""
     import scipy.sparse as sp
-    from rankmap.mappers.network_bisection import _induced
+    from rankmap.mappers.network_bisection import _induced, _Rows
     a = sp.random(k, k, density=density, random_state=seed, format="csr")
     a = (a + a.T).tocsr()
     n = data.draw(st.integers(1, k))
     verts = np.random.default_rng(seed).permutation(k)[:n]
-    rows = a[verts]
-    want, got = rows[:, verts].tocsr(), _induced(rows, verts)
+    rows = _Rows(a, verts)
+    scipy_rows = a[verts]
+    assert (rows.indptr == scipy_rows.indptr).all() and (rows.col == scipy_rows.indices).all()
+    assert (rows.data == scipy_rows.data).all()
+    assert (rows.row == scipy_rows.tocoo().row).all()
+    want, got = scipy_rows[:, verts].tocsr(), _induced(rows, verts)
     assert got.shape == want.shape
     assert (got.indptr == want.indptr).all() and (got.indices == want.indices).all()
     assert (got.data == want.data).all()

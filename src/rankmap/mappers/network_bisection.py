@@ -21,10 +21,14 @@ preference for a side.
 
 from __future__ import annotations
 
+import functools
+import itertools
+
 import numpy as np
 import scipy.sparse as sp
 
 from .node_partition import int_weights
+from .swap_refine import partner_entries
 
 __all__ = ["map_graph_to_nodes", "SMALL_DOMAIN", "LEAF_DOMAIN", "SWAP_PASSES",
            "MAX_LEVEL_DOMAINS", "MAX_LEAF_PLACEMENTS"]
@@ -46,30 +50,44 @@ MAX_LEAF_PLACEMENTS = 1 << 14
 KAHIP_IMBALANCE = 0.03
 
 
-def _induced(rows: sp.csr_matrix, verts: np.ndarray) -> sp.csr_matrix:
-    """``rows[:, verts]`` for rows already cut to ``verts``: the subgraph of the domain, in
-    time that follows its rows (scipy's column indexing costs the whole graph's width,
-    which made the recursion quadratic). Entries keep their order within each row, so the
-    arrays are the ones scipy's indexing gives."""
-    n_cols = rows.shape[1]
-    local = np.full(n_cols, -1, dtype=np.int64) if n_cols <= 4 * len(rows.indices) + 64 \
+class _Rows:
+    """The rows of a CSR graph for some vertices, as scipy's ``q[verts]`` gives them (same
+    entries in the same order), without building a sparse matrix: ``row`` (index into the
+    vertices), ``col`` (graph vertex) and ``data`` of every entry, and ``indptr``."""
+
+    def __init__(self, q: sp.csr_matrix, verts: np.ndarray):
+        self.row, flat = partner_entries(q.indptr, verts)
+        self.col = q.indices[flat]
+        self.data = q.data[flat]
+        deg = np.diff(q.indptr)[verts]
+        self.indptr = np.concatenate([[0], np.cumsum(deg)]).astype(q.indptr.dtype)
+        self.n_rows, self.n_cols = len(verts), q.shape[1]
+        self.index_dtype = q.indices.dtype
+
+
+def _induced(rows: _Rows, verts: np.ndarray) -> sp.csr_matrix:
+    """``q[verts][:, verts]`` from the domain's rows: the subgraph of the domain, in time
+    that follows its rows (scipy's column indexing costs the whole graph's width, which made
+    the recursion quadratic). Entries keep their order within each row, so the arrays are the
+    ones scipy's indexing gives."""
+    n_cols = rows.n_cols
+    local = np.full(n_cols, -1, dtype=np.int64) if n_cols <= 4 * len(rows.col) + 64 \
         else None
     if local is None:   # a sparse domain of a wide graph: look the columns up by sorting
         order = np.argsort(verts, kind="stable")
         sv = verts[order]
-        at = np.searchsorted(sv, rows.indices)
+        at = np.searchsorted(sv, rows.col)
         at[at == len(sv)] = 0
-        col = np.where(sv[at] == rows.indices, order[at], -1) if len(sv) else \
-            np.full(len(rows.indices), -1)
+        col = np.where(sv[at] == rows.col, order[at], -1) if len(sv) else \
+            np.full(len(rows.col), -1)
     else:
         local[verts] = np.arange(len(verts))
-        col = local[rows.indices]
+        col = local[rows.col]
     keep = col >= 0
-    row_of = np.repeat(np.arange(rows.shape[0]), np.diff(rows.indptr))
-    counts = np.bincount(row_of[keep], minlength=rows.shape[0])
+    counts = np.bincount(rows.row[keep], minlength=rows.n_rows)
     indptr = np.concatenate([[0], np.cumsum(counts)]).astype(rows.indptr.dtype)
-    return sp.csr_matrix((rows.data[keep], col[keep].astype(rows.indices.dtype), indptr),
-                         shape=(rows.shape[0], len(verts)))
+    return sp.csr_matrix((rows.data[keep], col[keep].astype(rows.index_dtype), indptr),
+                         shape=(rows.n_rows, len(verts)))
 
 
 def _centre_nodes(geo: np.ndarray, groups: list[np.ndarray]) -> np.ndarray:
@@ -163,10 +181,9 @@ def _bisect(q: sp.csr_matrix, verts: np.ndarray, n0: int, in_dom: np.ndarray,
             centre_of: np.ndarray, c0: int, c1: int, machine, seed: int) -> np.ndarray:
     """Side-0 mask over ``verts`` (exactly ``n0`` True) for halves centred on nodes c0, c1."""
     n = len(verts)
-    rows = q[verts]
-    coo = rows.tocoo()
-    outside = ~in_dom[coo.col]
-    r, u, w = coo.row[outside], coo.col[outside], coo.data[outside]
+    rows = _Rows(q, verts)
+    outside = ~in_dom[rows.col]
+    r, u, w = rows.row[outside], rows.col[outside], rows.data[outside]
     if len(u):
         cu = centre_of[u]
         d0 = machine.hop_distance(np.full(len(u), c0), cu).astype(np.float64)
@@ -195,14 +212,13 @@ def _bisect(q: sp.csr_matrix, verts: np.ndarray, n0: int, in_dom: np.ndarray,
     return _swap_passes(cut, side0, SWAP_PASSES)
 
 
-def _external(rows, in_dom, centre_of, targets, machine):
+def _external(rows: _Rows, in_dom, centre_of, targets, machine):
     """(len(rows), len(targets)) hop x bytes from each vertex (a row of ``rows``: the graph's
     rows of the domain) to its partners outside the domain if the vertex sat on each target
     node; one hop-distance call for every target."""
-    n = rows.shape[0]
-    coo = rows.tocoo()
-    outside = ~in_dom[coo.col]
-    r, u, w = coo.row[outside], coo.col[outside], coo.data[outside]
+    n = rows.n_rows
+    outside = ~in_dom[rows.col]
+    r, u, w = rows.row[outside], rows.col[outside], rows.data[outside]
     if not len(u):
         return np.zeros((n, len(targets)))
     cu = centre_of[u]
@@ -215,18 +231,26 @@ def _external(rows, in_dom, centre_of, targets, machine):
     return flat.reshape(t, n).T.copy()
 
 
+@functools.cache
+def _leaf_tables(s: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Row and column index of every cell of an s x s table (row-major), and every
+    permutation of range(s) in lexicographic order (read-only)."""
+    ii, jj = np.meshgrid(np.arange(s), np.arange(s), indexing="ij")
+    perms = np.array(list(itertools.permutations(range(s))), dtype=np.int64).reshape(-1, s)
+    for a in (ii, jj, perms):
+        a.flags.writeable = False
+    return ii.ravel(), jj.ravel(), perms
+
+
 def _place_leaf(q, verts, nodes, in_dom, centre_of, machine) -> np.ndarray:
     """Order of ``nodes`` (indices into it) for ``verts`` minimising internal plus external
     hop-bytes, over every permutation (small domains only)."""
-    import itertools
-
     s = len(verts)
-    rows = q[verts]
+    rows = _Rows(q, verts)
     ext = _external(rows, in_dom, centre_of, nodes, machine)
     wint = _induced(rows, verts).toarray()
-    ii, jj = np.meshgrid(np.arange(s), np.arange(s), indexing="ij")
-    dist = machine.hop_distance(nodes[ii.ravel()], nodes[jj.ravel()]).reshape(s, s)
-    perms = np.array(list(itertools.permutations(range(s))), dtype=np.int64)
+    ii, jj, perms = _leaf_tables(s)
+    dist = machine.hop_distance(nodes[ii], nodes[jj]).reshape(s, s)
     internal = (dist[perms[:, :, None], perms[:, None, :]] * wint[None]).sum(axis=(1, 2)) / 2
     external = ext[np.arange(s)[None, :], perms].sum(axis=1)
     return perms[int(np.argmin(internal + external))]
