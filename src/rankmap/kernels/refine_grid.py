@@ -41,7 +41,8 @@ from numba import njit
 
 from .torus import dor_walk
 
-__all__ = ["refine_step", "refine_batch", "count_at_max", "flow_weights", "draw_table"]
+__all__ = ["refine_step", "refine_batch", "swap_step", "count_at_max", "flow_weights",
+           "draw_table"]
 
 #: indices into the ``scal`` state array
 MAX, AT_MAX, HB, WORK, TOTAL = 0, 1, 2, 3, 4
@@ -662,3 +663,187 @@ wrap, link_of_slot
             continue
         counters[REFUSED] += 1
     return False
+
+
+@njit(cache=True, nogil=True)
+def swap_step(u, p, pos_of, unit_at, slots, alloc_nodes, f_src, f_dst, f_bytes, f_off,
+              rf_indptr, rf_fl, rf_off, loads, top, scal, scratch, mark, dims, strides, wrap,
+              link_of_slot):
+    """One exactly evaluated swap of ``graph``'s link swaps (rankmap.mappers.swap_refine's
+    ``_Loads.try_swap``): unit ``u`` onto position ``p``, the unit there (if any) onto
+    ``u``'s position; kept only if (busiest link bytes, sum of squared link bytes) drops.
+
+    The moved flows (those of the two units whose nodes change) are summed along their old
+    and new dimension-order walks per phase, in flow order, as the Python step sums them;
+    the caller runs this only where every sum is exact (whole multiples of a common power
+    of two whose squares sum below 2**53), so the decisions are the Python step's.
+
+    Parameters
+    ----------
+    u, p : int
+        The unit and the position it is offered.
+    pos_of, unit_at : ndarray of int64
+        Position of every unit; unit of every position (-1 free); updated when kept.
+    slots : int
+        Positions per allocation node.
+    alloc_nodes : ndarray of int64
+        Machine node of every allocation position.
+    f_src, f_dst, f_bytes, f_off : ndarray
+        Every phase's flows between units, one phase after the other
+        (``f_off[i]:f_off[i + 1]``).
+    rf_indptr, rf_fl, rf_off : ndarray
+        Per phase, the flows (phase-local ids) touching each unit (row i of ``rf_indptr``
+        points into ``rf_fl[rf_off[i]:]``).
+    loads : ndarray of float64, shape (phases, links)
+        Link bytes per phase (updated when kept).
+    top : ndarray of float64, shape (phases,)
+        Busiest link bytes per phase (updated when kept).
+    scal : ndarray of float64, shape (2,)
+        Busiest link bytes over all phases and the sum of squared link bytes (updated).
+    scratch, mark : ndarray of float64 and bool, shape (links,)
+        Zeros and False (left so on return).
+    dims, strides : ndarray of int64
+        Sides and node-id strides of the torus/mesh.
+    wrap : ndarray of bool
+        Whether each dimension wraps around.
+    link_of_slot : ndarray of int64
+        Link id of every dense link slot.
+
+    Returns
+    -------
+    bool
+        Whether the swap was kept.
+    """
+    n_ph = loads.shape[0]
+    q = pos_of[u]
+    v = unit_at[p]
+    # moved flows per phase: sorted distinct flows of u (and v) whose end nodes change
+    cap = 0
+    for i in range(n_ph):
+        cap += rf_indptr[i, u + 1] - rf_indptr[i, u]
+        if v >= 0:
+            cap += rf_indptr[i, v + 1] - rf_indptr[i, v]
+    src = np.empty(2 * cap, dtype=np.int64)
+    dst = np.empty(2 * cap, dtype=np.int64)
+    wgt = np.empty(2 * cap, dtype=np.float64)
+    part = np.empty(2 * cap, dtype=np.int64)
+    live = np.empty(n_ph, dtype=np.int64)
+    n_live = 0
+    e = 0
+    buf = np.empty(max(cap, 1), dtype=np.int64)
+    for i in range(n_ph):
+        c = 0
+        for x in (u, v):
+            if x < 0:
+                continue
+            for j in range(rf_indptr[i, x], rf_indptr[i, x + 1]):
+                buf[c] = rf_fl[rf_off[i] + j]
+                c += 1
+        if c == 0:
+            continue
+        seg = np.sort(buf[:c])
+        # old ends then new ends of the moved flows, in flow order
+        first = e
+        m = 0
+        for j in range(c):
+            if j > 0 and seg[j] == seg[j - 1]:
+                continue
+            f = f_off[i] + seg[j]
+            ps, pd = pos_of[f_src[f]], pos_of[f_dst[f]]
+            nps, npd = ps, pd
+            if f_src[f] == u:
+                nps = p
+            elif f_src[f] == v:
+                nps = q
+            if f_dst[f] == u:
+                npd = p
+            elif f_dst[f] == v:
+                npd = q
+            os_, od = alloc_nodes[ps // slots], alloc_nodes[pd // slots]
+            ns, nd = alloc_nodes[nps // slots], alloc_nodes[npd // slots]
+            if os_ == ns and od == nd:
+                continue
+            src[first + m] = os_
+            dst[first + m] = od
+            wgt[first + m] = -f_bytes[f]
+            buf[m] = f                      # (seg holds the flows: buf is free again)
+            m += 1
+        for j in range(m):
+            f = buf[j]
+            ps, pd = pos_of[f_src[f]], pos_of[f_dst[f]]
+            nps, npd = ps, pd
+            if f_src[f] == u:
+                nps = p
+            elif f_src[f] == v:
+                nps = q
+            if f_dst[f] == u:
+                npd = p
+            elif f_dst[f] == v:
+                npd = q
+            src[first + m + j] = alloc_nodes[nps // slots]
+            dst[first + m + j] = alloc_nodes[npd // slots]
+            wgt[first + m + j] = f_bytes[f]
+        if m == 0:
+            continue
+        for j in range(first, first + 2 * m):
+            part[j] = n_live
+        live[n_live] = i
+        n_live += 1
+        e = first + 2 * m
+    if n_live == 0:
+        return False
+    links, sums, _hops, cut = _move_sums(src[:e], dst[:e], wgt[:e], part[:e], n_live, scratch,
+                                         mark, dims, strides, wrap, link_of_slot)
+    tops = top.copy()
+    new_sq = scal[1]
+    for k in range(n_live):
+        i = live[k]
+        lo, hi = cut[k], cut[k + 1]
+        sa = 0.0
+        sc = 0.0
+        hit = False
+        a_max = -np.inf
+        for j in range(lo, hi):
+            cur = loads[i, links[j]]
+            after = cur + sums[j]
+            sa += after * after
+            sc += cur * cur
+            if cur >= top[i]:
+                hit = True
+            a_max = max(a_max, after)
+        new_sq += sa - sc
+        if hit:
+            # a busiest link changed: the rest of the phase is looked at once
+            for j in range(lo, hi):
+                scratch[j - lo] = loads[i, links[j]]
+                loads[i, links[j]] = scratch[j - lo] + sums[j]
+            t = loads[i, 0]
+            for link in range(1, loads.shape[1]):
+                t = max(t, loads[i, link])
+            for j in range(lo, hi):
+                loads[i, links[j]] = scratch[j - lo]
+                scratch[j - lo] = 0.0
+            tops[i] = t
+        elif hi > lo:
+            tops[i] = max(top[i], a_max)
+    new_max = 0.0
+    for i in range(n_ph):
+        new_max = max(new_max, tops[i])
+    mx, sq = scal[0], scal[1]
+    tol = 1e-9 * max(mx, 1.0)
+    better = new_max < mx - tol or (new_max <= mx + tol and new_sq < sq - 1e-9 * max(sq, 1.0))
+    if not better:
+        return False
+    for k in range(n_live):
+        i = live[k]
+        for j in range(cut[k], cut[k + 1]):
+            loads[i, links[j]] += sums[j]
+    top[:] = tops
+    scal[0] = new_max
+    scal[1] = new_sq
+    pos_of[u] = p
+    unit_at[p] = u
+    unit_at[q] = v
+    if v >= 0:
+        pos_of[v] = q
+    return True

@@ -35,11 +35,10 @@ import numpy as np
 
 from ..errors import RankmapError
 from ..kernels.refine_grid import draw_table, flow_weights, refine_batch, refine_step
-from ..machines.torus import Torus
 from ..routing import Router, router_for
-from ..routing.torus import DOR
 from ..routing.groups import grouped_loads
 from .base import MapperInfo
+from .exact_grid import grid_steps_apply, whole_sums_exact
 from .geometry import check_seed, neighbour_csr
 from .swap_refine import partner_entries, route_deltas, symmetric_bytes
 
@@ -340,20 +339,6 @@ class _State:
         return int(self.try_move({a: c} if b < 0 else {a: c, b: int(self.cores[a])}))
 
 
-#: the compiled step's sums are exact below this (float64's integers)
-EXACT_LIMIT = float(2 ** 53)
-
-
-def _whole_bytes_bound(phases, machine) -> bool:
-    """Whether every flow's bytes are whole numbers whose hop-bytes on any placement stay
-    below :data:`EXACT_LIMIT` (then every sum of the search is exact in any order)."""
-    b = np.concatenate([p.bytes for p in phases]).astype(np.float64)
-    if not (np.all(b >= 0) and np.all(b == np.floor(b))):
-        return False
-    longest = float(np.sum(machine.dims)) + 1.0
-    return float(b.sum()) * longest < EXACT_LIMIT
-
-
 class _GridState:
     """:class:`_State` as arrays for the compiled step
     (:func:`rankmap.kernels.refine_grid.refine_step`): dimension-order routing on a torus or
@@ -362,9 +347,8 @@ class _GridState:
     @staticmethod
     def applies(st: _State) -> bool:
         """Whether the compiled step gives the Python step's results for this search."""
-        m = st.machine
-        return (type(st.router) is DOR and type(m) is Torus and m.n_links > 0
-                and m.hop_links is None and _whole_bytes_bound(st.phases, m))
+        return (grid_steps_apply(st.router, st.machine)
+                and whole_sums_exact(np.concatenate([p.bytes for p in st.phases]), st.machine))
 
     def __init__(self, st: _State, pattern, wsym):
         m = st.machine

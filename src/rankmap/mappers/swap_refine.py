@@ -33,10 +33,12 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
+from ..kernels.refine_grid import swap_step
 from ..kernels.torus import side_gain_grid
 from ..machines import GridMachine
 from ..routing import Router, router_for
 from ..routing.groups import grouped_loads
+from .exact_grid import grid_steps_apply, whole_sums_exact
 
 __all__ = ["UnitPlacement", "hop_swap_passes", "link_swaps", "hop_bytes", "unit_phases",
            "placement_key", "flows_over_link", "side_gain", "side_gain_vectorised",
@@ -453,6 +455,13 @@ class _Loads:
         self.top = [float(x.max()) if x.size else 0.0 for x in self.loads]
         self.max = max(self.top, default=0.0)
         self.sq = sum(float(np.dot(x, x)) for x in self.loads)
+        # swaps evaluated in one compiled call where its sums are exact (same decisions)
+        self.grid = None
+        if self.phases and not self.whole_phase and grid_steps_apply(self.router, machine) \
+                and whole_sums_exact(np.concatenate([b for _s, _d, b in self.phases]), machine,
+                                     squares=True):
+            self.grid = _GridSwaps(self, place, machine)
+            self.loads = list(self.grid.loads)          # row views: one copy of the loads
 
     def objective(self):
         return (self.max, self.sq)
@@ -482,6 +491,12 @@ class _Loads:
     def try_swap(self, u: int, p: int) -> bool:
         """Move unit u to position p (swapping with its holder); keep it only if
         (max, sum of squares) drops."""
+        if self.grid is not None:
+            kept = self.grid.try_swap(u, p)
+            if kept:
+                self.top = [float(t) for t in self.grid.top]
+                self.max, self.sq = float(self.grid.scal[0]), float(self.grid.scal[1])
+            return kept
         place = self.place
         q = int(place.pos_of[u])
         v = int(place.unit_at[p])
@@ -540,6 +555,42 @@ class _Loads:
         self.max, self.sq = new_max, new_sq
         place.swap(u, p)
         return True
+
+
+class _GridSwaps:
+    """:class:`_Loads`'s state as arrays for the compiled swap
+    (:func:`rankmap.kernels.refine_grid.swap_step`): dimension order on a torus or mesh,
+    sums exact (:mod:`rankmap.mappers.exact_grid`). Shares the placement's arrays."""
+
+    def __init__(self, st: _Loads, place: UnitPlacement, machine):
+        self.place = place
+        sizes = [len(s) for s, _d, _b in st.phases]
+        self.f_off = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        self.f_src = np.concatenate([s for s, _d, _b in st.phases]).astype(np.int64)
+        self.f_dst = np.concatenate([d for _s, d, _b in st.phases]).astype(np.int64)
+        self.f_bytes = np.concatenate([b for _s, _d, b in st.phases]).astype(np.float64)
+        self.rf_indptr = np.stack([ip for ip, _fl in st.csr]).astype(np.int64)
+        self.rf_fl = np.concatenate([fl for _ip, fl in st.csr]).astype(np.int64)
+        self.rf_off = np.concatenate([[0], np.cumsum([len(fl) for _ip, fl in st.csr])]
+                                     ).astype(np.int64)
+        self.loads = np.stack(st.loads)
+        self.top = np.array(st.top, dtype=np.float64)
+        self.scal = np.array([st.max, st.sq], dtype=np.float64)
+        self.scratch = np.zeros(machine.n_links, dtype=np.float64)
+        self.mark = np.zeros(machine.n_links, dtype=np.bool_)
+        self.alloc_nodes = np.ascontiguousarray(place.alloc_nodes, dtype=np.int64)
+        self.grid = (np.ascontiguousarray(machine.dims, dtype=np.int64),
+                     np.ascontiguousarray(machine.strides, dtype=np.int64),
+                     np.ascontiguousarray(machine.wrap, dtype=np.bool_),
+                     np.ascontiguousarray(machine.link_of_dense_slot, dtype=np.int64))
+
+    def try_swap(self, u: int, p: int) -> bool:
+        """As :meth:`_Loads.try_swap`, in one compiled call."""
+        pl = self.place
+        return bool(swap_step(u, p, pl.pos_of, pl.unit_at, pl.slots, self.alloc_nodes,
+                              self.f_src, self.f_dst, self.f_bytes, self.f_off, self.rf_indptr,
+                              self.rf_fl, self.rf_off, self.loads, self.top, self.scal,
+                              self.scratch, self.mark, *self.grid))
 
 
 #: targets of one move evaluated exactly (the best by hop-bytes gain)

@@ -1,0 +1,75 @@
+"""When the compiled local-search steps give the Python steps' results exactly.
+
+The compiled steps of ``refine`` and of ``graph``'s link swaps
+(:mod:`rankmap.kernels.refine_grid`) walk dimension-order routes on a torus or mesh and add
+link bytes, hop-bytes and squared link bytes in their own order. Float sums depend on their
+order only through rounding, and there is none when every term is a whole multiple of a
+common power of two and every sum stays below 2**53 such multiples: then both steps compute
+the same numbers and take the same decisions. These functions say when that holds.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..machines.torus import Torus
+from ..routing.torus import DOR
+
+__all__ = ["grid_steps_apply", "whole_sums_exact", "EXACT_LIMIT"]
+
+#: float64 represents every whole number below this exactly
+EXACT_LIMIT = float(2 ** 53)
+
+
+def grid_steps_apply(router, machine) -> bool:
+    """Whether the compiled steps route as ``router`` does: dimension order on a torus or
+    mesh whose every link counts as a hop.
+
+    Parameters
+    ----------
+    router : Router
+        The search's router.
+    machine : Machine
+        The machine.
+
+    Returns
+    -------
+    bool
+        True for :class:`~rankmap.routing.torus.DOR` on a
+        :class:`~rankmap.machines.torus.Torus` with links and no ``hop_links``.
+    """
+    return (type(router) is DOR and type(machine) is Torus and machine.n_links > 0
+            and machine.hop_links is None)
+
+
+def whole_sums_exact(nbytes: np.ndarray, machine, squares: bool = False) -> bool:
+    """Whether every sum of the search is exact for flows of these sizes on this machine.
+
+    With ``g`` the largest power of two dividing every size (sizes must be whole numbers),
+    a link's bytes, a phase's hop-bytes and a move's change are whole multiples of ``g``
+    bounded by ``B`` = (total bytes) x (longest route); with ``squares``, squared link bytes
+    are multiples of ``g**2`` summing to at most ``B**2``.
+
+    Parameters
+    ----------
+    nbytes : numpy.ndarray
+        Bytes of every flow (all phases).
+    machine : Torus
+        The torus or mesh (its sides bound a route's length).
+    squares : bool
+        Whether sums of squared link bytes are taken too (``graph``'s link swaps).
+
+    Returns
+    -------
+    bool
+        True when ``B / g`` (``(B / g)**2`` with ``squares``) is below :data:`EXACT_LIMIT`.
+    """
+    b = np.asarray(nbytes, dtype=np.float64)
+    if b.size == 0 or not np.all(np.isfinite(b)) or np.any(b < 0) \
+            or np.any(b != np.floor(b)) or float(b.max()) >= EXACT_LIMIT:
+        return False
+    whole = b.astype(np.int64)
+    nonzero = whole[whole > 0]
+    g = float(np.min(nonzero & -nonzero)) if nonzero.size else 1.0
+    bound = float(b.sum()) * (float(np.sum(machine.dims)) + 1.0) / g
+    return (bound * bound if squares else bound) < EXACT_LIMIT

@@ -1,0 +1,100 @@
+"""``graph``'s compiled link swaps decide as the Python swaps do, swap for swap.
+
+On a torus or mesh under dimension order, with sizes whose sums are exact
+(:mod:`rankmap.mappers.exact_grid`), ``_Loads.try_swap`` runs
+:func:`rankmap.kernels.refine_grid.swap_step`; elsewhere the Python step.
+"""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from rankmap.allocation import parse_allocation, whole_machine
+from rankmap.machines import parse_machine
+from rankmap.mappers import swap_refine
+from rankmap.mappers.exact_grid import whole_sums_exact
+from rankmap.mappers.geometry import neighbour_csr
+from rankmap.mappers.swap_refine import UnitPlacement, link_swaps
+
+MACHINES = ["torus:4x4:cores=2", "mesh:5x3:cores=3", "torus:4x3x2", "torus:6x4:wrap=x:cores=2",
+            "torus:8", "mesh:3x3x3:cores=2"]
+
+
+def _phases(n, seed, n_phases, sizes):
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(n_phases):
+        m = int(rng.integers(n, 4 * n))
+        s = rng.integers(0, n, m)
+        d = (s + rng.integers(1, n, m)) % n
+        out.append((s.astype(np.int64), d.astype(np.int64),
+                    rng.choice(np.asarray(sizes, dtype=np.float64), m)))
+    return out
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.sampled_from(MACHINES), st.integers(0, 10 ** 6), st.integers(1, 3), st.booleans(),
+       st.sampled_from([[1, 2, 5], [1 << 20, 3 << 20], [64, 4096, 1 << 16]]))
+def test_compiled_swap_decides_as_python(spec, seed, n_phases, scattered, sizes):
+    machine = parse_machine(spec)
+    allocation = whole_machine(machine)
+    if scattered and allocation.n_nodes > 4:
+        allocation = parse_allocation(f"random:{allocation.n_nodes - 2}:seed={seed % 89}",
+                                      machine)
+    slots = allocation.cores_per_node if seed % 2 else 1
+    n_pos = allocation.n_nodes * slots
+    n = n_pos - (seed % 3)
+    phases = _phases(n, seed, n_phases, sizes)
+    assert whole_sums_exact(np.concatenate([b for _s, _d, b in phases]), machine, squares=True)
+    pos = np.random.default_rng(seed).permutation(n_pos)[:n]
+    a_place = UnitPlacement(pos, n_pos, slots, allocation)
+    b_place = UnitPlacement(pos, n_pos, slots, allocation)
+    compiled = swap_refine._Loads(phases, a_place, machine, "dor", n)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(swap_refine, "grid_steps_apply", lambda router, machine: False)
+        python = swap_refine._Loads(phases, b_place, machine, "dor", n)
+    assert compiled.grid is not None and python.grid is None
+    rng = np.random.default_rng(seed + 1)
+    kept = 0
+    for _ in range(150):
+        u, p = int(rng.integers(n)), int(rng.integers(n_pos))
+        if a_place.pos_of[u] == p:
+            continue
+        got, want = compiled.try_swap(u, p), python.try_swap(u, p)
+        assert got == want
+        kept += got
+        assert (compiled.max, compiled.sq) == (python.max, python.sq)
+        assert compiled.top == python.top
+    assert np.array_equal(a_place.pos_of, b_place.pos_of)
+    assert np.array_equal(a_place.unit_at, b_place.unit_at)
+    for x, y in zip(compiled.loads, python.loads):
+        assert np.array_equal(x, y)
+
+
+@pytest.mark.parametrize("spec", ["torus:4x4x4:cores=2", "mesh:6x5"])
+def test_link_swaps_same_placement_compiled_or_not(monkeypatch, spec):
+    machine = parse_machine(spec)
+    allocation = whole_machine(machine)
+    n = allocation.n_nodes
+    phases = _phases(n, 11, 2, [1 << 20, 2 << 20])
+    pos = np.random.default_rng(3).permutation(n)
+    runs = []
+    for compiled in (True, False):
+        place = UnitPlacement(pos, n, 1, allocation)
+        with monkeypatch.context() as mp:
+            if not compiled:
+                mp.setattr(swap_refine, "grid_steps_apply", lambda router, machine: False)
+            kept = link_swaps(phases, place, machine, "dor", neighbour_csr(machine, allocation),
+                              seed=5, max_proposals=400)
+        runs.append((kept, place.pos_of.copy()))
+    assert runs[0][0] == runs[1][0] and runs[0][0] > 0
+    assert np.array_equal(runs[0][1], runs[1][1])
+
+
+def test_sums_not_exact_keep_the_python_swap():
+    machine = parse_machine("torus:4x4")
+    assert not whole_sums_exact(np.array([1.5, 2.0]), machine)            # fractional
+    assert not whole_sums_exact(np.array([-1.0, 2.0]), machine)           # negative
+    odd = np.full(10, 2.0 ** 30 + 1)                  # g = 1: squares far past 2**53
+    assert whole_sums_exact(odd, machine) and not whole_sums_exact(odd, machine, squares=True)
+    assert whole_sums_exact(np.full(10, 2.0 ** 40), machine, squares=True)  # g = 2**40
