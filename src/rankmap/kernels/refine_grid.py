@@ -1,4 +1,6 @@
-"""Compiled proposal of ``refine``'s local search on tori and meshes under dimension order.
+"""Compiled steps of the local searches on tori and meshes under dimension order: ``refine``'s
+proposals (:func:`refine_batch`, :func:`refine_step`) and ``graph``'s link swaps
+(:func:`swap_step`).
 
 :func:`rankmap.mappers.refine.refine_search` draws a proposal (a rank and a core near its
 partner) in Python, then spends about 0.2 ms of numpy call overhead judging it: the core
@@ -18,9 +20,10 @@ module does the same steps, in the same order, in one compiled call (:func:`refi
   (links added since the last compaction, compacted once they outnumber it) and the rank of
   every core.
 
-The caller only runs it when every flow's bytes are whole numbers whose hop-bytes stay below
-2**53: every sum is then exact, so the order of additions (numpy's pairwise sums, BLAS dots)
-cannot change a result and the placements are those of the Python step, bit for bit.
+The callers run these only where every sum is exact
+(:mod:`rankmap.mappers.exact_grid`: sizes that are whole multiples of a common power of two,
+sums below 2**53 such multiples), so the order of additions (numpy's pairwise sums, BLAS
+dots) cannot change a result and the placements are those of the Python steps, bit for bit.
 
 State arrays (all updated in place):
 
