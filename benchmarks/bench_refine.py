@@ -1,4 +1,4 @@
-"""``refine``'s search with the compiled step against the Python step (issue 11).
+"""``refine``'s search and ``graph``'s link swaps, compiled steps against Python (issue 11).
 
 On tori and meshes under dimension-order routing with whole-number bytes,
 :func:`rankmap.mappers.refine.refine_search` draws and judges its proposals in compiled
@@ -7,6 +7,9 @@ Python. Both give the same placement, proposal for proposal: this benchmark chec
 every problem and measures, in the same run, the CPU seconds of each (medians of
 RANKMAP_BENCH_REPEATS runs, default 3) and their ratio. The search state (routing the start)
 and the final check are included: the whole ``refine_search`` call.
+
+Then the whole ``graph`` mapper with its link swaps evaluated in Python and compiled
+(:func:`rankmap.kernels.refine_grid.swap_step`), same placement required.
 
 Writes benchmarks/RESULTS_refine.md (above its earlier runs: timing_util.write_results).
 
@@ -31,6 +34,13 @@ from timing_util import write_results  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPEATS = int(os.environ.get("RANKMAP_BENCH_REPEATS", "3"))
+
+#: problems of the ``graph`` mapper's link swaps: (pattern, machine)
+GRAPH_CASES = [
+    ("stencil:16x16x16:box", "torus:8x8x16:cores=4"),
+    ("fft2d:64x64", "torus:8x8x16:cores=4"),
+    ("stencil:64x64:periodic", "torus:16x16x16"),
+]
 
 #: (pattern, machine, allocation or None, start mapper, budget or None for the default)
 CASES = [
@@ -83,6 +93,7 @@ def main() -> int:
         print(f"{label}: {comp.proposals} proposals ({comp.accepted} kept, {comp.stop}); "
               f"Python {t_py:.2f} s, compiled {t_comp:.2f} s ({t_py / t_comp:.1f}x), "
               f"{'same' if same else 'DIFFERENT'} placement", flush=True)
+    graph_rows = _graph_rows()
     load = os.getloadavg()[0]
     lines = [
         "# `refine`: compiled step against the Python step",
@@ -101,10 +112,49 @@ def main() -> int:
         lines.append(f"| {label} | {n} | {props} | {kept} | {stop} | {t_py:.2f} | {t_comp:.2f} "
                      f"| {t_py / t_comp:.1f}x | {1e6 * t_py / max(props, 1):.0f} "
                      f"| {1e6 * t_comp / max(props, 1):.0f} | {'yes' if same else '**no**'} |")
-    lines += ["", f"Load average (1 min) after the run: {load:.1f}. Per-proposal figures divide "
-              "the whole call (start routing and final check included) by the proposals.", ""]
+    lines += ["", "Per-proposal figures divide the whole call (start routing and final check "
+              "included) by the proposals.", "",
+              "The `graph` mapper (whole call, median CPU seconds) with its link swaps evaluated in "
+              "Python and compiled (`rankmap.kernels.refine_grid.swap_step`, where the sums are "
+              "exact): the same placement is required.", "",
+              "| problem | ranks | Python swaps (s) | compiled swaps (s) | speed-up | same placement |",
+              "|---|---:|---:|---:|---:|---|"]
+    for label, n, t_py, t_comp, same in graph_rows:
+        lines.append(f"| {label} | {n} | {t_py:.2f} | {t_comp:.2f} | {t_py / t_comp:.2f}x "
+                     f"| {'yes' if same else '**no**'} |")
+    lines += ["", f"Load average (1 min) after the run: {load:.1f}.", ""]
     write_results("RESULTS_refine.md", "\n".join(lines))
-    return 0 if all(r[-1] for r in rows) else 1
+    return 0 if all(r[-1] for r in rows) and all(r[-1] for r in graph_rows) else 1
+
+
+def _graph_rows():
+    """(label, ranks, Python seconds, compiled seconds, same placement) per GRAPH_CASES."""
+    from rankmap.allocation import whole_machine
+    from rankmap.machines import parse_machine
+    from rankmap.mappers import build_mapping, swap_refine
+    from rankmap.patterns import parse_pattern
+
+    real = swap_refine.grid_steps_apply
+    rows = []
+    for pat, spec in GRAPH_CASES:
+        machine = parse_machine(spec)
+        allocation = whole_machine(machine)
+        pattern = parse_pattern(pat)
+        out = {}
+        for compiled in (False, True):
+            swap_refine.grid_steps_apply = real if compiled else (lambda router, m: False)
+            try:
+                out[compiled] = _cpu(lambda: build_mapping("graph", pattern, machine,
+                                                           allocation).core_of_rank)
+            finally:
+                swap_refine.grid_steps_apply = real
+        (py, t_py), (comp, t_comp) = out[False], out[True]
+        same = bool(np.array_equal(py, comp))
+        label = f"`graph`, `{pat}` on `{spec}`"
+        rows.append((label, pattern.n_ranks, t_py, t_comp, same))
+        print(f"{label}: Python swaps {t_py:.2f} s, compiled {t_comp:.2f} s, "
+              f"{'same' if same else 'DIFFERENT'} placement", flush=True)
+    return rows
 
 
 if __name__ == "__main__":
