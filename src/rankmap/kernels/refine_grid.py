@@ -285,8 +285,10 @@ def _move_sums(src, dst, wgt, part, n_live, scratch, mark, dims, strides, wrap, 
     buf = np.empty(longest, dtype=np.int64)
     n = src.shape[0]
     hops = np.empty(n, dtype=np.float64)
-    links = np.empty(n * longest, dtype=np.int64)
-    sums = np.empty(n * longest, dtype=np.float64)
+    # a part's links are distinct: at most every link per part, at most the walks' length
+    cap = min(n * longest, n_live * scratch.shape[0])
+    links = np.empty(cap, dtype=np.int64)
+    sums = np.empty(cap, dtype=np.float64)
     cut = np.zeros(n_live + 1, dtype=np.int64)
     m = 0
     f = 0
