@@ -100,3 +100,38 @@ def test_network_bisection_work_bounds_keep_a_bijection(monkeypatch, levels, lea
     place = nb.map_graph_to_nodes(q, pos, m, a, seed=1)
     assert sorted(place.tolist()) == list(range(64))
     assert (place == nb.map_graph_to_nodes(q, pos, m, a, seed=1)).all()
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.sampled_from(["torus:4x4x2", "mesh:5x3", "torus:6x4:wrap=x", "torus:8"]),
+       st.integers(0, 2 ** 30), st.sampled_from([[1, 2, 3], [1 << 20, 3 << 20]]))
+def test_compiled_leaves_place_as_python(spec, seed, sizes):
+    """On a torus or mesh with exact sums the leaves are placed by the compiled kernel; the
+    whole mapping is the one the Python leaves give."""
+    import scipy.sparse as sp
+    from rankmap.allocation import whole_machine
+    from rankmap.machines import parse_machine
+    import rankmap.mappers.network_bisection as nb
+
+    machine = parse_machine(spec)
+    allocation = whole_machine(machine)
+    k = allocation.n_nodes
+    rng = np.random.default_rng(seed)
+    m = 3 * k
+    a, b = rng.integers(0, k, m), rng.integers(0, k, m)
+    keep = a != b
+    w = rng.choice(np.asarray(sizes, dtype=np.float64), int(keep.sum()))
+    q = sp.coo_matrix((w, (a[keep], b[keep])), shape=(k, k)).tocsr()
+    q = (q + q.T).tocsr()
+    q.sum_duplicates()
+    q.sort_indices()
+    positions = np.arange(k)
+    compiled = nb.map_graph_to_nodes(q, positions, machine, allocation, seed % 1000)
+    real = nb.grid_hops_apply
+    try:
+        nb.grid_hops_apply = lambda machine: False
+        python = nb.map_graph_to_nodes(q, positions, machine, allocation, seed % 1000)
+    finally:
+        nb.grid_hops_apply = real
+    assert np.array_equal(compiled, python)
+    assert sorted(compiled) == list(range(k))

@@ -15,7 +15,7 @@ import numpy as np
 from ..machines.torus import Torus
 from ..routing.torus import DOR
 
-__all__ = ["grid_steps_apply", "whole_sums_exact", "EXACT_LIMIT"]
+__all__ = ["grid_steps_apply", "grid_hops_apply", "whole_sums_exact", "EXACT_LIMIT"]
 
 #: float64 represents every whole number below this exactly
 EXACT_LIMIT = float(2 ** 53)
@@ -38,8 +38,24 @@ def grid_steps_apply(router, machine) -> bool:
         True for :class:`~rankmap.routing.torus.DOR` on a
         :class:`~rankmap.machines.torus.Torus` with links and no ``hop_links``.
     """
-    return (type(router) is DOR and type(machine) is Torus and machine.n_links > 0
+    return (type(router) is DOR and grid_hops_apply(machine) and machine.n_links > 0
             and machine.hop_links is None)
+
+
+def grid_hops_apply(machine) -> bool:
+    """Whether the compiled steps' hop distance is the machine's: a torus or mesh.
+
+    Parameters
+    ----------
+    machine : Machine
+        The machine.
+
+    Returns
+    -------
+    bool
+        True for a :class:`~rankmap.machines.torus.Torus` (not a subclass).
+    """
+    return type(machine) is Torus
 
 
 def whole_sums_exact(nbytes: np.ndarray, machine, squares: bool = False) -> bool:

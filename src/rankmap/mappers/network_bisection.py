@@ -27,6 +27,8 @@ import itertools
 import numpy as np
 import scipy.sparse as sp
 
+from ..kernels.bisection import place_leaf_grid
+from .exact_grid import grid_hops_apply, whole_sums_exact
 from .node_partition import int_weights
 from .swap_refine import partner_entries
 
@@ -319,10 +321,25 @@ def map_graph_to_nodes(q: sp.csr_matrix, positions: np.ndarray, machine, allocat
     if sweeps == 0:   # work bound (huge graphs only): the leaves keep their order
         for verts, rows in leaves:
             place[verts] = positions[rows]
+    # on a torus or mesh with exact sums, each leaf is placed in one compiled call (same pick)
+    grid = None
+    if leaves and grid_hops_apply(machine) and whole_sums_exact(q.data, machine):
+        grid = (q.indptr.astype(np.int64), q.indices.astype(np.int64),
+                q.data.astype(np.float64), np.ascontiguousarray(machine.dims, dtype=np.int64),
+                np.ascontiguousarray(machine.strides, dtype=np.int64),
+                np.ascontiguousarray(machine.wrap, dtype=np.bool_))
     for _sweep in range(sweeps):
         for verts, rows in leaves:
             in_dom[verts] = True
-            order = _place_leaf(q, verts, nodes[positions[rows]], in_dom, centre_of, machine)
+            if grid is None:
+                order = _place_leaf(q, verts, nodes[positions[rows]], in_dom, centre_of,
+                                    machine)
+            else:
+                indptr, indices, data, dims, strides, wrap = grid
+                order = place_leaf_grid(indptr, indices, data, verts,
+                                        nodes[positions[rows]].astype(np.int64), in_dom,
+                                        centre_of, _leaf_tables(len(verts))[2], dims, strides,
+                                        wrap)
             in_dom[verts] = False
             centre_of[verts] = nodes[positions[rows[order]]]
             place[verts] = positions[rows[order]]
