@@ -103,11 +103,13 @@ def test_network_bisection_work_bounds_keep_a_bijection(monkeypatch, levels, lea
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.sampled_from(["torus:4x4x2", "mesh:5x3", "torus:6x4:wrap=x", "torus:8"]),
+@given(st.sampled_from(["torus:4x4x2", "mesh:5x3", "torus:6x4:wrap=x", "torus:8", "torus:8x8",
+                        "mesh:6x4x2"]),
        st.integers(0, 2 ** 30), st.sampled_from([[1, 2, 3], [1 << 20, 3 << 20]]))
 def test_compiled_leaves_place_as_python(spec, seed, sizes):
-    """On a torus or mesh with exact sums the leaves are placed by the compiled kernel; the
-    whole mapping is the one the Python leaves give."""
+    """On a torus or mesh with exact sums the cuts (KaHIP's and the small domains') are
+    sized and swapped, and the leaves placed, by compiled kernels; the whole mapping is the
+    one the Python steps give."""
     import scipy.sparse as sp
     from rankmap.allocation import whole_machine
     from rankmap.machines import parse_machine

@@ -27,7 +27,7 @@ import itertools
 import numpy as np
 import scipy.sparse as sp
 
-from ..kernels.bisection import place_leaf_grid
+from ..kernels.bisection import bisect_finish, bisect_prep, cut_cost, place_leaf_grid
 from .exact_grid import grid_hops_apply, whole_sums_exact
 from .node_partition import int_weights
 from .swap_refine import partner_entries
@@ -179,6 +179,31 @@ def _swap_passes(cut: _Cut, side0: np.ndarray, passes: int) -> np.ndarray:
     return side0
 
 
+def _bisect_grid(grid, verts: np.ndarray, n0: int, in_dom: np.ndarray, centre_of: np.ndarray,
+                 c0: int, c1: int, seed: int) -> np.ndarray:
+    """:func:`_bisect` with the cut problem built, sized and swapped in compiled calls
+    (:mod:`rankmap.kernels.bisection`; same sums, exact: the same cut)."""
+    indptr, indices, data, dims, strides, wrap, local_of = grid
+    n = len(verts)
+    ext0, ext1, s_ptr, s_idx, s_dat, d01 = bisect_prep(indptr, indices, data, verts, in_dom,
+                                                       centre_of, local_of, c0, c1, dims,
+                                                       strides, wrap)
+    if n > SMALL_DOMAIN and len(s_dat):
+        import kahip
+
+        _c, blocks = kahip.kaffpa(np.ones(n, dtype=np.int32), s_ptr.astype(np.int32),
+                                  int_weights(s_dat), s_idx.astype(np.int32), 2,
+                                  KAHIP_IMBALANCE, True, int(seed) % (2 ** 31), 0)
+        side0 = np.asarray(blocks) == 0
+        if cut_cost(~side0, s_ptr, s_idx, s_dat, ext0, ext1, d01) < \
+                cut_cost(side0, s_ptr, s_idx, s_dat, ext0, ext1, d01):
+            side0 = ~side0
+    else:
+        side0 = np.zeros(n, dtype=bool)
+        side0[np.argsort(ext0 - ext1, kind="stable")[:n0]] = True
+    return bisect_finish(side0, n0, s_ptr, s_idx, s_dat, ext0, ext1, d01, SWAP_PASSES)
+
+
 def _bisect(q: sp.csr_matrix, verts: np.ndarray, n0: int, in_dom: np.ndarray,
             centre_of: np.ndarray, c0: int, c1: int, machine, seed: int) -> np.ndarray:
     """Side-0 mask over ``verts`` (exactly ``n0`` True) for halves centred on nodes c0, c1."""
@@ -289,6 +314,13 @@ def map_graph_to_nodes(q: sp.csr_matrix, positions: np.ndarray, machine, allocat
     centre_of = np.full(k, nodes[positions[_centre_nodes(geo, [np.arange(k)])[0]]],
                         dtype=np.int64)
     in_dom = np.zeros(k, dtype=bool)
+    # on a torus or mesh with exact sums, cuts and leaves run in compiled calls (same result)
+    grid = None
+    if grid_hops_apply(machine) and whole_sums_exact(q.data, machine):
+        grid = (q.indptr.astype(np.int64), q.indices.astype(np.int64),
+                q.data.astype(np.float64), np.ascontiguousarray(machine.dims, dtype=np.int64),
+                np.ascontiguousarray(machine.strides, dtype=np.int64),
+                np.ascontiguousarray(machine.wrap, dtype=np.bool_), np.zeros(k, dtype=np.int64))
     level = [(np.arange(k, dtype=np.int64), np.arange(k, dtype=np.int64))]   # (verts, rows)
     leaves = []
     while level:
@@ -308,8 +340,12 @@ def map_graph_to_nodes(q: sp.csr_matrix, positions: np.ndarray, machine, allocat
             h0, h1 = _split_nodes(geo, rows)
             c0, c1 = (nodes[positions[c]] for c in _centre_nodes(geo, [h0, h1]))
             in_dom[verts] = True
-            side0 = _bisect(q, verts, len(h0), in_dom, centre_of, int(c0), int(c1), machine,
-                            seed)
+            if grid is None:
+                side0 = _bisect(q, verts, len(h0), in_dom, centre_of, int(c0), int(c1),
+                                machine, seed)
+            else:
+                side0 = _bisect_grid(grid, verts, len(h0), in_dom, centre_of, int(c0),
+                                     int(c1), seed)
             in_dom[verts] = False
             centre_of[verts[side0]] = c0
             centre_of[verts[~side0]] = c1
@@ -321,13 +357,6 @@ def map_graph_to_nodes(q: sp.csr_matrix, positions: np.ndarray, machine, allocat
     if sweeps == 0:   # work bound (huge graphs only): the leaves keep their order
         for verts, rows in leaves:
             place[verts] = positions[rows]
-    # on a torus or mesh with exact sums, each leaf is placed in one compiled call (same pick)
-    grid = None
-    if leaves and grid_hops_apply(machine) and whole_sums_exact(q.data, machine):
-        grid = (q.indptr.astype(np.int64), q.indices.astype(np.int64),
-                q.data.astype(np.float64), np.ascontiguousarray(machine.dims, dtype=np.int64),
-                np.ascontiguousarray(machine.strides, dtype=np.int64),
-                np.ascontiguousarray(machine.wrap, dtype=np.bool_))
     for _sweep in range(sweeps):
         for verts, rows in leaves:
             in_dom[verts] = True
@@ -335,7 +364,7 @@ def map_graph_to_nodes(q: sp.csr_matrix, positions: np.ndarray, machine, allocat
                 order = _place_leaf(q, verts, nodes[positions[rows]], in_dom, centre_of,
                                     machine)
             else:
-                indptr, indices, data, dims, strides, wrap = grid
+                indptr, indices, data, dims, strides, wrap, _local = grid
                 order = place_leaf_grid(indptr, indices, data, verts,
                                         nodes[positions[rows]].astype(np.int64), in_dom,
                                         centre_of, _leaf_tables(len(verts))[2], dims, strides,
