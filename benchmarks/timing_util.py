@@ -64,7 +64,7 @@ def _run_stamp() -> str:
     commit = git("rev-parse", "--short", "HEAD") or "unknown"
     # results files written by earlier benchmarks of the same session do not count as changes
     dirty = " with uncommitted changes" if git("status", "--porcelain", "--untracked-files=no",
-                                               "--", ".", ":(exclude)benchmarks/RESULTS_*") \
+                                               "--", ":(top)", ":(top,exclude)benchmarks/RESULTS_*") \
         else ""
     when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     return f"Run of {when}, commit {commit}{dirty}."
