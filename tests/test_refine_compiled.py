@@ -102,3 +102,37 @@ def test_one_draw_from_the_options_is_rng_choice():
             opts = np.arange(n) * 5 + 1
             assert a.choice(opts) == opts[b.integers(n)]
             assert a.random() == b.random()
+
+
+@pytest.mark.parametrize("spec,routing", [("dragonfly:groups=3,rows=1,cols=2,nodes=2", None),
+                                          ("torus:4x4:cores=2", "adaptive"),
+                                          ("fattree:k=4:levels=3:cores=2", "ecmp")])
+def test_kept_moves_keep_the_draw_weights_of_a_rebuild(spec, routing):
+    """The Python step builds the draw weights once and updates the flows of kept moves:
+    after many kept moves they equal, bit for bit, the weights built afresh."""
+    from rankmap.mappers import refine as refine_module
+
+    machine = parse_machine(spec)
+    allocation = whole_machine(machine)
+    n = allocation.n_cores
+    pattern = _pattern(n, 5, 2, [1.5, 1024, 3 << 20])
+    start = np.random.default_rng(5).permutation(n)
+    st = refine_module._State(pattern, machine, allocation, routing, start)
+    src = np.concatenate([p.src for p in st.phases])
+    dst = np.concatenate([p.dst for p in st.phases])
+    w = np.concatenate([p.bytes for p in st.phases])
+    st.draw_table(src, dst, w)
+    rng = np.random.default_rng(6)
+    kept = 0
+    for _ in range(400):
+        a, c = int(rng.integers(n)), int(rng.integers(n))
+        if st.cores[a] == c:
+            continue
+        b = int(st.rank_of_core[c])
+        kept += st.try_move({a: c} if b < 0 else {a: c, b: int(st.cores[a])})
+    assert kept > 0
+    node = st.node_of(st.cores)
+    fresh = machine.hop_distance(node[src], node[dst]).astype(np.float64) * w
+    assert np.array_equal(st.weight, fresh)
+    total, cdf = st.draw_table(src, dst, w)
+    assert total == fresh.sum()

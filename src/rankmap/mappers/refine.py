@@ -153,6 +153,10 @@ class _State:
             self.added.append([])
             self.phase_hb.append(float(np.dot(ld.flow_hops, p.bytes)))
         self.hb = sum(self.phase_hb)
+        # draw weights (bytes x hops of every flow, phases one after the other): built by the
+        # first draw_table, then kept up to date for the flows of kept moves
+        self.weight = None
+        self.flow_off = np.concatenate([[0], np.cumsum([p.n_flows for p in self.phases])])
         self.work = 0.0                   # route entries looked at by try_move (REFINE_WORK)
         self.top = [float(l.max()) if l.size else 0.0 for l in self.loads]
         self.max = max((t for t, l in zip(self.top, self.loads) if l.size), default=0.0)
@@ -247,9 +251,10 @@ class _State:
         old = {r: int(self.cores[r]) for r in moves}
         for r, c in moves.items():
             self.cores[r] = c
-        moved = []
+        moved, moved_idx = [], []
         for p, (indptr, fl) in zip(self.phases, self.csr):
             idx = np.unique(np.concatenate([fl[indptr[r]:indptr[r + 1]] for r in ranks]))
+            moved_idx.append(idx)
             if len(idx) == 0:
                 moved.append(None)
                 continue
@@ -311,6 +316,8 @@ class _State:
                     self.added[i] = [np.concatenate(added)]
         self.max, self.hb, self.top = new_max, self.hb + dhb, tops
         self.at_max = self._count_at_max() if lower else at_max
+        if self.weight is not None:
+            self._update_weights(moved, moved_idx)
         for r in ranks:
             self.rank_of_core[old[r]] = -1
         for r, c in moves.items():
@@ -318,12 +325,30 @@ class _State:
         return True
 
 
+    def _update_weights(self, moved, moved_idx) -> None:
+        """Draw weights of the flows a kept move changed (one hop-distance call): each the
+        value a full rebuild would give it."""
+        live = [i for i, mf in enumerate(moved) if mf is not None]
+        if not live:
+            return
+        h = self.machine.hop_distance(np.concatenate([moved[i][1] for i in live]),
+                                      np.concatenate([moved[i][3] for i in live]))
+        h = np.asarray(h).astype(np.float64)
+        at = 0
+        for i in live:
+            idx = moved_idx[i]
+            self.weight[self.flow_off[i] + idx] = h[at:at + len(idx)] * moved[i][4]
+            at += len(idx)
+
     def draw_table(self, src, dst, w):
         """(total, cumulative table) of the flows' draw weights, bytes x hops under the
         placement (``src``, ``dst``, ``w``: every phase's flows one after the other); the
-        table is None when the total is not positive."""
-        node = self.node_of(self.cores)
-        weight = self.machine.hop_distance(node[src], node[dst]).astype(np.float64) * w
+        table is None when the total is not positive. The weights are computed once and then
+        kept up to date by the kept moves (the same values a rebuild gives)."""
+        if self.weight is None:
+            node = self.node_of(self.cores)
+            self.weight = self.machine.hop_distance(node[src], node[dst]).astype(np.float64) * w
+        weight = self.weight
         total = weight.sum()
         if total <= 0:
             return total, None
