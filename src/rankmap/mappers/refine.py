@@ -13,9 +13,10 @@ and either leaves fewer links at that value without adding hop-bytes, or lowers 
 (all phases) without adding links at that value, under the router given (:class:`Refine`):
 relieving the busiest links one at a time is how their value comes down, which a rule on
 (busiest link, hop-bytes) alone refuses while any other link still carries it. The draw's
-weights (bytes x hops of every flow) are rebuilt after a kept move, or later when the flows
-outnumber :data:`REWEIGHT_RATIO` times the route entries looked at since the last build (a
-build then costs a bounded share of the work). The search is bounded by work, not time: it
+table (cumulative bytes x hops of every flow; the weights of a kept move's flows are updated
+as it is kept) is rebuilt after a kept move, or later when the flows outnumber
+:data:`REWEIGHT_RATIO` times the route entries looked at since the last build (a build then
+costs a bounded share of the work). The search is bounded by work, not time: it
 stops after ``budget`` proposals (``--budget``, default :func:`default_budget`: 8 per rank,
 20,000 to 65,536), after :data:`REFINE_WORK` route entries (moved flows' hops before and after;
 long routes on a big machine), when :data:`MAX_REFUSED` proposals in a row were refused, or
