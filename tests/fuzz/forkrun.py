@@ -54,6 +54,11 @@ def preload() -> int:
     int
         Number of modules imported.
     """
+    # one BLAS thread before numpy loads, as the command line asks (rankmap.threads): the
+    # children's sums must be the installed script's
+    from rankmap.threads import limit_blas_threads
+
+    limit_blas_threads()
     import rankmap
 
     n = 0
