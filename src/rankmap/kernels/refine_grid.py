@@ -671,6 +671,16 @@ wrap, link_of_slot
 
 
 @njit(cache=True, nogil=True)
+def _swapped(x, pos, u, v, p, q):
+    """Position of unit x (now at ``pos``) once u goes to p and v (if any) to u's place q."""
+    if x == u:
+        return p
+    if x == v:
+        return q
+    return pos
+
+
+@njit(cache=True, nogil=True)
 def swap_step(u, p, pos_of, unit_at, slots, alloc_nodes, f_src, f_dst, f_bytes, f_off,
               rf_indptr, rf_fl, rf_off, loads, top, scal, scratch, mark, dims, strides, wrap,
               link_of_slot):
@@ -755,15 +765,8 @@ def swap_step(u, p, pos_of, unit_at, slots, alloc_nodes, f_src, f_dst, f_bytes, 
                 continue
             f = f_off[i] + seg[j]
             ps, pd = pos_of[f_src[f]], pos_of[f_dst[f]]
-            nps, npd = ps, pd
-            if f_src[f] == u:
-                nps = p
-            elif f_src[f] == v:
-                nps = q
-            if f_dst[f] == u:
-                npd = p
-            elif f_dst[f] == v:
-                npd = q
+            nps = _swapped(f_src[f], ps, u, v, p, q)
+            npd = _swapped(f_dst[f], pd, u, v, p, q)
             os_, od = alloc_nodes[ps // slots], alloc_nodes[pd // slots]
             ns, nd = alloc_nodes[nps // slots], alloc_nodes[npd // slots]
             if os_ == ns and od == nd:
@@ -775,16 +778,8 @@ def swap_step(u, p, pos_of, unit_at, slots, alloc_nodes, f_src, f_dst, f_bytes, 
             m += 1
         for j in range(m):
             f = buf[j]
-            ps, pd = pos_of[f_src[f]], pos_of[f_dst[f]]
-            nps, npd = ps, pd
-            if f_src[f] == u:
-                nps = p
-            elif f_src[f] == v:
-                nps = q
-            if f_dst[f] == u:
-                npd = p
-            elif f_dst[f] == v:
-                npd = q
+            nps = _swapped(f_src[f], pos_of[f_src[f]], u, v, p, q)
+            npd = _swapped(f_dst[f], pos_of[f_dst[f]], u, v, p, q)
             src[first + m + j] = alloc_nodes[nps // slots]
             dst[first + m + j] = alloc_nodes[npd // slots]
             wgt[first + m + j] = f_bytes[f]

@@ -179,6 +179,25 @@ def _swap_passes(cut: _Cut, side0: np.ndarray, passes: int) -> np.ndarray:
     return side0
 
 
+def _first_side(n: int, n0: int, indptr, indices, data, ext0, ext1, seed: int,
+                cost) -> np.ndarray:
+    """Side-0 mask of a domain's first cut, before sizing: KaHIP's bisection of its subgraph
+    (CSR ``indptr``, ``indices``, ``data``), each block on its cheaper side by ``cost``, or,
+    for small domains and domains without edges, the ``n0`` vertices pulled most towards
+    side 0 (``ext0 - ext1`` lowest)."""
+    if n > SMALL_DOMAIN and len(data):
+        import kahip
+
+        _c, blocks = kahip.kaffpa(np.ones(n, dtype=np.int32), indptr.astype(np.int32),
+                                  int_weights(data), indices.astype(np.int32), 2,
+                                  KAHIP_IMBALANCE, True, int(seed) % (2 ** 31), 0)
+        side0 = np.asarray(blocks) == 0
+        return ~side0 if cost(~side0) < cost(side0) else side0
+    side0 = np.zeros(n, dtype=bool)
+    side0[np.argsort(ext0 - ext1, kind="stable")[:n0]] = True
+    return side0
+
+
 def _bisect_grid(grid, verts: np.ndarray, n0: int, in_dom: np.ndarray, centre_of: np.ndarray,
                  c0: int, c1: int, seed: int) -> np.ndarray:
     """:func:`_bisect` with the cut problem built, sized and swapped in compiled calls
@@ -188,19 +207,8 @@ def _bisect_grid(grid, verts: np.ndarray, n0: int, in_dom: np.ndarray, centre_of
     ext0, ext1, s_ptr, s_idx, s_dat, d01 = bisect_prep(indptr, indices, data, verts, in_dom,
                                                        centre_of, local_of, c0, c1, dims,
                                                        strides, wrap)
-    if n > SMALL_DOMAIN and len(s_dat):
-        import kahip
-
-        _c, blocks = kahip.kaffpa(np.ones(n, dtype=np.int32), s_ptr.astype(np.int32),
-                                  int_weights(s_dat), s_idx.astype(np.int32), 2,
-                                  KAHIP_IMBALANCE, True, int(seed) % (2 ** 31), 0)
-        side0 = np.asarray(blocks) == 0
-        if cut_cost(~side0, s_ptr, s_idx, s_dat, ext0, ext1, d01) < \
-                cut_cost(side0, s_ptr, s_idx, s_dat, ext0, ext1, d01):
-            side0 = ~side0
-    else:
-        side0 = np.zeros(n, dtype=bool)
-        side0[np.argsort(ext0 - ext1, kind="stable")[:n0]] = True
+    side0 = _first_side(n, n0, s_ptr, s_idx, s_dat, ext0, ext1, seed,
+                        lambda x: cut_cost(x, s_ptr, s_idx, s_dat, ext0, ext1, d01))
     return bisect_finish(side0, n0, s_ptr, s_idx, s_dat, ext0, ext1, d01, SWAP_PASSES)
 
 
@@ -222,19 +230,7 @@ def _bisect(q: sp.csr_matrix, verts: np.ndarray, n0: int, in_dom: np.ndarray,
     sub = _induced(rows, verts)
     d01 = float(max(int(machine.hop_distance(np.array([c0]), np.array([c1]))[0]), 1))
     cut = _Cut(sub, ext0, ext1, d01)
-    if n > SMALL_DOMAIN and sub.nnz:
-        import kahip
-
-        _c, blocks = kahip.kaffpa(np.ones(n, dtype=np.int32), sub.indptr.astype(np.int32),
-                                  int_weights(sub.data), sub.indices.astype(np.int32), 2,
-                                  KAHIP_IMBALANCE, True, int(seed) % (2 ** 31), 0)
-        side0 = np.asarray(blocks) == 0
-        if cut.cost(~side0) < cut.cost(side0):
-            side0 = ~side0
-    else:
-        pref = ext0 - ext1                       # low: pulled towards side 0
-        side0 = np.zeros(n, dtype=bool)
-        side0[np.argsort(pref, kind="stable")[:n0]] = True
+    side0 = _first_side(n, n0, sub.indptr, sub.indices, sub.data, ext0, ext1, seed, cut.cost)
     side0 = _exact_size(cut, side0, n0)
     return _swap_passes(cut, side0, SWAP_PASSES)
 
