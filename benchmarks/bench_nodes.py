@@ -19,8 +19,7 @@ from rankmap.threads import limit_blas_threads
 limit_blas_threads()  # as the command line does, before numpy loads (rankmap.threads)
 
 import os
-import statistics
-import time
+import sys
 
 from rankmap.allocation import whole_machine
 from rankmap.evaluation import Evaluator
@@ -29,6 +28,9 @@ from rankmap.mappers import build_mapping
 from rankmap.mappers.domain_placement import in_node_step
 from rankmap.patterns import parse_pattern
 from rankmap.units import format_bytes
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from timing_util import median_cpu  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPEATS = int(os.environ.get("RANKMAP_BENCH_REPEATS", "3"))
@@ -46,12 +48,7 @@ CASES = [
 
 def cpu(fn):
     """(result, median CPU seconds over REPEATS runs)."""
-    times, out = [], None
-    for _ in range(REPEATS):
-        t0 = time.process_time()
-        out = fn()
-        times.append(time.process_time() - t0)
-    return out, statistics.median(times)
+    return median_cpu(fn, REPEATS)
 
 
 def main() -> None:

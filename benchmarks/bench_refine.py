@@ -23,14 +23,12 @@ from rankmap.threads import limit_blas_threads
 limit_blas_threads()  # as the command line does, before numpy loads (rankmap.threads)
 
 import os
-import statistics
 import sys
-import time
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from timing_util import write_results  # noqa: E402
+from timing_util import median_cpu, write_results  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPEATS = int(os.environ.get("RANKMAP_BENCH_REPEATS", "3"))
@@ -50,15 +48,6 @@ CASES = [
     ("lulesh:8x8x8", "torus:8x8x8:cores=4", None, "random", 5000),
     ("stencil:64x64:periodic", "torus:16x16x16", None, "fold", None),
 ]
-
-
-def _cpu(fn):
-    times, out = [], None
-    for _ in range(REPEATS):
-        t0 = time.process_time()
-        out = fn()
-        times.append(time.process_time() - t0)
-    return out, statistics.median(times)
 
 
 def main() -> int:
@@ -81,8 +70,9 @@ def main() -> int:
         start = build_mapping(start_name, pattern, machine, allocation).core_of_rank
         runs = {}
         for compiled in (False, True):
-            runs[compiled] = _cpu(lambda: refine_search(start, pattern, machine, allocation, 0,
-                                                        budget, compiled=compiled))
+            runs[compiled] = median_cpu(
+                lambda: refine_search(start, pattern, machine, allocation, 0, budget,
+                                      compiled=compiled), REPEATS)
         (py, t_py), (comp, t_comp) = runs[False], runs[True]
         same = (np.array_equal(py.cores, comp.cores)
                 and (py.proposals, py.accepted, py.stop) == (comp.proposals, comp.accepted,
@@ -144,8 +134,9 @@ def _graph_rows():
         for compiled in (False, True):
             swap_refine.grid_steps_apply = real if compiled else (lambda router, m: False)
             try:
-                out[compiled] = _cpu(lambda: build_mapping("graph", pattern, machine,
-                                                           allocation).core_of_rank)
+                out[compiled] = median_cpu(
+                    lambda: build_mapping("graph", pattern, machine, allocation).core_of_rank,
+                    REPEATS)
             finally:
                 swap_refine.grid_steps_apply = real
         (py, t_py), (comp, t_comp) = out[False], out[True]

@@ -25,6 +25,16 @@ def median_time(fn, repeats: int = REPEATS, warmup: bool = False,
     return statistics.median(times)
 
 
+def median_cpu(fn, repeats: int = REPEATS):
+    """(result of the last call, median CPU seconds) of ``repeats`` calls of ``fn``."""
+    times, out = [], None
+    for _ in range(repeats):
+        t0 = time.process_time()
+        out = fn()
+        times.append(time.process_time() - t0)
+    return out, statistics.median(times)
+
+
 def write_results(name: str, text: str) -> None:
     """Print ``text`` and write it to ``benchmarks/<name>`` (a results document), above the
     file's earlier runs.
