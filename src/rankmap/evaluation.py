@@ -56,6 +56,22 @@ class Evaluation:
         """The mapping's name."""
         return self.mapping.name
 
+    def renamed(self, name: str) -> "Evaluation":
+        """This evaluation under another mapping name (same cores, phases and metrics).
+
+        Parameters
+        ----------
+        name : str
+            The other mapper's name (one placing every rank as this one does).
+
+        Returns
+        -------
+        Evaluation
+            A new evaluation; its metrics and extra keys are copies.
+        """
+        return Evaluation(Placement(name, self.mapping.core_of_rank), self.phases,
+                          dict(self.metrics), dict(self.extra))
+
     def to_json(self) -> dict:
         """The candidate as JSON (design.md).
 

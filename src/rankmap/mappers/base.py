@@ -142,6 +142,9 @@ class MapperInfo:
     parametrised name it is the value the registry parsed (``Rubik(spec)``, ``Refine(...)``).
     ``applies(pattern, machine, allocation)`` returns None when the mapper can place the
     pattern, else a short reason why not. ``in_all`` says whether ``--mappings all`` tries it.
+    ``same_as(pattern, machine, allocation)`` names another mapper whose placement (same
+    seed, same in-node step) is this one's here, or returns None (``rcb`` of a pattern
+    without a grid is the ``graph`` mapper): callers may build one of the two only.
     """
 
     name: str
@@ -149,6 +152,7 @@ class MapperInfo:
     description: str
     applies: Callable | None = None
     in_all: bool = True
+    same_as: Callable | None = None
 
     def reason_not_applicable(self, pattern, machine, allocation) -> str | None:
         """Why the mapper cannot place ``pattern`` here, or None when it can.
@@ -168,6 +172,25 @@ class MapperInfo:
             A short reason, or None when the mapper applies.
         """
         return self.applies(pattern, machine, allocation) if self.applies else None
+
+    def same_placement_as(self, pattern, machine, allocation) -> str | None:
+        """The name of another mapper that places ``pattern`` exactly as this one does here.
+
+        Parameters
+        ----------
+        pattern : Pattern
+            The communication pattern.
+        machine : Machine
+            The machine.
+        allocation : Allocation
+            The allocated nodes.
+
+        Returns
+        -------
+        str or None
+            That mapper's name (same seed, same in-node step give the same cores), or None.
+        """
+        return self.same_as(pattern, machine, allocation) if self.same_as else None
 
     def in_node_step(self, cores, pattern, machine, allocation, seed: int = 0) -> np.ndarray:
         """The mapper's cores re-dealt over each node's NUMA domains (node-structured machines).

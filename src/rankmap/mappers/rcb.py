@@ -15,7 +15,7 @@ import numpy as np
 
 from .geometry import bisect_order
 
-__all__ = ["rcb_cores", "rcb_fallback_note", "rcb"]
+__all__ = ["rcb_cores", "rcb_fallback_note", "rcb_same_as", "rcb"]
 
 
 def _split_sets(pts: np.ndarray, order: np.ndarray, bounds: np.ndarray) -> np.ndarray:
@@ -110,6 +110,26 @@ def rcb_fallback_note(pattern) -> str | None:
         return None
     return (f"rcb: pattern {pattern.spec!r} has no Cartesian grid (give one with :grid=), "
             "so rcb falls back to graph partitioning (the graph mapper)")
+
+
+def rcb_same_as(pattern, machine, allocation) -> str | None:
+    """``"graph"`` when ``rcb`` falls back to the graph mapper here (no grid), else None.
+
+    Parameters
+    ----------
+    pattern : Pattern
+        The pattern.
+    machine : Machine
+        The machine (unused: the fallback depends on the pattern only).
+    allocation : Allocation
+        The allocation (unused).
+
+    Returns
+    -------
+    str or None
+        The name of the mapper whose placement ``rcb``'s is, with the same seed.
+    """
+    return "graph" if pattern.grid is None else None
 
 
 def rcb(pattern, machine, allocation, seed):

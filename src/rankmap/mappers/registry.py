@@ -30,14 +30,14 @@ from .graph_partition import graph_bisect
 from .greedy import greedy
 from .mueller_resch import mueller_resch
 from .rank_order import inorder, parse_rank_order, random_mapping, rank_order_names
-from .rcb import rcb
+from .rcb import rcb, rcb_same_as
 from .refine import Refine
 from .rubik import PRESETS, Rubik, RubikPreset, applicable_presets
 from .space_filling import hilbert, morton
 from .swap_family import Swap, swap_candidates
 
 __all__ = ["MAPPERS", "FAMILIES", "KEEPS_CORES", "MapperInfo", "MapperFamily", "resolve",
-           "build_mapping", "all_candidate_names"]
+           "build_mapping", "all_candidate_names", "same_placement_as"]
 
 
 @dataclass(frozen=True)
@@ -68,7 +68,8 @@ MAPPERS = MappingProxyType({info.name: info for info in (
     MapperInfo("mueller-resch", mueller_resch,
                "best axis permutation of the node order by average hops (seed 003)"),
     MapperInfo("rcb", rcb,
-               "recursive coordinate bisection of nodes and grid coordinates (seed 002)"),
+               "recursive coordinate bisection of nodes and grid coordinates (seed 002)",
+               same_as=rcb_same_as),
     MapperInfo("cubes", cubes,
                "fft2d: each dim0 group on a compact block, displaced copies (seed 004)",
                applies=cubes_applies(0)),
@@ -124,13 +125,24 @@ def _inner(name: str, prefix: str, example: str, machine) -> MapperInfo | None:
     return resolve(inner, machine)
 
 
+def _same_start(prefix: str, start: MapperInfo) -> Callable | None:
+    """``same_as`` of ``prefix:<start>``: the same prefix on the mapper ``start`` equals."""
+    if start.same_as is None:
+        return None
+
+    def same_as(pattern, machine, allocation):
+        other = start.same_placement_as(pattern, machine, allocation)
+        return None if other is None else f"{prefix}:{other}"
+    return same_as
+
+
 def _parse_swap(name: str, machine) -> MapperInfo | None:
     start = _inner(name, "swap", "polish, e.g. swap:greedy", machine)
     if start is None:
         return None
     value = Swap(start)
     return MapperInfo(value.name, value, f"{start.name} polished by swaps on link loads",
-                      start.applies, in_all=False)
+                      start.applies, in_all=False, same_as=_same_start("swap", start))
 
 
 def _parse_refine(name: str, machine) -> MapperInfo | None:
@@ -139,7 +151,7 @@ def _parse_refine(name: str, machine) -> MapperInfo | None:
         return None
     value = Refine(start)
     return MapperInfo(value.name, value, f"swap refinement of {start.name}", start.applies,
-                      in_all=False)
+                      in_all=False, same_as=_same_start("refine", start))
 
 
 #: parametrised names, tried in this order after :data:`MAPPERS`
@@ -199,6 +211,39 @@ def resolve(name: str, machine, extra_known: tuple[str, ...] = ()) -> MapperInfo
             return info
     known = sorted([*MAPPERS, *extra_known]) + [f.prefix for f in FAMILIES]
     raise RankmapError(f"unknown mapping {name!r}: choose from {', '.join(known)}")
+
+
+def same_placement_as(name: str, pattern, machine, allocation) -> str | None:
+    """The name of another mapper that places ``pattern`` exactly as ``name`` does here.
+
+    ``rcb`` of a pattern without a grid is ``graph``, and so ``swap:rcb`` is ``swap:graph``
+    and ``refine:rcb`` is ``refine:graph`` (:attr:`MapperInfo.same_as`): with the same seed
+    the cores are the same, so only one of the two needs building.
+
+    Parameters
+    ----------
+    name : str
+        A mapper name; a name the registry does not know, or not spelled as the mapper names
+        itself (``RCB``), gives None (built on its own, it gets its own name or error).
+    pattern : Pattern
+        The pattern.
+    machine : Machine
+        The machine.
+    allocation : Allocation
+        The allocation.
+
+    Returns
+    -------
+    str or None
+        The other mapper's name, or None.
+    """
+    try:
+        info = resolve(name, machine)
+    except RankmapError:
+        return None
+    if info.name != name:
+        return None
+    return info.same_placement_as(pattern, machine, allocation)
 
 
 def all_candidate_names(pattern, machine, allocation) -> list[str]:

@@ -13,7 +13,8 @@ lower bound of its ranking key (:mod:`rankmap.selection.bounds`, no routing); ca
 then evaluated in order of their bound, and one whose bound exceeds the
 :data:`REFINE_TOP`-th best real value so far is skipped with the reason (it can be neither
 the pick nor a refinement start). A candidate placing every rank on the same core as one
-already evaluated gets that evaluation, and identical
+already evaluated gets that evaluation, one whose mapper gives another candidate's placement
+(``rcb`` of a pattern without a grid is ``graph``) is built once, and identical
 refinement starts are refined once. The pick, the refinements and every reported metric are
 those of evaluating everything.
 """
@@ -24,7 +25,8 @@ from typing import Callable
 
 from ..errors import RankmapError
 from ..evaluation import Comparison, Evaluation, Evaluator
-from ..mappers import all_candidate_names, build_mapping, validate_mapping
+from ..mappers import (Placement, all_candidate_names, build_mapping, same_placement_as,
+                       validate_mapping)
 from ..mappers.domain_placement import in_node_step
 from ..mappers.refine import refine_cores
 from ..metrics import DEFAULT_PLATEAU_Y
@@ -125,8 +127,8 @@ def auto_select(pattern, machine, allocation, seed: int = 0, routing=None,
     prepared, skipped = evaluate_candidates(
         _Prepare(evaluator, kind is not None), names,
         lambda n: build_mapping(n, pattern, machine, allocation, seed, in_node=in_node),
-        skip=skip,
-        executor=executor, stage=stage)
+        skip=skip, executor=executor, stage=stage,
+        same_as=lambda n: same_placement_as(n, pattern, machine, allocation))
     if progress:
         for name in skipped:
             progress(name)
@@ -197,6 +199,10 @@ class _Prepared:
 
     def __init__(self, mapping, nodes, bound):
         self.mapping, self.nodes, self.bound = mapping, nodes, bound
+
+    def renamed(self, name: str) -> "_Prepared":
+        """The same built candidate under another mapper's name."""
+        return _Prepared(Placement(name, self.mapping.core_of_rank), self.nodes, self.bound)
 
     @property
     def name(self) -> str:

@@ -79,6 +79,16 @@ def is_slow(name: str) -> bool:
     return name.strip().lower().startswith(SLOW_MAPPERS)
 
 
+def _twins(todo: list[str], same_as: Callable[[str], str | None]) -> dict[str, str]:
+    """Names of ``todo`` whose placement another one of ``todo`` gives, with that name."""
+    twins = {}
+    for name in todo:
+        other = same_as(name)
+        if other is not None and other != name and other in todo and same_as(other) is None:
+            twins[name] = other
+    return twins
+
+
 def sort_best_first(results: list[Evaluation]) -> list[Evaluation]:
     """Evaluations best first by the ranking rule (:mod:`rankmap.metrics.ranking`: lowest
     predicted time, exact ties by busiest link then hop-bytes).
@@ -103,7 +113,8 @@ def evaluate_candidates(evaluator: Evaluator, names: list[str], build: Callable,
                         executor: Executor | None = None,
                         stage: Callable[[str, str], None] | None = None,
                         building: str = "building",
-                        in_parent: Callable[[str], bool] | None = None
+                        in_parent: Callable[[str], bool] | None = None,
+                        same_as: Callable[[str], str | None] | None = None
                         ) -> tuple[list[Evaluation], dict[str, str]]:
     """Build and evaluate every named candidate, in this process or spread by ``executor``.
 
@@ -135,6 +146,11 @@ def evaluate_candidates(evaluator: Evaluator, names: list[str], build: Callable,
     in_parent : callable, optional
         ``in_parent(name)`` is True for names whose ``build`` spreads its own work over the
         executor (``auto`` inside ``compare``): they are built first, here, not in a worker.
+    same_as : callable, optional
+        ``same_as(name)`` names another candidate whose placement is ``name``'s
+        (:func:`rankmap.mappers.same_placement_as`), or None. When that one is among
+        ``names`` too, ``name`` is not built: it gets the other's result, renamed (built after
+        all when the other one fails or is skipped).
 
     Returns
     -------
@@ -148,6 +164,7 @@ def evaluate_candidates(evaluator: Evaluator, names: list[str], build: Callable,
         executor = executor.for_work(len(names) * size)
     reasons = {n: skip(n) for n in names} if skip else {}
     todo = [n for n in names if reasons.get(n) is None]
+    twins = _twins(todo, same_as) if same_as else {}
 
     def task(name, report):
         report(building)
@@ -161,26 +178,41 @@ def evaluate_candidates(evaluator: Evaluator, names: list[str], build: Callable,
         return evaluator.evaluate(mapping)
 
     outcome: dict[str, Outcome] = {}
-    first = [n for n in todo if in_parent and in_parent(n)]
-    if executor.workers > 1 and len(todo) - len(first) > 1:
-        # one cheap candidate here first: the routing and time-model kernels get loaded once,
-        # before the workers fork, instead of once in every worker
-        cheap = [n for n in todo if not is_slow(n) and n not in first]
-        first.extend(cheap[:1])
-    for name in first:
+    built = [n for n in todo if n not in twins]
+
+    def run_here(name):
         try:
             outcome[name] = Outcome(task(name, lambda what, n=name: stage and stage(n, what)))
         except Exception as exc:  # noqa: BLE001 - raised below, in order
             outcome[name] = Outcome(error=exc)
         if progress:
             progress(name)
-    rest = [n for n in todo if n not in outcome]
+
+    first = [n for n in built if in_parent and in_parent(n)]
+    if executor.workers > 1 and len(built) - len(first) > 1:
+        # one cheap candidate here first: the routing and time-model kernels get loaded once,
+        # before the workers fork, instead of once in every worker
+        cheap = [n for n in built if not is_slow(n) and n not in first]
+        first.extend(cheap[:1])
+    for name in first:
+        run_here(name)
+    rest = [n for n in built if n not in outcome]
     outcomes = executor.run(
         task, rest,
         on_stage=(lambda i, what: stage(rest[i], what)) if stage else None,
         on_done=(lambda i: progress(rest[i])) if progress else None,
         order=dispatch_order(rest))
     outcome.update(zip(rest, outcomes))
+    for name, twin in twins.items():
+        out = outcome[twin]
+        if not out.ran:
+            outcome[name] = Outcome(ran=False)   # left out after an earlier failure
+        elif out.error is None and not isinstance(out.value, str):
+            outcome[name] = Outcome(out.value.renamed(name))
+            if progress:
+                progress(name)
+        else:
+            run_here(name)               # the twin did not place: this one reports itself
     if progress:
         for name in names:
             if reasons.get(name) is not None:

@@ -6,6 +6,7 @@ from typing import Callable
 
 from ..errors import RankmapError
 from ..evaluation import Comparison, Evaluator
+from ..mappers import same_placement_as
 from ..metrics import DEFAULT_PLATEAU_Y
 from .candidates import evaluate_candidates, expand_names, sort_best_first
 from .names import build_placement, is_auto
@@ -66,7 +67,8 @@ def compare(machine, allocation, pattern, names, routing=None, seed: int = 0,
                                   evaluator=evaluator, executor=executor, in_node=in_node,
                                   stage=stage and (lambda c, what: stage(n, f"{what} {c} for"))),
         skip_inapplicable=skip_inapplicable, progress=progress, executor=executor,
-        stage=stage, in_parent=is_auto)
+        stage=stage, in_parent=is_auto,
+        same_as=lambda n: same_placement_as(n, pattern, machine, allocation))
     if not results:
         raise RankmapError("no candidate could be placed: " + "; ".join(skipped.values()))
     return Comparison(machine, allocation, pattern, evaluator.routing, sort_best_first(results),
