@@ -24,6 +24,21 @@ def test_compare_spread_over_two_processes_is_the_serial_run(capsys):
     assert proc.stdout == serial  # printed once, by rank 0, same bytes
 
 
+def test_twin_mappers_spread_over_two_processes_are_the_serial_run(tmp_path, capsys):
+    # a pattern without a grid: rcb is graph's placement, built once and renamed
+    path = tmp_path / "g.csv"
+    path.write_text("src,dst,bytes\n" + "".join(
+        f"{i},{(i * 5 + 1) % 12},{4096 * (1 + i % 3)}\n" for i in range(12)))
+    argv = ["compare", "-m", "torus:4x4:cores=2", "-n", "random:6:seed=3", "-p",
+            f"graph:{path}", "--mappings", "TXY,rcb,graph,auto", "--format", "json",
+            "--jobs", "1"]
+    assert main(argv) == 0
+    serial = capsys.readouterr().out
+    assert '"mapping": "rcb"' in serial and '"mapping": "graph"' in serial
+    proc = mpirun(2, [RANKMAP, *argv])
+    assert proc.stdout == serial
+
+
 def test_map_auto_spread_writes_once(tmp_path, capsys):
     serial_file, mpi_file = tmp_path / "serial.rf", tmp_path / "mpi.rf"
     argv = ["map", *SMALL, "--mapping", "auto", "--emit", "openmpi", "--jobs", "1"]
