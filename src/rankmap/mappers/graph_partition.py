@@ -20,6 +20,7 @@ import scipy.sparse as sp
 
 from ..errors import RankmapError
 from .geometry import bisect_order, flows_all_phases
+from .node_partition import int_weights
 
 __all__ = ["KAHIP_MODE", "KAHIP_IMBALANCE", "SMALL_PART", "communication_graph", "drb_cores",
            "graph_mapping", "graph_bisect"]
@@ -56,14 +57,6 @@ def communication_graph(pattern) -> sp.csr_matrix:
     return w
 
 
-def _int_weights(data: np.ndarray) -> np.ndarray:
-    """Edge weights scaled to integers 1..10^6 for KaHIP."""
-    if data.size == 0:
-        return data.astype(np.int32)
-    top = float(data.max())
-    return np.maximum(1, np.rint(data / top * 1e6)).astype(np.int32)
-
-
 def _bipartition(sub: sp.csr_matrix, n1: int, seed: int) -> np.ndarray:
     """Boolean mask of the ``n1`` vertices put on side 0 (KaHIP cut, exact sizes)."""
     n = sub.shape[0]
@@ -78,7 +71,7 @@ def _bipartition(sub: sp.csr_matrix, n1: int, seed: int) -> np.ndarray:
     import kahip
 
     _cut, blocks = kahip.kaffpa(np.ones(n, dtype=np.int32), sub.indptr.astype(np.int32),
-                                _int_weights(sub.data), sub.indices.astype(np.int32), 2,
+                                int_weights(sub.data), sub.indices.astype(np.int32), 2,
                                 KAHIP_IMBALANCE, True, int(seed) % (2 ** 31), KAHIP_MODE)
     side0 = np.asarray(blocks) == 0
     # the larger KaHIP block goes where more cores are

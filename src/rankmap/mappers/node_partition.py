@@ -14,7 +14,10 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["int_weights", "kway_parts", "node_parts", "quotient_graph"]
+from ..errors import RankmapError
+
+__all__ = ["int_weights", "kway_parts", "node_parts", "quotient_graph", "KAHIP_MODE",
+           "KAHIP_IMBALANCE", "KAHIP_MAX_WEIGHT", "KAHIP_WEIGHT_TOTAL"]
 
 #: KaHIP mode of the k-way cut: FAST (0). ECO (1) cuts a little less, but the placement the
 #: ``graph`` mapper makes of the parts is not better for it: over 11 problems
@@ -26,10 +29,19 @@ __all__ = ["int_weights", "kway_parts", "node_parts", "quotient_graph"]
 KAHIP_MODE = 0
 #: imbalance handed to KaHIP before the exact fix-up
 KAHIP_IMBALANCE = 0.03
+#: the largest edge weight handed to KaHIP
+KAHIP_MAX_WEIGHT = 1e6
+#: the most all edge weights handed to KaHIP may sum to (its sums are 32-bit integers)
+KAHIP_WEIGHT_TOTAL = 2 ** 30
 
 
 def int_weights(data: np.ndarray) -> np.ndarray:
-    """Edge weights (bytes) scaled to integers 1..10^6 for KaHIP.
+    """Edge weights (bytes) scaled to integers for KaHIP, none below 1.
+
+    The largest becomes :data:`KAHIP_MAX_WEIGHT`, or less when needed for all of them to sum
+    to at most :data:`KAHIP_WEIGHT_TOTAL`: KaHIP adds edge weights in 32-bit integers (the
+    edges of its coarse graphs, cuts, gains), and a sum past 2**31 wraps around silently
+    (a 4,096-rank 27-point stencil's bisection cut 2.6x more bytes than it could).
 
     Parameters
     ----------
@@ -39,12 +51,23 @@ def int_weights(data: np.ndarray) -> np.ndarray:
     Returns
     -------
     numpy.ndarray
-        int32 weights, the largest scaled to 10^6, none below 1.
+        int32 weights in proportion to ``data`` (rounded), summing to at most
+        :data:`KAHIP_WEIGHT_TOTAL`.
+
+    Raises
+    ------
+    RankmapError
+        More edges than 32-bit weights can sum (over 2**30 entries).
     """
     if data.size == 0:
         return data.astype(np.int32)
-    top = float(data.max())
-    return np.maximum(1, np.rint(data / top * 1e6)).astype(np.int32)
+    rel = data / float(data.max())
+    # rounding (and the floor of 1) adds less than 1 per weight
+    scale = min(KAHIP_MAX_WEIGHT, (KAHIP_WEIGHT_TOTAL - data.size) / float(rel.sum()))
+    if scale < 1:
+        raise RankmapError(f"communication graph too large for KaHIP: {data.size} edge "
+                           f"weights cannot sum below 2**31")
+    return np.maximum(1, np.rint(rel * scale)).astype(np.int32)
 
 
 def kway_parts(graph: sp.csr_matrix, k: int, seed: int, mode: int | None = None) -> np.ndarray:
