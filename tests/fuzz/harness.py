@@ -28,7 +28,9 @@ MEMORY_LIMIT = int(os.environ.get("RANKMAP_FUZZ_MEMORY", str(6 << 30)))
 
 #: a warning printed by the interpreter's default handler ("file:line: Category: message").
 _PRINTED_WARNING = re.compile(r"^.*:\d+: \w*Warning: ", re.MULTILINE)
-_NONFINITE = re.compile(r"(?<![\w.])[-+]?(nan|inf|infinity)(?![\w])", re.IGNORECASE)
+#: a NaN or infinity printed as a number, not inside a quoted string: JSON names a host "inf"
+#: in quotes (a table prints it bare, and is still flagged: a number and a name look alike)
+_NONFINITE = re.compile(r"""(?<![\w."'])[-+]?(nan|inf|infinity)(?![\w"'])""", re.IGNORECASE)
 
 
 class Hang(BaseException):

@@ -247,3 +247,15 @@ def test_counters_csv_matches_the_table(tmp_path):
             assert float(rows[0][head.index("best_pearson")]) == best["pearson"]
         else:
             assert "best_pearson" not in head
+
+
+def test_a_host_named_inf_is_data_not_an_infinity(tmp_path):
+    # fuzz input 179,212: a node list naming a host "inf" printed as JSON was taken for an
+    # infinity by the output check
+    from .harness import problems, run_cli
+
+    (tmp_path / "in1.csv").write_text("name,id\ninf,0\n")
+    res = run_cli(["nodes", "-m", "xc:groups=2", "-n", str(tmp_path / "in1.csv"),
+                   "--format", "json"])
+    assert res.code == 0 and '"name": "inf"' in res.out
+    assert problems(res) == []
