@@ -20,15 +20,10 @@ import scipy.sparse as sp
 
 from ..errors import RankmapError
 from .geometry import bisect_order, flows_all_phases
-from .node_partition import int_weights
+from .node_partition import KAHIP_IMBALANCE, KAHIP_MODE, int_weights
 
-__all__ = ["KAHIP_MODE", "KAHIP_IMBALANCE", "SMALL_PART", "communication_graph", "drb_cores",
-           "graph_mapping", "graph_bisect"]
+__all__ = ["SMALL_PART", "communication_graph", "drb_cores", "graph_mapping", "graph_bisect"]
 
-#: KaHIP mode FAST (0); ECO (1) and STRONG (2) are slower and cut a little less
-KAHIP_MODE = 0
-#: allowed imbalance handed to KaHIP before the exact fix-up
-KAHIP_IMBALANCE = 0.03
 #: parts with at most this many ranks are not cut by KaHIP: their ranks, in reverse
 #: Cuthill-McKee order of their subgraph, take the part's nodes in bisection order
 SMALL_PART = 8

@@ -29,7 +29,7 @@ import scipy.sparse as sp
 
 from ..kernels.bisection import bisect_finish, bisect_prep, cut_cost, place_leaf_grid
 from .exact_grid import grid_hops_apply, whole_sums_exact
-from .node_partition import int_weights
+from .node_partition import KAHIP_IMBALANCE, KAHIP_MODE, int_weights
 from .swap_refine import partner_entries
 
 __all__ = ["map_graph_to_nodes", "SMALL_DOMAIN", "LEAF_DOMAIN", "SWAP_PASSES",
@@ -48,8 +48,6 @@ SWAP_PASSES = 6
 MAX_LEVEL_DOMAINS = 1 << 13
 #: work bound: leaf placements (leaves x sweeps) at most; fewer sweeps beyond it
 MAX_LEAF_PLACEMENTS = 1 << 14
-#: imbalance handed to KaHIP's bisection (sizes are made exact afterwards)
-KAHIP_IMBALANCE = 0.03
 
 
 class _Rows:
@@ -190,7 +188,7 @@ def _first_side(n: int, n0: int, indptr, indices, data, ext0, ext1, seed: int,
 
         _c, blocks = kahip.kaffpa(np.ones(n, dtype=np.int32), indptr.astype(np.int32),
                                   int_weights(data), indices.astype(np.int32), 2,
-                                  KAHIP_IMBALANCE, True, int(seed) % (2 ** 31), 0)
+                                  KAHIP_IMBALANCE, True, int(seed) % (2 ** 31), KAHIP_MODE)
         side0 = np.asarray(blocks) == 0
         return ~side0 if cost(~side0) < cost(side0) else side0
     side0 = np.zeros(n, dtype=bool)
