@@ -24,6 +24,7 @@ from rankmap.threads import limit_blas_threads
 
 limit_blas_threads()  # as the command line does, before numpy loads (rankmap.threads)
 
+import contextlib
 import os
 import sys
 import tempfile
@@ -66,31 +67,29 @@ def earlier_weights(data: np.ndarray) -> np.ndarray:
     return np.maximum(1, np.rint(data / float(data.max()) * 1e6)).astype(np.int32)
 
 
+@contextlib.contextmanager
 def _patched(weights):
-    """Context: every KaHIP caller of rankmap uses ``weights``."""
+    """Every KaHIP caller of rankmap uses ``weights`` inside the block."""
     from rankmap.mappers import graph_partition, network_bisection, node_partition
 
-    class _Ctx:
-        def __enter__(self):
-            self.saved = [(m, m.int_weights) for m in (node_partition, network_bisection,
-                                                       graph_partition)]
-            for m, _ in self.saved:
-                m.int_weights = weights
-
-        def __exit__(self, *exc):
-            for m, f in self.saved:
-                m.int_weights = f
-    return _Ctx()
+    saved = [(m, m.int_weights) for m in (node_partition, network_bisection, graph_partition)]
+    for m, _ in saved:
+        m.int_weights = weights
+    try:
+        yield
+    finally:
+        for m, f in saved:
+            m.int_weights = f
 
 
 def _cut(g, weights, k):
     import kahip
 
-    from rankmap.mappers.node_partition import KAHIP_IMBALANCE
+    from rankmap.mappers.node_partition import KAHIP_IMBALANCE, KAHIP_MODE
     n = g.shape[0]
     _c, part = kahip.kaffpa(np.ones(n, dtype=np.int32), g.indptr.astype(np.int32),
                             weights(g.data), g.indices.astype(np.int32), k, KAHIP_IMBALANCE,
-                            True, 0, 0)
+                            True, 0, KAHIP_MODE)
     part = np.asarray(part)
     coo = g.tocoo()
     return float(g.data[part[coo.row] != part[coo.col]].sum()) / 2
