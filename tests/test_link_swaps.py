@@ -96,3 +96,33 @@ def test_dor_link_sums_are_the_generic_sums_bit_for_bit(spec, seed, n_parts):
     want = Router.link_sums_by_part(router, src, dst, weight, part, n_parts)
     for g, w in zip(got, want):
         assert g.dtype == w.dtype and np.array_equal(g, w)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.sampled_from([("torus:4x3x5", "dor"), ("torus:4x3x5", "adaptive"),
+                        ("dragonfly:groups=4,rows=2,cols=2,nodes=2", "minimal"),
+                        ("dragonfly:groups=4,rows=2,cols=2,nodes=2", "valiant"),
+                        ("fattree:k=4:levels=2", "ecmp")]),
+       st.integers(0, 2**31 - 1))
+def test_link_sums_count_the_route_entries_of_every_flow(case, seed):
+    """The work of summing a route is its hop-link entries: a single-path route's hops, and
+    far more than its hops for a route split over parallel links."""
+    spec, routing = case
+    machine = parse_machine(spec)
+    router = router_for(machine, routing)
+    rng = np.random.default_rng(seed)
+    src = rng.integers(0, machine.n_nodes, 25)
+    dst = rng.integers(0, machine.n_nodes, 25)
+    part = np.zeros(25, dtype=np.int64)
+    _keys, _sums, hops, entries = router.link_sums_by_part(src, dst, rng.normal(size=25),
+                                                           part, 1)
+    paths = router.paths(src, dst).tocsr()
+    hop = machine.hop_links
+    want = np.array([np.count_nonzero(paths[f].data[(paths[f].data > 0)]
+                                      if hop is None else
+                                      hop[paths[f].indices[paths[f].data > 0]])
+                     for f in range(25)])
+    assert entries.dtype == np.int64 and np.array_equal(entries, want)
+    assert np.all(entries >= np.floor(hops + 1e-9))
+    if routing == "dor":
+        assert np.array_equal(entries, hops)

@@ -185,3 +185,34 @@ def test_default_budget_follows_the_ranks_within_its_bounds():
     assert default_budget(1) == default_budget(2500) == DEFAULT_BUDGET == 20000
     assert default_budget(4096) == 8 * 4096
     assert default_budget(8192) == default_budget(10**6) == MAX_DEFAULT_BUDGET == 65536
+
+
+def test_refine_counts_every_share_of_a_split_route_as_work():
+    # minimal routing on a dragonfly with 4 parallel global links splits a flow between groups
+    # over 4 paths: the work of a move is the moved flows plus the hop links of their old and
+    # new routes, share by share, not their hops (the bound that keeps a refinement on a big
+    # dragonfly from running for minutes)
+    from rankmap.routing import router_for
+    m, a, p = _setup("dragonfly:groups=3,rows=2,cols=2,nodes=2,gports=2,global=4", "stencil:6x4")
+    router = router_for(m, "minimal")
+    start = build_mapping("inorder", p, m, a, seed=0).core_of_rank
+    st = _State(p, m, a, router, start)
+    ph = st.phases[0]
+    r, c = 0, int(start[-1])                      # rank 0 to the last rank's core: a swap
+    moved = np.flatnonzero((ph.src == 0) | (ph.dst == 0) | (ph.src == p.n_ranks - 1)
+                           | (ph.dst == p.n_ranks - 1))
+    node = st.node_of
+    after = start.copy()
+    after[[r, p.n_ranks - 1]] = after[[p.n_ranks - 1, r]]
+    hop = m.hop_links
+    entries = 0
+    hops = 0.0
+    for cores in (start, after):
+        paths = router.paths(node(cores[ph.src[moved]]), node(cores[ph.dst[moved]])).tocsr()
+        entries += int(np.count_nonzero(hop[paths.indices] & (paths.data > 0)))
+        hops += float(paths.multiply(hop[None, :].astype(float)).sum())
+    before = st.work
+    kept = st.try_move({r: c, p.n_ranks - 1: int(start[r])})
+    assert not kept                       # (a kept move also counts the busiest links found)
+    assert st.work - before == len(moved) + entries
+    assert entries > 1.5 * hops

@@ -18,8 +18,9 @@ as it is kept) is rebuilt after a kept move, or later when the flows outnumber
 :data:`REWEIGHT_RATIO` times the route entries looked at since the last build (a build then
 costs a bounded share of the work). The search is bounded by work, not time: it
 stops after ``budget`` proposals (``--budget``, default :func:`default_budget`: 8 per rank,
-20,000 to 65,536), after :data:`REFINE_WORK` route entries (moved flows' hops before and after;
-long routes on a big machine), when :data:`MAX_REFUSED` proposals in a row were refused, or
+20,000 to 65,536), after :data:`REFINE_WORK` route entries (the hop links of the moved flows'
+old and new routes, each share of a route split over parallel links apart: long routes on a
+big machine, or wide ones), when :data:`MAX_REFUSED` proposals in a row were refused, or
 when its expected gain is small: after every window of :data:`GAIN_WINDOW` proposals, the gain
 of that window (of the busiest link's bytes and of the hop-bytes, relative to their values at
 the window's start) is extrapolated over the proposals left in the budget, and when neither
@@ -70,7 +71,8 @@ GAIN_WINDOW = 1000
 #: a kept move once this many times the route entries looked at since the last build reach
 #: the number of flows: a build costs at most 1/REWEIGHT_RATIO of the proposals' work
 REWEIGHT_RATIO = 64
-#: work bound of one search: route entries (moved flows' hops before and after) looked at
+#: work bound of one search: route entries (the hop links of the moved flows' routes before
+#: and after, each share of a split route apart: a single-path route's hops) looked at
 REFINE_WORK = 1 << 27
 #: the changed links of up to this many kept moves wait in separate arrays for the next
 #: compaction of a phase's busy-link set; more are joined into one
@@ -273,8 +275,7 @@ class _State:
                              if r is not None)
         else:
             deltas = route_deltas(self.router, moved)
-            self.work += sum(len(r[2]) + float(r[2].sum() + r[3].sum())
-                             for r in deltas if r is not None)
+            self.work += sum(len(r[2]) + r[4] for r in deltas if r is not None)
             routed = [None if r is None else
                       (r[0], r[1], float(np.dot(r[3], m[4]) - np.dot(r[2], m[4])))
                       for m, r in zip(moved, deltas)]

@@ -169,12 +169,18 @@ class Router(ABC):
         flow_hops : numpy.ndarray of float64
             Hops of every flow, as :meth:`loads` counts them (the machine's
             :attr:`~rankmap.machines.Machine.hop_links`).
+        flow_entries : numpy.ndarray of int64
+            Route entries of every flow: the hop links its bytes (or a share of them) cross.
+            A single-path route has as many as it has hops; a route split over parallel paths
+            has many more, and summing it costs that many.
         """
         p_ptr, p_links, p_frac = self.path_arrays(src, dst, weight)
         rows = np.repeat(np.arange(len(src)), np.diff(p_ptr))
         n_links, hop = self.machine.n_links, self.machine.hop_links
         hops = np.bincount(rows, p_frac if hop is None else p_frac * hop[p_links],
                            minlength=len(src)).astype(np.float64)
+        entries = np.bincount(rows if hop is None else rows[hop[p_links]],
+                              minlength=len(src)).astype(np.int64)
         flat = np.asarray(part)[rows] * n_links + p_links
         if n_parts * n_links <= 8 * len(flat):
             # dense accumulation is cheaper than sorting when the entries outnumber the slots;
@@ -186,7 +192,7 @@ class Router(ABC):
             keys, inv = np.unique(flat, return_inverse=True)
             sums = np.bincount(inv.ravel(), p_frac * weight[rows], minlength=len(keys))
         # (numpy's bincount of no entries is int64 even with weights)
-        return keys.astype(np.int64), sums.astype(np.float64, copy=False), hops
+        return keys.astype(np.int64), sums.astype(np.float64, copy=False), hops, entries
 
     def for_phase(self, src, dst, nbytes) -> "Router":
         """The router with its choices fixed for this phase's flows (``self`` unless the

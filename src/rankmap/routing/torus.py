@@ -61,10 +61,11 @@ class DOR(_GridRouter):
 
     def link_sums_by_part(self, src, dst, weight, part, n_parts: int):
         """Signed weights summed per part and link (see :meth:`Router.link_sums_by_part`),
-        the same sums in the same order, walked without building the paths."""
+        the same sums in the same order, walked without building the paths (one link
+        per hop: the route entries are the hops)."""
         m = self.machine
         hop = m.hop_links
-        return tk.dor_link_sums(np.ascontiguousarray(src, dtype=np.int64),
+        keys, sums, hops = tk.dor_link_sums(np.ascontiguousarray(src, dtype=np.int64),
                                 np.ascontiguousarray(dst, dtype=np.int64),
                                 np.ascontiguousarray(weight, dtype=np.float64),
                                 np.ascontiguousarray(part, dtype=np.int64), m.n_links,
@@ -72,6 +73,7 @@ class DOR(_GridRouter):
                                 np.zeros(1, dtype=np.bool_) if hop is None
                                 else np.ascontiguousarray(hop, dtype=np.bool_),
                                 hop is not None)
+        return keys, sums, hops, np.rint(hops).astype(np.int64)
 
     def loads(self, src, dst, nbytes, counts=None) -> LinkLoads:
         """Link bytes, streams, hops along the same walk as :meth:`paths` (``counts``: see
