@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["stage_rows", "min_router_hops"]
+__all__ = ["stage_rows", "gather_rows", "min_router_hops"]
 
 
 @njit(cache=True, nogil=True)
@@ -280,3 +280,34 @@ def min_router_hops(us, vs, G, R, C, L, g_src, g_dst):
                 best = h
         out[i] = best
     return out
+
+
+@njit(cache=True, nogil=True)
+def gather_rows(flows, key, key_ptr, key_links, key_frac, fill, out_links, out_frac):
+    """Append one stage's key rows to the rows of the flows that have them.
+
+    Parameters
+    ----------
+    flows : ndarray of int64
+        Flow of every stage entry (distinct).
+    key : ndarray of int64
+        The key (row of ``key_ptr``) of each of those flows.
+    key_ptr, key_links, key_frac : ndarray
+        The stage's key rows, as :func:`stage_rows` returns them.
+    fill : ndarray of int64, shape (n_flows,)
+        Next free position of every flow's row in the output (advanced past the rows
+        written).
+    out_links : ndarray of int32 or int64
+        Link of every output entry (written).
+    out_frac : ndarray of float64
+        Fraction of every output entry (written).
+    """
+    for i in range(flows.shape[0]):
+        f = flows[i]
+        k = key[i]
+        p = fill[f]
+        for j in range(key_ptr[k], key_ptr[k + 1]):
+            out_links[p] = key_links[j]
+            out_frac[p] = key_frac[j]
+            p += 1
+        fill[f] = p

@@ -113,52 +113,76 @@ class _DragonflyRouter(Router):
         got = [cache.get(k) or found[k] for k in keys]
         return [g[0] for g in got], [g[1] for g in got]
 
-    def paths(self, src, dst, nbytes=None) -> sp.csr_matrix:
-        """Flows x links fractions, injection and ejection links included (see
-        :class:`Router`).
+    def path_arrays(self, src, dst, nbytes=None):
+        """Flows x links fractions as CSR arrays (see :meth:`Router.path_arrays`), injection
+        and ejection links included.
 
-        A few flows (the moved ones of a swap) are routed one row per flow in one pass over
-        the stages; many flows share their stage keys, routed once per distinct key. Both
-        give the same fractions: a key's row is computed the same way either way, and the
-        stages of one flow use disjoint links.
+        A few flows (the moved ones of a swap) are routed one row per flow from a cache of
+        stage rows. Many flows share their stage keys: each distinct key is routed once and
+        its row gathered for every flow that has it. Both give the same arrays, bit for bit:
+        a key's row is computed the same way either way, and a flow's row holds its injection
+        and ejection links, then its stages in route order (they use disjoint links).
         """
         m = self.machine
         src = np.asarray(src, dtype=np.int64)
         dst = np.asarray(dst, dtype=np.int64)
         F = len(src)
         off = np.nonzero(src != dst)[0]
-        ones = np.ones(len(off))
-        rows = [off, off]
-        cols = [src[off], m.n_nodes + dst[off]]
-        data = [ones, ones]
         weights = np.ones(F) if nbytes is None else np.asarray(nbytes, dtype=np.float64)
+        index = np.int32 if m.n_links < 2**31 else np.int64
         if F <= PER_FLOW_MAX:
+            ones = np.ones(len(off))
+            rows = [off, off]
+            cols = [src[off], m.n_nodes + dst[off]]
+            data = [ones, ones]
             for stage, valiant, flows, a, b in self._stage_keys(src, dst, weights):
                 links, frac = self._rows_of(stage, valiant, a, b)
                 rows.append(np.repeat(flows, [len(x) for x in links]))
                 cols += links
                 data += frac
-            # one row per flow, its stages in order; no link repeats within a row, so the
-            # matrix needs no duplicate summing (each stage's rows come sorted by flow: the
-            # stable sort only merges a few runs)
+            # one row per flow: injection, ejection, then the stages in order (each part
+            # comes sorted by flow: the stable sort only merges a few runs)
             row = np.concatenate(rows)
             order = np.argsort(row, kind="stable")
             indptr = np.concatenate([[0], np.cumsum(np.bincount(row, minlength=F))])
-            return sp.csr_matrix((np.concatenate(data)[order], np.concatenate(cols)[order],
-                                  indptr), shape=(F, m.n_links))
-        stages = self._stages(src, dst, weights)
+            return (indptr.astype(np.int64), np.concatenate(cols)[order].astype(index),
+                    np.concatenate(data)[order])
+        stages = [self._keyed_rows(*s) for s in self._stage_keys(src, dst, weights)]
+        count = np.zeros(F, dtype=np.int64)
+        count[off] = 2
+        for flows, key, kptr, _links, _frac in stages:
+            count[flows] += np.diff(kptr)[key]
         # the routes of a big phase split over many parallel global links can outgrow memory:
-        # count their entries before they are built
-        entries = 2 * len(off) + sum(int(np.diff(A.indptr)[keys].sum()) for _f, keys, A in stages)
-        check_limit(entries, "route_entries",
+        # count their entries before they are gathered
+        check_limit(int(count.sum()), "route_entries",
                     f"the routes of {F:,} flows on {m.spec} (the time model needs them; "
                     "--time-model off skips it)")
-        P = sp.csr_matrix((np.concatenate(data), (np.concatenate(rows), np.concatenate(cols))),
-                          shape=(F, m.n_links))
-        for flows, keys, A in stages:
-            sel = sp.csr_matrix((np.ones(len(flows)), (flows, keys)), shape=(F, A.shape[0]))
-            P = P + sel @ A
-        return P.tocsr()
+        indptr = np.concatenate([[0], np.cumsum(count)])
+        links = np.empty(int(indptr[-1]), dtype=index)
+        frac = np.empty(int(indptr[-1]), dtype=np.float64)
+        first = indptr[off]
+        links[first], links[first + 1] = src[off], m.n_nodes + dst[off]
+        frac[first] = frac[first + 1] = 1.0
+        fill = indptr[:-1].copy()
+        fill[off] += 2
+        for flows, key, kptr, klinks, kfrac in stages:
+            dk.gather_rows(flows, key, kptr, klinks, kfrac, fill, links, frac)
+        return indptr, links, frac
+
+    def _keyed_rows(self, stage, valiant, flows, a, b):
+        """(flows, key of each flow, the distinct keys' rows as indptr, links, fractions) of
+        one stage: each distinct key (a, b) routed once."""
+        k = int(max(a.max(), b.max())) + 1
+        keys, inv = np.unique(a * k + b, return_inverse=True)
+        indptr, links, frac = self._kernel_rows(stage, valiant, keys // k, keys % k)
+        return (np.ascontiguousarray(flows, dtype=np.int64), inv.ravel().astype(np.int64),
+                indptr, links, frac)
+
+    def paths(self, src, dst, nbytes=None) -> sp.csr_matrix:
+        """Flows x links fractions, injection and ejection links included (see
+        :class:`Router`), from :meth:`path_arrays`."""
+        indptr, links, frac = self.path_arrays(src, dst, nbytes)
+        return sp.csr_matrix((frac, links, indptr), shape=(len(indptr) - 1, self.machine.n_links))
 
     def loads(self, src, dst, nbytes, counts=None) -> LinkLoads:
         """Link bytes and streams, expected router-to-router hops per flow and their split
