@@ -283,7 +283,8 @@ def min_router_hops(us, vs, G, R, C, L, g_src, g_dst):
 
 
 @njit(cache=True, nogil=True)
-def gather_rows(flows, key, key_ptr, key_links, key_frac, fill, out_links, out_frac):
+def gather_rows(flows, key, key_start, key_end, key_links, key_frac, fill, out_links,
+                out_frac):
     """Append one stage's key rows to the rows of the flows that have them.
 
     Parameters
@@ -291,9 +292,12 @@ def gather_rows(flows, key, key_ptr, key_links, key_frac, fill, out_links, out_f
     flows : ndarray of int64
         Flow of every stage entry (distinct).
     key : ndarray of int64
-        The key (row of ``key_ptr``) of each of those flows.
-    key_ptr, key_links, key_frac : ndarray
-        The stage's key rows, as :func:`stage_rows` returns them.
+        The key of each of those flows: its row is ``key_links[key_start[key]:key_end[key]]``.
+    key_start, key_end : ndarray of int64
+        First and past-the-last entry of every key's row.
+    key_links, key_frac : ndarray
+        Links (int64) and fractions (float64) of the key rows, as :func:`stage_rows` gives
+        them.
     fill : ndarray of int64, shape (n_flows,)
         Next free position of every flow's row in the output (advanced past the rows
         written).
@@ -306,7 +310,7 @@ def gather_rows(flows, key, key_ptr, key_links, key_frac, fill, out_links, out_f
         f = flows[i]
         k = key[i]
         p = fill[f]
-        for j in range(key_ptr[k], key_ptr[k + 1]):
+        for j in range(key_start[k], key_end[k]):
             out_links[p] = key_links[j]
             out_frac[p] = key_frac[j]
             p += 1

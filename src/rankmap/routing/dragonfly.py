@@ -25,23 +25,63 @@ from ..validate import check_limit
 from .base import LinkLoads, Router
 from .ugal import ugal_valiant_pairs
 
-__all__ = ["DragonflyMinimal", "Valiant", "UGAL", "PER_FLOW_MAX"]
+__all__ = ["DragonflyMinimal", "Valiant", "UGAL", "CACHED_FLOWS_MAX"]
 
-#: up to this many flows, :meth:`paths` routes one row per flow (no key grouping): the cost
-#: of a swap's few moved flows is then the stages' own work, not sparse-matrix set-up.
-PER_FLOW_MAX = 256
+#: up to this many flows, :meth:`path_arrays` takes the stage rows from the router's cache
+#: (a search's moved flows route the same keys again and again); more flows (a whole phase)
+#: are routed key by key without keeping the rows
+CACHED_FLOWS_MAX = 4096
 
 #: link entries kept in a router's cache of stage rows (16 bytes each)
 ROW_CACHE_ENTRIES = 1 << 22
+
+
+class _RowStore:
+    """The rows of one stage's keys computed so far: the keys sorted, each key's entries in
+    shared link and fraction arrays (grown by doubling)."""
+
+    def __init__(self):
+        self.keys = np.zeros(0, dtype=np.int64)
+        self.start = np.zeros(0, dtype=np.int64)
+        self.end = np.zeros(0, dtype=np.int64)
+        self.links = np.zeros(1024, dtype=np.int64)
+        self.frac = np.zeros(1024, dtype=np.float64)
+        self.used = 0
+
+    def find(self, q: np.ndarray) -> np.ndarray:
+        """Position of every key of ``q`` among the stored keys, -1 where it is missing."""
+        idx = np.searchsorted(self.keys, q)
+        ok = idx < len(self.keys)
+        ok[ok] = self.keys[idx[ok]] == q[ok]
+        return np.where(ok, idx, -1)
+
+    def add(self, keys: np.ndarray, indptr: np.ndarray, links: np.ndarray,
+            frac: np.ndarray) -> None:
+        """Keep the rows of ``keys`` (distinct, none stored yet) as the kernel gave them."""
+        n = self.used + len(links)
+        if n > len(self.links):
+            size = max(n, 2 * len(self.links))
+            self.links = np.concatenate([self.links[:self.used],
+                                         np.zeros(size - self.used, dtype=np.int64)])
+            self.frac = np.concatenate([self.frac[:self.used],
+                                        np.zeros(size - self.used, dtype=np.float64)])
+        self.links[self.used:n] = links
+        self.frac[self.used:n] = frac
+        every = np.concatenate([self.keys, keys])
+        order = np.argsort(every, kind="stable")
+        self.keys = every[order]
+        self.start = np.concatenate([self.start, self.used + indptr[:-1]])[order]
+        self.end = np.concatenate([self.end, self.used + indptr[1:]])[order]
+        self.used = n
 
 
 class _DragonflyRouter(Router):
 
     def __init__(self, machine):
         super().__init__(machine)
-        # stage rows already computed for :meth:`paths` of a few flows, by (stage, valiant,
-        # key): swaps route the same keys again and again
-        self._rows: dict[tuple[int, bool, int], tuple[np.ndarray, np.ndarray]] = {}
+        # stage rows already computed for :meth:`path_arrays` of a few flows, per (stage,
+        # valiant): a search's swaps route the same keys again and again
+        self._stores: dict[tuple[int, bool], _RowStore] = {}
         self._rows_size = 0
 
     def _valiant(self, gu, gv, inter, src, dst, nbytes) -> np.ndarray:
@@ -94,34 +134,15 @@ class _DragonflyRouter(Router):
         """Every stage as (flow indices, key per flow, key x links matrix)."""
         return [self._keyed(*s) for s in self._stage_keys(src, dst, nbytes)]
 
-    def _rows_of(self, stage, valiant, a, b):
-        """Links and fractions of every key (a[i], b[i]) of one stage, one pair of arrays per
-        key, from the cache or computed (all missing keys in one kernel call)."""
-        cache = self._rows
-        keys = [(stage, valiant, int(x), int(y)) for x, y in zip(a.tolist(), b.tolist())]
-        missing = list(dict.fromkeys(k for k in keys if k not in cache))
-        if missing:
-            indptr, links, frac = self._kernel_rows(stage, valiant, [k[2] for k in missing],
-                                                    [k[3] for k in missing])
-            found = {k: (links[indptr[i]:indptr[i + 1]], frac[indptr[i]:indptr[i + 1]])
-                     for i, k in enumerate(missing)}
-            if self._rows_size + len(links) <= ROW_CACHE_ENTRIES:
-                cache.update(found)
-                self._rows_size += len(links)
-        else:
-            found = {}
-        got = [cache.get(k) or found[k] for k in keys]
-        return [g[0] for g in got], [g[1] for g in got]
-
     def path_arrays(self, src, dst, nbytes=None):
         """Flows x links fractions as CSR arrays (see :meth:`Router.path_arrays`), injection
         and ejection links included.
 
-        A few flows (the moved ones of a swap) are routed one row per flow from a cache of
-        stage rows. Many flows share their stage keys: each distinct key is routed once and
-        its row gathered for every flow that has it. Both give the same arrays, bit for bit:
-        a key's row is computed the same way either way, and a flow's row holds its injection
-        and ejection links, then its stages in route order (they use disjoint links).
+        Every flow's row holds its injection and ejection links, then its stages in route
+        order (they use disjoint links), each stage's row computed once per distinct key and
+        copied to every flow that has the key. Up to :data:`CACHED_FLOWS_MAX` flows take the
+        rows of keys seen before from the router's cache. A key's row is computed the same way
+        with or without the cache, so the arrays are the same, bit for bit.
         """
         m = self.machine
         src = np.asarray(src, dtype=np.int64)
@@ -129,54 +150,56 @@ class _DragonflyRouter(Router):
         F = len(src)
         off = np.nonzero(src != dst)[0]
         weights = np.ones(F) if nbytes is None else np.asarray(nbytes, dtype=np.float64)
-        index = np.int32 if m.n_links < 2**31 else np.int64
-        if F <= PER_FLOW_MAX:
-            ones = np.ones(len(off))
-            rows = [off, off]
-            cols = [src[off], m.n_nodes + dst[off]]
-            data = [ones, ones]
-            for stage, valiant, flows, a, b in self._stage_keys(src, dst, weights):
-                links, frac = self._rows_of(stage, valiant, a, b)
-                rows.append(np.repeat(flows, [len(x) for x in links]))
-                cols += links
-                data += frac
-            # one row per flow: injection, ejection, then the stages in order (each part
-            # comes sorted by flow: the stable sort only merges a few runs)
-            row = np.concatenate(rows)
-            order = np.argsort(row, kind="stable")
-            indptr = np.concatenate([[0], np.cumsum(np.bincount(row, minlength=F))])
-            return (indptr.astype(np.int64), np.concatenate(cols)[order].astype(index),
-                    np.concatenate(data)[order])
-        stages = [self._keyed_rows(*s) for s in self._stage_keys(src, dst, weights)]
+        rows_of = self._cached_rows if F <= CACHED_FLOWS_MAX else self._fresh_rows
+        stages = []
+        for stage, valiant, flows, a, b in self._stage_keys(src, dst, weights):
+            mul = m.G * m.R * m.C if stage == 0 else m.G          # router or group ids
+            stages.append((np.ascontiguousarray(flows, dtype=np.int64),
+                           *rows_of(stage, valiant, a * mul + b, mul)))
         count = np.zeros(F, dtype=np.int64)
         count[off] = 2
-        for flows, key, kptr, _links, _frac in stages:
-            count[flows] += np.diff(kptr)[key]
+        for flows, key, start, end, _links, _frac in stages:
+            count[flows] += end[key] - start[key]
         # the routes of a big phase split over many parallel global links can outgrow memory:
         # count their entries before they are gathered
         check_limit(int(count.sum()), "route_entries",
                     f"the routes of {F:,} flows on {m.spec} (the time model needs them; "
                     "--time-model off skips it)")
         indptr = np.concatenate([[0], np.cumsum(count)])
-        links = np.empty(int(indptr[-1]), dtype=index)
+        links = np.empty(int(indptr[-1]), dtype=np.int32 if m.n_links < 2**31 else np.int64)
         frac = np.empty(int(indptr[-1]), dtype=np.float64)
         first = indptr[off]
         links[first], links[first + 1] = src[off], m.n_nodes + dst[off]
         frac[first] = frac[first + 1] = 1.0
         fill = indptr[:-1].copy()
         fill[off] += 2
-        for flows, key, kptr, klinks, kfrac in stages:
-            dk.gather_rows(flows, key, kptr, klinks, kfrac, fill, links, frac)
+        for flows, key, start, end, klinks, kfrac in stages:
+            dk.gather_rows(flows, key, start, end, klinks, kfrac, fill, links, frac)
         return indptr, links, frac
 
-    def _keyed_rows(self, stage, valiant, flows, a, b):
-        """(flows, key of each flow, the distinct keys' rows as indptr, links, fractions) of
-        one stage: each distinct key (a, b) routed once."""
-        k = int(max(a.max(), b.max())) + 1
-        keys, inv = np.unique(a * k + b, return_inverse=True)
-        indptr, links, frac = self._kernel_rows(stage, valiant, keys // k, keys % k)
-        return (np.ascontiguousarray(flows, dtype=np.int64), inv.ravel().astype(np.int64),
-                indptr, links, frac)
+    def _fresh_rows(self, stage, valiant, q, mul):
+        """(key of every flow, first and past-the-last entry of every key's row, the rows'
+        links and fractions) of one stage, the flows' keys ``q`` (``a * mul + b``) routed
+        once each."""
+        keys, inv = np.unique(q, return_inverse=True)
+        indptr, links, frac = self._kernel_rows(stage, valiant, keys // mul, keys % mul)
+        return inv.ravel().astype(np.int64), indptr[:-1], indptr[1:], links, frac
+
+    def _cached_rows(self, stage, valiant, q, mul):
+        """As :meth:`_fresh_rows`, the rows of keys seen before taken from the cache and the
+        missing ones computed (one kernel call) and kept while the cache has room."""
+        store = self._stores.setdefault((stage, valiant), _RowStore())
+        key = store.find(q)
+        missing = key < 0
+        if missing.any():
+            new = np.unique(q[missing])
+            indptr, links, frac = self._kernel_rows(stage, valiant, new // mul, new % mul)
+            if self._rows_size + len(links) > ROW_CACHE_ENTRIES:
+                return self._fresh_rows(stage, valiant, q, mul)
+            store.add(new, indptr, links, frac)
+            self._rows_size += len(links)
+            key = store.find(q)
+        return key, store.start, store.end, store.links, store.frac
 
     def paths(self, src, dst, nbytes=None) -> sp.csr_matrix:
         """Flows x links fractions, injection and ejection links included (see
