@@ -5,6 +5,7 @@ import json
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 from scipy.sparse.csgraph import shortest_path
 import scipy.sparse as sp
 
@@ -166,6 +167,36 @@ def test_few_flows_route_to_the_same_bits_as_many(spec, routing, monkeypatch):
     assert per_flow.indices.dtype == keyed.indices.dtype
     assert (per_flow.indptr == keyed.indptr).all() and (per_flow.indices == keyed.indices).all()
     assert (per_flow.data == keyed.data).all()
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 2**31 - 1), st.integers(0, 400), st.sampled_from(["minimal", "valiant"]))
+def test_cached_rows_are_the_fresh_rows_in_any_call_order(seed, room, routing):
+    """A router's stage-row cache (any fill order, full or not) never changes a route: every
+    call's arrays equal, bit for bit, those of a router routing every key afresh."""
+    import rankmap.routing.dragonfly as rd
+    m = parse_machine("dragonfly:groups=5,rows=2,cols=2,nodes=1,cores=1,gports=2,"
+                      "layout=consecutive")
+    rng = np.random.default_rng(seed)
+    cached, fresh = router_for(m, routing), router_for(m, routing)
+    old = rd.ROW_CACHE_ENTRIES
+    try:
+        rd.ROW_CACHE_ENTRIES = room
+        for _ in range(4):
+            n = int(rng.integers(1, 60))
+            src = rng.integers(0, m.n_nodes, n)
+            dst = rng.integers(0, m.n_nodes, n)
+            got = cached.path_arrays(src, dst)
+            rd.CACHED_FLOWS_MAX, keep = 0, rd.CACHED_FLOWS_MAX
+            try:
+                want = fresh.path_arrays(src, dst)
+            finally:
+                rd.CACHED_FLOWS_MAX = keep
+            for g, w in zip(got, want):
+                assert g.dtype == w.dtype and np.array_equal(g, w)
+        assert cached._rows_size <= room
+    finally:
+        rd.ROW_CACHE_ENTRIES = old
+
 
 def test_hop_distance_is_shortest_router_path():
     m = parse_machine("dragonfly:groups=4,rows=2,cols=3,nodes=1,cores=1,global=1")

@@ -57,7 +57,8 @@ class _RowStore:
 
     def add(self, keys: np.ndarray, indptr: np.ndarray, links: np.ndarray,
             frac: np.ndarray) -> None:
-        """Keep the rows of ``keys`` (distinct, none stored yet) as the kernel gave them."""
+        """Keep the rows of ``keys`` (sorted, distinct, none stored yet) as the kernel gave
+        them."""
         n = self.used + len(links)
         if n > len(self.links):
             size = max(n, 2 * len(self.links))
@@ -67,11 +68,10 @@ class _RowStore:
                                         np.zeros(size - self.used, dtype=np.float64)])
         self.links[self.used:n] = links
         self.frac[self.used:n] = frac
-        every = np.concatenate([self.keys, keys])
-        order = np.argsort(every, kind="stable")
-        self.keys = every[order]
-        self.start = np.concatenate([self.start, self.used + indptr[:-1]])[order]
-        self.end = np.concatenate([self.end, self.used + indptr[1:]])[order]
+        at = np.searchsorted(self.keys, keys)          # one copy of the arrays, no sort
+        self.keys = np.insert(self.keys, at, keys)
+        self.start = np.insert(self.start, at, self.used + indptr[:-1])
+        self.end = np.insert(self.end, at, self.used + indptr[1:])
         self.used = n
 
 
