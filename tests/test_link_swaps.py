@@ -126,3 +126,40 @@ def test_link_sums_count_the_route_entries_of_every_flow(case, seed):
     assert np.all(entries >= np.floor(hops + 1e-9))
     if routing == "dor":
         assert np.array_equal(entries, hops)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(["dragonfly:groups=4,rows=2,cols=2,nodes=2",
+                        "dragonfly:groups=3,rows=2,cols=3,nodes=2,gports=2,global=3",
+                        "dragonfly:groups=5,rows=2,cols=2,nodes=4,cores=4",
+                        "dragonfly:groups=2,rows=1,cols=4,nodes=1",
+                        "dragonfly:groups=3,rows=2,cols=4,nodes=2,gports=4,global=8"]),
+       st.integers(0, 2**31 - 1), st.integers(1, 3))
+def test_minimal_dragonfly_link_sums_are_the_generic_sums_bit_for_bit(spec, seed, n_parts):
+    """The compiled minimal-route walk gives the generic (path arrays + bincount) sums,
+    hops and entries exactly, with float weights of both signs, flows inside a node or a
+    router and several parts, however many parallel global links it is used for."""
+    import rankmap.routing.dragonfly as rd
+
+    rd.MINIMAL_WALK_MAX_L, keep = 10**6, rd.MINIMAL_WALK_MAX_L
+    try:
+        _compare_link_sums(spec, seed, n_parts)
+    finally:
+        rd.MINIMAL_WALK_MAX_L = keep
+
+
+def _compare_link_sums(spec, seed, n_parts):
+    from rankmap.routing.base import Router
+
+    machine = parse_machine(spec)
+    router = router_for(machine, "minimal")
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 60))
+    src = rng.integers(0, machine.n_nodes, n)
+    dst = np.where(rng.random(n) < 0.2, src, rng.integers(0, machine.n_nodes, n))
+    weight = rng.normal(0, 1e6, n) * rng.choice([1.0, 1 / 3.0, 7.125], n)
+    part = np.sort(rng.integers(0, n_parts, n))
+    got = router.link_sums_by_part(src, dst, weight, part, n_parts)
+    want = Router.link_sums_by_part(router, src, dst, weight, part, n_parts)
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype and np.array_equal(g, w)

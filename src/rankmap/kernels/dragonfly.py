@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["stage_rows", "gather_rows", "min_router_hops"]
+__all__ = ["stage_rows", "gather_rows", "minimal_link_sums", "min_router_hops"]
 
 
 @njit(cache=True, nogil=True)
@@ -315,3 +315,146 @@ def gather_rows(flows, key, key_start, key_end, key_links, key_frac, fill, out_l
             out_frac[p] = key_frac[j]
             p += 1
         fill[f] = p
+
+
+@njit(cache=True, nogil=True)
+def _emit(scratch, touched, nt, w, acc, seen, links, na, hops, n):
+    """Add the scratch row (links in touched order, times ``w``) to the part's sums ``acc``,
+    dropping cancelled links as :func:`_flush` does, and clear it; returns the part's
+    touched count, ``hops`` plus each fraction (added one by one) and ``n`` plus the
+    entries."""
+    for i in range(nt):
+        lk = touched[i]
+        fr = scratch[lk]
+        scratch[lk] = 0.0
+        if abs(fr) > 1e-12:
+            if not seen[lk]:
+                seen[lk] = True
+                links[na] = lk
+                na += 1
+            acc[lk] += fr * w
+            hops += fr
+            n += 1
+    return na, hops, n
+
+
+@njit(cache=True, nogil=True)
+def _end_link(lk, w, acc, seen, links, na):
+    """Add ``w`` (a whole flow on an injection or ejection link) to the part's sums."""
+    if not seen[lk]:
+        seen[lk] = True
+        links[na] = lk
+        na += 1
+    acc[lk] += 1.0 * w
+    return na
+
+
+@njit(cache=True)
+def minimal_link_sums(src, dst, weight, part, N, n_nodes, G, R, C, L, row0, col0, glob0,
+                      g_src, g_dst, n_links):
+    """Signed flow weights summed per (part, link) along minimal dragonfly routes.
+
+    The same sums, in the same order, as summing the rows of :func:`stage_rows` (injection,
+    ejection, then the stages in route order: inside the group, or to the global links, the
+    global links, from them), walked flow by flow without building the rows.
+
+    Parameters
+    ----------
+    src, dst : ndarray of int64
+        Source and destination node of every flow.
+    weight : ndarray of float64
+        Signed weight of every flow.
+    part : ndarray of int64
+        Part of every flow; flows come grouped by part, in part order.
+    N, n_nodes : int
+        Nodes per router; nodes of the machine (ejection links start at ``n_nodes``).
+    G, R, C, L : int
+        Groups, router rows and columns per group, parallel global links per pair of groups.
+    row0, col0, glob0 : int
+        First link id of the row, column and global links.
+    g_src, g_dst : ndarray of int64
+        Source and destination router of every global link.
+    n_links : int
+        Links of the machine.
+
+    Returns
+    -------
+    keys : ndarray of int64
+        Sorted distinct ``part * n_links + link`` of every link on any route.
+    sums : ndarray of float64
+        Each key's sum of ``fraction * weight``, added in flow order and route order.
+    hops : ndarray of float64
+        Router-to-router hops of every flow (fractions of its row, column and global links).
+    entries : ndarray of int64
+        Row, column and global links of every flow's route.
+    """
+    F = src.shape[0]
+    nr = R * C
+    scratch = np.zeros(n_links, dtype=np.float64)     # one stage row
+    touched = np.empty(n_links, dtype=np.int64)
+    acc = np.zeros(n_links, dtype=np.float64)         # the current part's sums
+    seen = np.zeros(n_links, dtype=np.bool_)
+    links = np.empty(n_links, dtype=np.int64)
+    out_k = np.empty(max(64, 4 * F), dtype=np.int64)
+    out_v = np.empty(max(64, 4 * F), dtype=np.float64)
+    hops = np.zeros(F, dtype=np.float64)
+    entries = np.zeros(F, dtype=np.int64)
+    pos = 0
+    na = 0
+    f = 0
+    while f < F:
+        p = part[f]
+        while f < F and part[f] == p:
+            s = src[f]
+            d = dst[f]
+            if s != d:
+                w = weight[f]
+                na = _end_link(s, w, acc, seen, links, na)
+                na = _end_link(n_nodes + d, w, acc, seen, links, na)
+                ru = s // N
+                rv = d // N
+                gu = ru // nr
+                gv = rv // nr
+                h = 0.0
+                n = 0
+                if gu == gv:
+                    if ru != rv:
+                        nt = _intra(ru, rv, 1.0, R, C, row0, col0, scratch, touched, 0)
+                        na, h, n = _emit(scratch, touched, nt, w, acc, seen, links, na, h, n)
+                else:
+                    nt = 0
+                    for l in range(L):
+                        e = g_src[_gidx(gu, gv, l, G, L)]
+                        nt = _intra(ru, e, 1.0 / L, R, C, row0, col0, scratch, touched, nt)
+                    na, h, n = _emit(scratch, touched, nt, w, acc, seen, links, na, h, n)
+                    nt = 0
+                    for l in range(L):
+                        nt = _add(glob0 + _gidx(gu, gv, l, G, L), 1.0 / L, scratch, touched, nt)
+                    na, h, n = _emit(scratch, touched, nt, w, acc, seen, links, na, h, n)
+                    nt = 0
+                    for l in range(L):
+                        e = g_dst[_gidx(gu, gv, l, G, L)]
+                        nt = _intra(e, rv, 1.0 / L, R, C, row0, col0, scratch, touched, nt)
+                    na, h, n = _emit(scratch, touched, nt, w, acc, seen, links, na, h, n)
+                hops[f] = h
+                entries[f] = n
+            f += 1
+        # the part's links, sorted, then cleared for the next part
+        if pos + na > out_k.shape[0]:
+            grown = max(2 * out_k.shape[0], pos + na)
+            k2 = np.empty(grown, dtype=np.int64)
+            v2 = np.empty(grown, dtype=np.float64)
+            k2[:pos] = out_k[:pos]
+            v2[:pos] = out_v[:pos]
+            out_k = k2
+            out_v = v2
+        done = np.sort(links[:na])
+        for i in range(na):
+            lk = done[i]
+            out_k[pos] = p * n_links + lk
+            out_v[pos] = acc[lk]
+            pos += 1
+            acc[lk] = 0.0
+            seen[lk] = False
+        na = 0
+    return out_k[:pos].copy(), out_v[:pos].copy(), hops, entries
