@@ -47,7 +47,7 @@ from ..routing.groups import grouped_loads
 from .base import MapperInfo
 from .exact_grid import grid_steps_apply, whole_sums_exact
 from .geometry import check_seed, neighbour_csr
-from .swap_refine import partner_entries, route_deltas, symmetric_bytes
+from .swap_refine import partner_entries, symmetric_bytes
 
 __all__ = ["Refine", "RefineRun", "refine_cores", "refine_search", "check_budget",
            "DEFAULT_BUDGET", "BUDGET_PER_RANK", "MAX_DEFAULT_BUDGET", "default_budget",
@@ -147,15 +147,27 @@ class _State:
         self.whole_phase = type(self.router).for_phase is not Router.for_phase
         # busy[i]: links of phase i that may carry bytes (a superset, compacted when the
         # links added since the last compaction outnumber it: amortised O(1) per link)
-        self.loads, self.busy, self.added, self.phase_hb = [], [], [], []
+        self.busy, self.added, self.phase_hb = [], [], []
         node = self.node_of(self.cores)
-        for p in self.phases:
+        # loads[i] is row i of one (phases x links) array: a move's changed links are looked
+        # up in all phases at once
+        self.loads_2d = np.zeros((len(self.phases), machine.n_links), dtype=np.float64)
+        self.loads = list(self.loads_2d)
+        for i, p in enumerate(self.phases):
             ld, _g = grouped_loads(self.router, node[p.src], node[p.dst], p.bytes)
-            self.loads.append(ld.bytes.copy())
+            self.loads[i][:] = ld.bytes
             self.busy.append(np.flatnonzero(ld.bytes))
             self.added.append([])
             self.phase_hb.append(float(np.dot(ld.flow_hops, p.bytes)))
         self.hb = sum(self.phase_hb)
+        # every phase's flows one after the other, and the (global) flows of every rank
+        none = [np.zeros(0)]
+        self.f_src = np.concatenate([p.src for p in self.phases] or none).astype(np.int64)
+        self.f_dst = np.concatenate([p.dst for p in self.phases] or none).astype(np.int64)
+        self.f_bytes = np.concatenate([p.bytes for p in self.phases] or none).astype(np.float64)
+        self.f_phase = np.repeat(np.arange(len(self.phases)),
+                                 [p.n_flows for p in self.phases]).astype(np.int64)
+        self.rank_flows = _rank_flow_csr(self.f_src, self.f_dst, pattern.n_ranks)
         # draw weights (bytes x hops of every flow, phases one after the other): built by the
         # first draw_table, then kept up to date for the flows of kept moves
         self.weight = None
@@ -252,49 +264,19 @@ class _State:
         """Give rank r the core moves[r] for every r; keep it only if the objective drops."""
         ranks = np.fromiter(moves.keys(), dtype=np.int64)
         old = {r: int(self.cores[r]) for r in moves}
-        for r, c in moves.items():
-            self.cores[r] = c
-        moved, moved_idx = [], []
-        for p, (indptr, fl) in zip(self.phases, self.csr):
-            idx = np.unique(np.concatenate([fl[indptr[r]:indptr[r + 1]] for r in ranks]))
-            moved_idx.append(idx)
-            if len(idx) == 0:
-                moved.append(None)
-                continue
-            s, d, w = p.src[idx], p.dst[idx], p.bytes[idx]
-            new_s, new_d = self.node_of(self.cores[s]), self.node_of(self.cores[d])
-            for r in ranks:
-                self.cores[r] = old[r]
-            old_s, old_d = self.node_of(self.cores[s]), self.node_of(self.cores[d])
-            for r, c in moves.items():
-                self.cores[r] = c
-            moved.append((old_s, new_s, old_d, new_d, w))
         if self.whole_phase:
-            routed = self._fresh(moved)
-            self.work += sum(len(p.src) + len(r[0]) for p, r in zip(self.phases, routed)
-                             if r is not None)
+            change = self._routed_afresh(moves, ranks, old)
         else:
-            deltas = route_deltas(self.router, moved)
-            self.work += sum(len(r[2]) + r[4] for r in deltas if r is not None)
-            routed = [None if r is None else
-                      (r[0], r[1], float(np.dot(r[3], m[4]) - np.dot(r[2], m[4])))
-                      for m, r in zip(moved, deltas)]
-        deltas = [None if r is None else r[:2] for r in routed]
-        dhbs = [0.0 if r is None else r[2] for r in routed]
+            change = self._routed_moved(moves, ranks)
+        deltas, dhbs, tops, at_max_change, weights = change
         dhb = sum(dhbs)
-        tops = [self._top_after(i, d) for i, d in enumerate(deltas)]
-        new_max = max((t for t, l in zip(tops, self.loads) if l.size), default=0.0)
+        new_max = max(tops, default=0.0)
         tol = 1e-9 * max(self.max, 1.0)
         lower = new_max < self.max - tol
         at_max = self.at_max
         if not lower and new_max <= self.max + tol and self.max > 0:
             # the busiest value stays: count the links that reach it before and after
-            thr = self.max - tol
-            for i, d in enumerate(deltas):
-                if d is not None:
-                    cur = self.loads[i][d[0]]
-                    at_max += int(np.count_nonzero(cur + d[1] >= thr)) \
-                        - int(np.count_nonzero(cur >= thr))
+            at_max += at_max_change(self.max - tol)
         # fewer links at the busiest value is progress towards lowering it, when it costs no
         # hop-bytes; else the hop-bytes must drop without more links at the busiest value
         hb_tol = 1e-9 * max(self.hb, 1.0)
@@ -319,28 +301,112 @@ class _State:
         self.max, self.hb, self.top = new_max, self.hb + dhb, tops
         self.at_max = self._count_at_max() if lower else at_max
         if self.weight is not None:
-            self._update_weights(moved, moved_idx)
+            self._update_weights(*weights)
         for r in ranks:
             self.rank_of_core[old[r]] = -1
         for r, c in moves.items():
             self.rank_of_core[c] = r
         return True
 
+    def _routed_moved(self, moves, ranks):
+        """The change of giving the ranks their new cores (set here), from the moved flows of
+        every phase routed in one call of the router's
+        :meth:`~rankmap.routing.Router.link_sums_by_part` (their old routes taken off, the new
+        ones added; each phase a part): per phase None or (changed links, byte change), per
+        phase the hop-bytes change, per phase the busiest link bytes after, a function
+        counting the links at or above a value after minus before, and the moved flows with
+        their new nodes (for the draw weights)."""
+        ptr, fl = self.rank_flows
+        idx = np.unique(np.concatenate([fl[ptr[r]:ptr[r + 1]] for r in ranks]))
+        s, d, w = self.f_src[idx], self.f_dst[idx], self.f_bytes[idx]
+        old_s, old_d = self.node_of(self.cores[s]), self.node_of(self.cores[d])
+        for r, c in moves.items():
+            self.cores[r] = c
+        new_s, new_d = self.node_of(self.cores[s]), self.node_of(self.cores[d])
+        # per phase with moved flows (a part): its old routes, then its new ones
+        n = len(idx)
+        live, first = np.unique(self.f_phase[idx], return_index=True)
+        sizes = np.diff(np.append(first, n))
+        part = np.repeat(np.arange(len(live), dtype=np.int64), sizes)
+        at_old = np.arange(n) + first[part]
+        at_new = at_old + sizes[part]
+        src, dst, weight = np.empty(2 * n, np.int64), np.empty(2 * n, np.int64), np.empty(2 * n)
+        src[at_old], src[at_new] = old_s, new_s
+        dst[at_old], dst[at_new] = old_d, new_d
+        weight[at_old], weight[at_new] = -w, w
+        parts = np.empty(2 * n, np.int64)
+        parts[at_old] = parts[at_new] = part
+        keys, delta, hops, entries = self.router.link_sums_by_part(src, dst, weight, parts,
+                                                                   len(live))
+        self.work += n + int(entries.sum())
+        n_links = self.machine.n_links
+        cut = np.searchsorted(keys, np.arange(len(live) + 1) * n_links)
+        key_part = np.repeat(np.arange(len(live), dtype=np.int64), np.diff(cut))
+        links = keys - key_part * n_links
+        cur = self.loads_2d.ravel()[live[key_part] * n_links + links]
+        after = cur + delta
+        deltas = [None] * len(self.phases)
+        dhbs = [0.0] * len(self.phases)
+        tops = list(self.top)
+        for k in range(len(live)):
+            i = int(live[k])
+            lo, hi = cut[k], cut[k + 1]
+            h = hops[2 * first[k]:2 * first[k] + 2 * sizes[k]]
+            wk = w[first[k]:first[k] + sizes[k]]
+            dhbs[i] = float(np.dot(h[sizes[k]:], wk) - np.dot(h[:sizes[k]], wk))
+            deltas[i] = (links[lo:hi], delta[lo:hi])
+            if hi > lo:
+                # only links that change can raise the phase's busiest value; when one of them
+                # is its busiest link now, the phase's loaded links are looked at
+                if cur[lo:hi].max() >= self.top[i]:
+                    tops[i] = self._max_after(i, deltas[i])
+                else:
+                    tops[i] = max(self.top[i], float(after[lo:hi].max()))
 
-    def _update_weights(self, moved, moved_idx) -> None:
-        """Draw weights of the flows a kept move changed (one hop-distance call): each the
-        value a full rebuild would give it."""
-        live = [i for i, mf in enumerate(moved) if mf is not None]
-        if not live:
-            return
-        h = self.machine.hop_distance(np.concatenate([moved[i][1] for i in live]),
-                                      np.concatenate([moved[i][3] for i in live]))
-        h = np.asarray(h).astype(np.float64)
-        at = 0
-        for i in live:
-            idx = moved_idx[i]
-            self.weight[self.flow_off[i] + idx] = h[at:at + len(idx)] * moved[i][4]
-            at += len(idx)
+        def at_max_change(thr):
+            return int(np.count_nonzero(after >= thr)) - int(np.count_nonzero(cur >= thr))
+
+        return deltas, dhbs, tops, at_max_change, (idx, new_s, new_d, w)
+
+    def _routed_afresh(self, moves, ranks, old):
+        """As :meth:`_routed_moved`, every phase with a moved flow routed whole (for a router
+        whose routes follow the whole phase's traffic: UGAL)."""
+        for r, c in moves.items():
+            self.cores[r] = c
+        moved, idx_all = [], []
+        for i, (p, (indptr, fl)) in enumerate(zip(self.phases, self.csr)):
+            idx = np.unique(np.concatenate([fl[indptr[r]:indptr[r + 1]] for r in ranks]))
+            moved.append(True if len(idx) else None)
+            idx_all.append(self.flow_off[i] + idx)
+        routed = self._fresh(moved)
+        self.work += sum(len(p.src) + len(r[0]) for p, r in zip(self.phases, routed)
+                         if r is not None)
+        deltas = [None if r is None else r[:2] for r in routed]
+        dhbs = [0.0 if r is None else r[2] for r in routed]
+        tops = [self._top_after(i, d) for i, d in enumerate(deltas)]
+
+        def at_max_change(thr):
+            change = 0
+            for i, d in enumerate(deltas):
+                if d is not None:
+                    cur = self.loads[i][d[0]]
+                    change += int(np.count_nonzero(cur + d[1] >= thr)) \
+                        - int(np.count_nonzero(cur >= thr))
+            return change
+
+        idx = np.concatenate(idx_all)
+        s, d = self.f_src[idx], self.f_dst[idx]
+        return (deltas, dhbs, tops, at_max_change,
+                (idx, self.node_of(self.cores[s]), self.node_of(self.cores[d]),
+                 self.f_bytes[idx]))
+
+    def _update_weights(self, idx, new_src, new_dst, nbytes) -> None:
+        """Draw weights of the flows a kept move changed (global ids ``idx``, their new end
+        nodes and bytes; one hop-distance call): each the value a full rebuild would give
+        it."""
+        if len(idx):
+            h = np.asarray(self.machine.hop_distance(new_src, new_dst)).astype(np.float64)
+            self.weight[idx] = h * nbytes
 
     def draw_table(self, src, dst, w):
         """(total, cumulative table) of the flows' draw weights, bytes x hops under the

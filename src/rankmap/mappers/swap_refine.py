@@ -414,12 +414,10 @@ def route_deltas(router, moved):
     Returns
     -------
     list
-        Per phase, None or ``(links, delta, old_hops, new_hops, entries)``: sorted distinct
-        link ids on any old or new route, the byte change on each, every moved flow's hops
-        before and after (row sums of the paths over the machine's
-        :attr:`~rankmap.machines.Machine.hop_links`, as :meth:`Router.loads` counts them), and
-        the route entries summed (hop links of the old and new routes, each share apart: the
-        work of the sums; the hops themselves for a single-path routing).
+        Per phase, None or ``(links, delta, old_hops, new_hops)``: sorted distinct link ids
+        on any old or new route, the byte change on each, and every moved flow's hops before
+        and after (row sums of the paths over the machine's
+        :attr:`~rankmap.machines.Machine.hop_links`, as :meth:`Router.loads` counts them).
     """
     live = [i for i, mf in enumerate(moved) if mf is not None]
     out = [None] * len(moved)
@@ -430,15 +428,14 @@ def route_deltas(router, moved):
     w = np.concatenate([x for i in live for x in (-moved[i][4], moved[i][4])])
     sizes = [len(moved[i][4]) for i in live]
     phase = np.repeat(np.arange(len(live), dtype=np.int64), [2 * k for k in sizes])
-    keys, delta, hops, entries = router.link_sums_by_part(src, dst, w, phase, len(live))
+    keys, delta, hops, _entries = router.link_sums_by_part(src, dst, w, phase, len(live))
     n_links = router.machine.n_links
     cut = np.searchsorted(keys, np.arange(len(live) + 1) * n_links)
     start = np.concatenate([[0], np.cumsum([2 * k for k in sizes])])
     for k, i in enumerate(live):
         h = hops[start[k]:start[k + 1]]
         out[i] = ((keys[cut[k]:cut[k + 1]] - k * n_links).astype(np.int64),
-                  delta[cut[k]:cut[k + 1]], h[:sizes[k]], h[sizes[k]:],
-                  int(entries[start[k]:start[k + 1]].sum()))
+                  delta[cut[k]:cut[k + 1]], h[:sizes[k]], h[sizes[k]:])
     return out
 
 
