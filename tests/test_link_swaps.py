@@ -12,6 +12,16 @@ from rankmap.patterns import parse_pattern
 from rankmap.routing import router_for
 
 
+def _random_flows(case, seed, n):
+    """(machine, router, generator, sources, destinations) of ``n`` random node pairs on the
+    machine and routing of ``case``."""
+    spec, routing = case
+    machine = parse_machine(spec)
+    rng = np.random.default_rng(seed)
+    src = rng.integers(0, machine.n_nodes, n)
+    return machine, router_for(machine, routing), rng, src, rng.integers(0, machine.n_nodes, n)
+
+
 @settings(max_examples=60, deadline=None)
 @given(st.sampled_from([(spec, r) for spec in ("torus:4x3x5", "mesh:4x4", "torus:6x2:wrap=x",
                                                "torus:8") for r in ("dor", "adaptive")]
@@ -20,12 +30,7 @@ from rankmap.routing import router_for
                           ("fattree:k=4:levels=2", "dmodk"), ("fattree:k=4:levels=2", "ecmp")]),
        st.integers(0, 2**31 - 1))
 def test_crosses_matches_the_routers_paths(case, seed):
-    spec, routing = case
-    machine = parse_machine(spec)
-    router = router_for(machine, routing)
-    rng = np.random.default_rng(seed)
-    src = rng.integers(0, machine.n_nodes, 30)
-    dst = rng.integers(0, machine.n_nodes, 30)
+    machine, router, rng, src, dst = _random_flows(case, seed, 30)
     paths = router.paths(src, dst).tocsc()
     for link in rng.integers(0, machine.n_links, 5):
         col = paths[:, int(link)]
@@ -82,20 +87,7 @@ def test_compiled_side_gain_is_the_vectorised_one_bit_for_bit(spec, seed):
 def test_dor_link_sums_are_the_generic_sums_bit_for_bit(spec, seed, n_parts):
     """The compiled DOR walk gives the generic (path arrays + bincount) sums exactly, with
     float weights of both signs, flows inside a node and several parts."""
-    from rankmap.routing.base import Router
-
-    machine = parse_machine(spec)
-    router = router_for(machine, "dor")
-    rng = np.random.default_rng(seed)
-    n = int(rng.integers(1, 40))
-    src = rng.integers(0, machine.n_nodes, n)
-    dst = np.where(rng.random(n) < 0.2, src, rng.integers(0, machine.n_nodes, n))
-    weight = rng.normal(0, 1e6, n) * rng.choice([1.0, 1 / 3.0, 7.125], n)
-    part = np.sort(rng.integers(0, n_parts, n))
-    got = router.link_sums_by_part(src, dst, weight, part, n_parts)
-    want = Router.link_sums_by_part(router, src, dst, weight, part, n_parts)
-    for g, w in zip(got, want):
-        assert g.dtype == w.dtype and np.array_equal(g, w)
+    _compare_link_sums(spec, "dor", seed, n_parts, 40)
 
 
 @settings(max_examples=40, deadline=None)
@@ -107,12 +99,8 @@ def test_dor_link_sums_are_the_generic_sums_bit_for_bit(spec, seed, n_parts):
 def test_link_sums_count_the_route_entries_of_every_flow(case, seed):
     """The work of summing a route is its hop-link entries: a single-path route's hops, and
     far more than its hops for a route split over parallel links."""
-    spec, routing = case
-    machine = parse_machine(spec)
-    router = router_for(machine, routing)
-    rng = np.random.default_rng(seed)
-    src = rng.integers(0, machine.n_nodes, 25)
-    dst = rng.integers(0, machine.n_nodes, 25)
+    machine, router, rng, src, dst = _random_flows(case, seed, 25)
+    routing = case[1]
     part = np.zeros(25, dtype=np.int64)
     _keys, _sums, hops, entries = router.link_sums_by_part(src, dst, rng.normal(size=25),
                                                            part, 1)
@@ -143,18 +131,20 @@ def test_minimal_dragonfly_link_sums_are_the_generic_sums_bit_for_bit(spec, seed
 
     rd.MINIMAL_WALK_MAX_L, keep = 10**6, rd.MINIMAL_WALK_MAX_L
     try:
-        _compare_link_sums(spec, seed, n_parts)
+        _compare_link_sums(spec, "minimal", seed, n_parts, 60)
     finally:
         rd.MINIMAL_WALK_MAX_L = keep
 
 
-def _compare_link_sums(spec, seed, n_parts):
+def _compare_link_sums(spec, routing, seed, n_parts, max_flows):
+    """A router's own link_sums_by_part against the generic one (path arrays + bincount) on
+    random flows, bit for bit."""
     from rankmap.routing.base import Router
 
     machine = parse_machine(spec)
-    router = router_for(machine, "minimal")
+    router = router_for(machine, routing)
     rng = np.random.default_rng(seed)
-    n = int(rng.integers(1, 60))
+    n = int(rng.integers(1, max_flows))
     src = rng.integers(0, machine.n_nodes, n)
     dst = np.where(rng.random(n) < 0.2, src, rng.integers(0, machine.n_nodes, n))
     weight = rng.normal(0, 1e6, n) * rng.choice([1.0, 1 / 3.0, 7.125], n)

@@ -75,6 +75,20 @@ def _gidx(g1, g2, l, G, L):
 
 
 @njit(cache=True, nogil=True)
+def _room(ids, vals, pos, more):
+    """``ids`` and ``vals`` (their first ``pos`` entries kept), grown by doubling when
+    ``more`` entries do not fit after them."""
+    if pos + more <= ids.shape[0]:
+        return ids, vals
+    size = max(2 * ids.shape[0], pos + more)
+    grown_i = np.empty(size, dtype=np.int64)
+    grown_v = np.empty(size, dtype=np.float64)
+    grown_i[:pos] = ids[:pos]
+    grown_v[:pos] = vals[:pos]
+    return grown_i, grown_v
+
+
+@njit(cache=True, nogil=True)
 def _flush(k, scratch, touched, nt, rows_k, out_l, out_w, pos):
     """Move the scratch row into the output arrays and clear it (dropping cancelled links:
     a real share is at least 1/(2*G*L*L), far above the rounding left by a subtraction)."""
@@ -228,14 +242,7 @@ def stage_rows(stage, valiant, a, b, G, R, C, L, row0, col0, glob0, g_src, g_dst
                 for l in range(L):
                     e = g_dst[_gidx(gs, gd, l, G, L)]
                     nt = _intra(e, v, -w, R, C, row0, col0, scratch, touched, nt)
-        if pos + nt > out_l.shape[0]:
-            size = max(2 * out_l.shape[0], pos + nt)
-            grown_l = np.empty(size, dtype=np.int64)
-            grown_w = np.empty(size, dtype=np.float64)
-            grown_l[:pos] = out_l[:pos]
-            grown_w[:pos] = out_w[:pos]
-            out_l = grown_l
-            out_w = grown_w
+        out_l, out_w = _room(out_l, out_w, pos, nt)
         pos = _flush(k, scratch, touched, nt, indptr, out_l, out_w, pos)
     return indptr, out_l[:pos].copy(), out_w[:pos].copy()
 
@@ -440,14 +447,7 @@ def minimal_link_sums(src, dst, weight, part, N, n_nodes, G, R, C, L, row0, col0
                 entries[f] = n
             f += 1
         # the part's links, sorted, then cleared for the next part
-        if pos + na > out_k.shape[0]:
-            grown = max(2 * out_k.shape[0], pos + na)
-            k2 = np.empty(grown, dtype=np.int64)
-            v2 = np.empty(grown, dtype=np.float64)
-            k2[:pos] = out_k[:pos]
-            v2[:pos] = out_v[:pos]
-            out_k = k2
-            out_v = v2
+        out_k, out_v = _room(out_k, out_v, pos, na)
         done = np.sort(links[:na])
         for i in range(na):
             lk = done[i]
