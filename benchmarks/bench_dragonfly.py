@@ -9,7 +9,8 @@ flows x links matrix the time model uses), in process, median of several runs af
 * fattree:k=16:levels=3 (4,096 hosts), fft2d:64x64 one phase (258,048 flows) placed in order,
   under dmodk and ecmp (route only).
 
-Writes benchmarks/RESULTS_dragonfly.md. Run: ``.venv/bin/python benchmarks/bench_dragonfly.py``.
+Writes benchmarks/RESULTS_dragonfly.md (above its earlier runs). Run:
+``.venv/bin/python benchmarks/bench_dragonfly.py``.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from rankmap.routing import router_for
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from timing_util import REPEATS, median_time  # noqa: E402
+from timing_util import REPEATS, median_time, write_results  # noqa: E402
 
 
 
@@ -63,10 +64,7 @@ def main() -> int:
              "|---|---|---|---|---|---:|---:|"]
     for r in rows:
         lines.append(f"| {r[0]} | {r[1]} | {r[2]} | {r[3]} | {r[4]} | {r[5]} | {r[6]:.3f} |")
-    text = "\n".join(lines) + "\n"
-    print(text)
-    with open(os.path.join(HERE, "RESULTS_dragonfly.md"), "w", encoding="utf-8") as fh:
-        fh.write(text)
+    write_results("RESULTS_dragonfly.md", "\n".join(lines) + "\n")
     return 0
 
 

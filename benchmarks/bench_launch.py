@@ -25,7 +25,7 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from timing_util import REPEATS, median_time  # noqa: E402
+from timing_util import REPEATS, median_time, write_results  # noqa: E402
 MACHINE = "bgp:32768"
 PATTERN = "stencil:512x256"
 
@@ -66,9 +66,7 @@ def main() -> int:
              "it finished).", "", "| step | median (s) |", "|---|---|"]
     lines += [f"| {label} | {t:.3f} |" for label, t in rows]
     text = "\n".join(lines) + "\n"
-    print(text)
-    with open(os.path.join(HERE, "RESULTS_launch.md"), "w", encoding="utf-8") as fh:
-        fh.write(text)
+    write_results("RESULTS_launch.md", text)
     return 0
 
 

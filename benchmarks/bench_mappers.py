@@ -11,7 +11,8 @@ compute the placement (median of RANKMAP_BENCH_REPEATS runs, default 3; 1 at 131
 with ``dor`` routing. Scotch's ``scotch_gmap`` (Debian package ``scotch``) is run when it is
 installed, on the same graph with target ``torus3D X Y Z`` (Z = 1 for 2-D tori) and ``-b0``; its
 time includes writing and reading its files. A mapper too slow at a scale is skipped there,
-with the reason written into the results. Writes benchmarks/RESULTS_mappers.md.
+with the reason written into the results. Writes benchmarks/RESULTS_mappers.md (above its
+earlier runs).
 
 Run: ``make bench`` or ``.venv/bin/python benchmarks/bench_mappers.py``.
 """
@@ -34,6 +35,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from scotch_util import SCOTCH_GMAP, write_scotch_graph  # noqa: E402
+from timing_util import write_results  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPEATS = int(os.environ.get("RANKMAP_BENCH_REPEATS", "3"))
@@ -178,9 +180,7 @@ def main(argv=None) -> int:
     when = (f"Run on {time.strftime('%Y-%m-%d', time.gmtime())}; load average (1 min) "
             f"{load:.1f} at the start, {os.getloadavg()[0]:.1f} at the end.")
     text = render(results, when)
-    with open(os.path.join(HERE, "RESULTS_mappers.md"), "w") as fh:
-        fh.write(text)
-    print(text)
+    write_results("RESULTS_mappers.md", text)
     return 0
 
 

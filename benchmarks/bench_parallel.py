@@ -33,6 +33,8 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from timing_util import write_results  # noqa: E402
 CASE = os.environ.get("RANKMAP_BENCH_PARALLEL_CASE",
                       "torus:16x16x16 stencil:64x64:periodic").split()
 REPEATS = int(os.environ.get("RANKMAP_BENCH_REPEATS", "3"))
@@ -129,9 +131,7 @@ def main() -> int:
     for name, wall, cpu, speed in rows:
         lines.append(f"| {name} | {wall:.1f} | {cpu:.1f} | {speed:.2f}x |")
     text = "\n".join(lines) + "\n"
-    with open(os.path.join(HERE, "RESULTS_parallel.md"), "w", encoding="utf-8") as fh:
-        fh.write(text)
-    print(text)
+    write_results("RESULTS_parallel.md", text)
     return 0
 
 

@@ -16,7 +16,7 @@ MPI_Cart_create costs (Open MPI, oversubscribed on this machine, fake nodes of a
 * the engine alone (``rankmap pmpi place``) on the request of a 1,024-process 32x32 grid on
   256 nodes of bgp:512: the part of the reordering that grows with the job.
 
-Writes benchmarks/RESULTS_pmpi.md. Run: ``make bench ONLY=pmpi``.
+Writes benchmarks/RESULTS_pmpi.md (above its earlier runs). Run: ``make bench ONLY=pmpi``.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
-from timing_util import REPEATS  # noqa: E402
+from timing_util import REPEATS, write_results  # noqa: E402
 
 BIN = os.path.dirname(sys.executable)
 PINGPONG_ITERS = 2000
@@ -270,9 +270,7 @@ def main() -> int:
                   "one barrier, MPI_Finalize), can end the same way at 256 oversubscribed "
                   "processes here, so it is Open MPI's, not the library's."]
     text = "\n".join(lines) + "\n"
-    print(text)
-    with open(os.path.join(HERE, "RESULTS_pmpi.md"), "w", encoding="utf-8") as fh:
-        fh.write(text)
+    write_results("RESULTS_pmpi.md", text)
     return 0
 
 
