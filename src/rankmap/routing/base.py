@@ -154,7 +154,8 @@ class Router(ABC):
         weight : numpy.ndarray of float64
             Signed weight of every flow (bytes; negative to take a flow off).
         part : numpy.ndarray of int64
-            Part (0 .. n_parts-1) of every flow; flows come grouped by part, in part order.
+            Part (0 .. n_parts-1) of every flow; flows come grouped by part, in part order
+            (ValueError otherwise).
         n_parts : int
             Number of parts.
 
@@ -174,25 +175,20 @@ class Router(ABC):
             A single-path route has as many as it has hops; a route split over parallel paths
             has many more, and summing it costs that many.
         """
+        from ..kernels.link_sums import row_link_sums   # numba: loaded when a search runs
+
         p_ptr, p_links, p_frac = self.path_arrays(src, dst, weight)
-        rows = np.repeat(np.arange(len(src)), np.diff(p_ptr))
-        n_links, hop = self.machine.n_links, self.machine.hop_links
-        hops = np.bincount(rows, p_frac if hop is None else p_frac * hop[p_links],
-                           minlength=len(src)).astype(np.float64)
-        entries = np.bincount(rows if hop is None else rows[hop[p_links]],
-                              minlength=len(src)).astype(np.int64)
-        flat = np.asarray(part)[rows] * n_links + p_links
-        if n_parts * n_links <= 8 * len(flat):
-            # dense accumulation is cheaper than sorting when the entries outnumber the slots;
-            # both add each key's entries in the same order
-            dense = np.bincount(flat, p_frac * weight[rows], minlength=n_parts * n_links)
-            keys = np.flatnonzero(np.bincount(flat, minlength=n_parts * n_links))
-            sums = dense[keys]
-        else:
-            keys, inv = np.unique(flat, return_inverse=True)
-            sums = np.bincount(inv.ravel(), p_frac * weight[rows], minlength=len(keys))
-        # (numpy's bincount of no entries is int64 even with weights)
-        return keys.astype(np.int64), sums.astype(np.float64, copy=False), hops, entries
+        part = np.ascontiguousarray(part, dtype=np.int64)
+        if len(part) > 1 and np.any(part[1:] < part[:-1]):
+            raise ValueError("link_sums_by_part needs the flows grouped by part, in order")
+        hop = self.machine.hop_links
+        return row_link_sums(np.ascontiguousarray(p_ptr, dtype=np.int64),
+                             np.ascontiguousarray(p_links),
+                             np.ascontiguousarray(p_frac, dtype=np.float64),
+                             np.ascontiguousarray(weight, dtype=np.float64), part,
+                             self.machine.n_links,
+                             np.zeros(1, dtype=np.bool_) if hop is None
+                             else np.ascontiguousarray(hop, dtype=np.bool_), hop is not None)
 
     def for_phase(self, src, dst, nbytes) -> "Router":
         """The router with its choices fixed for this phase's flows (``self`` unless the
