@@ -21,19 +21,42 @@ def _setup(machine="torus:4x4x4", pattern="stencil:4x4x4:periodic", nodes=None):
     return m, a, parse_pattern(pattern, default_ranks=a.n_cores)
 
 
-def test_incremental_state_matches_full_routing():
-    m, a, p = _setup()
+@pytest.mark.parametrize("machine,pattern,routing", [
+    ("torus:4x4x4", "stencil:4x4x4:periodic", "adaptive"),
+    ("dragonfly:groups=4,rows=2,cols=2,nodes=2,cores=4", "minimd", "minimal"),
+    ("dragonfly:groups=4,rows=2,cols=2,nodes=2,cores=4", "lulesh:4x4x4", "ugal"),
+    ("dragonfly:groups=4,rows=2,cols=2,nodes=2,cores=4", "fft2d:8x8", "valiant"),
+    ("fattree:k=4:levels=3:cores=4", "minimd", "ecmp"),
+])
+def test_incremental_state_matches_full_routing(machine, pattern, routing):
+    # moves and swaps kept and refused, one phase or many, routes split or not, a whole
+    # phase routed afresh (UGAL): the loads, hop-bytes, busiest link and draw weights kept up
+    # to date equal a state routed from scratch
+    m, a, p = _setup(machine, pattern)
     start = build_mapping("random", p, m, a, seed=1).core_of_rank
-    st = _State(p, m, a, "adaptive", start)
+    st = _State(p, m, a, routing, start)
+    src = np.concatenate([ph.src for ph in st.phases])
+    dst = np.concatenate([ph.dst for ph in st.phases])
+    w = np.concatenate([ph.bytes for ph in st.phases])
+    st.draw_table(src, dst, w)
     rng = np.random.default_rng(0)
-    for _ in range(40):
+    kept = 0
+    for _ in range(60):
         r1, r2 = rng.choice(p.n_ranks, 2, replace=False)
-        st.try_move({int(r1): int(st.cores[r2]), int(r2): int(st.cores[r1])})
-    full = _State(p, m, a, "adaptive", st.cores)
+        free = np.flatnonzero(st.rank_of_core < 0)
+        if len(free) and rng.random() < 0.3:
+            kept += st.try_move({int(r1): int(free[rng.integers(len(free))])})
+        else:
+            kept += st.try_move({int(r1): int(st.cores[r2]), int(r2): int(st.cores[r1])})
+    assert 0 < kept < 60
+    full = _State(p, m, a, routing, st.cores)
+    full.draw_table(src, dst, w)
     for x, y in zip(st.loads, full.loads):
         assert np.allclose(x, y)
     assert st.hb == pytest.approx(full.hb)
     assert st.max == pytest.approx(full.max)
+    assert np.allclose(st.weight, full.weight)
+    assert np.array_equal(st.rank_of_core[st.cores], np.arange(p.n_ranks))
 
 
 def test_refine_improves_a_random_start():
