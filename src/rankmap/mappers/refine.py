@@ -265,7 +265,7 @@ class _State:
         ranks = np.fromiter(moves.keys(), dtype=np.int64)
         old = {r: int(self.cores[r]) for r in moves}
         if self.whole_phase:
-            change = self._routed_afresh(moves, ranks, old)
+            change = self._routed_afresh(moves, ranks)
         else:
             change = self._routed_moved(moves, ranks)
         deltas, dhbs, tops, at_max_change, weights = change
@@ -368,7 +368,7 @@ class _State:
 
         return deltas, dhbs, tops, at_max_change, (idx, new_s, new_d, w)
 
-    def _routed_afresh(self, moves, ranks, old):
+    def _routed_afresh(self, moves, ranks):
         """As :meth:`_routed_moved`, every phase with a moved flow routed whole (for a router
         whose routes follow the whole phase's traffic: UGAL)."""
         for r, c in moves.items():
