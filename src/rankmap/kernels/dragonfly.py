@@ -27,6 +27,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .link_sums import part_flush
+
 __all__ = ["stage_rows", "gather_rows", "minimal_link_sums", "min_router_hops"]
 
 
@@ -448,13 +450,6 @@ def minimal_link_sums(src, dst, weight, part, N, n_nodes, G, R, C, L, row0, col0
             f += 1
         # the part's links, sorted, then cleared for the next part
         out_k, out_v = _room(out_k, out_v, pos, na)
-        done = np.sort(links[:na])
-        for i in range(na):
-            lk = done[i]
-            out_k[pos] = p * n_links + lk
-            out_v[pos] = acc[lk]
-            pos += 1
-            acc[lk] = 0.0
-            seen[lk] = False
+        pos = part_flush(p, n_links, links, na, acc, seen, out_k, out_v, pos)
         na = 0
     return out_k[:pos].copy(), out_v[:pos].copy(), hops, entries

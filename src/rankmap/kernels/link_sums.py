@@ -12,7 +12,47 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["row_link_sums"]
+__all__ = ["row_link_sums", "part_flush"]
+
+
+@njit(cache=True, nogil=True)
+def part_flush(p, n_links, touched, na, acc, seen, keys, sums, pos):
+    """Write the part's sums as sorted keys ``p * n_links + link`` from ``pos`` and clear
+    them for the next part.
+
+    Parameters
+    ----------
+    p, n_links : int
+        The part and the machine's links.
+    touched : ndarray of int64
+        The part's links, in first-touch order (``na`` of them).
+    na : int
+        Number of links of the part.
+    acc : ndarray of float64, shape (n_links,)
+        The part's sum of every link (zero elsewhere).
+    seen : ndarray of bool, shape (n_links,)
+        Whether each link is among the part's (cleared here).
+    keys : ndarray of int64
+        Output keys (room for ``na`` more from ``pos``).
+    sums : ndarray of float64
+        Output sums, beside the keys.
+    pos : int
+        First free output position.
+
+    Returns
+    -------
+    int
+        The next free output position.
+    """
+    done = np.sort(touched[:na])
+    for i in range(na):
+        lk = done[i]
+        keys[pos] = p * n_links + lk
+        sums[pos] = acc[lk]
+        pos += 1
+        acc[lk] = 0.0
+        seen[lk] = False
+    return pos
 
 
 @njit(cache=True)
@@ -87,12 +127,5 @@ def row_link_sums(indptr, links, frac, weight, part, n_links, hop, use_hop):
             hops[f] = h
             entries[f] = n
             f += 1
-        done = np.sort(touched[:na])
-        for i in range(na):
-            lk = done[i]
-            keys[pos] = p * n_links + lk
-            sums[pos] = acc[lk]
-            pos += 1
-            acc[lk] = 0.0
-            seen[lk] = False
+        pos = part_flush(p, n_links, touched, na, acc, seen, keys, sums, pos)
     return keys[:pos].copy(), sums[:pos].copy(), hops, entries
