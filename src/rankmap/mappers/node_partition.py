@@ -7,6 +7,13 @@ bytes between parts, that is the bytes that will cross the network. KaHIP's k-wa
 vertices that lose least from overfull parts to parts with room (preferring a part they talk
 to). The quotient graph of the parts (bytes between every two parts) is what the network
 placement then maps onto nodes.
+
+Graphs of more than :data:`TWO_LEVEL_MIN_ENTRIES` adjacency entries are cut in two levels
+(:func:`two_level_parts`): first into :data:`TWO_LEVEL_BLOCKS` blocks of whole parts, then
+every block into its parts. With thousands of parts KaHIP barely coarsens the graph before
+its initial partitioning, and on dense graphs that costs most of the ``graph`` mapper's time:
+fft2d:128x128 (4.2 M entries) into 4,096 parts took 17.6 s in one cut and 5.9 s in two, for
+the same cut bytes (benchmarks/RESULTS_two_level.md).
 """
 
 from __future__ import annotations
@@ -16,8 +23,9 @@ import scipy.sparse as sp
 
 from ..errors import RankmapError
 
-__all__ = ["int_weights", "kway_parts", "node_parts", "quotient_graph", "KAHIP_MODE",
-           "KAHIP_IMBALANCE", "KAHIP_MAX_WEIGHT", "KAHIP_WEIGHT_TOTAL"]
+__all__ = ["int_weights", "kway_parts", "node_parts", "two_level_parts", "quotient_graph",
+           "KAHIP_MODE", "KAHIP_IMBALANCE", "KAHIP_MAX_WEIGHT", "KAHIP_WEIGHT_TOTAL",
+           "TWO_LEVEL_MIN_ENTRIES", "TWO_LEVEL_BLOCKS"]
 
 #: KaHIP mode of the k-way cut: FAST (0). ECO (1) cuts a little less, but the placement the
 #: ``graph`` mapper makes of the parts is not better for it: over 11 problems
@@ -33,6 +41,14 @@ KAHIP_IMBALANCE = 0.03
 KAHIP_MAX_WEIGHT = 1e6
 #: the most all edge weights handed to KaHIP may sum to (its sums are 32-bit integers)
 KAHIP_WEIGHT_TOTAL = 2 ** 30
+#: graphs with more adjacency entries than this (and at least two parts per block) are cut
+#: in two levels. Below it the one-level cut is kept: over 13 problems of fewer entries
+#: (benchmarks/RESULTS_two_level.md) two levels gave ``graph`` a placement with a lower
+#: predicted time in 6, the same in 4 and a higher one in 3 (by up to 7.7%, a 2K FEM mesh),
+#: for 0-30% less CPU; above it, on dense graphs, they were faster by 2x-3x and as good or better
+TWO_LEVEL_MIN_ENTRIES = 2 ** 18
+#: blocks of the first level of a two-level cut
+TWO_LEVEL_BLOCKS = 16
 
 
 def int_weights(data: np.ndarray) -> np.ndarray:
@@ -105,14 +121,16 @@ def kway_parts(graph: sp.csr_matrix, k: int, seed: int, mode: int | None = None)
     return np.asarray(blocks, dtype=np.int64)
 
 
-def _fix_balance(graph: sp.csr_matrix, part: np.ndarray, k: int, cap: int) -> np.ndarray:
-    """Move vertices out of parts holding more than ``cap`` until none does.
+def _fix_balance(graph: sp.csr_matrix, part: np.ndarray, k: int, cap) -> np.ndarray:
+    """Move vertices out of parts holding more than their capacity until none does.
 
-    Every move takes, from an overfull part, the vertex whose move loses least (bytes to a
-    part with room minus bytes to its own part), to the part with room it talks to most (or,
-    when it talks to none, the emptiest part). Touches only the excess vertices.
+    ``cap`` is one capacity for every part or an array of ``k``. Every move takes, from an
+    overfull part, the vertex whose move loses least (bytes to a part with room minus bytes to
+    its own part), to the part with room it talks to most (or, when it talks to none, the part
+    with most room). Touches only the excess vertices.
     """
     part = part.copy()
+    cap = np.broadcast_to(np.asarray(cap, dtype=np.int64), (k,))
     size = np.bincount(part, minlength=k)
     if (size <= cap).all():
         return part
@@ -124,19 +142,65 @@ def _fix_balance(graph: sp.csr_matrix, part: np.ndarray, k: int, cap: int) -> np
         own = np.array([data[indptr[v]:indptr[v + 1]][part[indices[indptr[v]:indptr[v + 1]]] == p].sum()
                         for v in members])
         for v in members[np.argsort(own, kind="stable")]:
-            if size[p] <= cap:
+            if size[p] <= cap[p]:
                 break
             nb = indices[indptr[v]:indptr[v + 1]]
             w = data[indptr[v]:indptr[v + 1]]
-            room = size[part[nb]] < cap
+            room = size[part[nb]] < cap[part[nb]]
             if room.any():
                 tgt_w = np.bincount(part[nb][room], weights=w[room], minlength=k)
                 q = int(np.argmax(tgt_w))
             else:
-                q = int(np.argmin(size))
+                q = int(np.argmax(cap - size))
             part[v] = q
             size[p] -= 1
             size[q] += 1
+    return part
+
+
+def two_level_parts(graph: sp.csr_matrix, k: int, cap: int, seed: int,
+                    blocks: int = TWO_LEVEL_BLOCKS) -> np.ndarray:
+    """Parts of at most ``cap`` vertices cut in two levels: blocks, then parts of each block.
+
+    KaHIP first cuts the graph into ``blocks`` blocks; block ``b`` is then made to hold at
+    most ``parts_b * cap`` vertices, where ``parts_b`` is its share of the ``k`` parts
+    (``k // blocks``, one more for the first ``k % blocks`` blocks), and is cut by KaHIP into
+    its ``parts_b`` parts. The parts of block ``b`` are numbered after those of the blocks
+    before it.
+
+    Parameters
+    ----------
+    graph : scipy.sparse.csr_matrix
+        Symmetric weighted adjacency (bytes), no diagonal.
+    k : int
+        Number of parts, at least ``blocks``; ``k * cap`` at least the vertices.
+    cap : int
+        Capacity of a part (vertices).
+    seed : int
+        KaHIP's seed (every cut).
+    blocks : int
+        Blocks of the first level.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 part (0..k-1) of every vertex, at most ``cap`` vertices in each.
+    """
+    n = graph.shape[0]
+    parts_in = np.full(blocks, k // blocks, dtype=np.int64)
+    parts_in[:k % blocks] += 1
+    block = _fix_balance(graph, kway_parts(graph, blocks, seed), blocks, parts_in * cap)
+    order = np.argsort(block, kind="stable")
+    bounds = np.searchsorted(block[order], np.arange(blocks + 1))
+    part = np.empty(n, dtype=np.int64)
+    first = 0
+    for b in range(blocks):
+        members = order[bounds[b]:bounds[b + 1]]
+        if len(members):
+            kb = int(min(parts_in[b], len(members)))
+            sub = graph[members][:, members].tocsr()
+            part[members] = first + _fix_balance(sub, kway_parts(sub, kb, seed), kb, cap)
+        first += int(parts_in[b])
     return part
 
 
@@ -163,6 +227,8 @@ def node_parts(graph: sp.csr_matrix, cores_per_node: int, seed: int) -> np.ndarr
     k = -(-n // cap)
     if cap == 1:
         return np.arange(n, dtype=np.int64)
+    if graph.nnz > TWO_LEVEL_MIN_ENTRIES and k >= 2 * TWO_LEVEL_BLOCKS:
+        return two_level_parts(graph, k, cap, seed)
     part = kway_parts(graph, k, seed)
     return _fix_balance(graph, part, k, cap)
 
