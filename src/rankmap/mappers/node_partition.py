@@ -12,8 +12,8 @@ Graphs of more than :data:`TWO_LEVEL_MIN_ENTRIES` adjacency entries are cut in t
 (:func:`two_level_parts`): first into :data:`TWO_LEVEL_BLOCKS` blocks of whole parts, then
 every block into its parts. With thousands of parts KaHIP barely coarsens the graph before
 its initial partitioning, and on dense graphs that costs most of the ``graph`` mapper's time:
-fft2d:128x128 (4.2 M entries) into 4,096 parts took 17.6 s in one cut and 5.9 s in two, for
-the same cut bytes (benchmarks/RESULTS_two_level.md).
+on fft2d:128x128 (4.2 M entries) with 4,096 parts, ``graph`` took 31.4 s with one cut and
+15.0 s with two, for the same cut bytes (benchmarks/RESULTS_two_level.md).
 """
 
 from __future__ import annotations
@@ -42,10 +42,11 @@ KAHIP_MAX_WEIGHT = 1e6
 #: the most all edge weights handed to KaHIP may sum to (its sums are 32-bit integers)
 KAHIP_WEIGHT_TOTAL = 2 ** 30
 #: graphs with more adjacency entries than this (and at least two parts per block) are cut
-#: in two levels. Below it the one-level cut is kept: over 13 problems of fewer entries
+#: in two levels. Below it the one-level cut is kept: over 14 problems of fewer entries
 #: (benchmarks/RESULTS_two_level.md) two levels gave ``graph`` a placement with a lower
-#: predicted time in 6, the same in 4 and a higher one in 3 (by up to 7.7%, a 2K FEM mesh),
-#: for 0-30% less CPU; above it, on dense graphs, they were faster by 2x-3x and as good or better
+#: predicted time in 6, the same in 5 and a higher one in 3 (by up to 7.7%, a 2K FEM mesh),
+#: in about the same CPU time; on the 3 dense graphs above it ``graph`` ran 1.8-2.3x as fast
+#: and its placements' predicted times were 0.67-0.97x
 TWO_LEVEL_MIN_ENTRIES = 2 ** 18
 #: blocks of the first level of a two-level cut
 TWO_LEVEL_BLOCKS = 16
