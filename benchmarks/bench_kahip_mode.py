@@ -18,10 +18,10 @@ limit_blas_threads()  # as the command line does, before numpy loads (rankmap.th
 
 import os
 import sys
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+from graph_setting import node_partition_setting, timed_graph  # noqa: E402
 from timing_util import write_results  # noqa: E402
 
 #: (machine, allocation or "", pattern)
@@ -46,8 +46,6 @@ def run_case(machine_spec, alloc_spec, pattern_spec) -> list[dict]:
     from rankmap.allocation import parse_allocation, whole_machine
     from rankmap.evaluation import Evaluator
     from rankmap.machines import parse_machine
-    from rankmap.mappers import Placement, node_partition
-    from rankmap.mappers.graph_multilevel import graph
     from rankmap.patterns import parse_pattern
 
     m = parse_machine(machine_spec)
@@ -55,17 +53,10 @@ def run_case(machine_spec, alloc_spec, pattern_spec) -> list[dict]:
     p = parse_pattern(pattern_spec, default_ranks=a.n_cores)
     ev = Evaluator(m, a, p)
     rows = []
-    saved = node_partition.KAHIP_MODE
-    try:
-        for label, mode in MODES:
-            node_partition.KAHIP_MODE = mode
-            t = time.process_time()
-            cores = graph(p, m, a, 0)
-            cpu = time.process_time() - t
-            met = ev.evaluate(Placement("graph", cores)).metrics
-            rows.append({"mode": label, "cpu": cpu, **met})
-    finally:
-        node_partition.KAHIP_MODE = saved
+    for label, mode in MODES:
+        with node_partition_setting("KAHIP_MODE", mode):
+            _cores, cpu, met = timed_graph(p, m, a, ev)
+        rows.append({"mode": label, "cpu": cpu, **met})
     return rows
 
 

@@ -20,14 +20,13 @@ from rankmap.threads import limit_blas_threads
 limit_blas_threads()  # as the command line does, before numpy loads (rankmap.threads)
 
 import os
-import statistics
 import sys
 import tempfile
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import bench_quality as bq  # noqa: E402
+from graph_setting import node_partition_setting, timed_graph  # noqa: E402
 from timing_util import write_results  # noqa: E402
 
 REPEATS = int(os.environ.get("RANKMAP_BENCH_REPEATS", "3"))
@@ -66,8 +65,7 @@ def run_case(machine_spec, alloc_spec, pattern_spec, workdir) -> dict:
     from rankmap.allocation import parse_allocation, whole_machine
     from rankmap.evaluation import Evaluator
     from rankmap.machines import parse_machine
-    from rankmap.mappers import Placement, node_partition
-    from rankmap.mappers.graph_multilevel import graph
+    from rankmap.mappers import node_partition
     from rankmap.mappers.graph_partition import communication_graph
     from rankmap.patterns import parse_pattern
 
@@ -81,24 +79,15 @@ def run_case(machine_spec, alloc_spec, pattern_spec, workdir) -> dict:
     ev = Evaluator(m, a, p)
     out = {"ranks": p.n_ranks, "entries": g.nnz,
            "natural": "two levels" if g.nnz > node_partition.TWO_LEVEL_MIN_ENTRIES else "one level"}
-    saved = node_partition.TWO_LEVEL_MIN_ENTRIES
-    try:
-        for label, threshold in CUTS:
-            node_partition.TWO_LEVEL_MIN_ENTRIES = threshold
-            cpu = []
-            for _ in range(reps):
-                t = time.process_time()
-                cores = graph(p, m, a, 0)
-                cpu.append(time.process_time() - t)
+    for label, threshold in CUTS:
+        with node_partition_setting("TWO_LEVEL_MIN_ENTRIES", threshold):
+            _cores, cpu, met = timed_graph(p, m, a, ev, reps)
             part = node_partition.node_parts(g, cpn, 0)
-            cut = float(coo.data[part[coo.row] != part[coo.col]].sum()) / 2
-            met = ev.evaluate(Placement("graph", cores)).metrics
-            out[label] = {"cpu": statistics.median(cpu), "cut": cut, "runs": reps,
-                          **{k: float(met[k]) for k in ("predicted_time_s", "max_link_bytes",
-                                                         "hop_bytes")}}
-            assert np.bincount(part).max() <= cpn
-    finally:
-        node_partition.TWO_LEVEL_MIN_ENTRIES = saved
+        assert np.bincount(part).max() <= cpn
+        cut = float(coo.data[part[coo.row] != part[coo.col]].sum()) / 2
+        out[label] = {"cpu": cpu, "cut": cut, "runs": reps,
+                      **{k: float(met[k]) for k in ("predicted_time_s", "max_link_bytes",
+                                                     "hop_bytes")}}
     return out
 
 
