@@ -136,3 +136,45 @@ def test_kept_moves_keep_the_draw_weights_of_a_rebuild(spec, routing):
     assert np.array_equal(st.weight, fresh)
     total, cdf = st.draw_table(src, dst, w)
     assert total == fresh.sum()
+
+
+@pytest.mark.parametrize("spec,pat", [("torus:4x4:cores=2", "stencil:8x4:box"),
+                                      ("torus:4x4x4", "stencil:4x4x4:periodic"),
+                                      ("mesh:4x4:cores=4", "fft2d:8x8")])
+def test_links_at_each_phase_top_are_counted_through_kept_moves(spec, pat):
+    """The compiled step finds a phase's busiest link from the changed links alone while
+    another link stays at it: its count of links at every phase's busiest value stays the
+    count over the loads, and the busiest values stay the loads' maxima."""
+    from scipy.sparse import csr_matrix
+
+    from rankmap.kernels.refine_grid import count_at_top
+    from rankmap.mappers.refine import _GridState, _State
+
+    machine = parse_machine(spec)
+    allocation = whole_machine(machine)
+    pattern = parse_pattern(pat)
+    n = pattern.n_ranks
+    src = np.concatenate([p.src for p in pattern.phases])
+    dst = np.concatenate([p.dst for p in pattern.phases])
+    w = np.concatenate([p.bytes for p in pattern.phases])
+    wsym = csr_matrix((np.concatenate([w, w]), (np.concatenate([src, dst]),
+                                                np.concatenate([dst, src]))), shape=(n, n))
+    wsym.sum_duplicates()
+    wsym.sort_indices()
+    rng = np.random.default_rng(4)
+    st = _State(pattern, machine, allocation, None, rng.permutation(allocation.n_cores)[:n])
+    gs = _GridState(st, pattern, wsym)
+    kept = 0
+    for _ in range(400):
+        a = int(rng.integers(n))
+        c = int(rng.integers(allocation.n_cores))
+        kept += max(gs.propose(a, c // allocation.cores_per_node,
+                               np.zeros(0, dtype=np.int64), c, wsym), 0)
+    assert kept > 0
+    n_links = machine.n_links
+    for i in range(gs.loads.shape[0]):
+        assert gs.top[i] == gs.loads[i].max()
+        assert gs.n_top[i] == (n_links if gs.top[i] <= 0 else
+                               int((gs.loads[i] >= gs.top[i]).sum()))
+        assert gs.n_top[i] == count_at_top(i, gs.loads, gs.members, gs.n_members, gs.top,
+                                           n_links)

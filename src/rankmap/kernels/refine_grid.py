@@ -44,8 +44,8 @@ from numba import njit
 
 from .torus import dor_walk
 
-__all__ = ["refine_step", "refine_batch", "swap_step", "count_at_max", "flow_weights",
-           "draw_table"]
+__all__ = ["refine_step", "refine_batch", "swap_step", "count_at_max", "count_at_top",
+           "flow_weights", "draw_table"]
 
 #: indices into the ``scal`` state array
 MAX, AT_MAX, HB, WORK, TOTAL = 0, 1, 2, 3, 4
@@ -227,16 +227,21 @@ def count_at_max(loads, members, n_members, top, scal):
 
 
 @njit(cache=True, nogil=True)
-def _top_after(i, links, delta, lo, hi, loads, members, n_members, top):
+def _top_after(i, links, delta, lo, hi, loads, members, n_members, top, n_top):
     """Busiest link bytes of phase ``i`` after adding ``delta[lo:hi]`` on ``links[lo:hi]``:
-    from the changed links, unless one of them is a busiest link now (then from every link
-    that may carry bytes, as rankmap.mappers.refine's ``_max_after``)."""
+    from the changed links, unless one of them is a busiest link now and no other link is
+    (``n_top[i]`` links are at the busiest value); then from every link that may carry
+    bytes, as rankmap.mappers.refine's ``_max_after``. Either way the exact maximum."""
     if hi == lo:
         return top[i]
     cur_max = loads[i, links[lo]]
-    for j in range(lo + 1, hi):
-        cur_max = max(cur_max, loads[i, links[j]])
-    if cur_max >= top[i]:
+    at_top = 0
+    for j in range(lo, hi):
+        cur = loads[i, links[j]]
+        cur_max = max(cur_max, cur)
+        if cur >= top[i]:
+            at_top += 1
+    if cur_max >= top[i] and at_top >= n_top[i]:
         before = np.empty(hi - lo, dtype=np.float64)
         for j in range(lo, hi):
             before[j - lo] = loads[i, links[j]]
@@ -249,10 +254,44 @@ def _top_after(i, links, delta, lo, hi, loads, members, n_members, top):
         for j in range(lo, hi):
             loads[i, links[j]] = before[j - lo]
         return out
+    # an unchanged link stays at the busiest value (or none of the changed links is at it)
     out = top[i]
     for j in range(lo, hi):
         out = max(out, loads[i, links[j]] + delta[j])
     return out
+
+
+@njit(cache=True, nogil=True)
+def count_at_top(i, loads, members, n_members, top, n_links):
+    """Links of phase ``i`` whose bytes equal its busiest value ``top[i]`` (every link when
+    the phase carries nothing).
+
+    Parameters
+    ----------
+    i : int
+        The phase.
+    loads : ndarray of float64, shape (phases, links)
+        Link bytes per phase.
+    members, n_members : ndarray of int64
+        Per phase, the links that may carry bytes (the first ``n_members[i]`` of row i);
+        the others carry none.
+    top : ndarray of float64, shape (phases,)
+        Busiest link bytes per phase.
+    n_links : int
+        Links of the machine.
+
+    Returns
+    -------
+    int
+        Links at ``top[i]``.
+    """
+    if top[i] <= 0:
+        return n_links
+    c = 0
+    for j in range(n_members[i]):
+        if loads[i, members[i, j]] >= top[i]:
+            c += 1
+    return c
 
 
 @njit(cache=True, nogil=True)
@@ -318,7 +357,7 @@ def _move_sums(src, dst, wgt, part, n_live, scratch, mark, dims, strides, wrap, 
 @njit(cache=True, nogil=True)
 def _try_move(ranks, new_cores, cores, rank_of_core, alloc_nodes, cpn, f_src, f_dst, f_bytes,
               f_off, rf_indptr, rf_fl, rf_off, loads, members, n_members, in_set, busy_len,
-              added_len, top, phase_hb, weight, scal, scratch, mark, n_links, dims, strides,
+              added_len, top, n_top, phase_hb, weight, scal, scratch, mark, n_links, dims, strides,
               wrap, link_of_slot):
     """Give ``ranks[k]`` the core ``new_cores[k]``; keep it only if the objective drops
     (rankmap.mappers.refine's ``_State.try_move``). Returns whether it was kept."""
@@ -412,7 +451,7 @@ def _try_move(ranks, new_cores, cores, rank_of_core, alloc_nodes, cpn, f_src, f_
     for k in range(n_live):
         i = live[k]
         tops[i] = _top_after(i, links, sums, cut[k], cut[k + 1], loads, members, n_members,
-                             top)
+                             top, n_top)
     new_max = 0.0
     for i in range(n_ph):
         new_max = tops[i] if i == 0 else max(new_max, tops[i])
@@ -448,8 +487,14 @@ def _try_move(ranks, new_cores, cores, rank_of_core, alloc_nodes, cpn, f_src, f_
             weight[f] = w_new
         e += 2 * m
         phase_hb[i] += dhbs[i]
+        same_top = tops[i] == top[i]
         for j in range(cut[k], cut[k + 1]):
             link = links[j]
+            if same_top:
+                if loads[i, link] >= top[i]:
+                    n_top[i] -= 1
+                if loads[i, link] + sums[j] >= top[i]:
+                    n_top[i] += 1
             loads[i, link] += sums[j]
             if not in_set[i, link]:
                 in_set[i, link] = True
@@ -460,7 +505,11 @@ def _try_move(ranks, new_cores, cores, rank_of_core, alloc_nodes, cpn, f_src, f_
             _compact(i, loads, members, n_members, in_set, busy_len, added_len)
     scal[MAX] = new_max
     scal[HB] = hb + dhb
-    top[:] = tops
+    for k in range(n_live):
+        i = live[k]
+        if tops[i] != top[i]:
+            top[i] = tops[i]
+            n_top[i] = count_at_top(i, loads, members, n_members, top, n_links)
     if lower:
         scal[AT_MAX] = count_at_max(loads, members, n_members, top, scal)
     else:
@@ -476,7 +525,7 @@ def _try_move(ranks, new_cores, cores, rank_of_core, alloc_nodes, cpn, f_src, f_
 @njit(cache=True, nogil=True)
 def refine_step(a, ppos, opts, c, cores, rank_of_core, alloc_nodes, cpn, w_indptr, w_indices,
                 w_data, pcoords, f_src, f_dst, f_bytes, f_off, rf_indptr, rf_fl, rf_off, loads,
-                members, n_members, in_set, busy_len, added_len, top, phase_hb, weight, scal,
+                members, n_members, in_set, busy_len, added_len, top, n_top, phase_hb, weight, scal,
                 scratch, mark, n_links, dims, strides, wrap, link_of_slot):
     """Judge, and keep or refuse, one proposal of the refinement (see the module docstring).
 
@@ -549,7 +598,7 @@ phase_hb, weight, scal : ndarray
         new_cores[1] = cores[a]
     kept = _try_move(ranks, new_cores, cores, rank_of_core, alloc_nodes, cpn, f_src, f_dst,
                      f_bytes, f_off, rf_indptr, rf_fl, rf_off, loads, members, n_members,
-                     in_set, busy_len, added_len, top, phase_hb, weight, scal, scratch, mark,
+                     in_set, busy_len, added_len, top, n_top, phase_hb, weight, scal, scratch, mark,
                      n_links, dims, strides, wrap, link_of_slot)
     return 1 if kept else 0
 
@@ -574,7 +623,7 @@ def refine_batch(rng, cdf, batch, src, dst, nb_ptr, nb_pos, counters, window_sta
                  min_gain, max_work, reweight_ratio, built, cores, rank_of_core, alloc_nodes,
                  cpn, w_indptr, w_indices, w_data, pcoords, f_src, f_dst, f_bytes, f_off,
                  rf_indptr, rf_fl, rf_off, loads, members, n_members, in_set, busy_len,
-                 added_len, top, phase_hb, weight, scal, scratch, mark, n_links, dims, strides,
+                 added_len, top, n_top, phase_hb, weight, scal, scratch, mark, n_links, dims, strides,
                  wrap, link_of_slot):
     """One batch of :func:`rankmap.mappers.refine.refine_search`'s proposals, drawn and
     judged as its Python loop does, draw for draw from the same generator.
@@ -616,7 +665,7 @@ def refine_batch(rng, cdf, batch, src, dst, nb_ptr, nb_pos, counters, window_sta
         Work when the table was built.
     cores, rank_of_core, alloc_nodes, cpn, w_indptr, w_indices, w_data, pcoords, f_src, \
 f_dst, f_bytes, f_off, rf_indptr, rf_fl, rf_off, loads, members, n_members, in_set, \
-busy_len, added_len, top, phase_hb, weight, scal, scratch, mark, n_links, dims, strides, \
+busy_len, added_len, top, n_top, phase_hb, weight, scal, scratch, mark, n_links, dims, strides, \
 wrap, link_of_slot
         As :func:`refine_step`.
 
@@ -646,7 +695,7 @@ wrap, link_of_slot
         kept = refine_step(a, ppos, nb_pos[o0:o1], c, cores, rank_of_core, alloc_nodes, cpn,
                            w_indptr, w_indices, w_data, pcoords, f_src, f_dst, f_bytes, f_off,
                            rf_indptr, rf_fl, rf_off, loads, members, n_members, in_set,
-                           busy_len, added_len, top, phase_hb, weight, scal, scratch, mark,
+                           busy_len, added_len, top, n_top, phase_hb, weight, scal, scratch, mark,
                            n_links, dims, strides, wrap, link_of_slot)
         if kept < 0:
             continue

@@ -41,7 +41,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import RankmapError
-from ..kernels.refine_grid import draw_table, flow_weights, refine_batch, refine_step
+from ..kernels.refine_grid import (count_at_top, draw_table, flow_weights, refine_batch,
+                                   refine_step)
 from ..routing import Router, router_for
 from ..routing.groups import grouped_loads
 from .base import MapperInfo
@@ -480,6 +481,11 @@ class _GridState:
         self.busy_len = self.n_members.copy()
         self.added_len = np.zeros(n_ph, dtype=np.int64)
         self.top = np.array(st.top, dtype=np.float64)
+        # links at each phase's busiest value (the busiest link's bytes are found from the
+        # changed links alone while another link stays at it)
+        self.n_top = np.array([count_at_top(i, self.loads, self.members, self.n_members,
+                                            self.top, n_links) for i in range(n_ph)],
+                              dtype=np.int64)
         self.phase_hb = np.array(st.phase_hb, dtype=np.float64)
         self.weight, total = flow_weights(self.cores, self.cpn, self.f_src, self.f_dst,
                                           self.f_bytes, self.pcoords, dims,
@@ -515,7 +521,7 @@ class _GridState:
                                  self.f_src, self.f_dst, self.f_bytes, self.f_off,
                                  self.rf_indptr, self.rf_fl, self.rf_off, self.loads,
                                  self.members, self.n_members, self.in_set, self.busy_len,
-                                 self.added_len, self.top, self.phase_hb, self.weight,
+                                 self.added_len, self.top, self.n_top, self.phase_hb, self.weight,
                                  self.scal, self.scratch, self.mark, *self.grid))
 
     def node_of(self, cores):
@@ -535,7 +541,7 @@ class _GridState:
                                *self.w, self.pcoords, self.f_src, self.f_dst, self.f_bytes, self.f_off,
                                self.rf_indptr, self.rf_fl, self.rf_off, self.loads,
                                self.members, self.n_members, self.in_set, self.busy_len,
-                               self.added_len, self.top, self.phase_hb, self.weight,
+                               self.added_len, self.top, self.n_top, self.phase_hb, self.weight,
                                self.scal, self.scratch, self.mark, *self.grid))
 
 
