@@ -623,8 +623,8 @@ def refine_batch(rng, cdf, batch, src, dst, nb_ptr, nb_pos, counters, window_sta
                  min_gain, max_work, reweight_ratio, built, cores, rank_of_core, alloc_nodes,
                  cpn, w_indptr, w_indices, w_data, pcoords, f_src, f_dst, f_bytes, f_off,
                  rf_indptr, rf_fl, rf_off, loads, members, n_members, in_set, busy_len,
-                 added_len, top, n_top, phase_hb, weight, scal, scratch, mark, n_links, dims, strides,
-                 wrap, link_of_slot):
+                 added_len, top, n_top, phase_hb, weight, scal, scratch, mark, n_links, dims,
+                 strides, wrap, link_of_slot):
     """One batch of :func:`rankmap.mappers.refine.refine_search`'s proposals, drawn and
     judged as its Python loop does, draw for draw from the same generator.
 
