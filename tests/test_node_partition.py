@@ -91,3 +91,39 @@ def test_fix_balance_with_a_capacity_per_part_moves_only_the_excess(g, k, data):
     # only vertices of overfull parts move
     moved = fixed != part
     assert (size_before[part[moved]] > caps[part[moved]]).all()
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.sampled_from(["torus:4x4:cores=4", "torus:4x4x2:cores=2", "mesh:6x3:cores=3",
+                        "torus:4x4:cores=8"]),
+       st.sampled_from(["fft2d:8x8", "stencil:8x8:box", "alltoall:6x6", "stencil:5x7:periodic"]),
+       st.integers(min_value=2, max_value=3), st.booleans(), st.integers(0, 50))
+def test_graph_places_every_rank_on_its_own_core_with_two_level_cuts(spec, pat, blocks,
+                                                                      scattered, seed):
+    """The whole ``graph`` mapper with the two-level cut forced on small problems (any
+    number of blocks, scattered nodes, ranks that do not fill the nodes): a valid
+    placement, the same for the same seed."""
+    from rankmap.allocation import parse_allocation, whole_machine
+    from rankmap.machines import parse_machine
+    from rankmap.mappers.graph_multilevel import graph
+
+    machine = parse_machine(spec)
+    allocation = whole_machine(machine)
+    pattern = parse_pattern(pat)
+    if scattered:
+        need = -(-pattern.n_ranks // allocation.cores_per_node)
+        if need + 1 < allocation.n_nodes:
+            allocation = parse_allocation(f"random:{need + 1}:seed={seed}", machine)
+    if pattern.n_ranks > allocation.n_cores:
+        return
+    saved = (node_partition.TWO_LEVEL_MIN_ENTRIES, node_partition.TWO_LEVEL_BLOCKS)
+    try:
+        node_partition.TWO_LEVEL_MIN_ENTRIES, node_partition.TWO_LEVEL_BLOCKS = -1, blocks
+        cores = graph(pattern, machine, allocation, seed)
+        again = graph(pattern, machine, allocation, seed)
+    finally:
+        node_partition.TWO_LEVEL_MIN_ENTRIES, node_partition.TWO_LEVEL_BLOCKS = saved
+    assert cores.shape == (pattern.n_ranks,)
+    assert len(np.unique(cores)) == pattern.n_ranks
+    assert cores.min() >= 0 and cores.max() < allocation.n_cores
+    assert np.array_equal(cores, again)

@@ -229,7 +229,7 @@ def node_parts(graph: sp.csr_matrix, cores_per_node: int, seed: int) -> np.ndarr
     if cap == 1:
         return np.arange(n, dtype=np.int64)
     if graph.nnz > TWO_LEVEL_MIN_ENTRIES and k >= 2 * TWO_LEVEL_BLOCKS:
-        return two_level_parts(graph, k, cap, seed)
+        return two_level_parts(graph, k, cap, seed, blocks=TWO_LEVEL_BLOCKS)
     part = kway_parts(graph, k, seed)
     return _fix_balance(graph, part, k, cap)
 
