@@ -39,6 +39,61 @@ def test_crosses_matches_the_routers_paths(case, seed):
         assert np.array_equal(router.crosses(src, dst, int(link)), expect)
 
 
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from([(spec, r) for spec in ("torus:4x3x5", "mesh:4x4", "torus:6x2:wrap=x",
+                                               "torus:8", "torus:3x2x2x3") for r in ("dor",)]
+                       + [("torus:4x3x5", "adaptive"),
+                          ("dragonfly:groups=4,rows=2,cols=2,nodes=2", "minimal"),
+                          ("fattree:k=4:levels=2", "dmodk")]),
+       st.integers(0, 2**31 - 1))
+def test_every_flow_over_a_link_starts_or_ends_where_the_router_says(case, seed):
+    """``Router.ends_through``: each flow with bytes on the link starts at one of the nodes
+    (or ends at one), and under dimension order the set is the smaller side."""
+    machine, router, rng, src, dst = _random_flows(case, seed, 200)
+    for link in rng.integers(0, machine.n_links, 6):
+        ends = router.ends_through(int(link))
+        if case[1] != "dor":
+            assert ends is None
+            continue
+        side, nodes = ends
+        assert np.all(np.diff(nodes) > 0) and len(nodes) <= machine.n_nodes
+        over = router.crosses(src, dst, int(link))
+        assert np.isin((src if side == "src" else dst)[over], nodes).all()
+        # all node pairs: the flows over the link start (end) in the set, and the set is
+        # the smaller of the two a dimension-order walk allows
+        n = machine.n_nodes
+        a = np.repeat(np.arange(n), n)
+        b = np.tile(np.arange(n), n)
+        hit = router.crosses(a, b, int(link))
+        assert np.isin((a if side == "src" else b)[hit], nodes).all()
+        k = int(machine.link_dim[link])
+        assert len(nodes) == min(np.prod(machine.dims[:k + 1]), np.prod(machine.dims[k:]))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.sampled_from(["torus:4x4x4", "mesh:5x3x2", "torus:6x4:wrap=x", "torus:3x2x2x3"]),
+       st.integers(0, 2**31 - 1), st.integers(1, 3))
+def test_flows_over_a_link_from_the_units_on_its_ends_are_the_scanned_ones(spec, seed, slots):
+    """``flows_over_link`` gives the same flows, in the same order, whether it scans every
+    flow or looks only at the units on the nodes the router names."""
+    from rankmap.mappers.swap_refine import _flow_csr, flows_over_link
+
+    machine = parse_machine(spec)
+    router = router_for(machine, "dor")
+    rng = np.random.default_rng(seed)
+    n_units = machine.n_nodes * slots
+    at = rng.permutation(n_units) // slots                   # units on every node
+    alloc = rng.permutation(machine.n_nodes)                 # positions in any node order
+    s = rng.integers(0, n_units, 300)
+    d = rng.integers(0, n_units, 300)
+    h = machine.hop_distance(alloc[at[s]], alloc[at[d]])
+    csr = _flow_csr(s, d, n_units)
+    for link in range(machine.n_links):
+        scanned = flows_over_link(router, s, d, at, h, alloc, link)
+        by_unit = flows_over_link(router, s, d, at, h, alloc, link, unit_flows=csr)
+        assert np.array_equal(scanned, by_unit)
+
+
 def test_graph_relieves_the_busiest_link_every_rank_order_shares():
     # 80x50 box stencil on a 16^3 torus: every rank order's busiest link carries 13 MiB
     # (TXYZ: 407 links at 13 MiB); aimed link swaps take the graph mapper to 11 MiB, below

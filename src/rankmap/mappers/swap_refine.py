@@ -192,12 +192,17 @@ def _flows_on_a_shortest_path(src, dst, at, hops, to_a, from_b):
     return out[:m]
 
 
-def flows_over_link(router, src, dst, at, hops, alloc_nodes, link: int) -> np.ndarray:
+def flows_over_link(router, src, dst, at, hops, alloc_nodes, link: int,
+                    unit_flows=None) -> np.ndarray:
     """The flows that ``router`` sends over ``link``, found without routing them all.
 
-    A flow can cross link a -> b on a minimal route only when ``h(s, a) + 1 + h(b, d)`` is its
-    hop count (one pass over the flows with the distances of the allocation's nodes to the
-    link's ends); the router's own paths of those few flows then decide.
+    When the router narrows down the nodes such flows start or end at
+    (:meth:`~rankmap.routing.Router.ends_through`: dimension order on a torus or mesh) and
+    ``unit_flows`` is given, only the flows of the units on those nodes are looked at.
+    Otherwise a flow can cross link a -> b on a minimal route only when
+    ``h(s, a) + 1 + h(b, d)`` is its hop count (one pass over the flows with the distances
+    of the allocation's nodes to the link's ends). Either way the router's own paths of
+    those few flows then decide, so both give the same flows.
 
     Parameters
     ----------
@@ -213,16 +218,34 @@ def flows_over_link(router, src, dst, at, hops, alloc_nodes, link: int) -> np.nd
         int64 machine node of every allocation position.
     link : int
         The directed link.
+    unit_flows : tuple of numpy.ndarray, optional
+        CSR (indptr, flow ids) of the flows touching each unit.
 
     Returns
     -------
     numpy.ndarray
         int64 indices of the flows (in order) with bytes on ``link``.
     """
-    cand = _could_cross(router.machine, src, dst, at, hops, alloc_nodes, link)
+    ends = router.ends_through(link) if unit_flows is not None else None
+    if ends is None:
+        cand = _could_cross(router.machine, src, dst, at, hops, alloc_nodes, link)
+        if len(cand) == 0:
+            return cand
+        return cand[router.crosses(alloc_nodes[at[src[cand]]], alloc_nodes[at[dst[cand]]],
+                                   link)]
+    side, nodes = ends
+    on = np.zeros(router.machine.n_nodes, dtype=bool)
+    on[nodes] = True
+    units = np.flatnonzero(on[alloc_nodes[at]])
+    indptr, fl = unit_flows
+    rows, flat = partner_entries(indptr, units)
+    cand = fl[flat]
+    # each flow once: from the row of the unit at its start (or end), not its other end's
+    cand = cand[(src[cand] if side == "src" else dst[cand]) == units[rows]]
     if len(cand) == 0:
         return cand
-    return cand[router.crosses(alloc_nodes[at[src[cand]]], alloc_nodes[at[dst[cand]]], link)]
+    hit = cand[router.crosses(alloc_nodes[at[src[cand]]], alloc_nodes[at[dst[cand]]], link)]
+    return np.unique(hit)                   # in order (a unit's flow to itself came twice)
 
 
 def _could_cross(machine, src, dst, at, hops, alloc_nodes, link: int) -> np.ndarray:
@@ -707,7 +730,8 @@ def link_swaps(phases, place: UnitPlacement, machine, routing, neighbours, seed:
             hops[best_ph] = machine.hop_distance(alloc_nodes[at[s]], alloc_nodes[at[d]])
         h = hops[best_ph]
         cross = (_could_cross(machine, s, d, at, h, alloc_nodes, best_l) if st.whole_phase
-                 else flows_over_link(st.router, s, d, at, h, alloc_nodes, best_l))
+                 else flows_over_link(st.router, s, d, at, h, alloc_nodes, best_l,
+                                      unit_flows=st.csr[best_ph]))
         if len(cross) == 0:
             skip_links.add((best_ph, best_l))
             continue

@@ -120,6 +120,23 @@ class Router(ABC):
                          streams=np.rint(np.asarray(ones.T @ many)).astype(np.int64).ravel(),
                          flow_hops=np.asarray(P.sum(axis=1)).ravel())
 
+    def ends_through(self, link: int):
+        """Nodes at which every flow routed over ``link`` starts, or at which every such
+        flow ends, when the routing narrows them down (None when it does not).
+
+        Parameters
+        ----------
+        link : int
+            The directed link.
+
+        Returns
+        -------
+        tuple of (str, numpy.ndarray) or None
+            ``("src", nodes)``: every flow with bytes on ``link`` starts at one of ``nodes``;
+            ``("dst", nodes)``: every such flow ends at one of them. None here: any flow may.
+        """
+        return None
+
     def crosses(self, src, dst, link: int) -> np.ndarray:
         """Whether each flow ``src[f] -> dst[f]`` puts bytes on directed link ``link``.
 

@@ -59,6 +59,35 @@ class DOR(_GridRouter):
                               np.ascontiguousarray(dst, dtype=np.int64), m.dims, m.strides,
                               m.wrap, int(m.dense_slot_of_link[link]))
 
+    def ends_through(self, link: int):
+        """The smaller of the two node sets that flows over ``link`` start or end at (see
+        :meth:`Router.ends_through`). A walk crosses a link of dimension k after it has
+        set dimensions 0..k-1 to the destination's coordinates and before it leaves the
+        source's coordinates in dimensions k+1..: its source agrees with the link's node in
+        dimensions k+1.., its destination in dimensions 0..k-1.
+
+        Parameters
+        ----------
+        link : int
+            The directed link.
+
+        Returns
+        -------
+        tuple of (str, numpy.ndarray)
+            ``("src", nodes)`` or ``("dst", nodes)``, int64 node ids in increasing order.
+        """
+        m = self.machine
+        k = int(m.link_dim[link])
+        dims, strides = m.dims.astype(np.int64), m.strides.astype(np.int64)
+        at = m.coords(np.array([int(m.link_src[link])], dtype=np.int64))[0]
+        n_src = int(np.prod(dims[:k + 1]))            # free: dimensions 0..k
+        n_dst = int(np.prod(dims[k:]))                # free: dimensions k..
+        if n_src <= n_dst:
+            fixed = int(np.dot(at[k + 1:], strides[k + 1:]))
+            return "src", fixed + np.arange(n_src, dtype=np.int64)
+        fixed = int(np.dot(at[:k], strides[:k]))
+        return "dst", fixed + strides[k] * np.arange(n_dst, dtype=np.int64)
+
     def link_sums_by_part(self, src, dst, weight, part, n_parts: int):
         """Signed weights summed per part and link (see :meth:`Router.link_sums_by_part`),
         the same sums in the same order, walked without building the paths (one link
