@@ -459,16 +459,14 @@ class _GridState:
                   wsym.data.astype(np.float64))
         dims = np.ascontiguousarray(m.dims, dtype=np.int64)
         self.pcoords = np.ascontiguousarray(m.coords(self.alloc_nodes), dtype=np.int64)
-        sizes = [p.n_flows for p in st.phases]
-        self.f_off = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
-        self.f_src = np.concatenate([p.src for p in st.phases]).astype(np.int64)
-        self.f_dst = np.concatenate([p.dst for p in st.phases]).astype(np.int64)
-        self.f_bytes = np.concatenate([p.bytes for p in st.phases]).astype(np.float64)
+        # every phase's flows one after the other, as the Python state has them
+        self.f_off = st.flow_off.astype(np.int64)
+        self.f_src, self.f_dst, self.f_bytes = st.f_src, st.f_dst, st.f_bytes
         self.rf_indptr = np.stack([ip for ip, _ in st.csr]).astype(np.int64)
         self.rf_fl = np.concatenate([fl for _, fl in st.csr]).astype(np.int64)
         self.rf_off = np.concatenate([[0], np.cumsum([len(fl) for _, fl in st.csr])]
                                      ).astype(np.int64)
-        self.loads = np.stack(st.loads).astype(np.float64)
+        self.loads = st.loads_2d.copy()
         self.members = np.zeros((n_ph, n_links), dtype=np.int32)
         self.in_set = np.zeros((n_ph, n_links), dtype=np.bool_)
         self.n_members = np.zeros(n_ph, dtype=np.int64)
