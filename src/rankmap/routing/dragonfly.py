@@ -90,6 +90,7 @@ class _DragonflyRouter(Router):
         # valiant): a search's swaps route the same keys again and again
         self._stores: dict[tuple[int, bool], _RowStore] = {}
         self._rows_size = 0
+        self._rows_full = False
 
     def _valiant(self, gu, gv, inter, src, dst, nbytes) -> np.ndarray:
         """Which flows go Valiant (boolean per flow)."""
@@ -199,9 +200,13 @@ class _DragonflyRouter(Router):
         key = store.find(q)
         missing = key < 0
         if missing.any():
+            if self._rows_full:
+                return self._fresh_rows(stage, valiant, q, mul)
             new = np.unique(q[missing])
             indptr, links, frac = self._kernel_rows(stage, valiant, new // mul, new % mul)
             if self._rows_size + len(links) > ROW_CACHE_ENTRIES:
+                # full: from now on, flows with a key not kept are routed without the cache
+                self._rows_full = True
                 return self._fresh_rows(stage, valiant, q, mul)
             store.add(new, indptr, links, frac)
             self._rows_size += len(links)
