@@ -237,3 +237,22 @@ def test_hop_distances_by_lookup_and_by_division_agree(case, seed):
                           expect)
     small = tk.hop_distances(a[:3], b[:3], m.dims.astype(np.int64), m.strides, m.wrap)
     assert np.array_equal(small, expect[:3])
+
+
+@given(torus_and_flows())
+def test_a_walk_takes_a_slot_exactly_when_the_closed_form_says_so(case):
+    """``dor_takes_slot`` (O(ndim), no walk) names exactly the dense slots ``dor_walk`` writes,
+    over every slot of the machine, ties and meshes included."""
+    from rankmap.kernels import torus as tk
+    m, src, dst, _ = case
+    dims = m.dims.astype(np.int64)
+    strides = np.asarray(m.strides, dtype=np.int64)
+    wrap = np.asarray(m.wrap, dtype=np.bool_)
+    buf = np.empty(int(dims.sum()) + 1, dtype=np.int64)
+    n_slots = m.n_nodes * 2 * len(dims)
+    for s, t in zip(src, dst):
+        h = tk.dor_walk(s, t, dims, strides, wrap, buf)
+        on = set(buf[:h].tolist())
+        got = {slot for slot in range(n_slots)
+               if tk.dor_takes_slot(s, t, slot, dims, strides, wrap)}
+        assert got == on

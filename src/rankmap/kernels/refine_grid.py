@@ -10,6 +10,11 @@ module does the same steps, in the same order, in one compiled call (:func:`refi
 
 * the target saving the most hop-bytes (every partner's hop distance before and after, of
   both ranks when the move is a swap; the first best target, or none when none saves any);
+* a move that adds hop-bytes can only be kept if it lowers the busiest link, so every link
+  at the busiest value must be on a moved flow's old walk: when a witness link at that value
+  is on none (:func:`rankmap.kernels.torus.dor_takes_slot`, O(ndim) per flow), the move is
+  refused from the hop distances alone, its work counted as if walked (nine in ten
+  proposals of a converging search end here);
 * the moved flows' link changes, summed along the dimension-order walks as
   :func:`rankmap.kernels.torus.dor_link_sums` sums them for the Python step (per phase and
   link, in flow order from 0), in a scratch array instead of sorting;
@@ -34,7 +39,9 @@ State arrays (all updated in place):
   link entries added since);
 * ``top`` (per phase: busiest link bytes), ``phase_hb`` (per phase: hop-bytes);
 * ``weight`` (every flow of every phase: bytes x hops, the draw weights, kept up to date);
-* ``scal``: float64 ``[busiest link bytes, links at it, hop-bytes, work, total weight]``.
+* ``scal``: float64 ``[busiest link bytes, links at it, hop-bytes, work, total weight]``;
+* ``wit``: int64 ``[phase, link, dense slot]`` of a link at the busiest value (replaced
+  after a kept move that takes it off that value; an out-of-date witness only means walking).
 """
 
 from __future__ import annotations
@@ -42,7 +49,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .torus import dor_walk
+from .torus import dor_takes_slot, dor_walk
 
 __all__ = ["refine_step", "refine_batch", "swap_step", "count_at_max", "count_at_top",
            "flow_weights", "draw_table"]
@@ -355,12 +362,94 @@ def _move_sums(src, dst, wgt, part, n_live, scratch, mark, dims, strides, wrap, 
 
 
 @njit(cache=True, nogil=True)
-def _try_move(ranks, new_cores, cores, rank_of_core, alloc_nodes, cpn, f_src, f_dst, f_bytes,
-              f_off, rf_indptr, rf_fl, rf_off, loads, members, n_members, in_set, busy_len,
+def _new_core(r, ranks, new_cores, cores):
+    """The core rank ``r`` has after the move."""
+    for q in range(ranks.shape[0]):
+        if ranks[q] == r:
+            return new_cores[q]
+    return cores[r]
+
+
+@njit(cache=True, nogil=True)
+def _refused_by_witness(n_moved, flows, start, ranks, new_cores, cores, cpn, alloc_nodes,
+                        f_src, f_dst, f_bytes, f_off, pcoords, loads, scal, dims, strides, wrap,
+                        wit):
+    """True (and the move's work counted) when the move adds hop-bytes and cannot lower the
+    busiest link: the witness link is at the busiest value and no moved flow's old walk
+    takes it, so it keeps its bytes (see :func:`_try_move`). The hop-bytes change and the
+    work are those :func:`_try_move` computes from the walks (hops are the walks' lengths;
+    every sum is exact)."""
+    mx = scal[MAX]
+    ph, link = wit[0], wit[1]
+    if loads[ph, link] < mx - 1e-9 * max(mx, 1.0):
+        return False                       # no witness at the busiest value: walk
+    crossed = False
+    work_add = 0.0
+    dhb = 0.0
+    for i in range(n_moved.shape[0]):
+        m = n_moved[i]
+        if m == 0:
+            continue
+        old_sum = 0.0
+        new_sum = 0.0
+        old_dot = 0.0
+        new_dot = 0.0
+        for j in range(start[i], start[i + 1]):
+            f = f_off[i] + flows[j]
+            ps = cores[f_src[f]] // cpn
+            pd = cores[f_dst[f]] // cpn
+            h0 = float(_hop(pcoords, ps, pd, dims, wrap))
+            h1 = float(_hop(pcoords, _new_core(f_src[f], ranks, new_cores, cores) // cpn,
+                            _new_core(f_dst[f], ranks, new_cores, cores) // cpn, dims, wrap))
+            w = f_bytes[f]
+            old_sum += h0
+            new_sum += h1
+            old_dot += h0 * w
+            new_dot += h1 * w
+            if i == ph and not crossed and h0 > 0:
+                crossed = dor_takes_slot(alloc_nodes[ps], alloc_nodes[pd], wit[2], dims,
+                                         strides, wrap)
+        work_add += m + (old_sum + new_sum)
+        dhb += new_dot - old_dot
+    if crossed or not dhb > 1e-9 * max(scal[HB], 1.0):
+        return False
+    scal[WORK] += work_add
+    return True
+
+
+@njit(cache=True, nogil=True)
+def _keep_witness(loads, members, n_members, top, scal, slot_of_link, wit):
+    """After a kept move: when the witness link is no longer at the busiest value, take the
+    first link at it (phases in order, each phase's loaded links); no work is counted."""
+    mx = scal[MAX]
+    thr = mx - 1e-9 * max(mx, 1.0)
+    if loads[wit[0], wit[1]] >= thr:
+        return
+    for i in range(loads.shape[0]):
+        if top[i] < thr:
+            continue
+        for j in range(n_members[i]):
+            link = members[i, j]
+            if loads[i, link] >= thr:
+                wit[0] = i
+                wit[1] = link
+                wit[2] = slot_of_link[link]
+                return
+
+
+@njit(cache=True, nogil=True)
+def _try_move(ranks, new_cores, cores, rank_of_core, alloc_nodes, cpn, pcoords, f_src, f_dst,
+              f_bytes, f_off, rf_indptr, rf_fl, rf_off, loads, members, n_members, in_set, busy_len,
               added_len, top, n_top, phase_hb, weight, scal, scratch, mark, n_links, dims, strides,
-              wrap, link_of_slot):
+              wrap, link_of_slot, slot_of_link, wit):
     """Give ``ranks[k]`` the core ``new_cores[k]``; keep it only if the objective drops
-    (rankmap.mappers.refine's ``_State.try_move``). Returns whether it was kept."""
+    (rankmap.mappers.refine's ``_State.try_move``). Returns whether it was kept.
+
+    A move that adds hop-bytes is kept only if it lowers the busiest link's bytes, which
+    needs every link at that value to lose bytes: when the witness ``wit`` (phase, link,
+    dense slot of a link at the busiest value) is on none of the moved flows' old walks
+    (:func:`dor_takes_slot`), such a move is refused from the hop distances alone, with the
+    same work counted, before any walk."""
     n_ph = loads.shape[0]
     n_r = ranks.shape[0]
     # the moved flows of every phase (sorted, distinct) and their ends' nodes
@@ -388,6 +477,10 @@ def _try_move(ranks, new_cores, cores, rank_of_core, alloc_nodes, cpn, f_src, f_
         p += m
         start[i + 1] = p
     total = p
+    if _refused_by_witness(n_moved, flows, start, ranks, new_cores, cores, cpn, alloc_nodes,
+                           f_src, f_dst, f_bytes, f_off, pcoords, loads, scal, dims, strides,
+                           wrap, wit):
+        return False
     # route entries: per live phase (in order), the old ends then the new ends
     n_live = 0
     for i in range(n_ph):
@@ -519,6 +612,7 @@ def _try_move(ranks, new_cores, cores, rank_of_core, alloc_nodes, cpn, f_src, f_
     for k in range(n_r):
         rank_of_core[new_cores[k]] = ranks[k]
         cores[ranks[k]] = new_cores[k]
+    _keep_witness(loads, members, n_members, top, scal, slot_of_link, wit)
     return True
 
 
@@ -526,7 +620,7 @@ def _try_move(ranks, new_cores, cores, rank_of_core, alloc_nodes, cpn, f_src, f_
 def refine_step(a, ppos, opts, c, cores, rank_of_core, alloc_nodes, cpn, w_indptr, w_indices,
                 w_data, pcoords, f_src, f_dst, f_bytes, f_off, rf_indptr, rf_fl, rf_off, loads,
                 members, n_members, in_set, busy_len, added_len, top, n_top, phase_hb, weight, scal,
-                scratch, mark, n_links, dims, strides, wrap, link_of_slot):
+                scratch, mark, n_links, dims, strides, wrap, link_of_slot, slot_of_link, wit):
     """Judge, and keep or refuse, one proposal of the refinement (see the module docstring).
 
     Parameters
@@ -567,6 +661,11 @@ phase_hb, weight, scal : ndarray
         Whether each dimension wraps around.
     link_of_slot : ndarray of int64
         Link id of every dense link slot.
+    slot_of_link : ndarray of int64
+        Dense link slot of every link.
+    wit : ndarray of int64, shape (3,)
+        Phase, link and dense slot of a link at the busiest value, when there is one
+        (updated; only speeds refusals up, never changes a decision).
 
     Returns
     -------
@@ -596,10 +695,10 @@ phase_hb, weight, scal : ndarray
         ranks[1] = b
         new_cores[0] = c
         new_cores[1] = cores[a]
-    kept = _try_move(ranks, new_cores, cores, rank_of_core, alloc_nodes, cpn, f_src, f_dst,
-                     f_bytes, f_off, rf_indptr, rf_fl, rf_off, loads, members, n_members,
+    kept = _try_move(ranks, new_cores, cores, rank_of_core, alloc_nodes, cpn, pcoords, f_src,
+                     f_dst, f_bytes, f_off, rf_indptr, rf_fl, rf_off, loads, members, n_members,
                      in_set, busy_len, added_len, top, n_top, phase_hb, weight, scal, scratch, mark,
-                     n_links, dims, strides, wrap, link_of_slot)
+                     n_links, dims, strides, wrap, link_of_slot, slot_of_link, wit)
     return 1 if kept else 0
 
 
@@ -624,7 +723,7 @@ def refine_batch(rng, cdf, batch, src, dst, nb_ptr, nb_pos, counters, window_sta
                  cpn, w_indptr, w_indices, w_data, pcoords, f_src, f_dst, f_bytes, f_off,
                  rf_indptr, rf_fl, rf_off, loads, members, n_members, in_set, busy_len,
                  added_len, top, n_top, phase_hb, weight, scal, scratch, mark, n_links, dims,
-                 strides, wrap, link_of_slot):
+                 strides, wrap, link_of_slot, slot_of_link, wit):
     """One batch of :func:`rankmap.mappers.refine.refine_search`'s proposals, drawn and
     judged as its Python loop does, draw for draw from the same generator.
 
@@ -666,7 +765,7 @@ def refine_batch(rng, cdf, batch, src, dst, nb_ptr, nb_pos, counters, window_sta
     cores, rank_of_core, alloc_nodes, cpn, w_indptr, w_indices, w_data, pcoords, f_src, \
 f_dst, f_bytes, f_off, rf_indptr, rf_fl, rf_off, loads, members, n_members, in_set, \
 busy_len, added_len, top, n_top, phase_hb, weight, scal, scratch, mark, n_links, dims, strides, \
-wrap, link_of_slot
+wrap, link_of_slot, slot_of_link, wit
         As :func:`refine_step`.
 
     Returns
@@ -696,7 +795,7 @@ wrap, link_of_slot
                            w_indptr, w_indices, w_data, pcoords, f_src, f_dst, f_bytes, f_off,
                            rf_indptr, rf_fl, rf_off, loads, members, n_members, in_set,
                            busy_len, added_len, top, n_top, phase_hb, weight, scal, scratch, mark,
-                           n_links, dims, strides, wrap, link_of_slot)
+                           n_links, dims, strides, wrap, link_of_slot, slot_of_link, wit)
         if kept < 0:
             continue
         counters[LEFT] -= 1

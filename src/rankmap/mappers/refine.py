@@ -492,7 +492,12 @@ class _GridState:
         self.grid = (np.int64(n_links), dims,
                      np.ascontiguousarray(m.strides, dtype=np.int64),
                      np.ascontiguousarray(m.wrap, dtype=np.bool_),
-                     np.ascontiguousarray(m.link_of_dense_slot, dtype=np.int64))
+                     np.ascontiguousarray(m.link_of_dense_slot, dtype=np.int64),
+                     np.ascontiguousarray(m.dense_slot_of_link, dtype=np.int64))
+        # a link at the busiest value (phase, link, dense slot): a move adding hop-bytes whose
+        # moved flows do not take it is refused before any walk (kernels.refine_grid)
+        ph, link = np.unravel_index(int(np.argmax(self.loads)), self.loads.shape)
+        self.wit = np.array([ph, link, self.grid[-1][link]], dtype=np.int64)
         self.scratch = np.zeros(n_links, dtype=np.float64)
         self.mark = np.zeros(n_links, dtype=np.bool_)
 
@@ -520,7 +525,7 @@ class _GridState:
                                  self.rf_indptr, self.rf_fl, self.rf_off, self.loads,
                                  self.members, self.n_members, self.in_set, self.busy_len,
                                  self.added_len, self.top, self.n_top, self.phase_hb, self.weight,
-                                 self.scal, self.scratch, self.mark, *self.grid))
+                                 self.scal, self.scratch, self.mark, *self.grid, self.wit))
 
     def node_of(self, cores):
         """Machine node of every core."""
@@ -540,7 +545,7 @@ class _GridState:
                                self.rf_indptr, self.rf_fl, self.rf_off, self.loads,
                                self.members, self.n_members, self.in_set, self.busy_len,
                                self.added_len, self.top, self.n_top, self.phase_hb, self.weight,
-                               self.scal, self.scratch, self.mark, *self.grid))
+                               self.scal, self.scratch, self.mark, *self.grid, self.wit))
 
 
 def _target_gains(mover: int, targets: np.ndarray, st: _State, wsym) -> np.ndarray:
