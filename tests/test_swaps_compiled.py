@@ -65,6 +65,9 @@ def test_compiled_swap_decides_as_python(spec, seed, n_phases, scattered, sizes)
         kept += got
         assert (compiled.max, compiled.sq) == (python.max, python.sq)
         assert compiled.top == python.top
+        # the count of links at each phase's busiest value is the count over the loads
+        g = compiled.grid
+        assert np.array_equal(g.n_top, (g.loads >= g.top[:, None]).sum(axis=1))
     assert np.array_equal(a_place.pos_of, b_place.pos_of)
     assert np.array_equal(a_place.unit_at, b_place.unit_at)
     for x, y in zip(compiled.loads, python.loads):

@@ -829,9 +829,19 @@ def _swapped(x, pos, u, v, p, q):
 
 
 @njit(cache=True, nogil=True)
+def _count_at(loads, i, value):
+    """Links of phase ``i`` carrying at least ``value`` bytes (every link of the row)."""
+    c = 0
+    for link in range(loads.shape[1]):
+        if loads[i, link] >= value:
+            c += 1
+    return c
+
+
+@njit(cache=True, nogil=True)
 def swap_step(u, p, pos_of, unit_at, slots, alloc_nodes, f_src, f_dst, f_bytes, f_off,
-              rf_indptr, rf_fl, rf_off, loads, top, scal, scratch, mark, dims, strides, wrap,
-              link_of_slot):
+              rf_indptr, rf_fl, rf_off, loads, top, n_top, scal, scratch, mark, dims, strides,
+              wrap, link_of_slot):
     """One exactly evaluated swap of ``graph``'s link swaps (rankmap.mappers.swap_refine's
     ``_Loads.try_swap``): unit ``u`` onto position ``p``, the unit there (if any) onto
     ``u``'s position; kept only if (busiest link bytes, sum of squared link bytes) drops.
@@ -861,6 +871,10 @@ def swap_step(u, p, pos_of, unit_at, slots, alloc_nodes, f_src, f_dst, f_bytes, 
         Link bytes per phase (updated when kept).
     top : ndarray of float64, shape (phases,)
         Busiest link bytes per phase (updated when kept).
+    n_top : ndarray of int64, shape (phases,)
+        Links at each phase's busiest value (updated when kept): while a link the swap does
+        not change stays at it, the phase's new busiest value comes from the changed links
+        alone, without looking at the rest of the phase.
     scal : ndarray of float64, shape (2,)
         Busiest link bytes over all phases and the sum of squared link bytes (updated).
     scratch, mark : ndarray of float64 and bool, shape (links,)
@@ -949,7 +963,7 @@ def swap_step(u, p, pos_of, unit_at, slots, alloc_nodes, f_src, f_dst, f_bytes, 
         lo, hi = cut[k], cut[k + 1]
         sa = 0.0
         sc = 0.0
-        hit = False
+        at_top = 0
         a_max = -np.inf
         for j in range(lo, hi):
             cur = loads[i, links[j]]
@@ -957,10 +971,10 @@ def swap_step(u, p, pos_of, unit_at, slots, alloc_nodes, f_src, f_dst, f_bytes, 
             sa += after * after
             sc += cur * cur
             if cur >= top[i]:
-                hit = True
+                at_top += 1
             a_max = max(a_max, after)
         new_sq += sa - sc
-        if hit:
+        if at_top > 0 and at_top >= n_top[i]:
             # a busiest link changed: the rest of the phase is looked at once
             for j in range(lo, hi):
                 scratch[j - lo] = loads[i, links[j]]
@@ -973,6 +987,7 @@ def swap_step(u, p, pos_of, unit_at, slots, alloc_nodes, f_src, f_dst, f_bytes, 
                 scratch[j - lo] = 0.0
             tops[i] = t
         elif hi > lo:
+            # an unchanged link stays at the busiest value (or none of the changed is at it)
             tops[i] = max(top[i], a_max)
     new_max = 0.0
     for i in range(n_ph):
@@ -984,8 +999,17 @@ def swap_step(u, p, pos_of, unit_at, slots, alloc_nodes, f_src, f_dst, f_bytes, 
         return False
     for k in range(n_live):
         i = live[k]
+        same_top = tops[i] == top[i]
         for j in range(cut[k], cut[k + 1]):
-            loads[i, links[j]] += sums[j]
+            link = links[j]
+            if same_top:
+                if loads[i, link] >= top[i]:
+                    n_top[i] -= 1
+                if loads[i, link] + sums[j] >= top[i]:
+                    n_top[i] += 1
+            loads[i, link] += sums[j]
+        if not same_top:
+            n_top[i] = _count_at(loads, i, tops[i])
     top[:] = tops
     scal[0] = new_max
     scal[1] = new_sq

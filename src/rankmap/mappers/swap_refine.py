@@ -598,6 +598,8 @@ class _GridSwaps:
                                      ).astype(np.int64)
         self.loads = np.stack(st.loads)
         self.top = np.array(st.top, dtype=np.float64)
+        # links at each phase's busiest value (kernels.refine_grid.swap_step)
+        self.n_top = (self.loads >= self.top[:, None]).sum(axis=1).astype(np.int64)
         self.scal = np.array([st.max, st.sq], dtype=np.float64)
         self.scratch = np.zeros(machine.n_links, dtype=np.float64)
         self.mark = np.zeros(machine.n_links, dtype=np.bool_)
@@ -612,8 +614,8 @@ class _GridSwaps:
         pl = self.place
         return bool(swap_step(u, p, pl.pos_of, pl.unit_at, pl.slots, self.alloc_nodes,
                               self.f_src, self.f_dst, self.f_bytes, self.f_off, self.rf_indptr,
-                              self.rf_fl, self.rf_off, self.loads, self.top, self.scal,
-                              self.scratch, self.mark, *self.grid))
+                              self.rf_fl, self.rf_off, self.loads, self.top, self.n_top,
+                              self.scal, self.scratch, self.mark, *self.grid))
 
 
 #: targets of one move evaluated exactly (the best by hop-bytes gain)
