@@ -38,6 +38,7 @@ GRAPH_CASES = [
     ("stencil:16x16x16:box", "torus:8x8x16:cores=4"),
     ("fft2d:64x64", "torus:8x8x16:cores=4"),
     ("stencil:64x64:periodic", "torus:16x16x16"),
+    ("stencil:80x50:box", "torus:16x16x16"),
 ]
 
 #: (pattern, machine, allocation or None, start mapper, budget or None for the default)
@@ -47,6 +48,7 @@ CASES = [
     ("fft2d:64x64", "torus:8x8x16:cores=4", None, "TZXY", None),
     ("lulesh:8x8x8", "torus:8x8x8:cores=4", None, "random", 5000),
     ("stencil:64x64:periodic", "torus:16x16x16", None, "fold", None),
+    ("stencil:80x50:box", "torus:16x16x16", None, "graph", None),
 ]
 
 
