@@ -33,6 +33,21 @@ def _pattern(n, seed, phases, sizes):
     return Pattern("random", "graph", n, out)
 
 
+def _symmetric_bytes(pattern):
+    """Bytes between ranks in both directions, all phases (CSR, sorted indices)."""
+    from scipy.sparse import csr_matrix
+
+    n = pattern.n_ranks
+    src = np.concatenate([p.src for p in pattern.phases])
+    dst = np.concatenate([p.dst for p in pattern.phases])
+    w = np.concatenate([p.bytes for p in pattern.phases])
+    wsym = csr_matrix((np.concatenate([w, w]), (np.concatenate([src, dst]),
+                                                np.concatenate([dst, src]))), shape=(n, n))
+    wsym.sum_duplicates()
+    wsym.sort_indices()
+    return wsym
+
+
 def _both(pattern, machine, allocation, start, seed, budget, **kw):
     runs = [refine_search(start, pattern, machine, allocation, seed, budget, compiled=c, **kw)
             for c in (False, True)]
@@ -145,8 +160,6 @@ def test_links_at_each_phase_top_are_counted_through_kept_moves(spec, pat):
     """The compiled step finds a phase's busiest link from the changed links alone while
     another link stays at it: its count of links at every phase's busiest value stays the
     count over the loads, and the busiest values stay the loads' maxima."""
-    from scipy.sparse import csr_matrix
-
     from rankmap.kernels.refine_grid import count_at_top
     from rankmap.mappers.refine import _GridState, _State
 
@@ -154,13 +167,7 @@ def test_links_at_each_phase_top_are_counted_through_kept_moves(spec, pat):
     allocation = whole_machine(machine)
     pattern = parse_pattern(pat)
     n = pattern.n_ranks
-    src = np.concatenate([p.src for p in pattern.phases])
-    dst = np.concatenate([p.dst for p in pattern.phases])
-    w = np.concatenate([p.bytes for p in pattern.phases])
-    wsym = csr_matrix((np.concatenate([w, w]), (np.concatenate([src, dst]),
-                                                np.concatenate([dst, src]))), shape=(n, n))
-    wsym.sum_duplicates()
-    wsym.sort_indices()
+    wsym = _symmetric_bytes(pattern)
     rng = np.random.default_rng(4)
     st = _State(pattern, machine, allocation, None, rng.permutation(allocation.n_cores)[:n])
     gs = _GridState(st, pattern, wsym)
@@ -190,21 +197,13 @@ def test_the_witness_link_only_speeds_refusals_up(spec, pat):
     busiest value and one whose witness carries nothing (so every move is walked until a
     kept move repairs it), take the same decisions and count the same work, and the witness
     stays a link at the busiest value through kept moves."""
-    from scipy.sparse import csr_matrix
-
     from rankmap.mappers.refine import _GridState, _State
 
     machine = parse_machine(spec)
     allocation = whole_machine(machine)
     pattern = parse_pattern(pat, default_ranks=allocation.n_cores)
     n = pattern.n_ranks
-    src = np.concatenate([p.src for p in pattern.phases])
-    dst = np.concatenate([p.dst for p in pattern.phases])
-    w = np.concatenate([p.bytes for p in pattern.phases])
-    wsym = csr_matrix((np.concatenate([w, w]), (np.concatenate([src, dst]),
-                                                np.concatenate([dst, src]))), shape=(n, n))
-    wsym.sum_duplicates()
-    wsym.sort_indices()
+    wsym = _symmetric_bytes(pattern)
     start = np.random.default_rng(2).permutation(allocation.n_cores)[:n]
     fast = _GridState(_State(pattern, machine, allocation, None, start.copy()), pattern, wsym)
     slow = _GridState(_State(pattern, machine, allocation, None, start.copy()), pattern, wsym)

@@ -190,6 +190,13 @@ def draw_table(weight, total):
 
 
 @njit(cache=True, nogil=True)
+def _at_top_change(cur, delta, value):
+    """How the count of links at ``value`` changes (-1, 0 or +1) when a link carrying
+    ``cur`` bytes gets ``delta`` more."""
+    return (1 if cur + delta >= value else 0) - (1 if cur >= value else 0)
+
+
+@njit(cache=True, nogil=True)
 def _hot_count(i, loads, members, n_members, top, scal):
     """Links of phase ``i`` at the busiest value (over all phases), within tolerance; adds
     the phase's loaded links looked at to the work (rankmap.mappers.refine's ``_hot``)."""
@@ -584,10 +591,7 @@ def _try_move(ranks, new_cores, cores, rank_of_core, alloc_nodes, cpn, pcoords, 
         for j in range(cut[k], cut[k + 1]):
             link = links[j]
             if same_top:
-                if loads[i, link] >= top[i]:
-                    n_top[i] -= 1
-                if loads[i, link] + sums[j] >= top[i]:
-                    n_top[i] += 1
+                n_top[i] += _at_top_change(loads[i, link], sums[j], top[i])
             loads[i, link] += sums[j]
             if not in_set[i, link]:
                 in_set[i, link] = True
@@ -1003,10 +1007,7 @@ def swap_step(u, p, pos_of, unit_at, slots, alloc_nodes, f_src, f_dst, f_bytes, 
         for j in range(cut[k], cut[k + 1]):
             link = links[j]
             if same_top:
-                if loads[i, link] >= top[i]:
-                    n_top[i] -= 1
-                if loads[i, link] + sums[j] >= top[i]:
-                    n_top[i] += 1
+                n_top[i] += _at_top_change(loads[i, link], sums[j], top[i])
             loads[i, link] += sums[j]
         if not same_top:
             n_top[i] = _count_at(loads, i, tops[i])
