@@ -346,3 +346,60 @@ def test_study_on_two_workers_is_the_serial_study(tmp_path):
     assert forked.points == serial.points and len(serial.points) == 16
     assert (tmp_path / "a" / "results.jsonl").read_text() == \
         (tmp_path / "b" / "results.jsonl").read_text()
+
+
+
+@pytest.mark.parametrize("spec,pat,before,after", [("torus:4x4x4", "fft2d:8x8", 0, 31),
+                                                  ("torus:4x4x4:cores=2", "stencil:16x8:box",
+                                                   0, 16),
+                                                  ("torus:4x4x4", "stencil:8x8:periodic", 28,
+                                                   3)])
+def test_candidates_evaluated_where_built_keep_the_bound_orders_decisions(spec, pat, before,
+                                                                          after):
+    """With workers, ``auto`` evaluates each candidate where it is built; the bound order
+    then takes the same decisions from those evaluations (pruned before routing, after
+    routing from the same link loads, twins, the values recorded) as when it evaluates
+    them itself, and a forked ``auto`` equals the serial one."""
+    from rankmap.allocation import whole_machine
+    from rankmap.mappers import build_mapping
+    from rankmap.selection import auto as auto_mod
+    from rankmap.selection.bounds import ranking_bound_kind
+
+    machine = parse_machine(spec)
+    allocation = whole_machine(machine)
+    pattern = parse_pattern(pat)
+    ev = Evaluator(machine, allocation, pattern)
+    names = auto_mod.candidate_names(pattern, machine, allocation)
+    plain, ahead = [], []
+    for name in names:
+        try:
+            mapping = build_mapping(name, pattern, machine, allocation, 0)
+        except RankmapError:
+            continue
+        plain.append(auto_mod._Prepare(ev, True).evaluate(mapping))
+        ahead.append(auto_mod._Prepare(ev, True, speculate=True).evaluate(mapping))
+    assert all(p.evaluation is None for p in plain) and all(p.evaluation for p in ahead)
+    kind = ranking_bound_kind(ev)
+    got, pruned = auto_mod._evaluate_in_bound_order(ev, ahead, kind, None)
+    want, want_pruned = auto_mod._evaluate_in_bound_order(ev, plain, kind, None)
+    assert pruned == want_pruned
+    assert sum("before routing" in r for r in pruned.values()) == before
+    assert sum("after routing" in r for r in pruned.values()) == after
+    assert [e.name for e in got] == [e.name for e in want]
+    assert [e.metrics for e in got] == [e.metrics for e in want]
+    assert auto_mod._speculate(ForkExecutor(2), names, pattern, machine)
+    assert not auto_mod._speculate(SerialExecutor(), names, pattern, machine)
+    _same(auto_select(pattern, machine, allocation, executor=SerialExecutor()),
+          auto_select(pattern, machine, allocation, executor=ForkExecutor(2)))
+
+
+def test_refinements_fork_when_their_proposals_repay_it():
+    """``auto``'s two refinements go to workers under the default ``--jobs`` when their
+    expected proposals (8 a rank, or the budget) times the flows a proposal moves repay
+    forking: a 4,000-rank stencil's do, a 64-rank one's run here."""
+    from rankmap.selection.auto import _refine_work
+
+    big, tiny = parse_pattern("stencil:80x50:box"), parse_pattern("stencil:4x4x4")
+    assert 2 * _refine_work(big, None) >= SERIAL_WORK
+    assert 2 * _refine_work(tiny, None) < SERIAL_WORK
+    assert _refine_work(big, 100) < _refine_work(big, None)

@@ -17,6 +17,13 @@ already evaluated gets that evaluation, one whose mapper gives another candidate
 (``rcb`` of a pattern without a grid is ``graph``) is built once, and identical
 refinement starts are refined once. The pick, the refinements and every reported metric are
 those of evaluating everything.
+
+With worker processes, a candidate is also evaluated where it is built (up to
+:data:`SPECULATE_MAX_FLOWS` flows and :data:`SPECULATE_MAX_LINK_ENTRIES`): the workers would
+otherwise idle while the slowest candidate (``graph``) is built and this process then
+evaluates the others one by one. The decisions stay those of the bound order, taken here
+from the same bounds and values; evaluations of candidates the order prunes are dropped.
+That costs CPU time and saves wall time.
 """
 
 from __future__ import annotations
@@ -28,17 +35,25 @@ from ..evaluation import Comparison, Evaluation, Evaluator
 from ..mappers import (Placement, all_candidate_names, build_mapping, same_placement_as,
                        validate_mapping)
 from ..mappers.domain_placement import in_node_step
-from ..mappers.refine import refine_cores
+from ..mappers.refine import BUDGET_PER_RANK, default_budget, refine_cores
 from ..metrics import DEFAULT_PLATEAU_Y
-from .bounds import Bound, Pruner, placement_bound, ranking_bound_kind, routed_time_bound
+from .bounds import (Bound, Pruner, link_bytes_time_bound, placement_bound, ranking_bound_kind,
+                     routed_time_bound)
 from .candidates import evaluate_candidates, sort_best_first
 
-__all__ = ["auto_select", "candidate_names", "GRAPH_RANK_LIMIT", "REFINE_TOP"]
+__all__ = ["auto_select", "candidate_names", "GRAPH_RANK_LIMIT", "REFINE_TOP",
+           "SPECULATE_MAX_FLOWS", "SPECULATE_MAX_LINK_ENTRIES"]
 
 #: above this many ranks ``auto`` does not run the (slow) graph mapper
 GRAPH_RANK_LIMIT = 8192
 #: how many of the best candidates ``auto`` refines
 REFINE_TOP = 2
+#: with worker processes, candidates are evaluated where they are built when the pattern
+#: has at most this many flows ...
+SPECULATE_MAX_FLOWS = 1 << 20
+#: ... and the candidates' link loads sent back (candidates x phases x links) at most this
+#: many entries (16 bytes each)
+SPECULATE_MAX_LINK_ENTRIES = 1 << 24
 
 
 def candidate_names(pattern, machine, allocation) -> list[str]:
@@ -125,7 +140,8 @@ def auto_select(pattern, machine, allocation, seed: int = 0, routing=None,
     # building (the costly part: graph, greedy, ...) is spread by the executor; routing
     # then goes in bound order in this process, so pruning never depends on timing
     prepared, skipped = evaluate_candidates(
-        _Prepare(evaluator, kind is not None), names,
+        _Prepare(evaluator, kind is not None, _speculate(executor, names, pattern, machine)),
+        names,
         lambda n: build_mapping(n, pattern, machine, allocation, seed, in_node=in_node),
         skip=skip, executor=executor, stage=stage,
         same_as=lambda n: same_placement_as(n, pattern, machine, allocation))
@@ -153,24 +169,52 @@ def auto_select(pattern, machine, allocation, seed: int = 0, routing=None,
 
     more, _ = evaluate_candidates(evaluator, [f"refine:{e.name}" for e in starts],
                                   refined, skip_inapplicable=False, progress=progress,
-                                  executor=executor, stage=stage, building="refining")
+                                  executor=executor, stage=stage, building="refining",
+                                  item_work=_refine_work(pattern, budget))
     results = sort_best_first(results + more)
     return Comparison(machine, allocation, pattern, evaluator.routing, results, skipped)
 
 
+def _refine_work(pattern, budget: int | None) -> int:
+    """Expected work of one refinement in :meth:`Executor.for_work`'s units (flows looked
+    at): its proposals (the budget, or :data:`BUDGET_PER_RANK` a rank when fewer: the
+    searches of converging placements stop on small gains about there) times the flows a
+    proposal moves (both ranks' flows, both ends)."""
+    n = max(pattern.n_ranks, 1)
+    n_flows = sum(int(ph.n_flows) for ph in pattern.phases)
+    proposals = min(default_budget(n) if budget is None else int(budget), BUDGET_PER_RANK * n)
+    return proposals * (1 + 2 * n_flows // n)
+
+
+def _speculate(executor, names, pattern, machine) -> bool:
+    """Whether the candidates are evaluated where they are built (module docstring): worker
+    processes will build them (:meth:`Executor.for_work` on the sizing
+    :func:`evaluate_candidates` uses) and the flows and link loads are small enough."""
+    if executor is None:
+        return False
+    n_flows = sum(int(ph.n_flows) for ph in pattern.phases)
+    if executor.for_work(len(names) * (pattern.n_ranks + n_flows)).workers <= 1:
+        return False
+    return (n_flows <= SPECULATE_MAX_FLOWS
+            and len(names) * len(pattern.phases) * machine.n_links <= SPECULATE_MAX_LINK_ENTRIES)
+
+
 class _Prepare:
     """Stands in for the evaluator while candidates are built: returns a :class:`_Prepared`
-    (placement, node of every rank, bound) instead of routing."""
+    (placement, node of every rank, bound, and the evaluation when ``speculate``) instead of
+    routing."""
 
-    def __init__(self, evaluator: Evaluator, bounded: bool):
-        self.evaluator, self.bounded = evaluator, bounded
+    def __init__(self, evaluator: Evaluator, bounded: bool, speculate: bool = False):
+        self.evaluator, self.bounded, self.speculate = evaluator, bounded, speculate
         self.pattern = evaluator.pattern      # sizes the job (Executor.for_work)
 
     def evaluate(self, mapping) -> "_Prepared":
-        """The built candidate and its lower bound (None when nothing is bounded)."""
+        """The built candidate, its lower bound (None when nothing is bounded) and, when
+        speculating, its evaluation."""
         nodes = mapping.nodes(self.evaluator.allocation)
         return _Prepared(mapping, nodes,
-                         placement_bound(self.evaluator, nodes) if self.bounded else None)
+                         placement_bound(self.evaluator, nodes) if self.bounded else None,
+                         self.evaluator.evaluate(mapping) if self.speculate else None)
 
 
 class _PruneAfterRouting:
@@ -193,16 +237,19 @@ class _PruneAfterRouting:
 
 
 class _Prepared:
-    """A built candidate: its mapping, node of every rank and lower bound (or None)."""
+    """A built candidate: its mapping, node of every rank, lower bound (or None) and its
+    evaluation when it was evaluated where it was built (or None)."""
 
-    __slots__ = ("mapping", "nodes", "bound")
+    __slots__ = ("mapping", "nodes", "bound", "evaluation")
 
-    def __init__(self, mapping, nodes, bound):
+    def __init__(self, mapping, nodes, bound, evaluation=None):
         self.mapping, self.nodes, self.bound = mapping, nodes, bound
+        self.evaluation = evaluation
 
     def renamed(self, name: str) -> "_Prepared":
         """The same built candidate under another mapper's name."""
-        return _Prepared(Placement(name, self.mapping.core_of_rank), self.nodes, self.bound)
+        return _Prepared(Placement(name, self.mapping.core_of_rank), self.nodes, self.bound,
+                         None if self.evaluation is None else self.evaluation.renamed(name))
 
     @property
     def name(self) -> str:
@@ -235,7 +282,14 @@ def _evaluate_in_bound_order(evaluator: Evaluator, prepared: list, kind, progres
                                       dict(twin.extra))
         else:
             reason = pruner.reason(cand.bound) if pruner is not None else None
-            if reason is None:
+            if reason is None and cand.evaluation is not None:
+                # evaluated where it was built: the same decision from the same loads
+                ev = [cand.evaluation]
+                if time_kind:
+                    reason = pruner.reason(Bound(link_bytes_time_bound(
+                        evaluator, [p.link_bytes for p in cand.evaluation.phases]), 0.0, 0.0),
+                        "after routing")
+            elif reason is None:
                 ev, after = evaluate_candidates(
                     _PruneAfterRouting(evaluator, pruner) if time_kind else evaluator,
                     [cand.name], lambda _n: cand.mapping, skip_inapplicable=False)

@@ -48,7 +48,7 @@ from ..metrics.ranking import NEAR_TIE
 from ..timing import TimeModel
 
 __all__ = ["Bound", "Pruner", "placement_bound", "ranking_bound_kind", "routed_time_bound",
-           "TIME_SLACK"]
+           "link_bytes_time_bound", "TIME_SLACK"]
 
 #: relative margin a time bound must exceed a real predicted time by to prune (see module)
 TIME_SLACK = 0.02
@@ -208,15 +208,34 @@ def routed_time_bound(evaluator, routed) -> float | None:
     float or None
         Seconds; None when the evaluator's time model is off.
     """
+    return link_bytes_time_bound(evaluator, [phase.loads.bytes for phase in routed])
+
+
+def link_bytes_time_bound(evaluator, link_bytes: list) -> float | None:
+    """:func:`routed_time_bound` from every phase's link bytes (an evaluation's
+    :attr:`~rankmap.evaluation.PhaseResult.link_bytes`, or a routed phase's loads).
+
+    Parameters
+    ----------
+    evaluator : rankmap.evaluation.Evaluator
+        The evaluator (machine, pattern and time-model options).
+    link_bytes : list of numpy.ndarray
+        Bytes on every link (B), one array per phase of the evaluator's pattern, in order.
+
+    Returns
+    -------
+    float or None
+        Seconds; None when the evaluator's time model is off.
+    """
     opts = _time_options(evaluator)
     if opts is None:
         return None
     cap = np.asarray(evaluator.machine.link_bandwidth, dtype=np.float64)
     total = 0.0
-    for phase in routed:
-        if phase.phase.n_flows == 0:
+    for phase, nbytes in zip(evaluator.pattern.phases, link_bytes):
+        if phase.n_flows == 0:
             continue
-        loads = np.asarray(phase.loads.bytes, dtype=np.float64)
+        loads = np.asarray(nbytes, dtype=np.float64)
         busy = float(np.max(loads / cap)) if loads.size else 0.0
         total += busy + opts.overhead_s
     return total

@@ -114,7 +114,8 @@ def evaluate_candidates(evaluator: Evaluator, names: list[str], build: Callable,
                         stage: Callable[[str, str], None] | None = None,
                         building: str = "building",
                         in_parent: Callable[[str], bool] | None = None,
-                        same_as: Callable[[str], str | None] | None = None
+                        same_as: Callable[[str], str | None] | None = None,
+                        item_work: int | None = None
                         ) -> tuple[list[Evaluation], dict[str, str]]:
     """Build and evaluate every named candidate, in this process or spread by ``executor``.
 
@@ -151,6 +152,10 @@ def evaluate_candidates(evaluator: Evaluator, names: list[str], build: Callable,
         (:func:`rankmap.mappers.same_placement_as`), or None. When that one is among
         ``names`` too, ``name`` is not built: it gets the other's result, renamed (built after
         all when the other one fails or is skipped).
+    item_work : int, optional
+        The work of one name, in the units of :meth:`Executor.for_work`, when building it
+        costs far more than evaluating it (a refinement); default: the pattern's ranks plus
+        flows.
 
     Returns
     -------
@@ -159,8 +164,9 @@ def evaluate_candidates(evaluator: Evaluator, names: list[str], build: Callable,
     """
     executor = executor if executor is not None else SerialExecutor()
     pattern = getattr(evaluator, "pattern", None)
-    if pattern is not None:
-        size = pattern.n_ranks + sum(int(ph.n_flows) for ph in pattern.phases)
+    if pattern is not None or item_work is not None:
+        size = (item_work if item_work is not None
+                else pattern.n_ranks + sum(int(ph.n_flows) for ph in pattern.phases))
         executor = executor.for_work(len(names) * size)
     reasons = {n: skip(n) for n in names} if skip else {}
     todo = [n for n in names if reasons.get(n) is None]
