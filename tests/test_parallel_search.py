@@ -403,3 +403,20 @@ def test_refinements_fork_when_their_proposals_repay_it():
     assert 2 * _refine_work(big, None) >= SERIAL_WORK
     assert 2 * _refine_work(tiny, None) < SERIAL_WORK
     assert _refine_work(big, 100) < _refine_work(big, None)
+
+
+def test_a_candidate_failing_ahead_of_time_is_judged_in_bound_order(monkeypatch, small):
+    """An evaluation that fails where the candidate is built is left to the bound order,
+    which evaluates it only if it is not pruned, as without workers."""
+    from rankmap.selection import auto as auto_mod
+
+    machine, allocation, pattern = small
+    ev = Evaluator(machine, allocation, pattern)
+    mapping = build_placement("inorder", pattern, machine, allocation, 0)
+
+    def fail(_mapping):
+        raise RankmapError("too many route entries")
+
+    monkeypatch.setattr(ev, "evaluate", fail)
+    prepared = auto_mod._Prepare(ev, True, speculate=True).evaluate(mapping)
+    assert prepared.evaluation is None and prepared.bound is not None

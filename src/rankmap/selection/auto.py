@@ -212,9 +212,15 @@ class _Prepare:
         """The built candidate, its lower bound (None when nothing is bounded) and, when
         speculating, its evaluation."""
         nodes = mapping.nodes(self.evaluator.allocation)
+        evaluation = None
+        if self.speculate:
+            try:
+                evaluation = self.evaluator.evaluate(mapping)
+            except Exception:  # noqa: BLE001 - only ahead of time: in bound order, as serially
+                evaluation = None      # (a pruned candidate's failure never shows; others raise)
         return _Prepared(mapping, nodes,
                          placement_bound(self.evaluator, nodes) if self.bounded else None,
-                         self.evaluator.evaluate(mapping) if self.speculate else None)
+                         evaluation)
 
 
 class _PruneAfterRouting:
