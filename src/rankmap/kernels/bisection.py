@@ -17,7 +17,7 @@ from numba import njit
 
 from .torus import node_hop_distance
 
-__all__ = ["place_leaf_grid", "bisect_prep", "cut_cost", "bisect_finish"]
+__all__ = ["place_leaf_grid", "bisect_prep", "cut_cost", "bisect_finish", "bisect_small_domains"]
 
 
 @njit(cache=True, nogil=True)
@@ -279,3 +279,187 @@ def bisect_finish(side0, n0, sub_indptr, sub_indices, sub_data, ext0, ext1, d01,
         if not improved:
             break
     return side0
+
+
+@njit(cache=True, nogil=True)
+def _split_rows(geo, rows):
+    """``rows`` sorted along their longest axis (first widest), ties by coordinate 0, 1, ...,
+    then by position (``network_bisection._split_nodes``' lexsort); the first half holds
+    ``len // 2``."""
+    m = rows.shape[0]
+    nd = geo.shape[1]
+    axis = 0
+    widest = -1.0
+    for d in range(nd):
+        lo = geo[rows[0], d]
+        hi = lo
+        for i in range(1, m):
+            lo = min(lo, geo[rows[i], d])
+            hi = max(hi, geo[rows[i], d])
+        if hi - lo > widest:
+            widest = hi - lo
+            axis = d
+    out = rows.copy()
+    for i in range(1, m):                 # insertion sort: stable
+        r = out[i]
+        j = i - 1
+        while j >= 0 and _row_after(geo, out[j], r, axis):
+            out[j + 1] = out[j]
+            j -= 1
+        out[j + 1] = r
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _row_after(geo, a, b, axis):
+    """Whether row ``a`` sorts strictly after row ``b`` (longest axis, then 0, 1, ...)."""
+    if geo[a, axis] != geo[b, axis]:
+        return geo[a, axis] > geo[b, axis]
+    for d in range(geo.shape[1]):
+        if geo[a, d] != geo[b, d]:
+            return geo[a, d] > geo[b, d]
+    return False
+
+
+@njit(cache=True, nogil=True)
+def _centre_row(geo, rows):
+    """The row of ``rows`` nearest the centroid (the first on ties;
+    ``network_bisection._centre_nodes``' sums for fewer than 8 axes)."""
+    m = rows.shape[0]
+    nd = geo.shape[1]
+    c = np.zeros(nd, dtype=np.float64)
+    for i in range(m):
+        for d in range(nd):
+            c[d] += geo[rows[i], d]
+    for d in range(nd):
+        c[d] /= m
+    best = rows[0]
+    best_d = np.inf
+    for i in range(m):
+        acc = 0.0
+        for d in range(nd):
+            x = geo[rows[i], d] - c[d]
+            acc += x * x
+        if acc < best_d:
+            best_d = acc
+            best = rows[i]
+    return best
+
+
+@njit(cache=True, nogil=True)
+def bisect_small_domains(verts, rows, ptr, geo, node_of_row, positions, indptr, indices, data,
+                         local_of, place, centre_of, in_dom, perm_flat, perm_off, leaf_domain,
+                         swap_passes, max_level_domains, leaf_sweeps, max_leaf_placements, dims,
+                         strides, wrap):
+    """The rest of :func:`rankmap.mappers.network_bisection.map_graph_to_nodes` once every
+    domain of a level is small (no KaHIP cut: the first side is the vertices pulled most
+    towards it), level by level in the same order, then its leaf sweeps: the same cuts,
+    centres and placements, in one call.
+
+    Parameters
+    ----------
+    verts, rows, ptr : ndarray of int64
+        The level's domains: domain d holds vertices ``verts[ptr[d]:ptr[d + 1]]`` and node
+        rows (indices into ``positions`` and ``geo``) ``rows[ptr[d]:ptr[d + 1]]``.
+    geo : ndarray of float64, shape (rows, ndim)
+        Whole-number coordinates of every row's node, fewer than 8 axes.
+    node_of_row, positions : ndarray of int64
+        Machine node and allocation position of every row.
+    indptr, indices, data : ndarray
+        The graph (CSR; bytes between vertices).
+    local_of : ndarray of int64
+        Scratch of one entry per vertex (:func:`bisect_prep`).
+    place, centre_of, in_dom : ndarray
+        Position of every vertex (set), the node at the centre of every vertex's domain
+        (updated) and the domain mask (False on entry and on return).
+    perm_flat, perm_off : ndarray of int64
+        Every permutation of range(s) for s up to ``leaf_domain``, rows of s entries, those
+        of size s from ``perm_off[s]`` to ``perm_off[s + 1]``.
+    leaf_domain, swap_passes, max_level_domains, leaf_sweeps, max_leaf_placements : int
+        The bisection's constants (``LEAF_DOMAIN``, ``SWAP_PASSES``, work bounds).
+    dims, strides : ndarray of int64
+        Sides and node-id strides of the torus/mesh.
+    wrap : ndarray of bool
+        Whether each dimension wraps around.
+    """
+    n_all = verts.shape[0]
+    leaf_v = np.empty(n_all, dtype=np.int64)
+    leaf_r = np.empty(n_all, dtype=np.int64)
+    leaf_ptr = np.zeros(n_all + 1, dtype=np.int64)
+    n_leaves = 0
+    while ptr.shape[0] > 1:
+        n_dom = ptr.shape[0] - 1
+        if n_dom > max_level_domains:
+            for j in range(ptr[n_dom]):
+                place[verts[j]] = positions[rows[j]]
+            break
+        nv = np.empty(n_all, dtype=np.int64)
+        nr = np.empty(n_all, dtype=np.int64)
+        nptr = np.zeros(2 * n_dom + 1, dtype=np.int64)
+        n_next = 0
+        fill = 0
+        for d in range(n_dom):
+            lo, hi = ptr[d], ptr[d + 1]
+            m = hi - lo
+            if m == 1:
+                place[verts[lo]] = positions[rows[lo]]
+                continue
+            if m <= leaf_domain:
+                start = leaf_ptr[n_leaves]
+                leaf_v[start:start + m] = verts[lo:hi]
+                leaf_r[start:start + m] = rows[lo:hi]
+                leaf_ptr[n_leaves + 1] = start + m
+                n_leaves += 1
+                continue
+            ordered = _split_rows(geo, rows[lo:hi])
+            half = m // 2
+            h0 = ordered[:half]
+            h1 = ordered[half:]
+            c0 = node_of_row[_centre_row(geo, h0)]
+            c1 = node_of_row[_centre_row(geo, h1)]
+            dv = verts[lo:hi]
+            for v in dv:
+                in_dom[v] = True
+            ext0, ext1, s_ptr, s_idx, s_dat, d01 = bisect_prep(indptr, indices, data, dv,
+                                                               in_dom, centre_of, local_of,
+                                                               c0, c1, dims, strides, wrap)
+            side0 = np.zeros(m, dtype=np.bool_)
+            pull = np.argsort(ext0 - ext1, kind="mergesort")
+            for j in range(half):
+                side0[pull[j]] = True
+            side0 = bisect_finish(side0, half, s_ptr, s_idx, s_dat, ext0, ext1, d01,
+                                  swap_passes)
+            for v in dv:
+                in_dom[v] = False
+            for half_side in (True, False):
+                part = h0 if half_side else h1
+                for j in range(m):
+                    if side0[j] == half_side:
+                        centre_of[dv[j]] = c0 if half_side else c1
+                        nv[fill] = dv[j]
+                        fill += 1
+                nr[nptr[n_next]:nptr[n_next] + part.shape[0]] = part
+                nptr[n_next + 1] = fill
+                n_next += 1
+        verts, rows, ptr = nv[:fill], nr[:fill], nptr[:n_next + 1]
+    sweeps = min(leaf_sweeps, max_leaf_placements // max(n_leaves, 1))
+    if sweeps == 0:
+        for j in range(leaf_ptr[n_leaves]):
+            place[leaf_v[j]] = positions[leaf_r[j]]
+    for _sweep in range(sweeps):
+        for q in range(n_leaves):
+            lo, hi = leaf_ptr[q], leaf_ptr[q + 1]
+            s = hi - lo
+            lv = leaf_v[lo:hi]
+            lr = leaf_r[lo:hi]
+            for v in lv:
+                in_dom[v] = True
+            perms = perm_flat[perm_off[s]:perm_off[s + 1]].reshape(
+                ((perm_off[s + 1] - perm_off[s]) // s, s))
+            order = place_leaf_grid(indptr, indices, data, lv, node_of_row[lr], in_dom,
+                                    centre_of, perms, dims, strides, wrap)
+            for v in lv:
+                in_dom[v] = False
+            for j in range(s):
+                centre_of[lv[j]] = node_of_row[lr[order[j]]]
+                place[lv[j]] = positions[lr[order[j]]]

@@ -27,7 +27,8 @@ import itertools
 import numpy as np
 import scipy.sparse as sp
 
-from ..kernels.bisection import bisect_finish, bisect_prep, cut_cost, place_leaf_grid
+from ..kernels.bisection import (bisect_finish, bisect_prep, bisect_small_domains, cut_cost,
+                                 place_leaf_grid)
 from .exact_grid import grid_hops_apply, whole_sums_exact
 from .node_partition import KAHIP_IMBALANCE, KAHIP_MODE, int_weights
 from .swap_refine import partner_entries
@@ -277,6 +278,27 @@ def _place_leaf(q, verts, nodes, in_dom, centre_of, machine) -> np.ndarray:
     return perms[int(np.argmin(internal + external))]
 
 
+def _small_domains(level, grid, geo, node_of_row, positions, place, centre_of, in_dom):
+    """The levels left and the leaf sweeps of :func:`map_graph_to_nodes` when every domain
+    of ``level`` is small, by :func:`rankmap.kernels.bisection.bisect_small_domains` (the
+    same steps in the same order)."""
+    indptr, indices, data, dims, strides, wrap, local_of = grid
+    sizes = [len(v) for v, _r in level]
+    # every permutation of each leaf size (leaves hold 2 to LEAF_DOMAIN vertices)
+    tables = [_leaf_tables(s)[2].reshape(-1) if s >= 2 else np.zeros(0, dtype=np.int64)
+              for s in range(LEAF_DOMAIN + 1)]
+    bisect_small_domains(np.concatenate([v for v, _r in level]).astype(np.int64),
+                         np.concatenate([r for _v, r in level]).astype(np.int64),
+                         np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64),
+                         np.ascontiguousarray(geo, dtype=np.float64), node_of_row,
+                         positions, indptr, indices, data, local_of, place, centre_of, in_dom,
+                         np.concatenate(tables).astype(np.int64),
+                         np.concatenate([[0], np.cumsum([len(t) for t in tables])]
+                                        ).astype(np.int64),
+                         LEAF_DOMAIN, SWAP_PASSES, MAX_LEVEL_DOMAINS, LEAF_SWEEPS,
+                         MAX_LEAF_PLACEMENTS, dims, strides, wrap)
+
+
 def map_graph_to_nodes(q: sp.csr_matrix, positions: np.ndarray, machine, allocation,
                        seed: int = 0) -> np.ndarray:
     """Allocation position of every vertex of ``q`` by network-guided dual recursive bisection.
@@ -318,6 +340,12 @@ def map_graph_to_nodes(q: sp.csr_matrix, positions: np.ndarray, machine, allocat
     level = [(np.arange(k, dtype=np.int64), np.arange(k, dtype=np.int64))]   # (verts, rows)
     leaves = []
     while level:
+        if (grid is not None and not leaves and geo.shape[1] < 8
+                and all(len(rows) <= SMALL_DOMAIN for _v, rows in level)):
+            # every domain left is small (no KaHIP cut): the rest in one compiled call
+            _small_domains(level, grid, geo, nodes[positions].astype(np.int64), positions,
+                           place, centre_of, in_dom)
+            return place
         if len(level) > MAX_LEVEL_DOMAINS:
             # work bound (huge graphs only): the domains of this level keep their order
             for verts, rows in level:
