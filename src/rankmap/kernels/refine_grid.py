@@ -510,11 +510,8 @@ def _try_move(ranks, new_cores, cores, rank_of_core, alloc_nodes, cpn, pcoords, 
                 cs = cores[f_src[f]]
                 cd = cores[f_dst[f]]
                 if half == 1:
-                    for q in range(n_r):
-                        if f_src[f] == ranks[q]:
-                            cs = new_cores[q]
-                        if f_dst[f] == ranks[q]:
-                            cd = new_cores[q]
+                    cs = _new_core(f_src[f], ranks, new_cores, cores)
+                    cd = _new_core(f_dst[f], ranks, new_cores, cores)
                 src[e] = alloc_nodes[cs // cpn]
                 dst[e] = alloc_nodes[cd // cpn]
                 wgt[e] = -f_bytes[f] if half == 0 else f_bytes[f]

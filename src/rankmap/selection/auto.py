@@ -39,7 +39,7 @@ from ..mappers.refine import BUDGET_PER_RANK, default_budget, refine_cores
 from ..metrics import DEFAULT_PLATEAU_Y
 from .bounds import (Bound, Pruner, link_bytes_time_bound, placement_bound, ranking_bound_kind,
                      routed_time_bound)
-from .candidates import evaluate_candidates, sort_best_first
+from .candidates import evaluate_candidates, job_size, sort_best_first
 
 __all__ = ["auto_select", "candidate_names", "GRAPH_RANK_LIMIT", "REFINE_TOP",
            "SPECULATE_MAX_FLOWS", "SPECULATE_MAX_LINK_ENTRIES"]
@@ -192,10 +192,10 @@ def _speculate(executor, names, pattern, machine) -> bool:
     :func:`evaluate_candidates` uses) and the flows and link loads are small enough."""
     if executor is None:
         return False
-    n_flows = sum(int(ph.n_flows) for ph in pattern.phases)
-    if executor.for_work(len(names) * (pattern.n_ranks + n_flows)).workers <= 1:
+    size = job_size(pattern)                   # ranks + flows
+    if executor.for_work(len(names) * size).workers <= 1:
         return False
-    return (n_flows <= SPECULATE_MAX_FLOWS
+    return (size - pattern.n_ranks <= SPECULATE_MAX_FLOWS
             and len(names) * len(pattern.phases) * machine.n_links <= SPECULATE_MAX_LINK_ENTRIES)
 
 

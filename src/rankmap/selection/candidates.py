@@ -12,7 +12,7 @@ from ..metrics import best_first_order
 from .parallel import Executor, Outcome, SerialExecutor
 
 __all__ = ["expand_names", "evaluate_candidates", "sort_best_first", "dispatch_order",
-           "is_slow", "SLOW_MAPPERS"]
+           "is_slow", "job_size", "SLOW_MAPPERS"]
 
 #: mappers that take much longer than routing a candidate (partitioning, local search): parallel
 #: workers start them first, so that the cheap ones fill the other workers meanwhile
@@ -106,6 +106,22 @@ def sort_best_first(results: list[Evaluation]) -> list[Evaluation]:
     return [results[i] for i in best_first_order([e.metrics for e in results])]
 
 
+def job_size(pattern) -> int:
+    """The work of evaluating one candidate, in :meth:`Executor.for_work`'s units.
+
+    Parameters
+    ----------
+    pattern : Pattern
+        The pattern.
+
+    Returns
+    -------
+    int
+        Its ranks plus the flows of all its phases.
+    """
+    return pattern.n_ranks + sum(int(ph.n_flows) for ph in pattern.phases)
+
+
 def evaluate_candidates(evaluator: Evaluator, names: list[str], build: Callable,
                         skip: Callable[[str], str | None] | None = None,
                         skip_inapplicable: bool = True,
@@ -165,8 +181,7 @@ def evaluate_candidates(evaluator: Evaluator, names: list[str], build: Callable,
     executor = executor if executor is not None else SerialExecutor()
     pattern = getattr(evaluator, "pattern", None)
     if pattern is not None or item_work is not None:
-        size = (item_work if item_work is not None
-                else pattern.n_ranks + sum(int(ph.n_flows) for ph in pattern.phases))
+        size = item_work if item_work is not None else job_size(pattern)
         executor = executor.for_work(len(names) * size)
     reasons = {n: skip(n) for n in names} if skip else {}
     todo = [n for n in names if reasons.get(n) is None]
