@@ -101,3 +101,44 @@ def test_sums_not_exact_keep_the_python_swap():
     odd = np.full(10, 2.0 ** 30 + 1)                  # g = 1: squares far past 2**53
     assert whole_sums_exact(odd, machine) and not whole_sums_exact(odd, machine, squares=True)
     assert whole_sums_exact(np.full(10, 2.0 ** 40), machine, squares=True)  # g = 2**40
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.sampled_from(MACHINES), st.integers(0, 10 ** 6), st.integers(1, 3), st.booleans(),
+       st.sampled_from([[1, 2, 5], [1 << 20, 3 << 20], [64, 4096, 1 << 16]]),
+       st.integers(1, 300))
+def test_compiled_attack_takes_the_python_loops_swaps(spec, seed, n_phases, scattered, sizes,
+                                                      max_proposals):
+    """The compiled inner loop (targets, gains, draws, exact tries) keeps the swaps the
+    Python loop keeps, in the same order, up to the same proposal count."""
+    machine = parse_machine(spec)
+    allocation = whole_machine(machine)
+    if scattered and allocation.n_nodes > 4:
+        allocation = parse_allocation(f"random:{allocation.n_nodes - 2}:seed={seed % 89}",
+                                      machine)
+    slots = allocation.cores_per_node if seed % 2 else 1
+    n_pos = allocation.n_nodes * slots
+    n = n_pos - (seed % 3)
+    phases = _phases(n, seed, n_phases, sizes)
+    pos = np.random.default_rng(seed).permutation(n_pos)[:n]
+    nb = neighbour_csr(machine, allocation)
+    runs = []
+    for compiled in (True, False):
+        place = UnitPlacement(pos, n_pos, slots, allocation)
+        kept = link_swaps(phases, place, machine, "dor", nb, seed=seed % 7,
+                          max_proposals=max_proposals, compiled=compiled)
+        runs.append((kept, place.pos_of.copy(), place.unit_at.copy()))
+    assert runs[0][0] == runs[1][0]
+    assert np.array_equal(runs[0][1], runs[1][1])
+    assert np.array_equal(runs[0][2], runs[1][2])
+
+
+def test_compiled_attack_refused_where_the_swap_step_does_not_apply():
+    machine = parse_machine("torus:4x4")
+    allocation = whole_machine(machine)
+    phases = [(np.array([0, 1], dtype=np.int64), np.array([5, 9], dtype=np.int64),
+               np.array([1.5, 2.0]))]             # fractional sizes: sums not exact
+    place = UnitPlacement(np.arange(16), 16, 1, allocation)
+    with pytest.raises(ValueError, match="compiled link swaps"):
+        link_swaps(phases, place, machine, "dor", neighbour_csr(machine, allocation), seed=0,
+                   compiled=True)

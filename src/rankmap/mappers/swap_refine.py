@@ -33,6 +33,7 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
+from ..kernels.link_swap_grid import attack_link_grid
 from ..kernels.refine_grid import swap_step
 from ..kernels.torus import side_gain_grid
 from ..machines import GridMachine
@@ -489,6 +490,12 @@ class _Loads:
     def objective(self):
         return (self.max, self.sq)
 
+    def sync_from_grid(self):
+        """Take the busiest values and the objective from the compiled state after a kept
+        swap (the loads are its row views already)."""
+        self.top = [float(t) for t in self.grid.top]
+        self.max, self.sq = float(self.grid.scal[0]), float(self.grid.scal[1])
+
     def _fresh_deltas(self, moved_flows, u: int, p: int):
         """Per phase, (changed links, byte change) of putting unit u on position p, each
         changed phase routed whole under the new placement, or None (unchanged phases)."""
@@ -517,8 +524,7 @@ class _Loads:
         if self.grid is not None:
             kept = self.grid.try_swap(u, p)
             if kept:
-                self.top = [float(t) for t in self.grid.top]
-                self.max, self.sq = float(self.grid.scal[0]), float(self.grid.scal[1])
+                self.sync_from_grid()
             return kept
         place = self.place
         q = int(place.pos_of[u])
@@ -604,18 +610,35 @@ class _GridSwaps:
         self.scratch = np.zeros(machine.n_links, dtype=np.float64)
         self.mark = np.zeros(machine.n_links, dtype=np.bool_)
         self.alloc_nodes = np.ascontiguousarray(place.alloc_nodes, dtype=np.int64)
+        self.dense_slot_of_link = machine.dense_slot_of_link
         self.grid = (np.ascontiguousarray(machine.dims, dtype=np.int64),
                      np.ascontiguousarray(machine.strides, dtype=np.int64),
                      np.ascontiguousarray(machine.wrap, dtype=np.bool_),
                      np.ascontiguousarray(machine.link_of_dense_slot, dtype=np.int64))
 
+    def _swap_state(self):
+        pl = self.place
+        return (pl.pos_of, pl.unit_at, pl.slots, self.alloc_nodes, self.f_src, self.f_dst,
+                self.f_bytes, self.f_off, self.rf_indptr, self.rf_fl, self.rf_off, self.loads,
+                self.top, self.n_top, self.scal, self.scratch, self.mark, *self.grid)
+
     def try_swap(self, u: int, p: int) -> bool:
         """As :meth:`_Loads.try_swap`, in one compiled call."""
-        pl = self.place
-        return bool(swap_step(u, p, pl.pos_of, pl.unit_at, pl.slots, self.alloc_nodes,
-                              self.f_src, self.f_dst, self.f_bytes, self.f_off, self.rf_indptr,
-                              self.rf_fl, self.rf_off, self.loads, self.top, self.n_top,
-                              self.scal, self.scratch, self.mark, *self.grid))
+        return bool(swap_step(u, p, *self._swap_state()))
+
+    def attack(self, cross, src, dst, rng, link: int, tried: int, max_proposals: int, w,
+               nb_ptr, nb_pos) -> tuple[int, int, int]:
+        """The inner loop of :func:`link_swaps` for the flows ``cross`` over ``link``, in one
+        compiled call (:func:`rankmap.kernels.link_swap_grid.attack_link_grid`): returns
+        (proposals tried so far, the unit moved or -1, the unit that took its place or -1)."""
+        tried, mover, holder = attack_link_grid(
+            np.ascontiguousarray(cross, dtype=np.int64),
+            np.ascontiguousarray(src, dtype=np.int64), np.ascontiguousarray(dst, dtype=np.int64),
+            rng,
+            int(self.dense_slot_of_link[link]), EXACT_TRIES, int(tried), int(max_proposals),
+            w.indptr, w.indices, w.data, np.ascontiguousarray(nb_ptr, dtype=np.int64),
+            np.ascontiguousarray(nb_pos, dtype=np.int64), *self._swap_state())
+        return int(tried), int(mover), int(holder)
 
 
 #: targets of one move evaluated exactly (the best by hop-bytes gain)
@@ -665,7 +688,8 @@ LINK_SWAP_WORK = 1 << 29
 
 
 def link_swaps(phases, place: UnitPlacement, machine, routing, neighbours, seed: int,
-               max_proposals: int = 2000, n_units: int | None = None) -> int:
+               max_proposals: int = 2000, n_units: int | None = None,
+               compiled: bool | None = None) -> int:
     """Attack the busiest link with exactly evaluated swaps (module docstring).
 
     Parameters
@@ -686,6 +710,11 @@ def link_swaps(phases, place: UnitPlacement, machine, routing, neighbours, seed:
         Most proposals evaluated (a work bound, with :data:`LINK_SWAP_WORK`).
     n_units : int, optional
         Number of units (default: ``len(place.pos_of)``).
+    compiled : bool, optional
+        Offer the ends of the flows over a link their targets in one compiled call
+        (:func:`rankmap.kernels.link_swap_grid.attack_link_grid`: the same swaps); False
+        keeps the Python loop, True raises ``ValueError`` where the compiled swap step does
+        not apply. Default: compiled where it applies.
 
     Returns
     -------
@@ -694,6 +723,10 @@ def link_swaps(phases, place: UnitPlacement, machine, routing, neighbours, seed:
     """
     n_units = len(place.pos_of) if n_units is None else n_units
     st = _Loads(phases, place, machine, routing, n_units)
+    if compiled and st.grid is None:
+        raise ValueError("the compiled link swaps need dimension-order routing on a torus or "
+                         "mesh and exact sums")
+    compiled = st.grid is not None if compiled is None else compiled
     if not st.phases or st.max <= 0:
         return 0
     rng = np.random.default_rng(seed)
@@ -739,7 +772,15 @@ def link_swaps(phases, place: UnitPlacement, machine, routing, neighbours, seed:
             continue
         cross = cross[np.argsort(-b[cross] * h[cross], kind="stable")][:8]
         improved = False
-        for f in cross:
+        if compiled:
+            tried, mover, holder = st.grid.attack(cross, s, d, rng, best_l, tried,
+                                                  max_proposals, w, nb_ptr, nb_pos)
+            improved = mover >= 0
+            if improved:
+                kept += 1
+                st.sync_from_grid()
+                moved_units = [mover] + ([holder] if holder >= 0 else [])
+        for f in ([] if compiled else cross):
             flip = rng.random() < 0.5
             for mover, partner in ((s[f], d[f]), (d[f], s[f]))[::(-1 if flip else 1)]:
                 tps = _targets(int(mover), int(partner), place, nb_ptr, nb_pos)
