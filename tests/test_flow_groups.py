@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from rankmap.kernels.flows import INSERTION_MAX
 from rankmap.machines import parse_machine
 from rankmap.routing import router_for
 from rankmap.routing.groups import flow_groups, grouped_loads
@@ -50,6 +51,22 @@ def test_groups_are_the_sorted_unique_flows(case):
     # every flow is what its group says
     assert np.array_equal(g.src[g.inverse], src) and np.array_equal(g.dst[g.inverse], dst)
     assert np.array_equal(g.nbytes[g.inverse], nbytes)
+
+
+@pytest.mark.parametrize("per_source", [2, INSERTION_MAX, INSERTION_MAX + 1, 300])
+def test_a_sources_groups_in_order_by_insertion_or_merge(per_source):
+    """Sources whose groups come out of order, as few as insertion orders and as many as the
+    merge sorts order, in several sizes per destination: numpy's order either way."""
+    rng = np.random.default_rng(per_source)
+    n_src = 7
+    src = np.repeat(np.arange(n_src), 2 * per_source)
+    dst = np.concatenate([rng.permutation(per_source).repeat(2) for _ in range(n_src)])
+    nbytes = rng.choice([4096.0, 1.0, 2.5], len(src))
+    g = flow_groups(src.astype(np.int64), dst.astype(np.int64), nbytes)
+    first, count, inverse = _reference(src, dst, nbytes)
+    assert np.array_equal(g.src, src[first]) and np.array_equal(g.dst, dst[first])
+    assert np.array_equal(g.nbytes, nbytes[first]) and np.array_equal(g.count, count)
+    assert np.array_equal(g.inverse, inverse)
 
 
 def test_groups_of_a_stencil_with_four_ranks_per_node():

@@ -6,7 +6,8 @@ time model can work on one representative per group with its multiplicity. The g
 linear in the flows: a counting sort by source node (stable, so flows keep their order inside a
 source), then, per source, a marker array over destination nodes (one entry per node, reset by
 the source's id) finds a flow's group in constant time; flows of one pair with different sizes
-are chained. The groups of a source are then ordered by (destination, size), so the groups come
+are chained. The groups of a source are then ordered by (destination, size) (by insertion when
+they are few, as a stencil's are: no allocation per source), so the groups come
 out in the order of the sorted keys ``(source * n_nodes + destination, size)`` -- the order
 ``numpy.unique`` and ``numpy.lexsort`` give -- each represented by its first flow.
 """
@@ -16,14 +17,20 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["group_flows"]
+__all__ = ["group_flows", "INSERTION_MAX"]
+
+
+#: a source's groups are put in order by insertion (no allocation) up to this many, by two
+#: stable merge sorts above
+INSERTION_MAX = 32
 
 
 @njit(cache=True, nogil=True)
-def _sort_source_groups(lo, hi, dst, nbytes, first, count, remap):
-    """Order the groups lo..hi-1 (one source's) by (destination, size) in place; remap[g - lo]
-    gets each old group's new index. The groups usually come sorted: then nothing moves and
-    False is returned (remap unset); True when they were reordered."""
+def _sort_source_groups(lo, hi, dst, nbytes, first, count, remap, idx):
+    """Order the groups lo..hi-1 (one source's) by (destination, size) in place, stably;
+    remap[g - lo] gets each old group's new index (``idx`` is scratch of at least hi - lo).
+    The groups usually come sorted: then nothing moves and False is returned (remap unset);
+    True when they were reordered."""
     sorted_ = True
     for g in range(lo + 1, hi):
         a, b = first[g - 1], first[g]
@@ -33,6 +40,25 @@ def _sort_source_groups(lo, hi, dst, nbytes, first, count, remap):
     if sorted_:
         return False
     m = hi - lo
+    if m <= INSERTION_MAX:
+        # a stencil's few groups per source: stable insertion, nothing allocated
+        for i in range(m):
+            idx[i] = i
+        for i in range(lo + 1, hi):
+            f, c, k = first[i], count[i], idx[i - lo]
+            j = i - 1
+            while j >= lo and (dst[first[j]] > dst[f]
+                               or (dst[first[j]] == dst[f] and nbytes[first[j]] > nbytes[f])):
+                first[j + 1] = first[j]
+                count[j + 1] = count[j]
+                idx[j + 1 - lo] = idx[j - lo]
+                j -= 1
+            first[j + 1] = f
+            count[j + 1] = c
+            idx[j + 1 - lo] = k
+        for i in range(m):
+            remap[idx[i]] = lo + i
+        return True
     size_key = np.empty(m, dtype=np.float64)
     dst_key = np.empty(m, dtype=np.int64)
     for i in range(m):
@@ -101,6 +127,7 @@ def group_flows(src, dst, nbytes, n_nodes):
     chain = np.empty(n, dtype=np.int64)
     inverse = np.empty(n, dtype=np.int64)
     remap = np.empty(n, dtype=np.int64)
+    idx = np.empty(INSERTION_MAX, dtype=np.int64)
     g = 0
     for s in range(n_nodes):
         lo = g
@@ -123,7 +150,7 @@ def group_flows(src, dst, nbytes, n_nodes):
                     g = _open_group(g, f, first, count, chain, inverse)
                     break
                 t = chain[t]
-        if g - lo > 1 and _sort_source_groups(lo, g, dst, nbytes, first, count, remap):
+        if g - lo > 1 and _sort_source_groups(lo, g, dst, nbytes, first, count, remap, idx):
             for i in range(start[s], start[s + 1]):
                 f = order[i]
                 inverse[f] = remap[inverse[f] - lo]
