@@ -246,3 +246,41 @@ def test_link_sums_are_the_array_sums_bit_for_bit(case, seed, n_parts):
     want = _numpy_link_sums(router, src, dst, weight, part, n_parts)
     for g, w in zip(got, want):
         assert g.dtype == w.dtype and np.array_equal(g, w)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.sampled_from(["torus:4x3x5", "mesh:4x4:cores=2", "torus:6x2:wrap=x:cores=3",
+                        "torus:8", "mesh:3x3x3"]), st.integers(0, 2**31 - 1), st.booleans())
+def test_side_gains_from_position_coordinates_are_the_node_ones_bit_for_bit(spec, seed,
+                                                                          scattered):
+    """kernels.torus.side_gain_coords (allocation positions and their coordinates, as the
+    compiled link swaps use it) sums what side_gain_grid sums from node ids, bit for bit,
+    on whole and scattered allocations, with float byte weights."""
+    from rankmap.allocation import parse_allocation
+    from rankmap.kernels import torus as tk
+    from rankmap.mappers.swap_refine import symmetric_bytes
+    m = parse_machine(spec)
+    a = whole_machine(m)
+    if scattered and a.n_nodes > 3:
+        a = parse_allocation(f"random:{a.n_nodes - 2}:seed={seed % 97}", m)
+    rng = np.random.default_rng(seed)
+    n = a.n_nodes                                   # units on allocation nodes
+    flows = int(rng.integers(1, 4 * n))
+    src, dst = rng.integers(0, n, flows), rng.integers(0, n, flows)
+    w = symmetric_bytes([(src, dst, rng.random(flows) * 1e6)], n)
+    at = rng.permutation(n).astype(np.int64)        # allocation node of every unit
+    k = 25
+    units, other = rng.integers(-1, n, k), rng.integers(-1, n, k)
+    p_from, p_to = rng.integers(0, n, k), rng.integers(0, n, k)
+    nodes = np.asarray(a.nodes, dtype=np.int64)
+    dims, strides = m.dims.astype(np.int64), m.strides.astype(np.int64)
+    coords = tk.position_coords(nodes, dims, strides)
+    assert np.array_equal(coords, m.coords(nodes))
+    got = tk.side_gain_coords(w.indptr, w.indices, w.data, units, other, p_from, p_to, at,
+                              coords, dims, m.wrap)
+    want = tk.side_gain_grid(w.indptr, w.indices, w.data, units, other, nodes[p_from],
+                             nodes[p_to], nodes[at], dims, strides, m.wrap)
+    assert np.array_equal(got, want)
+    pa, pb = rng.integers(0, n, 2)
+    assert tk.coords_hop(coords, pa, pb, dims, m.wrap) == tk.node_hop_distance(
+        nodes[pa], nodes[pb], dims, strides, m.wrap)

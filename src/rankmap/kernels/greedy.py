@@ -2,7 +2,8 @@
 
 The walk places one rank per step, so a Python loop pays numpy's call overhead thousands of
 times (0.4-0.9 s at 4,096 ranks). This kernel runs the same walk, step for step, with the
-hop distance of a torus or mesh (:func:`rankmap.kernels.torus.node_hop_distance`):
+hop distance of a torus or mesh (:func:`rankmap.kernels.torus.coords_hop`, from the
+allocation positions' coordinates, divided out once):
 the free core nearest to the reference core, the compact tie rule (free nodes up to
 ``tie_window`` hops farther than the nearest, fewest hop-bytes to the rank's placed partners,
 then fewest hops, then the lowest logical distance and core) when partners are given and
@@ -17,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .torus import node_hop_distance
+from .torus import coords_hop, position_coords
 
 __all__ = ["greedy_walk_grid"]
 
@@ -101,6 +102,7 @@ def greedy_walk_grid(ranks, ref_pos, start, cpn, nodes, dims, strides, wrap, nb_
     cand_d = np.empty(n_pos, dtype=np.int64)
     placed_pos = np.empty(max(1, p_nbr.shape[0]), dtype=np.int64)
     placed_w = np.empty(max(1, p_nbr.shape[0]), dtype=np.float64)
+    pc = position_coords(nodes, dims, strides)
     seq[0] = start
     k0 = start // cpn
     if start == lo[k0]:
@@ -141,7 +143,7 @@ def greedy_walk_grid(ranks, ref_pos, start, cpn, nodes, dims, strides, wrap, nb_
                         m += 1
             d_min = -1
             for i in range(m):
-                cand_d[i] = node_hop_distance(nodes[cand[i]], nodes[k], dims, strides, wrap)
+                cand_d[i] = coords_hop(pc, cand[i], k, dims, wrap)
                 if d_min < 0 or cand_d[i] < d_min:
                     d_min = cand_d[i]
             c = -1
@@ -154,8 +156,7 @@ def greedy_walk_grid(ranks, ref_pos, start, cpn, nodes, dims, strides, wrap, nb_
                 q = cand[i]
                 hb = 0.0
                 for j in range(n_placed):
-                    hb += node_hop_distance(nodes[q], nodes[placed_pos[j]], dims, strides,
-                                            wrap) * placed_w[j]
+                    hb += coords_hop(pc, q, placed_pos[j], dims, wrap) * placed_w[j]
                 core = _free_core(lo, hi, q, ref)
                 logical = abs(core - ref)
                 if c < 0 or hb < best_hb or (hb == best_hb and (
@@ -170,7 +171,7 @@ def greedy_walk_grid(ranks, ref_pos, start, cpn, nodes, dims, strides, wrap, nb_
                 q = nbrs[j]
                 if lo[q] <= hi[q]:
                     cand[m] = q
-                    cand_d[m] = node_hop_distance(nodes[k], nodes[q], dims, strides, wrap)
+                    cand_d[m] = coords_hop(pc, k, q, dims, wrap)
                     m += 1
             d_min = -1
             for i in range(m):
@@ -182,7 +183,7 @@ def greedy_walk_grid(ranks, ref_pos, start, cpn, nodes, dims, strides, wrap, nb_
                 for q in range(n_pos):
                     if lo[q] <= hi[q]:
                         cand[m] = q
-                        cand_d[m] = node_hop_distance(nodes[k], nodes[q], dims, strides, wrap)
+                        cand_d[m] = coords_hop(pc, k, q, dims, wrap)
                         if d_min < 0 or cand_d[m] < d_min:
                             d_min = cand_d[m]
                         m += 1

@@ -8,7 +8,8 @@ linked to its own node), keeps those from which the flow's dimension-order walk 
 takes the link, ranks them by hop-bytes gain and evaluates the best few exactly. In Python
 that costs about 0.1 ms of numpy call overhead per end; :func:`attack_link_grid` takes the
 same steps in the same order, in one compiled call: the same draws from the same generator,
-the same gains (:func:`rankmap.kernels.torus.side_gain_grid`), the same stable order and the
+the same gains (:func:`rankmap.kernels.torus.side_gain_coords`, the sums of
+:func:`rankmap.kernels.torus.side_gain_grid`), the same stable order and the
 same exact evaluation (:func:`rankmap.kernels.refine_grid.swap_step`), so the placement is
 the Python loop's, bit for bit.
 """
@@ -19,7 +20,7 @@ import numpy as np
 from numba import njit
 
 from .refine_grid import swap_step
-from .torus import dor_takes_slot, side_gain_grid
+from .torus import dor_takes_slot, position_coords, side_gain_coords
 
 __all__ = ["attack_link_grid"]
 
@@ -101,8 +102,11 @@ def attack_link_grid(cross, src, dst, rng, slot, exact_tries, tried, max_proposa
     """
     n_units = pos_of.shape[0]
     node_of_unit = np.empty(n_units, dtype=np.int64)
+    at = np.empty(n_units, dtype=np.int64)             # allocation node of every unit
     for x in range(n_units):
-        node_of_unit[x] = alloc_nodes[pos_of[x] // slots]
+        at[x] = pos_of[x] // slots
+        node_of_unit[x] = alloc_nodes[at[x]]
+    coords = position_coords(alloc_nodes, dims, strides)
     for f in cross:
         flip = rng.random() < 0.5
         for turn in range(2):
@@ -124,15 +128,15 @@ def attack_link_grid(cross, src, dst, rng, slot, exact_tries, tried, max_proposa
                 continue
             mv = np.full(m, mover, dtype=np.int64)
             held = np.empty(m, dtype=np.int64)
-            node_to = np.empty(m, dtype=np.int64)
+            at_to = np.empty(m, dtype=np.int64)
             for j in range(m):
                 held[j] = unit_at[tps[j]]
-                node_to[j] = alloc_nodes[tps[j] // slots]
-            node_from = np.full(m, node_of_unit[mover], dtype=np.int64)
-            g = (side_gain_grid(w_indptr, w_indices, w_data, mv, held, node_from, node_to,
-                                node_of_unit, dims, strides, wrap)
-                 + side_gain_grid(w_indptr, w_indices, w_data, held, mv, node_to, node_from,
-                                  node_of_unit, dims, strides, wrap))
+                at_to[j] = tps[j] // slots
+            at_from = np.full(m, at[mover], dtype=np.int64)
+            g = (side_gain_coords(w_indptr, w_indices, w_data, mv, held, at_from, at_to, at,
+                                  coords, dims, wrap)
+                 + side_gain_coords(w_indptr, w_indices, w_data, held, mv, at_to, at_from, at,
+                                    coords, dims, wrap))
             order = np.argsort(-g, kind="mergesort")
             for j in range(min(exact_tries, m)):
                 tp = tps[order[j]]

@@ -49,7 +49,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .torus import dor_takes_slot, dor_walk
+from .torus import coords_hop, dor_takes_slot, dor_walk
 
 __all__ = ["refine_step", "refine_batch", "swap_step", "count_at_max", "count_at_top",
            "flow_weights", "draw_table"]
@@ -58,18 +58,8 @@ __all__ = ["refine_step", "refine_batch", "swap_step", "count_at_max", "count_at
 MAX, AT_MAX, HB, WORK, TOTAL = 0, 1, 2, 3, 4
 
 
-@njit(cache=True, nogil=True)
-def _hop(pcoords, pa, pb, dims, wrap):
-    """Hops between allocation positions ``pa`` and ``pb`` from their coordinates."""
-    h = 0
-    for k in range(dims.shape[0]):
-        d = pcoords[pa, k] - pcoords[pb, k]
-        if d < 0:
-            d = -d
-        if wrap[k] and dims[k] - d < d:
-            d = dims[k] - d
-        h += d
-    return h
+#: hops between allocation positions from their coordinates
+_hop = coords_hop
 
 
 @njit(cache=True, nogil=True)

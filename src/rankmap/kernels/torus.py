@@ -33,7 +33,7 @@ from ..validate import check_limit
 #: this many link visits per dense link slot, and walks every path otherwise
 RING_SUM_RATIO = 4
 
-__all__ = ["node_hop_distance", "route_dor", "dor_crosses", "dor_takes_slot", "dor_link_sums",
+__all__ = ["node_hop_distance", "position_coords", "coords_hop", "side_gain_coords", "route_dor", "dor_crosses", "dor_takes_slot", "dor_link_sums",
            "dor_paths", "torus_offsets", "fold_resource_classes", "class_link_sums", "side_gain_grid",
            "adaptive_templates", "route_adaptive", "adaptive_paths"]
 
@@ -125,6 +125,110 @@ def node_hop_distance(a, b, dims, strides, wrap):
             d = dims[k] - d
         h += d
     return h
+
+
+@njit(cache=True, nogil=True)
+def position_coords(nodes, dims, strides):
+    """Coordinates of the nodes of every allocation position (one division per position and
+    dimension, once, instead of in every hop count).
+
+    Parameters
+    ----------
+    nodes : ndarray of int64, shape (n_positions,)
+        Machine node of every position.
+    dims, strides : ndarray of int64, shape (ndim,)
+        Sides and node-id strides of the torus/mesh.
+
+    Returns
+    -------
+    ndarray of int64, shape (n_positions, ndim)
+        Coordinate of every position's node in every dimension.
+    """
+    nd = dims.shape[0]
+    out = np.empty((nodes.shape[0], nd), dtype=np.int64)
+    for q in range(nodes.shape[0]):
+        for k in range(nd):
+            out[q, k] = (nodes[q] // strides[k]) % dims[k]
+    return out
+
+
+@njit(cache=True, nogil=True)
+def coords_hop(coords, pa, pb, dims, wrap):
+    """Shortest hop count between positions ``pa`` and ``pb`` from their coordinates (the
+    count :func:`node_hop_distance` gives their nodes).
+
+    Parameters
+    ----------
+    coords : ndarray of int64, shape (n_positions, ndim)
+        :func:`position_coords`.
+    pa, pb : int
+        Positions.
+    dims : ndarray of int64, shape (ndim,)
+        Sides of the torus/mesh.
+    wrap : ndarray of bool, shape (ndim,)
+        Whether each dimension wraps around.
+
+    Returns
+    -------
+    int
+        Links on a shortest path between their nodes.
+    """
+    h = 0
+    for k in range(dims.shape[0]):
+        d = coords[pa, k] - coords[pb, k]
+        if d < 0:
+            d = -d
+        if wrap[k] and dims[k] - d < d:
+            d = dims[k] - d
+        h += d
+    return h
+
+
+@njit(cache=True, nogil=True)
+def side_gain_coords(indptr, indices, data, units, other, pos_from, pos_to, pos_of_unit,
+                     coords, dims, wrap):
+    """:func:`side_gain_grid` from the coordinates of allocation positions: the same sums,
+    in the same order, without a division per hop count.
+
+    Parameters
+    ----------
+    indptr, indices, data : ndarray
+        CSR of the bytes between units (both directions).
+    units, other : ndarray of int64, shape (m,)
+        Unit moving (-1: none, saves 0) and the unit it swaps with (-1: none).
+    pos_from, pos_to : ndarray of int64, shape (m,)
+        Allocation position (node) the unit leaves and the one it takes.
+    pos_of_unit : ndarray of int64
+        Allocation position (node) of every unit.
+    coords : ndarray of int64, shape (n_positions, ndim)
+        :func:`position_coords` of the allocation.
+    dims : ndarray of int64, shape (ndim,)
+        Sides of the torus/mesh.
+    wrap : ndarray of bool, shape (ndim,)
+        Whether each dimension wraps around.
+
+    Returns
+    -------
+    ndarray of float64, shape (m,)
+        Bytes x hops saved per proposal (negative: added).
+    """
+    m = units.shape[0]
+    out = np.zeros(m, dtype=np.float64)
+    for i in range(m):
+        u = units[i]
+        if u < 0:
+            continue
+        acc = 0.0
+        for k in range(indptr[u], indptr[u + 1]):
+            x = indices[k]
+            if x == other[i]:
+                continue
+            px = pos_of_unit[x]
+            d = (coords_hop(coords, pos_from[i], px, dims, wrap)
+                 - coords_hop(coords, pos_to[i], px, dims, wrap))
+            acc += data[k] * np.float64(d)
+        out[i] = acc
+    return out
 
 
 @njit(cache=True, nogil=True)
