@@ -1,6 +1,6 @@
 """Compiled steps of the local searches on tori and meshes under dimension order: ``refine``'s
-proposals (:func:`refine_batch`, :func:`refine_step`) and ``graph``'s link swaps
-(:func:`swap_step`).
+search loop and proposals (:func:`refine_batches`, :func:`refine_batch`, :func:`refine_step`)
+and ``graph``'s link swaps (:func:`swap_step`).
 
 :func:`rankmap.mappers.refine.refine_search` draws a proposal (a rank and a core near its
 partner) in Python, then spends about 0.2 ms of numpy call overhead judging it: the core
@@ -51,8 +51,9 @@ from numba import njit
 
 from .torus import coords_hop, dor_takes_slot, dor_walk
 
-__all__ = ["refine_step", "refine_batch", "swap_step", "count_at_max", "count_at_top",
-           "flow_weights", "draw_table"]
+__all__ = ["refine_step", "refine_batch", "refine_batches", "swap_step", "count_at_max",
+           "count_at_top", "flow_weights", "draw_table", "STOP_BUDGET", "STOP_REFUSED",
+           "STOP_WORK", "STOP_NO_HOPS", "STOP_SMALL_GAIN"]
 
 #: indices into the ``scal`` state array
 MAX, AT_MAX, HB, WORK, TOTAL = 0, 1, 2, 3, 4
@@ -807,6 +808,77 @@ wrap, link_of_slot, slot_of_link, wit
             continue
         counters[REFUSED] += 1
     return False
+
+
+#: why :func:`refine_batches` stopped: the proposal budget is spent, too many refusals in a
+#: row, the work bound is passed, no flow crosses a link, the expected gain is small
+STOP_BUDGET, STOP_REFUSED, STOP_WORK, STOP_NO_HOPS, STOP_SMALL_GAIN = 0, 1, 2, 3, 4
+
+
+@njit(cache=True, nogil=True)
+def refine_batches(rng, batch, max_refused, src, dst, nb_ptr, nb_pos, counters, window_start,
+                   window, min_gain, max_work, reweight_ratio, cores, rank_of_core,
+                   alloc_nodes, cpn, w_indptr, w_indices, w_data, pcoords, f_src, f_dst,
+                   f_bytes, f_off, rf_indptr, rf_fl, rf_off, loads, members, n_members, in_set,
+                   busy_len, added_len, top, n_top, phase_hb, weight, scal, scratch, mark,
+                   n_links, dims, strides, wrap, link_of_slot, slot_of_link, wit):
+    """The whole search loop of :func:`rankmap.mappers.refine.refine_search` in one call:
+    batches of :func:`refine_batch`, with the loop's checks before each (budget, refusals
+    in a row, work bound) and the draw table (:func:`draw_table`) built first and rebuilt
+    before a batch once the work since the last build, times ``reweight_ratio``, reaches
+    the number of flows after a kept move -- the Python loop's steps in its order, so the
+    same draws and the same placement, without a return to Python per batch.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+        The search's generator (advanced in place).
+    batch : int
+        Flows drawn per batch.
+    max_refused : int
+        The search stops after this many refused proposals in a row.
+    src, dst, nb_ptr, nb_pos, counters, window_start, window, min_gain, max_work, \
+reweight_ratio
+        As :func:`refine_batch` (``counters`` and ``window_start`` updated).
+    cores, rank_of_core, alloc_nodes, cpn, w_indptr, w_indices, w_data, pcoords, f_src, \
+f_dst, f_bytes, f_off, rf_indptr, rf_fl, rf_off, loads, members, n_members, in_set, \
+busy_len, added_len, top, n_top, phase_hb, weight, scal, scratch, mark, n_links, dims, strides, \
+wrap, link_of_slot, slot_of_link, wit
+        As :func:`refine_step` (``scal[TOTAL]`` is the draw weights' sum).
+
+    Returns
+    -------
+    int
+        Why it stopped: :data:`STOP_BUDGET`, :data:`STOP_REFUSED`, :data:`STOP_WORK`,
+        :data:`STOP_NO_HOPS` or :data:`STOP_SMALL_GAIN`.
+    """
+    n_src = src.shape[0]
+    cdf = np.empty(0, dtype=np.float64)
+    have_table = False
+    built = 0.0
+    while counters[LEFT] > 0:
+        if counters[REFUSED] >= max_refused:
+            return STOP_REFUSED
+        if scal[WORK] > max_work:
+            return STOP_WORK
+        if not have_table or (counters[STALE] != 0
+                              and (scal[WORK] - built) * reweight_ratio >= n_src):
+            total = scal[TOTAL]
+            if not total > 0:
+                return STOP_NO_HOPS
+            cdf = draw_table(weight, total)
+            have_table = True
+            built = scal[WORK]
+            counters[STALE] = 0
+        if refine_batch(rng, cdf, batch, src, dst, nb_ptr, nb_pos, counters, window_start,
+                        window, min_gain, max_work, reweight_ratio, built, cores, rank_of_core,
+                        alloc_nodes, cpn, w_indptr, w_indices, w_data, pcoords, f_src, f_dst,
+                        f_bytes, f_off, rf_indptr, rf_fl, rf_off, loads, members, n_members,
+                        in_set, busy_len, added_len, top, n_top, phase_hb, weight, scal,
+                        scratch, mark, n_links, dims, strides, wrap, link_of_slot,
+                        slot_of_link, wit):
+            return STOP_SMALL_GAIN
+    return STOP_BUDGET
 
 
 @njit(cache=True, nogil=True)

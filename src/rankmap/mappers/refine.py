@@ -30,8 +30,9 @@ The result is checked by routing everything again: it is never worse than the st
 
 On a torus or mesh under dimension-order routing, when every sum of the search is exact
 (:mod:`rankmap.mappers.exact_grid`), the proposals are drawn (from the same generator, draw for
-draw) and judged in compiled batches (:mod:`rankmap.kernels.refine_grid`): the same placement,
-8-10x fewer seconds per proposal. ``refine_search(..., compiled=False)`` keeps the Python step.
+draw) and judged in compiled batches, the whole loop with its table builds and stops in one
+call (:mod:`rankmap.kernels.refine_grid`): the same placement, 8-10x fewer seconds per
+proposal. ``refine_search(..., compiled=False)`` keeps the Python step.
 """
 
 from __future__ import annotations
@@ -41,8 +42,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import RankmapError
-from ..kernels.refine_grid import (count_at_top, draw_table, flow_weights, refine_batch,
-                                   refine_step)
+from ..kernels.refine_grid import (STOP_BUDGET, STOP_NO_HOPS, STOP_REFUSED, STOP_SMALL_GAIN,
+                                   STOP_WORK, count_at_top, flow_weights,
+                                   refine_batches, refine_step)
 from ..routing import Router, router_for
 from ..routing.groups import grouped_loads
 from .base import MapperInfo
@@ -75,6 +77,9 @@ REWEIGHT_RATIO = 64
 #: work bound of one search: route entries (the hop links of the moved flows' routes before
 #: and after, each share of a split route apart: a single-path route's hops) looked at
 REFINE_WORK = 1 << 27
+#: the stop reasons of the compiled search loop (kernels.refine_grid.refine_batches)
+_STOPS = {STOP_BUDGET: "budget", STOP_REFUSED: "refused", STOP_WORK: "work",
+          STOP_NO_HOPS: "no hops", STOP_SMALL_GAIN: "small gain"}
 #: the changed links of up to this many kept moves wait in separate arrays for the next
 #: compaction of a phase's busy-link set; more are joined into one
 MAX_ADDED = 32
@@ -510,32 +515,27 @@ class _GridState:
         """(busiest link bytes, links at it, hop-bytes), as :meth:`_State.progress`."""
         return (float(self.scal[0]), int(self.scal[1]), float(self.scal[2]))
 
-    def run_batch(self, rng, cdf, batch: int, src, dst, nb_ptr, nb_pos, counters,
-                  window_start, window: int, min_gain: float, built: float) -> bool:
-        """One batch of proposals drawn and judged in one compiled call
-        (:func:`rankmap.kernels.refine_grid.refine_batch`, which documents the arguments);
-        True when the search ends for a small gain."""
-        return bool(refine_batch(rng, cdf, batch, src, dst,
-                                 np.ascontiguousarray(nb_ptr, dtype=np.int64),
-                                 np.ascontiguousarray(nb_pos, dtype=np.int64), counters,
-                                 window_start, window, float(min_gain), float(REFINE_WORK),
-                                 REWEIGHT_RATIO, float(built), self.cores, self.rank_of_core,
-                                 self.alloc_nodes, self.cpn, *self.w, self.pcoords,
-                                 self.f_src, self.f_dst, self.f_bytes, self.f_off,
-                                 self.rf_indptr, self.rf_fl, self.rf_off, self.loads,
-                                 self.members, self.n_members, self.in_set, self.busy_len,
-                                 self.added_len, self.top, self.n_top, self.phase_hb, self.weight,
-                                 self.scal, self.scratch, self.mark, *self.grid, self.wit))
+    def run_search(self, rng, batch: int, src, dst, nb_ptr, nb_pos, counters, window_start,
+                   window: int, min_gain: float) -> str:
+        """The search loop of :func:`refine_search` (its batches, table builds and stops) in
+        one compiled call (:func:`rankmap.kernels.refine_grid.refine_batches`, which documents
+        the arguments); returns why it stopped."""
+        code = refine_batches(rng, batch, MAX_REFUSED, src, dst,
+                              np.ascontiguousarray(nb_ptr, dtype=np.int64),
+                              np.ascontiguousarray(nb_pos, dtype=np.int64), counters,
+                              window_start, window, float(min_gain), float(REFINE_WORK),
+                              REWEIGHT_RATIO, self.cores, self.rank_of_core, self.alloc_nodes,
+                              self.cpn, *self.w, self.pcoords, self.f_src, self.f_dst,
+                              self.f_bytes, self.f_off, self.rf_indptr, self.rf_fl, self.rf_off,
+                              self.loads, self.members, self.n_members, self.in_set,
+                              self.busy_len, self.added_len, self.top, self.n_top, self.phase_hb,
+                              self.weight, self.scal, self.scratch, self.mark, *self.grid,
+                              self.wit)
+        return _STOPS[int(code)]
 
     def node_of(self, cores):
         """Machine node of every core."""
         return self.alloc_nodes[cores // self.cpn]
-
-    def draw_table(self, src, dst, w):
-        """As :meth:`_State.draw_table`, from the weights the compiled step keeps up to date
-        (``src``, ``dst`` and ``w`` are this state's own flows)."""
-        total = float(self.scal[4])
-        return total, (draw_table(self.weight, total) if total > 0 else None)
 
     def propose(self, a: int, ppos: int, opts: np.ndarray, c: int, wsym) -> int:
         """As :meth:`_State.propose`, in one compiled call."""
@@ -735,7 +735,13 @@ def refine_search(start: np.ndarray, pattern, machine, allocation, seed: int = 0
     built = 0.0                            # st.work when the weights were built
     stale = False
     cdf = None
-    while left > 0:
+    if isinstance(st, _GridState):
+        # the loop below, every batch and table build in one compiled call
+        counters = np.array([left, proposals, accepted, windows, refused, 0], dtype=np.int64)
+        stop = st.run_search(rng, batch, src, dst, indptr, nbrs, counters, window_start,
+                             window, min_gain)
+        left, proposals, accepted, windows, refused, _stale = (int(v) for v in counters)
+    while left > 0 and not isinstance(st, _GridState):
         if refused >= MAX_REFUSED:
             stop = "refused"
             break
@@ -748,16 +754,6 @@ def refine_search(start: np.ndarray, pattern, machine, allocation, seed: int = 0
                 stop = "no hops"
                 break
             built, stale = st.work, False
-        if isinstance(st, _GridState):
-            counters = np.array([left, proposals, accepted, windows, refused, stale],
-                                dtype=np.int64)
-            small = st.run_batch(rng, cdf, batch, src, dst, indptr, nbrs, counters,
-                                 window_start, window, min_gain, built)
-            left, proposals, accepted, windows, refused, stale = (int(v) for v in counters)
-            if small:
-                stop = "small gain"
-                break
-            continue
         # as rng.choice(len(src), batch, p=weight / total) draws, without rebuilding the table
         picks = cdf.searchsorted(rng.random(batch), side="right")
         flip = rng.random(batch) < 0.5
