@@ -241,3 +241,30 @@ def test_compiled_loop_rebuilds_the_draw_table_when_the_python_loop_does():
     assert np.array_equal(py.cores, comp.cores)
     assert (py.proposals, py.accepted, py.windows, py.stop) == \
         (comp.proposals, comp.accepted, comp.windows, comp.stop)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from([0.0, 1.0, 3.0, 1024.0, 3 << 20, 7 << 30]), min_size=1,
+                max_size=300), st.integers(0, 2 ** 32 - 1))
+def test_draws_from_running_sums_are_the_tables_draws(weights, seed):
+    """The compiled search draws a flow by a binary search over the running sums, dividing
+    only the entries it looks at: the same flow numpy's searchsorted finds in the whole
+    table (weights / total, summed, divided by the last sum), zero weights and ties
+    included."""
+    from rankmap.kernels.refine_grid import cumulative_weights, draw_from_sums, draw_table
+
+    w = np.asarray(weights, dtype=np.float64)
+    if not w.sum() > 0:
+        w[0] = 1.0
+    total = float(w.sum())
+    table = (w / total).cumsum()
+    table /= table[-1]
+    assert np.array_equal(draw_table(w, total), table)
+    sums = np.empty_like(w)
+    last = cumulative_weights(w, total, sums)
+    rs = np.random.default_rng(seed).random(200)
+    rs = np.concatenate([rs, table[:5], np.nextafter(table[:5], 0), [0.0]])
+    rs = rs[rs < 1.0]
+    want = np.searchsorted(table, rs, side="right")
+    got = np.array([draw_from_sums(sums, last, r) for r in rs])
+    assert np.array_equal(got, want)

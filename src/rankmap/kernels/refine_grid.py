@@ -52,8 +52,8 @@ from numba import njit
 from .torus import coords_hop, dor_takes_slot, dor_walk
 
 __all__ = ["refine_step", "refine_batch", "refine_batches", "swap_step", "count_at_max",
-           "count_at_top", "flow_weights", "draw_table", "STOP_BUDGET", "STOP_REFUSED",
-           "STOP_WORK", "STOP_NO_HOPS", "STOP_SMALL_GAIN"]
+           "count_at_top", "flow_weights", "draw_table", "cumulative_weights", "draw_from_sums",
+           "STOP_BUDGET", "STOP_REFUSED", "STOP_WORK", "STOP_NO_HOPS", "STOP_SMALL_GAIN"]
 
 #: indices into the ``scal`` state array
 MAX, AT_MAX, HB, WORK, TOTAL = 0, 1, 2, 3, 4
@@ -168,16 +168,68 @@ def draw_table(weight, total):
     ndarray of float64
         The cumulative table.
     """
-    n = weight.shape[0]
-    cdf = np.empty(n, dtype=np.float64)
-    acc = 0.0
-    for f in range(n):
-        acc += weight[f] / total
-        cdf[f] = acc
-    last = cdf[n - 1]
-    for f in range(n):
+    cdf = np.empty(weight.shape[0], dtype=np.float64)
+    last = cumulative_weights(weight, total, cdf)
+    for f in range(cdf.shape[0]):
         cdf[f] /= last
     return cdf
+
+
+@njit(cache=True, nogil=True)
+def cumulative_weights(weight, total, out):
+    """The first pass of :func:`draw_table`: the weights divided by their total, summed in
+    flow order, into ``out`` (not yet divided by the last sum).
+
+    Parameters
+    ----------
+    weight : ndarray of float64
+        Draw weight of every flow.
+    total : float
+        Their (positive) sum.
+    out : ndarray of float64
+        Filled with the running sums (as long as ``weight``).
+
+    Returns
+    -------
+    float
+        The last sum: :func:`draw_table` is ``out`` divided by it.
+    """
+    acc = 0.0
+    for f in range(weight.shape[0]):
+        acc += weight[f] / total
+        out[f] = acc
+    return out[weight.shape[0] - 1]
+
+
+@njit(cache=True, nogil=True)
+def draw_from_sums(sums, last, r):
+    """``numpy.searchsorted(draw_table, r, side="right")`` from the running sums of
+    :func:`cumulative_weights`, dividing only the entries the binary search looks at: the
+    table is the sums divided by ``last``, a division that keeps their order, so the first
+    entry above ``r`` is the same.
+
+    Parameters
+    ----------
+    sums : ndarray of float64
+        Running sums (:func:`cumulative_weights`), non-decreasing.
+    last : float
+        Their last value (positive).
+    r : float
+        A uniform draw in [0, 1).
+
+    Returns
+    -------
+    int
+        The drawn flow: the first index whose table entry exceeds ``r``.
+    """
+    lo, hi = 0, sums.shape[0]
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if sums[mid] / last <= r:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
 
 
 @njit(cache=True, nogil=True)
@@ -710,7 +762,7 @@ def _small_gain(before, scal, min_gain):
 
 
 @njit(cache=True, nogil=True)
-def refine_batch(rng, cdf, batch, src, dst, nb_ptr, nb_pos, counters, window_start, window,
+def refine_batch(rng, sums, last, batch, src, dst, nb_ptr, nb_pos, counters, window_start, window,
                  min_gain, max_work, reweight_ratio, built, cores, rank_of_core, alloc_nodes,
                  cpn, w_indptr, w_indices, w_data, pcoords, f_src, f_dst, f_bytes, f_off,
                  rf_indptr, rf_fl, rf_off, loads, members, n_members, in_set, busy_len,
@@ -719,7 +771,7 @@ def refine_batch(rng, cdf, batch, src, dst, nb_ptr, nb_pos, counters, window_sta
     """One batch of :func:`rankmap.mappers.refine.refine_search`'s proposals, drawn and
     judged as its Python loop does, draw for draw from the same generator.
 
-    ``batch`` flows are drawn from ``cdf`` (one uniform each), then one uniform per flow
+    ``batch`` flows are drawn from the draw table (one uniform each), then one uniform per flow
     picks the end that moves; per proposal, a uniform (when the partner's node has linked
     nodes) chooses the partner's node or a linked one (``integers``), and ``integers``
     a core on it; :func:`refine_step` judges the move. The batch ends early when the budget
@@ -730,8 +782,9 @@ def refine_batch(rng, cdf, batch, src, dst, nb_ptr, nb_pos, counters, window_sta
     ----------
     rng : numpy.random.Generator
         The search's generator (advanced in place).
-    cdf : ndarray of float64
-        Cumulative draw table of the flows (:func:`draw_table`).
+    sums, last : ndarray of float64, float
+        The flows' draw table as running sums and their last value
+        (:func:`cumulative_weights`; the table is ``sums / last``, :func:`draw_table`).
     batch : int
         Flows drawn.
     src, dst : ndarray of int64
@@ -765,7 +818,10 @@ wrap, link_of_slot, slot_of_link, wit
     bool
         Whether the search ends for a small gain.
     """
-    picks = np.searchsorted(cdf, rng.random(batch), side="right")
+    draws = rng.random(batch)
+    picks = np.empty(batch, dtype=np.int64)
+    for q in range(batch):
+        picks[q] = draw_from_sums(sums, last, draws[q])
     flips = rng.random(batch)
     n_src = src.shape[0]
     for q in range(batch):
@@ -853,7 +909,8 @@ wrap, link_of_slot, slot_of_link, wit
         :data:`STOP_NO_HOPS` or :data:`STOP_SMALL_GAIN`.
     """
     n_src = src.shape[0]
-    cdf = np.empty(0, dtype=np.float64)
+    sums = np.empty(weight.shape[0], dtype=np.float64)
+    last = 0.0
     have_table = False
     built = 0.0
     while counters[LEFT] > 0:
@@ -866,11 +923,11 @@ wrap, link_of_slot, slot_of_link, wit
             total = scal[TOTAL]
             if not total > 0:
                 return STOP_NO_HOPS
-            cdf = draw_table(weight, total)
+            last = cumulative_weights(weight, total, sums)
             have_table = True
             built = scal[WORK]
             counters[STALE] = 0
-        if refine_batch(rng, cdf, batch, src, dst, nb_ptr, nb_pos, counters, window_start,
+        if refine_batch(rng, sums, last, batch, src, dst, nb_ptr, nb_pos, counters, window_start,
                         window, min_gain, max_work, reweight_ratio, built, cores, rank_of_core,
                         alloc_nodes, cpn, w_indptr, w_indices, w_data, pcoords, f_src, f_dst,
                         f_bytes, f_off, rf_indptr, rf_fl, rf_off, loads, members, n_members,
