@@ -9,7 +9,8 @@ RANKMAP_BENCH_REPEATS runs, default 3) and their ratio. The search state (routin
 and the final check are included: the whole ``refine_search`` call.
 
 Then the whole ``graph`` mapper with its link swaps evaluated in Python and compiled
-(:func:`rankmap.kernels.refine_grid.swap_step`), same placement required.
+(:func:`rankmap.kernels.link_swap_grid.attack_link_grid` around
+:func:`rankmap.kernels.refine_grid.swap_step`), same placement required.
 
 Writes benchmarks/RESULTS_refine.md (above its earlier runs: timing_util.write_results).
 
@@ -107,8 +108,9 @@ def main() -> int:
     lines += ["", "Per-proposal figures divide the whole call (start routing and final check "
               "included) by the proposals.", "",
               "The `graph` mapper (whole call, median CPU seconds) with its link swaps evaluated in "
-              "Python and compiled (`rankmap.kernels.refine_grid.swap_step`, where the sums are "
-              "exact): the same placement is required.", "",
+              "Python and compiled (`rankmap.kernels.link_swap_grid.attack_link_grid` around "
+              "`rankmap.kernels.refine_grid.swap_step`, where the sums are exact): the same "
+              "placement is required.", "",
               "| problem | ranks | Python swaps (s) | compiled swaps (s) | speed-up | same placement |",
               "|---|---:|---:|---:|---:|---|"]
     for label, n, t_py, t_comp, same in graph_rows:
