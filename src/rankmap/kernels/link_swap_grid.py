@@ -22,7 +22,7 @@ from numba import njit
 from .refine_grid import swap_step
 from .torus import dor_takes_slot, position_coords, side_gain_coords
 
-__all__ = ["attack_link_grid"]
+__all__ = ["attack_link_grid", "flows_over_slot"]
 
 
 @njit(cache=True, nogil=True)
@@ -52,6 +52,85 @@ def _targets(mover, partner, pos_of, slots, nb_ptr, nb_pos):
             out[m] = x * slots + k
             m += 1
     return out[:m]
+
+
+@njit(cache=True, nogil=True)
+def flows_over_slot(end_nodes, by_src, n_nodes, at, alloc_nodes, rf_indptr, rf_fl, src, dst,
+                    nbytes, hops, most, slot, dims, strides, wrap):
+    """The flows whose dimension-order walk takes a link, most bytes x hops first (the
+    ``flows_over_link`` of ``rankmap.mappers.swap_refine`` for a torus or mesh, then its
+    stable order by bytes x hops, cut to ``most``).
+
+    Only the flows of the units on ``end_nodes`` are looked at: every flow over the link
+    starts (``by_src``) or ends on one of them (``Router.ends_through``); each is looked at
+    from the row of that end's unit.
+
+    Parameters
+    ----------
+    end_nodes : ndarray of int64
+        Machine nodes every flow over the link starts (or ends) at.
+    by_src : bool
+        Whether ``end_nodes`` are the flows' sources (else their destinations).
+    n_nodes : int
+        Nodes of the machine.
+    at : ndarray of int64
+        Allocation position (node) of every unit.
+    alloc_nodes : ndarray of int64
+        Machine node of every allocation position.
+    rf_indptr, rf_fl : ndarray of int64
+        CSR of the flows touching each unit.
+    src, dst : ndarray of int64
+        Source and destination unit of every flow.
+    nbytes : ndarray of float64
+        Bytes of every flow.
+    hops : ndarray of int64
+        Hop count of every flow under the placement.
+    most : int
+        Flows returned at most.
+    slot : int
+        The link's dense slot.
+    dims, strides : ndarray of int64
+        Sides and node-id strides of the torus/mesh.
+    wrap : ndarray of bool
+        Whether each dimension wraps around.
+
+    Returns
+    -------
+    ndarray of int64
+        The flows over the link, in decreasing bytes x hops (ties in flow order), at most
+        ``most`` of them.
+    """
+    on = np.zeros(n_nodes, dtype=np.bool_)
+    for v in end_nodes:
+        on[v] = True
+    cap = 0
+    for u in range(at.shape[0]):
+        if on[alloc_nodes[at[u]]]:
+            cap += rf_indptr[u + 1] - rf_indptr[u]
+    hit = np.empty(cap, dtype=np.int64)
+    m = 0
+    for u in range(at.shape[0]):
+        if not on[alloc_nodes[at[u]]]:
+            continue
+        for j in range(rf_indptr[u], rf_indptr[u + 1]):
+            f = rf_fl[j]
+            if (src[f] if by_src else dst[f]) != u:
+                continue
+            if dor_takes_slot(alloc_nodes[at[src[f]]], alloc_nodes[at[dst[f]]], slot, dims,
+                              strides, wrap):
+                hit[m] = f
+                m += 1
+    hit = np.sort(hit[:m])
+    k = 0
+    for j in range(m):                   # each flow once (a unit's flow to itself came twice)
+        if j == 0 or hit[j] != hit[j - 1]:
+            hit[k] = hit[j]
+            k += 1
+    hit = hit[:k]
+    key = np.empty(k, dtype=np.float64)
+    for j in range(k):
+        key[j] = -nbytes[hit[j]] * hops[hit[j]]
+    return hit[np.argsort(key, kind="mergesort")[:most]]
 
 
 @njit(cache=True, nogil=True)

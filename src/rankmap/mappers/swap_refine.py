@@ -33,7 +33,7 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
-from ..kernels.link_swap_grid import attack_link_grid
+from ..kernels.link_swap_grid import attack_link_grid, flows_over_slot
 from ..kernels.refine_grid import swap_step
 from ..kernels.torus import side_gain_grid
 from ..machines import GridMachine
@@ -615,6 +615,7 @@ class _GridSwaps:
                      np.ascontiguousarray(machine.strides, dtype=np.int64),
                      np.ascontiguousarray(machine.wrap, dtype=np.bool_),
                      np.ascontiguousarray(machine.link_of_dense_slot, dtype=np.int64))
+        self.machine_grid = (int(machine.n_nodes), *self.grid[:3])
 
     def _swap_state(self):
         pl = self.place
@@ -625,6 +626,22 @@ class _GridSwaps:
     def try_swap(self, u: int, p: int) -> bool:
         """As :meth:`_Loads.try_swap`, in one compiled call."""
         return bool(swap_step(u, p, *self._swap_state()))
+
+    def flows_over(self, router, phase: int, link: int, at, hops, most: int) -> np.ndarray:
+        """:func:`flows_over_link` of one phase's flows and its order by bytes x hops, cut to
+        ``most``, in one compiled call
+        (:func:`rankmap.kernels.link_swap_grid.flows_over_slot`)."""
+        side, nodes = router.ends_through(link)
+        i = phase
+        lo, hi = self.f_off[i], self.f_off[i + 1]
+        m = self.machine_grid
+        return flows_over_slot(np.ascontiguousarray(nodes, dtype=np.int64), side == "src",
+                               m[0], np.ascontiguousarray(at, dtype=np.int64),
+                               self.alloc_nodes, self.rf_indptr[i],
+                               self.rf_fl[self.rf_off[i]:self.rf_off[i + 1]],
+                               self.f_src[lo:hi], self.f_dst[lo:hi], self.f_bytes[lo:hi],
+                               np.ascontiguousarray(hops, dtype=np.int64), int(most),
+                               int(self.dense_slot_of_link[link]), *m[1:])
 
     def attack(self, cross, src, dst, rng, link: int, tried: int, max_proposals: int, w,
                nb_ptr, nb_pos) -> tuple[int, int, int]:
@@ -643,6 +660,8 @@ class _GridSwaps:
 
 #: targets of one move evaluated exactly (the best by hop-bytes gain)
 EXACT_TRIES = 3
+#: flows over the busiest link whose ends are offered targets (the most bytes x hops first)
+CROSS_TRIES = 8
 
 
 def symmetric_bytes(phases, n_units) -> sp.csr_matrix:
@@ -764,13 +783,16 @@ def link_swaps(phases, place: UnitPlacement, machine, routing, neighbours, seed:
         if best_ph not in hops:
             hops[best_ph] = machine.hop_distance(alloc_nodes[at[s]], alloc_nodes[at[d]])
         h = hops[best_ph]
-        cross = (_could_cross(machine, s, d, at, h, alloc_nodes, best_l) if st.whole_phase
-                 else flows_over_link(st.router, s, d, at, h, alloc_nodes, best_l,
-                                      unit_flows=st.csr[best_ph]))
+        if compiled:
+            cross = st.grid.flows_over(st.router, best_ph, best_l, at, h, CROSS_TRIES)
+        else:
+            cross = (_could_cross(machine, s, d, at, h, alloc_nodes, best_l) if st.whole_phase
+                     else flows_over_link(st.router, s, d, at, h, alloc_nodes, best_l,
+                                          unit_flows=st.csr[best_ph]))
+            cross = cross[np.argsort(-b[cross] * h[cross], kind="stable")][:CROSS_TRIES]
         if len(cross) == 0:
             skip_links.add((best_ph, best_l))
             continue
-        cross = cross[np.argsort(-b[cross] * h[cross], kind="stable")][:8]
         improved = False
         if compiled:
             tried, mover, holder = st.grid.attack(cross, s, d, rng, best_l, tried,
