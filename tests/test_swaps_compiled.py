@@ -32,10 +32,10 @@ def _phases(n, seed, n_phases, sizes):
     return out
 
 
-@settings(max_examples=40, deadline=None)
-@given(st.sampled_from(MACHINES), st.integers(0, 10 ** 6), st.integers(1, 3), st.booleans(),
-       st.sampled_from([[1, 2, 5], [1 << 20, 3 << 20], [64, 4096, 1 << 16]]))
-def test_compiled_swap_decides_as_python(spec, seed, n_phases, scattered, sizes):
+def _problem(spec, seed, n_phases, scattered, sizes):
+    """A machine, its whole (or, when ``scattered``, a random) allocation, positions per
+    node (cores or whole nodes, by the seed), the positions, the units on them (a few
+    positions left free) and the units' flows."""
     machine = parse_machine(spec)
     allocation = whole_machine(machine)
     if scattered and allocation.n_nodes > 4:
@@ -44,7 +44,15 @@ def test_compiled_swap_decides_as_python(spec, seed, n_phases, scattered, sizes)
     slots = allocation.cores_per_node if seed % 2 else 1
     n_pos = allocation.n_nodes * slots
     n = n_pos - (seed % 3)
-    phases = _phases(n, seed, n_phases, sizes)
+    return machine, allocation, slots, n_pos, n, _phases(n, seed, n_phases, sizes)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.sampled_from(MACHINES), st.integers(0, 10 ** 6), st.integers(1, 3), st.booleans(),
+       st.sampled_from([[1, 2, 5], [1 << 20, 3 << 20], [64, 4096, 1 << 16]]))
+def test_compiled_swap_decides_as_python(spec, seed, n_phases, scattered, sizes):
+    machine, allocation, slots, n_pos, n, phases = _problem(spec, seed, n_phases, scattered,
+                                                            sizes)
     assert whole_sums_exact(np.concatenate([b for _s, _d, b in phases]), machine, squares=True)
     pos = np.random.default_rng(seed).permutation(n_pos)[:n]
     a_place = UnitPlacement(pos, n_pos, slots, allocation)
@@ -111,15 +119,8 @@ def test_compiled_attack_takes_the_python_loops_swaps(spec, seed, n_phases, scat
                                                       max_proposals):
     """The compiled inner loop (targets, gains, draws, exact tries) keeps the swaps the
     Python loop keeps, in the same order, up to the same proposal count."""
-    machine = parse_machine(spec)
-    allocation = whole_machine(machine)
-    if scattered and allocation.n_nodes > 4:
-        allocation = parse_allocation(f"random:{allocation.n_nodes - 2}:seed={seed % 89}",
-                                      machine)
-    slots = allocation.cores_per_node if seed % 2 else 1
-    n_pos = allocation.n_nodes * slots
-    n = n_pos - (seed % 3)
-    phases = _phases(n, seed, n_phases, sizes)
+    machine, allocation, slots, n_pos, n, phases = _problem(spec, seed, n_phases, scattered,
+                                                            sizes)
     pos = np.random.default_rng(seed).permutation(n_pos)[:n]
     nb = neighbour_csr(machine, allocation)
     runs = []

@@ -287,35 +287,9 @@ def side_gain_grid(indptr, indices, data, units, other, node_from, node_to, node
                 acc += data[k] * np.float64(d)
             out[i] = acc
         return out
-    coords = _node_coords(dims, strides, n_nodes)
-    for i in range(m):
-        u = units[i]
-        if u < 0:
-            continue
-        a = node_from[i]
-        b = node_to[i]
-        acc = 0.0
-        for k in range(indptr[u], indptr[u + 1]):
-            x = indices[k]
-            if x == other[i]:
-                continue
-            nx = node_of_unit[x]
-            d = 0
-            for j in range(nd):
-                da = coords[a, j] - coords[nx, j]
-                if da < 0:
-                    da = -da
-                if wrap[j] and dims[j] - da < da:
-                    da = dims[j] - da
-                db = coords[b, j] - coords[nx, j]
-                if db < 0:
-                    db = -db
-                if wrap[j] and dims[j] - db < db:
-                    db = dims[j] - db
-                d += da - db
-            acc += data[k] * np.float64(d)
-        out[i] = acc
-    return out
+    # many entries: the nodes' coordinates once, node ids standing for positions
+    return side_gain_coords(indptr, indices, data, units, other, node_from, node_to,
+                            node_of_unit, _node_coords(dims, strides, n_nodes), dims, wrap)
 
 
 @njit(cache=True, nogil=True)
