@@ -4,6 +4,7 @@ change neither the pick nor any reported metric."""
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from rankmap.allocation import parse_allocation, whole_machine
 from rankmap.evaluation import Evaluator
@@ -166,3 +167,41 @@ def test_after_routing_pruning_skips_the_time_model_of_hopeless_candidates():
     after = [r for r in comp.skipped.values() if r.startswith("pruned after routing")]
     assert after, comp.skipped
     assert all("predicted time is at least" in r for r in after)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.sampled_from(["torus:4x4x4:cores=2", "mesh:5x3:cores=4", "torus:6x2:wrap=x:cores=3",
+                        "torus:8", "mesh:3x3x3:cores=2", "torus:3x3"]),
+       st.sampled_from(["stencil:8x4:box", "fft2d:4x6", "allreduce:16:algo=ring", "bcast:12",
+                        "stencil:4x4:periodic:bytes=1.5KB + alltoall:2x8"]),
+       st.integers(0, 2 ** 32 - 1), st.sampled_from([{}, {"nic_bw": 3e9},
+                                                     {"mem_shared": False},
+                                                     {"mem_bw": None, "nic_bw": 1e9}]))
+def test_compiled_bound_sums_are_the_numpy_ones(ms, ps, seed, opts):
+    """On tori and meshes placement_bound sums a phase in one compiled pass: the same bounds,
+    bit for bit, as the numpy sums every machine uses (ranks sharing nodes, scattered
+    placements, flows inside nodes, one-way flows (a ring, a broadcast), time-model options
+    that use the node sums or not)."""
+    from rankmap.selection import bounds as bounds_mod
+
+    m = parse_machine(ms)
+    a = whole_machine(m)
+    p = parse_pattern(ps, default_ranks=a.n_cores)
+    if p.n_ranks > a.n_cores:
+        return
+    cores = np.random.default_rng(seed).permutation(a.n_cores)[:p.n_ranks]
+    nodes = validate_mapping("x", cores, p.n_ranks, a).nodes(a)
+    for phase in p.phases:
+        for per_node in (True, False):
+            got = bounds_mod._grid_phase_sums(m, nodes, phase, per_node)
+            want = bounds_mod._phase_sums(m, nodes, phase, per_node)
+            for x, y in zip(got[:4], want[:4]):
+                assert (x is None and y is None) or np.array_equal(x, y)
+            assert np.array_equal(got[4](), want[4]())
+            assert got[5:] == want[5:]
+    ev = Evaluator(m, a, p, time_options=TimeOptions(**opts))
+    got = placement_bound(ev, nodes)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(bounds_mod, "_grid_phase_sums", bounds_mod._phase_sums)
+        want = placement_bound(ev, nodes)
+    assert got == want

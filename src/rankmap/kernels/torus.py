@@ -33,7 +33,7 @@ from ..validate import check_limit
 #: this many link visits per dense link slot, and walks every path otherwise
 RING_SUM_RATIO = 4
 
-__all__ = ["node_hop_distance", "position_coords", "coords_hop", "side_gain_coords", "route_dor", "dor_crosses", "dor_takes_slot", "dor_link_sums",
+__all__ = ["node_hop_distance", "position_coords", "coords_hop", "side_gain_coords", "phase_bound_sums", "route_dor", "dor_crosses", "dor_takes_slot", "dor_link_sums",
            "dor_paths", "torus_offsets", "fold_resource_classes", "class_link_sums", "side_gain_grid",
            "adaptive_templates", "route_adaptive", "adaptive_paths"]
 
@@ -125,6 +125,76 @@ def node_hop_distance(a, b, dims, strides, wrap):
             d = dims[k] - d
         h += d
     return h
+
+
+@njit(cache=True, nogil=True)
+def phase_bound_sums(node_of_rank, src, dst, nbytes, n_nodes, dims, strides, wrap):
+    """One pass over a phase's flows for the bounds of ``rankmap.selection.bounds``: the
+    flows between nodes (their hop counts and bytes, in flow order), every node's bytes out
+    and in, and the bytes that stay inside nodes.
+
+    Parameters
+    ----------
+    node_of_rank : ndarray of int64
+        Machine node of every rank.
+    src, dst : ndarray of int64
+        Source and destination rank of every flow.
+    nbytes : ndarray of float64
+        Bytes of every flow.
+    n_nodes : int
+        Nodes of the torus/mesh.
+    dims, strides : ndarray of int64, shape (ndim,)
+        Sides and node-id strides of the torus/mesh.
+    wrap : ndarray of bool, shape (ndim,)
+        Whether each dimension wraps around.
+
+    Returns
+    -------
+    hops : ndarray of float64
+        Shortest hop count of every flow between nodes, in flow order.
+    net_bytes : ndarray of float64
+        Their bytes, in the same order.
+    out_bytes, in_bytes : ndarray of float64, shape (n_nodes,)
+        Bytes of those flows per source and per destination node, added in flow order
+        (``numpy.bincount``'s sums).
+    inside_bytes : ndarray of float64, shape (n_nodes,)
+        Bytes of the flows inside each node, added in flow order.
+    inside_max : float
+        The largest flow inside a node (-inf when none is).
+    n_inside : int
+        Flows inside nodes.
+    """
+    n = src.shape[0]
+    nd = dims.shape[0]
+    hops = np.empty(n, dtype=np.float64)
+    net_bytes = np.empty(n, dtype=np.float64)
+    out_bytes = np.zeros(n_nodes, dtype=np.float64)
+    in_bytes = np.zeros(n_nodes, dtype=np.float64)
+    inside_bytes = np.zeros(n_nodes, dtype=np.float64)
+    inside_max = -np.inf
+    table = n > 2 * n_nodes            # many flows: the nodes' coordinates once
+    coords = _node_coords(dims, strides, n_nodes if table else 0)
+    k = 0
+    n_inside = 0
+    for f in range(n):
+        a = node_of_rank[src[f]]
+        b = node_of_rank[dst[f]]
+        w = nbytes[f]
+        if a == b:
+            inside_bytes[a] += w
+            inside_max = max(inside_max, w)
+            n_inside += 1
+            continue
+        if table:
+            h = coords_hop(coords, a, b, dims, wrap)
+        else:
+            h = node_hop_distance(a, b, dims, strides, wrap)
+        hops[k] = h
+        net_bytes[k] = w
+        out_bytes[a] += w
+        in_bytes[b] += w
+        k += 1
+    return hops[:k], net_bytes[:k], out_bytes, in_bytes, inside_bytes, inside_max, n_inside
 
 
 @njit(cache=True, nogil=True)

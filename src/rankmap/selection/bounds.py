@@ -42,6 +42,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..kernels.torus import phase_bound_sums
 from ..machines import GridMachine
 from ..metrics import LinkMetrics
 from ..metrics.ranking import NEAR_TIE
@@ -147,20 +148,13 @@ def placement_bound(evaluator, node_of_rank: np.ndarray) -> Bound:
     for phase in pattern.phases:
         if phase.n_flows == 0:
             continue
-        s = node_of_rank[phase.src]
-        d = node_of_rank[phase.dst]
-        b = np.asarray(phase.bytes, dtype=np.float64)
-        net = s != d
-        sn, dn, bn = s[net], d[net], b[net]
-        hops = machine.hop_distance(sn, dn).astype(np.float64) if sn.size else np.zeros(0)
+        sums = (_grid_phase_sums if grid else _phase_sums)(
+            machine, node_of_rank, phase, grid or (opts is not None and opts.nic_bw is not None))
+        hops, bn, out_b, in_b, inside_b, inside_max, n_inside = sums
         hb = float(np.dot(hops, bn))
         hb_total += hb
         link_lb = hb / n_links if n_links else 0.0
         t_lb = hb / total_cap if total_cap > 0 else 0.0
-        out_b = in_b = None
-        if sn.size and (grid or (opts is not None and opts.nic_bw is not None)):
-            out_b = np.bincount(sn, weights=bn, minlength=n_nodes)
-            in_b = np.bincount(dn, weights=bn, minlength=n_nodes)
         if grid and out_b is not None:
             with np.errstate(divide="ignore", invalid="ignore"):
                 link_lb = max(link_lb, float(np.max(np.where(out_deg > 0, out_b / out_deg, 0))),
@@ -172,19 +166,54 @@ def placement_bound(evaluator, node_of_rank: np.ndarray) -> Bound:
             continue
         if opts.nic_bw is not None and out_b is not None:
             t_lb = max(t_lb, float(out_b.max()) / opts.nic_bw, float(in_b.max()) / opts.nic_bw)
-        inside = ~net
-        if (opts.mem_bw is not None and inside.any()
+        if (opts.mem_bw is not None and n_inside > 0
                 and machine.node_structure is None):
             # (with a node structure every NUMA domain has its own mem_bw: no such bound)
             if opts.mem_shared:
-                mem = np.bincount(s[inside], weights=b[inside], minlength=n_nodes)
-                t_lb = max(t_lb, float(mem.max()) / opts.mem_bw)
+                t_lb = max(t_lb, float(inside_b().max()) / opts.mem_bw)
             else:
-                t_lb = max(t_lb, float(b[inside].max()) / opts.mem_bw)
+                t_lb = max(t_lb, float(inside_max) / opts.mem_bw)
         lat = machine.hop_latency_s if opts.hop_latency_s is None else opts.hop_latency_s
         t_lat = float(hops.max()) * lat if hops.size else 0.0
         t_total += max(t_lb, t_lat) + opts.overhead_s
     return Bound(t_total if opts is not None else None, max_bytes, hb_total)
+
+
+def _phase_sums(machine, node_of_rank, phase, per_node: bool):
+    """:func:`placement_bound`'s sums of one phase on any machine: hop counts and bytes of
+    the flows between nodes (flow order), bytes out and in per node (None unless
+    ``per_node`` and some flow leaves its node), a callable giving the bytes inside each
+    node, the largest flow inside a node and how many there are."""
+    s = node_of_rank[phase.src]
+    d = node_of_rank[phase.dst]
+    b = np.asarray(phase.bytes, dtype=np.float64)
+    net = s != d
+    sn, dn, bn = s[net], d[net], b[net]
+    hops = machine.hop_distance(sn, dn).astype(np.float64) if sn.size else np.zeros(0)
+    out_b = in_b = None
+    if sn.size and per_node:
+        out_b = np.bincount(sn, weights=bn, minlength=machine.n_nodes)
+        in_b = np.bincount(dn, weights=bn, minlength=machine.n_nodes)
+    inside = ~net
+    n_inside = int(inside.sum())
+    return (hops, bn, out_b, in_b,
+            lambda: np.bincount(s[inside], weights=b[inside], minlength=machine.n_nodes),
+            float(b[inside].max()) if n_inside else -np.inf, n_inside)
+
+
+def _grid_phase_sums(machine, node_of_rank, phase, per_node: bool):
+    """:func:`_phase_sums` on a torus or mesh in one compiled pass
+    (:func:`rankmap.kernels.torus.phase_bound_sums`: the same values, sums in flow order)."""
+    hops, bn, out_b, in_b, inside_b, inside_max, n_inside = phase_bound_sums(
+        np.ascontiguousarray(node_of_rank, dtype=np.int64),
+        np.ascontiguousarray(phase.src, dtype=np.int64),
+        np.ascontiguousarray(phase.dst, dtype=np.int64),
+        np.ascontiguousarray(phase.bytes, dtype=np.float64), int(machine.n_nodes),
+        machine.dims.astype(np.int64), machine.strides.astype(np.int64),
+        machine.wrap.astype(np.bool_))
+    if not (len(hops) and per_node):
+        out_b = in_b = None
+    return hops, bn, out_b, in_b, lambda: inside_b, float(inside_max), int(n_inside)
 
 
 def routed_time_bound(evaluator, routed) -> float | None:
