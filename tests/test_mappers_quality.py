@@ -128,6 +128,27 @@ def test_fold_refuses_what_does_not_fold():
         build_mapping("fold", parse_pattern("stencil:8x8x8"), m, whole_machine(m))
 
 
+@pytest.mark.parametrize("ps,ms,alloc", [
+    ("stencil:64x64:periodic", "torus:16x16x16", None),
+    ("stencil:80x50:box", "torus:16x16x16", None),          # does not fold into the box
+    ("stencil:8x8x8", "torus:4x4x4", None),                  # not a 2-D grid
+    ("stencil:16x16", "torus:4x4x4:cores=4", None),
+    ("stencil:15x16", "torus:4x4x4:cores=4", None),          # no node block of 4 ranks
+    ("stencil:16x16", "torus:8x8x8", "random:256:seed=1"),   # not a box of nodes
+    ("stencil:16x16", "torus:16x16", None),                  # a 2-D box
+])
+def test_fold_applies_exactly_when_a_fold_is_found(ps, ms, alloc):
+    """The applicability test answers without costing any fold: the reason it gives is the
+    one the whole search gives, and None exactly when the search finds a fold."""
+    from rankmap.allocation import parse_allocation
+    from rankmap.mappers.folding import fold_applies
+    m = parse_machine(ms)
+    a = parse_allocation(alloc, m) if alloc else whole_machine(m)
+    p = parse_pattern(ps)
+    lay = fold_layout(p, m, a)
+    assert fold_applies(p, m, a) == (lay if isinstance(lay, str) else None)
+
+
 def test_auto_candidates_include_folds_for_mismatched_grids():
     m = parse_machine("torus:4x4x16")
     names = all_candidate_names(parse_pattern("stencil:16x16:periodic"), m, whole_machine(m))

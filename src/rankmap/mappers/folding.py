@@ -77,6 +77,37 @@ def _grid_edges(shape: tuple[int, int], periodic: bool):
     return [np.concatenate(x) for x in zip(*out)]
 
 
+def _fold_plan(pattern, machine, allocation):
+    """What :func:`fold_layout` searches, without costing any fold: the node block, the
+    box's origin and shape, the node grid and every feasible ``(a, b, c, f0, f1)`` (box
+    axes for the node grid's dimension 1, dimension 0 and the folds, and the fold counts);
+    or why no fold applies."""
+    if pattern.grid is None or len(pattern.grid) != 2:
+        return "fold needs a 2-D process grid"
+    box = allocation_box(machine, allocation)
+    if isinstance(box, str):
+        return box
+    origin, shape = box
+    if len(shape) != 3:
+        return f"fold needs a 3-D box of nodes (this one has {len(shape)} dimensions)"
+    cpn = allocation.cores_per_node
+    block = _node_block(tuple(pattern.grid), cpn)
+    if block is None:
+        return (f"the grid {'x'.join(map(str, pattern.grid))} cannot be cut into node blocks "
+                f"of {cpn} ranks")
+    ngrid = (pattern.grid[0] // block[0], pattern.grid[1] // block[1])
+    feasible = []
+    for a, b, c in itertools.permutations(range(3)):
+        f1 = -(-ngrid[1] // int(shape[a]))
+        f0 = -(-ngrid[0] // int(shape[b]))
+        if f0 * f1 <= shape[c]:
+            feasible.append((a, b, c, f0, f1))
+    if not feasible:
+        return (f"the {ngrid[0]}x{ngrid[1]} node grid does not fold into the "
+                f"{'x'.join(map(str, shape))} box")
+    return block, origin, shape, ngrid, feasible
+
+
 def fold_layout(pattern, machine, allocation):
     """The best fold of the pattern's grid into the allocated box, or a reason string.
 
@@ -95,30 +126,16 @@ def fold_layout(pattern, machine, allocation):
         ``(block, origin, coords)``: node block shape, box origin, and the box coordinates
         of every node-grid point (row-major, dimension 1 fastest); or why no fold applies.
     """
-    if pattern.grid is None or len(pattern.grid) != 2:
-        return "fold needs a 2-D process grid"
-    box = allocation_box(machine, allocation)
-    if isinstance(box, str):
-        return box
-    origin, shape = box
-    if len(shape) != 3:
-        return f"fold needs a 3-D box of nodes (this one has {len(shape)} dimensions)"
-    cpn = allocation.cores_per_node
-    block = _node_block(tuple(pattern.grid), cpn)
-    if block is None:
-        return (f"the grid {'x'.join(map(str, pattern.grid))} cannot be cut into node blocks "
-                f"of {cpn} ranks")
-    ngrid = (pattern.grid[0] // block[0], pattern.grid[1] // block[1])
+    plan = _fold_plan(pattern, machine, allocation)
+    if isinstance(plan, str):
+        return plan
+    block, origin, shape, ngrid, feasible = plan
     periodic = bool(pattern.periodic and all(pattern.periodic))
     e0, e1, e2, e3 = _grid_edges(ngrid, periodic)
     g0, g1 = np.meshgrid(np.arange(ngrid[0]), np.arange(ngrid[1]), indexing="ij")
     g0, g1 = g0.ravel(), g1.ravel()
     best = None
-    for a, b, c in itertools.permutations(range(3)):
-        f1 = -(-ngrid[1] // int(shape[a]))
-        f0 = -(-ngrid[0] // int(shape[b]))
-        if f0 * f1 > shape[c]:
-            continue
+    for a, b, c, f0, f1 in feasible:
         for order in (0, 1):
             coords = _layout_coords(g0, g1, shape, a, b, c, f0, f1, order)
             nodes = machine.node_ids(coords + origin)
@@ -127,9 +144,6 @@ def fold_layout(pattern, machine, allocation):
             key = (cost, a, b, c, order)
             if best is None or key < best[0]:
                 best = (key, coords)
-    if best is None:
-        return (f"the {ngrid[0]}x{ngrid[1]} node grid does not fold into the "
-                f"{'x'.join(map(str, shape))} box")
     return block, origin, best[1]
 
 
@@ -181,8 +195,8 @@ def fold_applies(pattern, machine, allocation):
         Why no fold applies (not a 2-D grid, no 3-D box, no node block), or None.
     """
 
-    lay = fold_layout(pattern, machine, allocation)
-    return lay if isinstance(lay, str) else None
+    plan = _fold_plan(pattern, machine, allocation)       # no fold costed to know
+    return plan if isinstance(plan, str) else None
 
 
 def fold(pattern, machine, allocation, seed):

@@ -20,7 +20,7 @@ import numpy as np
 
 from ..machines import GridMachine
 from .base import MapperInfo
-from .folding import fold_layout
+from .folding import fold_applies
 from .geometry import check_seed, neighbour_csr
 from .graph_partition import communication_graph
 from .swap_refine import UnitPlacement, hop_swap_passes, link_swaps, placement_key, unit_phases
@@ -140,6 +140,6 @@ def swap_candidates(pattern, machine, allocation) -> list[str]:
     """
     if pattern.n_ranks > ALL_RANK_LIMIT or not _mismatched_2d(pattern, machine):
         return []
-    if not isinstance(fold_layout(pattern, machine, allocation), str):
+    if fold_applies(pattern, machine, allocation) is None:
         return ["swap:fold"]
     return ["swap:greedy"]
