@@ -20,7 +20,7 @@ import numpy as np
 from numba import njit
 
 from .refine_grid import swap_step
-from .torus import dor_takes_slot, position_coords, side_gain_coords
+from .torus import dor_takes_slot, side_gain_coords
 
 __all__ = ["attack_link_grid", "flows_over_slot"]
 
@@ -135,7 +135,7 @@ def flows_over_slot(end_nodes, by_src, n_nodes, at, alloc_nodes, rf_indptr, rf_f
 
 @njit(cache=True, nogil=True)
 def attack_link_grid(cross, src, dst, rng, slot, exact_tries, tried, max_proposals,
-                     w_indptr, w_indices, w_data, nb_ptr, nb_pos, pos_of, unit_at, slots,
+                     w_indptr, w_indices, w_data, nb_ptr, nb_pos, coords, pos_of, unit_at, slots,
                      alloc_nodes, f_src, f_dst, f_bytes, f_off, rf_indptr, rf_fl, rf_off,
                      loads, top, n_top, scal, scratch, mark, dims, strides, wrap, link_of_slot):
     """Offer the ends of the flows over one link positions off it until a swap is kept
@@ -162,6 +162,8 @@ def attack_link_grid(cross, src, dst, rng, slot, exact_tries, tried, max_proposa
         CSR of the bytes between units, both directions.
     nb_ptr, nb_pos : ndarray of int64
         CSR of the allocation nodes linked to each allocation node.
+    coords : ndarray of int64, shape (allocation nodes, ndim)
+        :func:`rankmap.kernels.torus.position_coords` of the allocation's nodes.
     pos_of, unit_at, slots, alloc_nodes, f_src, f_dst, f_bytes, f_off : ndarray or int
         The placement and the flows, as :func:`rankmap.kernels.refine_grid.swap_step` takes
         them (``pos_of`` and ``unit_at`` updated when a swap is kept).
@@ -185,7 +187,6 @@ def attack_link_grid(cross, src, dst, rng, slot, exact_tries, tried, max_proposa
     for x in range(n_units):
         at[x] = pos_of[x] // slots
         node_of_unit[x] = alloc_nodes[at[x]]
-    coords = position_coords(alloc_nodes, dims, strides)
     for f in cross:
         flip = rng.random() < 0.5
         for turn in range(2):

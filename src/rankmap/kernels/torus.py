@@ -33,9 +33,10 @@ from ..validate import check_limit
 #: this many link visits per dense link slot, and walks every path otherwise
 RING_SUM_RATIO = 4
 
-__all__ = ["node_hop_distance", "position_coords", "coords_hop", "side_gain_coords", "phase_bound_sums", "route_dor", "dor_crosses", "dor_takes_slot", "dor_link_sums",
-           "dor_paths", "torus_offsets", "fold_resource_classes", "class_link_sums", "side_gain_grid",
-           "adaptive_templates", "route_adaptive", "adaptive_paths"]
+__all__ = ["node_hop_distance", "position_coords", "coords_hop", "side_gain_coords",
+           "phase_bound_sums", "route_dor", "dor_crosses", "dor_takes_slot", "dor_link_sums",
+           "dor_paths", "torus_offsets", "fold_resource_classes", "class_link_sums",
+           "side_gain_grid", "adaptive_templates", "route_adaptive", "adaptive_paths"]
 
 
 @njit(cache=True, nogil=True)
@@ -282,6 +283,15 @@ def side_gain_coords(indptr, indices, data, units, other, pos_from, pos_to, pos_
     ndarray of float64, shape (m,)
         Bytes x hops saved per proposal (negative: added).
     """
+    return _side_gains(indptr, indices, data, units, other, pos_from, pos_to, pos_of_unit,
+                       coords, dims, dims, wrap, True)       # (strides unused with coords)
+
+
+@njit(cache=True, nogil=True)
+def _side_gains(indptr, indices, data, units, other, at_from, at_to, at_of_unit, coords,
+                dims, strides, wrap, by_coords):
+    """The sums of :func:`side_gain_grid` and :func:`side_gain_coords`: hop counts from
+    ``coords`` rows (``by_coords``) or by dividing node ids (``strides``)."""
     m = units.shape[0]
     out = np.zeros(m, dtype=np.float64)
     for i in range(m):
@@ -293,9 +303,13 @@ def side_gain_coords(indptr, indices, data, units, other, pos_from, pos_to, pos_
             x = indices[k]
             if x == other[i]:
                 continue
-            px = pos_of_unit[x]
-            d = (coords_hop(coords, pos_from[i], px, dims, wrap)
-                 - coords_hop(coords, pos_to[i], px, dims, wrap))
+            px = at_of_unit[x]
+            if by_coords:
+                d = (coords_hop(coords, at_from[i], px, dims, wrap)
+                     - coords_hop(coords, at_to[i], px, dims, wrap))
+            else:
+                d = (node_hop_distance(at_from[i], px, dims, strides, wrap)
+                     - node_hop_distance(at_to[i], px, dims, strides, wrap))
             acc += data[k] * np.float64(d)
         out[i] = acc
     return out
@@ -331,35 +345,18 @@ def side_gain_grid(indptr, indices, data, units, other, node_from, node_to, node
     ndarray of float64, shape (m,)
         Bytes x hops saved per proposal (negative: added).
     """
-    m = units.shape[0]
-    nd = dims.shape[0]
-    out = np.zeros(m, dtype=np.float64)
     entries = 0
-    for i in range(m):
+    for i in range(units.shape[0]):
         if units[i] >= 0:
             entries += indptr[units[i] + 1] - indptr[units[i]]
     n_nodes = 1
-    for k in range(nd):
+    for k in range(dims.shape[0]):
         n_nodes *= dims[k]
-    if entries <= 2 * n_nodes:        # few entries: divide per node, no table
-        for i in range(m):
-            u = units[i]
-            if u < 0:
-                continue
-            acc = 0.0
-            for k in range(indptr[u], indptr[u + 1]):
-                x = indices[k]
-                if x == other[i]:
-                    continue
-                nx = node_of_unit[x]
-                d = (node_hop_distance(node_from[i], nx, dims, strides, wrap)
-                     - node_hop_distance(node_to[i], nx, dims, strides, wrap))
-                acc += data[k] * np.float64(d)
-            out[i] = acc
-        return out
-    # many entries: the nodes' coordinates once, node ids standing for positions
-    return side_gain_coords(indptr, indices, data, units, other, node_from, node_to,
-                            node_of_unit, _node_coords(dims, strides, n_nodes), dims, wrap)
+    # few entries: divide per hop count, no table; many: the nodes' coordinates once
+    table = entries > 2 * n_nodes
+    return _side_gains(indptr, indices, data, units, other, node_from, node_to, node_of_unit,
+                       _node_coords(dims, strides, n_nodes if table else 0), dims, strides,
+                       wrap, table)
 
 
 @njit(cache=True, nogil=True)

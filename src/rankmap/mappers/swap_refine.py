@@ -35,7 +35,7 @@ from numba import njit
 
 from ..kernels.link_swap_grid import attack_link_grid, flows_over_slot
 from ..kernels.refine_grid import swap_step
-from ..kernels.torus import side_gain_grid
+from ..kernels.torus import position_coords, side_gain_grid
 from ..machines import GridMachine
 from ..routing import Router, router_for
 from ..routing.groups import grouped_loads
@@ -615,7 +615,9 @@ class _GridSwaps:
                      np.ascontiguousarray(machine.strides, dtype=np.int64),
                      np.ascontiguousarray(machine.wrap, dtype=np.bool_),
                      np.ascontiguousarray(machine.link_of_dense_slot, dtype=np.int64))
-        self.machine_grid = (int(machine.n_nodes), *self.grid[:3])
+        self.n_nodes = int(machine.n_nodes)
+        # coordinates of the allocation's nodes, for the compiled attack's hop counts
+        self.coords = position_coords(self.alloc_nodes, *self.grid[:2])
 
     def _swap_state(self):
         pl = self.place
@@ -627,34 +629,35 @@ class _GridSwaps:
         """As :meth:`_Loads.try_swap`, in one compiled call."""
         return bool(swap_step(u, p, *self._swap_state()))
 
+    def _phase_flows(self, phase: int):
+        """Source units, destination units and bytes of one phase's flows (views)."""
+        lo, hi = self.f_off[phase], self.f_off[phase + 1]
+        return self.f_src[lo:hi], self.f_dst[lo:hi], self.f_bytes[lo:hi]
+
     def flows_over(self, router, phase: int, link: int, at, hops, most: int) -> np.ndarray:
         """:func:`flows_over_link` of one phase's flows and its order by bytes x hops, cut to
         ``most``, in one compiled call
         (:func:`rankmap.kernels.link_swap_grid.flows_over_slot`)."""
         side, nodes = router.ends_through(link)
-        i = phase
-        lo, hi = self.f_off[i], self.f_off[i + 1]
-        m = self.machine_grid
+        src, dst, nbytes = self._phase_flows(phase)
         return flows_over_slot(np.ascontiguousarray(nodes, dtype=np.int64), side == "src",
-                               m[0], np.ascontiguousarray(at, dtype=np.int64),
-                               self.alloc_nodes, self.rf_indptr[i],
-                               self.rf_fl[self.rf_off[i]:self.rf_off[i + 1]],
-                               self.f_src[lo:hi], self.f_dst[lo:hi], self.f_bytes[lo:hi],
-                               np.ascontiguousarray(hops, dtype=np.int64), int(most),
-                               int(self.dense_slot_of_link[link]), *m[1:])
+                               self.n_nodes, np.ascontiguousarray(at, dtype=np.int64),
+                               self.alloc_nodes, self.rf_indptr[phase],
+                               self.rf_fl[self.rf_off[phase]:self.rf_off[phase + 1]],
+                               src, dst, nbytes, np.ascontiguousarray(hops, dtype=np.int64),
+                               int(most), int(self.dense_slot_of_link[link]), *self.grid[:3])
 
-    def attack(self, cross, src, dst, rng, link: int, tried: int, max_proposals: int, w,
+    def attack(self, phase: int, cross, rng, link: int, tried: int, max_proposals: int, w,
                nb_ptr, nb_pos) -> tuple[int, int, int]:
-        """The inner loop of :func:`link_swaps` for the flows ``cross`` over ``link``, in one
-        compiled call (:func:`rankmap.kernels.link_swap_grid.attack_link_grid`): returns
-        (proposals tried so far, the unit moved or -1, the unit that took its place or -1)."""
+        """The inner loop of :func:`link_swaps` for the flows ``cross`` of ``phase`` over
+        ``link``, in one compiled call
+        (:func:`rankmap.kernels.link_swap_grid.attack_link_grid`): returns (proposals tried
+        so far, the unit moved or -1, the unit that took its place or -1)."""
+        src, dst, _nbytes = self._phase_flows(phase)
         tried, mover, holder = attack_link_grid(
-            np.ascontiguousarray(cross, dtype=np.int64),
-            np.ascontiguousarray(src, dtype=np.int64), np.ascontiguousarray(dst, dtype=np.int64),
-            rng,
-            int(self.dense_slot_of_link[link]), EXACT_TRIES, int(tried), int(max_proposals),
-            w.indptr, w.indices, w.data, np.ascontiguousarray(nb_ptr, dtype=np.int64),
-            np.ascontiguousarray(nb_pos, dtype=np.int64), *self._swap_state())
+            cross, src, dst, rng, int(self.dense_slot_of_link[link]), EXACT_TRIES, int(tried),
+            int(max_proposals), w.indptr, w.indices, w.data, nb_ptr, nb_pos, self.coords,
+            *self._swap_state())
         return int(tried), int(mover), int(holder)
 
 
@@ -749,7 +752,7 @@ def link_swaps(phases, place: UnitPlacement, machine, routing, neighbours, seed:
     if not st.phases or st.max <= 0:
         return 0
     rng = np.random.default_rng(seed)
-    nb_ptr, nb_pos = neighbours
+    nb_ptr, nb_pos = (np.ascontiguousarray(x, dtype=np.int64) for x in neighbours)
     w = symmetric_bytes(st.phases, n_units)
     kept, tried, refused_link = 0, 0, 0
     skip_links: set = set()
@@ -795,7 +798,7 @@ def link_swaps(phases, place: UnitPlacement, machine, routing, neighbours, seed:
             continue
         improved = False
         if compiled:
-            tried, mover, holder = st.grid.attack(cross, s, d, rng, best_l, tried,
+            tried, mover, holder = st.grid.attack(best_ph, cross, rng, best_l, tried,
                                                   max_proposals, w, nb_ptr, nb_pos)
             improved = mover >= 0
             if improved:
