@@ -53,10 +53,19 @@ from .torus import coords_hop, dor_takes_slot, dor_walk
 
 __all__ = ["refine_step", "refine_batch", "refine_batches", "swap_step", "count_at_max",
            "count_at_top", "flow_weights", "draw_table", "cumulative_weights", "draw_from_sums",
-           "STOP_BUDGET", "STOP_REFUSED", "STOP_WORK", "STOP_NO_HOPS", "STOP_SMALL_GAIN"]
+           "window_stop", "STOP_BUDGET", "STOP_REFUSED", "STOP_WORK", "STOP_NO_HOPS",
+           "STOP_SMALL_GAIN", "STOP_BEHIND", "GO_ON"]
 
 #: indices into the ``scal`` state array
 MAX, AT_MAX, HB, WORK, TOTAL = 0, 1, 2, 3, 4
+
+#: why :func:`refine_batches` stopped: the proposal budget is spent, too many refusals in a
+#: row, the work bound is passed, no flow crosses a link, the expected gain is small, the
+#: search cannot be expected to catch up with the busiest link it was given
+#: (:func:`window_stop`)
+STOP_BUDGET, STOP_REFUSED, STOP_WORK, STOP_NO_HOPS, STOP_SMALL_GAIN, STOP_BEHIND = 0, 1, 2, 3, 4, 5
+#: :func:`window_stop` and :func:`refine_batch`: the search goes on
+GO_ON = -1
 
 
 #: hops between allocation positions from their coordinates
@@ -753,7 +762,7 @@ LEFT, PROPOSALS, ACCEPTED, WINDOWS, REFUSED, STALE = 0, 1, 2, 3, 4, 5
 @njit(cache=True, nogil=True)
 def _small_gain(before, scal, min_gain):
     """True when no figure of ``before`` (busiest link, links at it, hop-bytes) dropped by
-    ``min_gain`` (relative) in the state now (rankmap.mappers.refine's ``_small_gain``)."""
+    ``min_gain`` (relative) in the state now."""
     for k in range(3):
         b = before[k]
         if b > 0 and not b - scal[k] < min_gain * b:
@@ -762,8 +771,57 @@ def _small_gain(before, scal, min_gain):
 
 
 @njit(cache=True, nogil=True)
-def refine_batch(rng, sums, last, batch, src, dst, nb_ptr, nb_pos, counters, window_start, window,
-                 min_gain, max_work, reweight_ratio, built, cores, rank_of_core, alloc_nodes,
+def window_stop(counters, window_start, behind, window, min_gain, scal):
+    """Whether a refinement search ends after the window it has just completed, and why
+    (both loops of :func:`rankmap.mappers.refine.refine_search` call it): when no figure
+    dropped enough in the window (``min_gain``), or when, given a busiest link to catch and
+    above it, the pace of the last ``k`` windows would not bring the busiest link down to it
+    over the windows left. When the search goes on, the window's start figures and the
+    busiest link's history move on.
+
+    Parameters
+    ----------
+    counters : ndarray of int64
+        As :func:`refine_batch` (its completed windows already counted).
+    window_start : ndarray of float64, shape (3,)
+        Busiest link bytes, links at it and hop-bytes at the window's start (updated).
+    behind : ndarray of float64
+        ``[catch, b_0 ... b_(k-1)]``: the busiest link bytes the search must be expected to
+        reach (0: no such stop), then the busiest link bytes at the end of the last ``k``
+        windows, window ``w``'s at ``1 + w % k`` (the start's at ``b_0``; updated).
+    window : int
+        Proposals per window.
+    min_gain : float
+        Relative gain a window must bring, scaled to the budget left (0: no such stop).
+    scal : ndarray of float64
+        The search's state figures (busiest link bytes, links at it, hop-bytes first).
+
+    Returns
+    -------
+    int
+        :data:`STOP_SMALL_GAIN`, :data:`STOP_BEHIND` or :data:`GO_ON`.
+    """
+    left = counters[LEFT]
+    if min_gain > 0 and _small_gain(window_start, scal, min_gain * window / max(left, window)):
+        return STOP_SMALL_GAIN
+    window_start[:] = scal[:3]
+    k = behind.shape[0] - 1
+    w = counters[WINDOWS]
+    slot = 1 + w % k
+    catch, now = behind[0], scal[MAX]
+    if catch > 0 and w >= k:
+        # bytes a window over the last k windows; never negative (no kept move raises the
+        # busiest link), so a search at or below the catch goes on
+        pace = (behind[slot] - now) / k
+        if now - pace * (left / window) > catch:
+            return STOP_BEHIND
+    behind[slot] = now
+    return GO_ON
+
+
+@njit(cache=True, nogil=True)
+def refine_batch(rng, sums, last, batch, src, dst, nb_ptr, nb_pos, counters, window_start,
+                 behind, window, min_gain, max_work, reweight_ratio, built, cores, rank_of_core, alloc_nodes,
                  cpn, w_indptr, w_indices, w_data, pcoords, f_src, f_dst, f_bytes, f_off,
                  rf_indptr, rf_fl, rf_off, loads, members, n_members, in_set, busy_len,
                  added_len, top, n_top, phase_hb, weight, scal, scratch, mark, n_links, dims,
@@ -796,6 +854,8 @@ def refine_batch(rng, sums, last, batch, src, dst, nb_ptr, nb_pos, counters, win
         table is stale (updated).
     window_start : ndarray of float64, shape (3,)
         Busiest link bytes, links at it and hop-bytes at the window's start (updated).
+    behind : ndarray of float64
+        The catch value and the busiest link's history (:func:`window_stop`; updated).
     window : int
         Proposals per window.
     min_gain : float
@@ -815,8 +875,8 @@ wrap, link_of_slot, slot_of_link, wit
 
     Returns
     -------
-    bool
-        Whether the search ends for a small gain.
+    int
+        :data:`GO_ON`, or why the search ends after a window (:func:`window_stop`).
     """
     draws = rng.random(batch)
     picks = np.empty(batch, dtype=np.int64)
@@ -850,11 +910,10 @@ wrap, link_of_slot, slot_of_link, wit
         counters[PROPOSALS] += 1
         if counters[PROPOSALS] % window == 0:
             counters[WINDOWS] += 1
-            if min_gain > 0 and _small_gain(window_start, scal,
-                                            min_gain * window / max(counters[LEFT], window)):
+            code = window_stop(counters, window_start, behind, window, min_gain, scal)
+            if code != GO_ON:
                 counters[LEFT] = 0
-                return True
-            window_start[:] = scal[:3]
+                return code
         if kept == 1:
             counters[ACCEPTED] += 1
             counters[REFUSED] = 0
@@ -863,17 +922,12 @@ wrap, link_of_slot, slot_of_link, wit
                 break
             continue
         counters[REFUSED] += 1
-    return False
-
-
-#: why :func:`refine_batches` stopped: the proposal budget is spent, too many refusals in a
-#: row, the work bound is passed, no flow crosses a link, the expected gain is small
-STOP_BUDGET, STOP_REFUSED, STOP_WORK, STOP_NO_HOPS, STOP_SMALL_GAIN = 0, 1, 2, 3, 4
+    return GO_ON
 
 
 @njit(cache=True, nogil=True)
 def refine_batches(rng, batch, max_refused, src, dst, nb_ptr, nb_pos, counters, window_start,
-                   window, min_gain, max_work, reweight_ratio, cores, rank_of_core,
+                   behind, window, min_gain, max_work, reweight_ratio, cores, rank_of_core,
                    alloc_nodes, cpn, w_indptr, w_indices, w_data, pcoords, f_src, f_dst,
                    f_bytes, f_off, rf_indptr, rf_fl, rf_off, loads, members, n_members, in_set,
                    busy_len, added_len, top, n_top, phase_hb, weight, scal, scratch, mark,
@@ -893,9 +947,9 @@ def refine_batches(rng, batch, max_refused, src, dst, nb_ptr, nb_pos, counters, 
         Flows drawn per batch.
     max_refused : int
         The search stops after this many refused proposals in a row.
-    src, dst, nb_ptr, nb_pos, counters, window_start, window, min_gain, max_work, \
+    src, dst, nb_ptr, nb_pos, counters, window_start, behind, window, min_gain, max_work, \
 reweight_ratio
-        As :func:`refine_batch` (``counters`` and ``window_start`` updated).
+        As :func:`refine_batch` (``counters``, ``window_start`` and ``behind`` updated).
     cores, rank_of_core, alloc_nodes, cpn, w_indptr, w_indices, w_data, pcoords, f_src, \
 f_dst, f_bytes, f_off, rf_indptr, rf_fl, rf_off, loads, members, n_members, in_set, \
 busy_len, added_len, top, n_top, phase_hb, weight, scal, scratch, mark, n_links, dims, strides, \
@@ -906,7 +960,7 @@ wrap, link_of_slot, slot_of_link, wit
     -------
     int
         Why it stopped: :data:`STOP_BUDGET`, :data:`STOP_REFUSED`, :data:`STOP_WORK`,
-        :data:`STOP_NO_HOPS` or :data:`STOP_SMALL_GAIN`.
+        :data:`STOP_NO_HOPS`, :data:`STOP_SMALL_GAIN` or :data:`STOP_BEHIND`.
     """
     n_src = src.shape[0]
     sums = np.empty(weight.shape[0], dtype=np.float64)
@@ -927,14 +981,15 @@ wrap, link_of_slot, slot_of_link, wit
             have_table = True
             built = scal[WORK]
             counters[STALE] = 0
-        if refine_batch(rng, sums, last, batch, src, dst, nb_ptr, nb_pos, counters, window_start,
-                        window, min_gain, max_work, reweight_ratio, built, cores, rank_of_core,
-                        alloc_nodes, cpn, w_indptr, w_indices, w_data, pcoords, f_src, f_dst,
-                        f_bytes, f_off, rf_indptr, rf_fl, rf_off, loads, members, n_members,
-                        in_set, busy_len, added_len, top, n_top, phase_hb, weight, scal,
-                        scratch, mark, n_links, dims, strides, wrap, link_of_slot,
-                        slot_of_link, wit):
-            return STOP_SMALL_GAIN
+        code = refine_batch(rng, sums, last, batch, src, dst, nb_ptr, nb_pos, counters,
+                            window_start, behind, window, min_gain, max_work, reweight_ratio,
+                            built, cores, rank_of_core, alloc_nodes, cpn, w_indptr, w_indices,
+                            w_data, pcoords, f_src, f_dst, f_bytes, f_off, rf_indptr, rf_fl,
+                            rf_off, loads, members, n_members, in_set, busy_len, added_len, top,
+                            n_top, phase_hb, weight, scal, scratch, mark, n_links, dims, strides,
+                            wrap, link_of_slot, slot_of_link, wit)
+        if code != GO_ON:
+            return code
     return STOP_BUDGET
 
 

@@ -25,7 +25,13 @@ when its expected gain is small: after every window of :data:`GAIN_WINDOW` propo
 of that window (of the busiest link's bytes and of the hop-bytes, relative to their values at
 the window's start) is extrapolated over the proposals left in the budget, and when neither
 (nor the number of links at the busiest value) would reach :data:`MIN_GAIN` the search ends.
-All three count proposals, never seconds, so the same input and seed give the same placement.
+Given a busiest link to catch (``catch``: ``auto`` gives its refinements the best start's), a
+search above it also ends when, at the pace of its last :data:`BEHIND_WINDOWS` windows, the
+proposals left would not bring its busiest link down to it: it would not be the pick
+(benchmarks/RESULTS_refine_starts.md: over 28 problems no refinement so cut would have ended
+ahead of the best start's, and the refinements took 0.56x the CPU time).
+All of these count proposals, never seconds, so the same input and seed give the same
+placement.
 The result is checked by routing everything again: it is never worse than the start.
 
 On a torus or mesh under dimension-order routing, when every sum of the search is exact
@@ -42,9 +48,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import RankmapError
-from ..kernels.refine_grid import (STOP_BUDGET, STOP_NO_HOPS, STOP_REFUSED, STOP_SMALL_GAIN,
-                                   STOP_WORK, count_at_top, flow_weights,
-                                   refine_batches, refine_step)
+from ..kernels.refine_grid import (GO_ON, STOP_BEHIND, STOP_BUDGET, STOP_NO_HOPS, STOP_REFUSED,
+                                   STOP_SMALL_GAIN, STOP_WORK, count_at_top, flow_weights,
+                                   refine_batches, refine_step, window_stop)
 from ..routing import Router, router_for
 from ..routing.groups import grouped_loads
 from .base import MapperInfo
@@ -55,7 +61,7 @@ from .swap_refine import partner_entries, symmetric_bytes
 __all__ = ["Refine", "RefineRun", "refine_cores", "refine_search", "check_budget",
            "DEFAULT_BUDGET", "BUDGET_PER_RANK", "MAX_DEFAULT_BUDGET", "default_budget",
            "MAX_REFUSED", "GAIN_WINDOW", "MIN_GAIN", "REFINE_WORK",
-           "REWEIGHT_RATIO"]
+           "REWEIGHT_RATIO", "BEHIND_WINDOWS"]
 
 #: default work bound of one refinement, proposed moves evaluated: :data:`BUDGET_PER_RANK` per
 #: rank, at least this many and at most :data:`MAX_DEFAULT_BUDGET`
@@ -79,13 +85,16 @@ REWEIGHT_RATIO = 64
 REFINE_WORK = 1 << 27
 #: the stop reasons of the compiled search loop (kernels.refine_grid.refine_batches)
 _STOPS = {STOP_BUDGET: "budget", STOP_REFUSED: "refused", STOP_WORK: "work",
-          STOP_NO_HOPS: "no hops", STOP_SMALL_GAIN: "small gain"}
+          STOP_NO_HOPS: "no hops", STOP_SMALL_GAIN: "small gain", STOP_BEHIND: "behind"}
 #: the changed links of up to this many kept moves wait in separate arrays for the next
 #: compaction of a phase's busy-link set; more are joined into one
 MAX_ADDED = 32
 #: the search ends when a window's relative gain (busiest link and hop-bytes alike), times the
 #: windows left in the budget, is below this
 MIN_GAIN = 1e-3
+#: a search given a busiest link to catch (``catch``) ends when, at the pace of its last this
+#: many windows, the rest of its budget would not bring its busiest link down to that value
+BEHIND_WINDOWS = 4
 
 
 def default_budget(n_ranks: int) -> int:
@@ -516,14 +525,15 @@ class _GridState:
         return (float(self.scal[0]), int(self.scal[1]), float(self.scal[2]))
 
     def run_search(self, rng, batch: int, src, dst, nb_ptr, nb_pos, counters, window_start,
-                   window: int, min_gain: float) -> str:
+                   behind, window: int, min_gain: float) -> str:
         """The search loop of :func:`refine_search` (its batches, table builds and stops) in
         one compiled call (:func:`rankmap.kernels.refine_grid.refine_batches`, which documents
         the arguments); returns why it stopped."""
         code = refine_batches(rng, batch, MAX_REFUSED, src, dst,
                               np.ascontiguousarray(nb_ptr, dtype=np.int64),
                               np.ascontiguousarray(nb_pos, dtype=np.int64), counters,
-                              window_start, window, float(min_gain), float(REFINE_WORK),
+                              window_start, behind, window, float(min_gain),
+                              float(REFINE_WORK),
                               REWEIGHT_RATIO, self.cores, self.rank_of_core, self.alloc_nodes,
                               self.cpn, *self.w, self.pcoords, self.f_src, self.f_dst,
                               self.f_bytes, self.f_off, self.rf_indptr, self.rf_fl, self.rf_off,
@@ -621,7 +631,8 @@ class RefineRun:
     :data:`GAIN_WINDOW` proposals, and ``stop`` why the search ended: ``"budget"``,
     ``"work"`` (:data:`REFINE_WORK` route entries),
     ``"refused"`` (:data:`MAX_REFUSED` in a row), ``"small gain"`` (expected gain below
-    :data:`MIN_GAIN`), ``"no flows"`` or ``"no hops"``.
+    :data:`MIN_GAIN`), ``"behind"`` (not expected to reach the busiest link it was to catch),
+    ``"no flows"`` or ``"no hops"``.
     """
 
     cores: np.ndarray
@@ -631,14 +642,9 @@ class RefineRun:
     stop: str
 
 
-def _small_gain(before: tuple, after: tuple, min_gain: float) -> bool:
-    """True when no figure of ``before`` (busiest link, links at it, hop-bytes) dropped by
-    ``min_gain`` (relative) in ``after``."""
-    return all(b - a < min_gain * b if b > 0 else True for b, a in zip(before, after))
-
-
 def refine_cores(start: np.ndarray, pattern, machine, allocation, seed: int = 0,
-                 budget: int | None = None, routing: "Router | str | None" = None) -> np.ndarray:
+                 budget: int | None = None, routing: "Router | str | None" = None, *,
+                 catch: float | None = None) -> np.ndarray:
     """Locally improved copy of placement ``start`` (see module docstring); never worse.
 
     Parameters
@@ -653,19 +659,23 @@ def refine_cores(start: np.ndarray, pattern, machine, allocation, seed: int = 0,
         Proposed moves to evaluate at most (default :func:`default_budget`).
     routing : Router or str, optional
         The routing the objective is measured under (default: the machine's).
+    catch : float, optional
+        Busiest link bytes the search must be expected to reach to go on
+        (:func:`refine_search`).
 
     Returns
     -------
     numpy.ndarray
         Core of every rank.
     """
-    return refine_search(start, pattern, machine, allocation, seed, budget, routing).cores
+    return refine_search(start, pattern, machine, allocation, seed, budget, routing,
+                         catch=catch).cores
 
 
 def refine_search(start: np.ndarray, pattern, machine, allocation, seed: int = 0,
                   budget: int | None = None, routing: "Router | str | None" = None, *,
                   min_gain: float | None = None, window: int | None = None,
-                  compiled: bool | None = None) -> RefineRun:
+                  catch: float | None = None, compiled: bool | None = None) -> RefineRun:
     """:func:`refine_cores` with a record of the work done (see module docstring).
 
     Parameters
@@ -686,6 +696,12 @@ def refine_search(start: np.ndarray, pattern, machine, allocation, seed: int = 0
         the small-gain stop off).
     window : int, optional
         Proposals per window of the small-gain stop (default :data:`GAIN_WINDOW`).
+    catch : float, optional
+        Busiest link bytes (the worst phase's) the search must be expected to reach: while
+        its own are above, it ends (``"behind"``) after a window when, at the pace of its last
+        :data:`BEHIND_WINDOWS` windows, the rest of the budget would not bring them down to
+        ``catch`` (``auto`` gives a refinement the best start's busiest link: a search that
+        cannot catch up with it is not the pick). Default: no such stop.
     compiled : bool, optional
         Judge proposals in one compiled call
         (:func:`rankmap.kernels.refine_grid.refine_step`; only where it gives the same
@@ -704,6 +720,8 @@ def refine_search(start: np.ndarray, pattern, machine, allocation, seed: int = 0
         raise ValueError(f"window must be at least 1, not {window}")
     if not 0.0 <= min_gain < 1.0:
         raise ValueError(f"min_gain must be in [0, 1), not {min_gain}")
+    if catch is not None and not (np.isfinite(catch) and catch > 0):
+        raise ValueError(f"catch must be a positive number of bytes, not {catch}")
     routing = router_for(machine, routing)
     start = np.asarray(start, dtype=np.int64)
     st = _State(pattern, machine, allocation, routing, start)
@@ -720,7 +738,10 @@ def refine_search(start: np.ndarray, pattern, machine, allocation, seed: int = 0
     refused = 0
     batch = 256
     proposals = accepted = windows = 0
-    window_start = st.progress()
+    window_start = np.array(st.progress(), dtype=np.float64)
+    behind = np.zeros(1 + BEHIND_WINDOWS)   # the catch value, then the busiest link's history
+    behind[0] = 0.0 if catch is None else float(catch)
+    behind[1] = window_start[0]
     # bytes between ranks (all phases, both directions) rank the targets of a move
     wsym = symmetric_bytes([(p.src, p.dst, p.bytes) for p in st.phases], pattern.n_ranks)
     applies = _GridState.applies(st)
@@ -729,7 +750,6 @@ def refine_search(start: np.ndarray, pattern, machine, allocation, seed: int = 0
                          "torus or mesh and whole-number bytes")
     if applies if compiled is None else compiled:
         st = _GridState(st, pattern, wsym)
-        window_start = np.array(window_start, dtype=np.float64)
         src, dst = st.f_src, st.f_dst
     stop = "budget"
     built = 0.0                            # st.work when the weights were built
@@ -739,7 +759,7 @@ def refine_search(start: np.ndarray, pattern, machine, allocation, seed: int = 0
         # the loop below, every batch and table build in one compiled call
         counters = np.array([left, proposals, accepted, windows, refused, 0], dtype=np.int64)
         stop = st.run_search(rng, batch, src, dst, indptr, nbrs, counters, window_start,
-                             window, min_gain)
+                             behind, window, min_gain)
         left, proposals, accepted, windows, refused, _stale = (int(v) for v in counters)
     while left > 0 and not isinstance(st, _GridState):
         if refused >= MAX_REFUSED:
@@ -774,12 +794,13 @@ def refine_search(start: np.ndarray, pattern, machine, allocation, seed: int = 0
             proposals += 1
             if proposals % window == 0:
                 windows += 1
-                if min_gain > 0 and _small_gain(window_start, st.progress(),
-                                                min_gain * window / max(left, window)):
-                    stop = "small gain"
+                code = window_stop(np.array([left, proposals, accepted, windows, refused, 0]),
+                                   window_start, behind, window, min_gain,
+                                   np.array(st.progress(), dtype=np.float64))
+                if code != GO_ON:
+                    stop = _STOPS[int(code)]
                     left = 0
                     break
-                window_start = st.progress()
             if kept:
                 accepted += 1
                 refused = 0
@@ -788,7 +809,7 @@ def refine_search(start: np.ndarray, pattern, machine, allocation, seed: int = 0
                     break                   # weights changed: draw again
                 continue
             refused += 1
-        if stop == "small gain":
+        if left <= 0:
             break
     # exact check (everything routed again): never return something worse than the start
     if accepted == 0:

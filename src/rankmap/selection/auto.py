@@ -5,7 +5,10 @@ greedy, mueller-resch, rcb, cubes, graph, rubik presets, ...), then ``refine:`` 
 best. All of them are evaluated by one :class:`rankmap.evaluation.Evaluator` (one router, one
 list of metrics), ranked by :func:`rankmap.metrics.ranking_key` (design.md's rule: predicted
 time when a time model fills it in, else busiest link bytes then hop-bytes); the refinements
-search under the evaluator's router. Above :data:`GRAPH_RANK_LIMIT` ranks the KaHIP ``graph``
+search under the evaluator's router, and one whose busiest link, at the pace of its last
+windows, would not come down to the best start's within its budget ends early (refine's
+``catch``: refining every candidate of 28 problems, none so cut would have ended ahead of the
+best start's refinement, benchmarks/RESULTS_refine_starts.md). Above :data:`GRAPH_RANK_LIMIT` ranks the KaHIP ``graph``
 mapper is left out to keep ``auto`` within seconds (recorded as skipped, with the reason).
 
 Work that cannot change the pick is not done: every candidate is built first and given a cheap
@@ -41,13 +44,16 @@ from .bounds import (Bound, Pruner, link_bytes_time_bound, placement_bound, rank
                      routed_time_bound)
 from .candidates import evaluate_candidates, job_size, sort_best_first
 
-__all__ = ["auto_select", "candidate_names", "GRAPH_RANK_LIMIT", "REFINE_TOP",
-           "SPECULATE_MAX_FLOWS", "SPECULATE_MAX_LINK_ENTRIES"]
+__all__ = ["auto_select", "candidate_names", "refine_catch", "GRAPH_RANK_LIMIT", "REFINE_TOP",
+           "CATCH_SLACK", "SPECULATE_MAX_FLOWS", "SPECULATE_MAX_LINK_ENTRIES"]
 
 #: above this many ranks ``auto`` does not run the (slow) graph mapper
 GRAPH_RANK_LIMIT = 8192
 #: how many of the best candidates ``auto`` refines
 REFINE_TOP = 2
+#: a refinement is given the best start's busiest link bytes, times 1 + this, to catch
+#: (:func:`rankmap.mappers.refine.refine_search`'s ``catch``)
+CATCH_SLACK = 1e-6
 #: with worker processes, candidates are evaluated where they are built when the pattern
 #: has at most this many flows ...
 SPECULATE_MAX_FLOWS = 1 << 20
@@ -155,6 +161,7 @@ def auto_select(pattern, machine, allocation, seed: int = 0, routing=None,
     results = sort_best_first(results)
 
     starts = results[:REFINE_TOP]
+    catch = refine_catch(starts[0])
     refined_cores: dict[bytes, object] = {}
 
     def refined(name):
@@ -162,7 +169,7 @@ def auto_select(pattern, machine, allocation, seed: int = 0, routing=None,
         key = base.mapping.core_of_rank.tobytes()
         if key not in refined_cores:          # identical starts give identical refinements
             cores = refine_cores(base.mapping.core_of_rank, pattern, machine, allocation,
-                                 seed, budget, evaluator.router)
+                                 seed, budget, evaluator.router, catch=catch)
             refined_cores[key] = (in_node_step(cores, pattern, machine, allocation, seed)
                                   if in_node else cores)
         return validate_mapping(name, refined_cores[key], pattern.n_ranks, allocation)
@@ -173,6 +180,27 @@ def auto_select(pattern, machine, allocation, seed: int = 0, routing=None,
                                   item_work=_refine_work(pattern, budget))
     results = sort_best_first(results + more)
     return Comparison(machine, allocation, pattern, evaluator.routing, results, skipped)
+
+
+def refine_catch(best: Evaluation) -> float | None:
+    """The busiest link a refinement must be expected to reach to go on.
+
+    :func:`rankmap.mappers.refine.refine_search`'s ``catch``: the best start's busiest link
+    bytes, raised by :data:`CATCH_SLACK` so that the best start's own search, and a tie's,
+    whose sums may round the other way, never count as behind.
+
+    Parameters
+    ----------
+    best : Evaluation
+        The best refinement start.
+
+    Returns
+    -------
+    float or None
+        Bytes; None when its links carry nothing.
+    """
+    top = float(best.metrics.get("max_link_bytes", 0.0))
+    return top * (1.0 + CATCH_SLACK) if top > 0 else None
 
 
 def _refine_work(pattern, budget: int | None) -> int:
