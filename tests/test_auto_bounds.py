@@ -205,3 +205,31 @@ def test_compiled_bound_sums_are_the_numpy_ones(ms, ps, seed, opts):
         mp.setattr(bounds_mod, "_grid_phase_sums", bounds_mod._phase_sums)
         want = placement_bound(ev, nodes)
     assert got == want
+
+
+def _geometric_graph(path, n=128, seed=1):
+    """A graph file: n random points of the unit cube, each linked to its 4 nearest (64 KiB
+    each way); its pattern has no grid, so ``rcb`` is ``graph``'s placement."""
+    pts = np.random.default_rng(seed).random((n, 3))
+    near = np.argsort(((pts[:, None] - pts[None]) ** 2).sum(-1), axis=1)[:, 1:5]
+    rows = [f"{u},{v},65536\n{v},{u},65536\n" for u in range(n) for v in near[u]]
+    path.write_text("src,dst,bytes\n" + "".join(rows))
+    return f"graph:{path}"
+
+
+def test_a_shared_placement_takes_one_of_the_best_places(tmp_path, monkeypatch):
+    """``rcb`` and ``graph`` place a gridless graph alike: the two are auto's refinement
+    starts, so nothing else can be, and every other candidate is measured against their
+    value and pruned, never evaluated; the pick and its metrics stay those of evaluating
+    everything."""
+    m, a, p = _problem("torus:4x4x4:cores=2", _geometric_graph(tmp_path / "g.csv"), None)
+    pruned = auto_select(p, m, a, seed=0)
+    assert sorted(c.name for c in pruned.candidates) == [
+        "graph", "rcb", "refine:graph", "refine:rcb"]
+    value = pruned.find("graph").metrics["predicted_time_s"]
+    assert all(f"2nd best evaluated ({value * 1e3:.4g} ms)" in r
+               for r in pruned.skipped.values() if r.startswith("pruned"))
+    monkeypatch.setattr(auto_mod, "ranking_bound_kind", lambda ev: None)
+    full = auto_select(p, m, a, seed=0)
+    assert pruned.best.name == full.best.name
+    assert pruned.best.metrics == full.best.metrics

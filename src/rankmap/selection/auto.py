@@ -16,7 +16,8 @@ lower bound of its ranking key (:mod:`rankmap.selection.bounds`, no routing); ca
 then evaluated in order of their bound, and one whose bound exceeds the
 :data:`REFINE_TOP`-th best real value so far is skipped with the reason (it can be neither
 the pick nor a refinement start). A candidate placing every rank on the same core as one
-already evaluated gets that evaluation, one whose mapper gives another candidate's placement
+already evaluated gets that evaluation, and its value counts among the best (it takes one of
+the refinement starts' places); one whose mapper gives another candidate's placement
 (``rcb`` of a pattern without a grid is ``graph``) is built once, and identical
 refinement starts are refined once. The pick, the refinements and every reported metric are
 those of evaluating everything.
@@ -314,6 +315,8 @@ def _evaluate_in_bound_order(evaluator: Evaluator, prepared: list, kind, progres
         if twin is not None:
             evaluated[i] = Evaluation(cand.mapping, twin.phases, dict(twin.metrics),
                                       dict(twin.extra))
+            if pruner is not None:
+                pruner.record(twin.metrics)    # it takes one of the best places too
         else:
             reason = pruner.reason(cand.bound) if pruner is not None else None
             if reason is None and cand.evaluation is not None:
