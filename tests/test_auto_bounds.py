@@ -233,3 +233,29 @@ def test_a_shared_placement_takes_one_of_the_best_places(tmp_path, monkeypatch):
     full = auto_select(p, m, a, seed=0)
     assert pruned.best.name == full.best.name
     assert pruned.best.metrics == full.best.metrics
+
+
+@pytest.mark.parametrize("ms,ps", [("torus:8x8x8", "stencil:16x32:periodic"),
+                                   ("torus:16x16x16", "stencil:64x64:periodic")])
+def test_a_placement_is_routed_at_most_once(monkeypatch, ms, ps):
+    """With one core per node, rank orders naming T in different places are one placement:
+    once pruned (or evaluated), its twins get the same outcome without being routed again; a
+    refinement that returns a start's placement gets the start's evaluation."""
+    m, a, p = _problem(ms, ps, None)
+    routed = []
+    real = Evaluator.route
+
+    def spy(self, mapping, *args, **kw):
+        routed.append(mapping.core_of_rank.tobytes())
+        return real(self, mapping, *args, **kw)
+
+    monkeypatch.setattr(Evaluator, "route", spy)
+    comp = auto_select(p, m, a, seed=0)
+    assert len(routed) == len(set(routed))
+    # twins of a pruned placement carry its reason
+    by_placement = {}
+    for name in comp.skipped:
+        if comp.skipped[name].startswith("pruned"):
+            key = build_mapping(name, p, m, a, 0).core_of_rank.tobytes()
+            by_placement.setdefault(key, set()).add(comp.skipped[name])
+    assert by_placement and all(len(r) == 1 for r in by_placement.values())

@@ -19,8 +19,9 @@ the pick nor a refinement start). A candidate placing every rank on the same cor
 already evaluated gets that evaluation, and its value counts among the best (it takes one of
 the refinement starts' places); one whose mapper gives another candidate's placement
 (``rcb`` of a pattern without a grid is ``graph``) is built once, and identical
-refinement starts are refined once. The pick, the refinements and every reported metric are
-those of evaluating everything.
+refinement starts are refined once; a refinement that returns a candidate's placement (a
+start it could not improve) gets that candidate's evaluation. The pick, the refinements and
+every reported metric are those of evaluating everything.
 
 With worker processes, a candidate is also evaluated where it is built (up to
 :data:`SPECULATE_MAX_FLOWS` flows and :data:`SPECULATE_MAX_LINK_ENTRIES`): the workers would
@@ -175,7 +176,8 @@ def auto_select(pattern, machine, allocation, seed: int = 0, routing=None,
                                   if in_node else cores)
         return validate_mapping(name, refined_cores[key], pattern.n_ranks, allocation)
 
-    more, _ = evaluate_candidates(evaluator, [f"refine:{e.name}" for e in starts],
+    more, _ = evaluate_candidates(_Reuse(evaluator, results),
+                                  [f"refine:{e.name}" for e in starts],
                                   refined, skip_inapplicable=False, progress=progress,
                                   executor=executor, stage=stage, building="refining",
                                   item_work=_refine_work(pattern, budget))
@@ -271,6 +273,27 @@ class _PruneAfterRouting:
         return self.evaluator.evaluate_routed(mapping, routed)
 
 
+def _shared(mapping, twin: Evaluation) -> Evaluation:
+    """``twin``'s evaluation for ``mapping``, which places every rank on the same core."""
+    return Evaluation(mapping, twin.phases, dict(twin.metrics), dict(twin.extra))
+
+
+class _Reuse:
+    """Stands in for the evaluator of the refinements: a refinement that returns the
+    placement of a candidate already evaluated (a start it could not improve) gets that
+    evaluation, under its own name, instead of being routed again."""
+
+    def __init__(self, evaluator: Evaluator, evaluations: list):
+        self.evaluator = evaluator
+        self.pattern = evaluator.pattern      # sizes the job (Executor.for_work)
+        self.known = {e.mapping.core_of_rank.tobytes(): e for e in evaluations}
+
+    def evaluate(self, mapping) -> Evaluation:
+        """The refinement's evaluation (a known placement's, or routed now)."""
+        twin = self.known.get(mapping.core_of_rank.tobytes())
+        return self.evaluator.evaluate(mapping) if twin is None else _shared(mapping, twin)
+
+
 class _Prepared:
     """A built candidate: its mapping, node of every rank, lower bound (or None) and its
     evaluation when it was evaluated where it was built (or None)."""
@@ -297,8 +320,9 @@ def _evaluate_in_bound_order(evaluator: Evaluator, prepared: list, kind, progres
 
     Candidates are taken in order of their bound (ties: the order given); one placing every
     rank on the same core as a candidate already evaluated reuses its evaluation; one whose
-    bound cannot reach the :data:`REFINE_TOP` best is pruned (:class:`bounds.Pruner`). The
-    outcome depends on the candidates only, never on timing.
+    bound cannot reach the :data:`REFINE_TOP` best is pruned (:class:`bounds.Pruner`), and so
+    is, with the same reason, one placing every rank as a pruned one. The outcome depends on
+    the candidates only, never on timing.
     """
     order = list(range(len(prepared)))
     if kind is not None:
@@ -306,6 +330,7 @@ def _evaluate_in_bound_order(evaluator: Evaluator, prepared: list, kind, progres
     pruner = Pruner(kind, REFINE_TOP) if kind is not None else None
     time_kind = kind is not None and kind[0] == "time"
     done: dict[bytes, Evaluation] = {}
+    pruned_as: dict[bytes, str] = {}      # placement -> why it was pruned
     evaluated: dict[int, Evaluation] = {}
     pruned: dict[str, str] = {}
     for i in order:
@@ -313,10 +338,12 @@ def _evaluate_in_bound_order(evaluator: Evaluator, prepared: list, kind, progres
         key = cand.mapping.core_of_rank.tobytes()
         twin = done.get(key)
         if twin is not None:
-            evaluated[i] = Evaluation(cand.mapping, twin.phases, dict(twin.metrics),
-                                      dict(twin.extra))
+            evaluated[i] = _shared(cand.mapping, twin)
             if pruner is not None:
                 pruner.record(twin.metrics)    # it takes one of the best places too
+        elif key in pruned_as:
+            # a pruned placement stays pruned (the mark only comes down): not routed again
+            pruned[cand.name] = pruned_as[key]
         else:
             reason = pruner.reason(cand.bound) if pruner is not None else None
             if reason is None and cand.evaluation is not None:
@@ -332,7 +359,7 @@ def _evaluate_in_bound_order(evaluator: Evaluator, prepared: list, kind, progres
                     [cand.name], lambda _n: cand.mapping, skip_inapplicable=False)
                 reason = after.get(cand.name)
             if reason is not None:
-                pruned[cand.name] = reason
+                pruned[cand.name] = pruned_as[key] = reason
             else:
                 evaluated[i] = done[key] = ev[0]
                 if pruner is not None:
