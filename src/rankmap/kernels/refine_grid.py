@@ -63,7 +63,8 @@ MAX, AT_MAX, HB, WORK, TOTAL = 0, 1, 2, 3, 4
 #: row, the work bound is passed, no flow crosses a link, the expected gain is small, the
 #: search cannot be expected to catch up with the busiest link it was given
 #: (:func:`window_stop`)
-STOP_BUDGET, STOP_REFUSED, STOP_WORK, STOP_NO_HOPS, STOP_SMALL_GAIN, STOP_BEHIND = 0, 1, 2, 3, 4, 5
+(STOP_BUDGET, STOP_REFUSED, STOP_WORK, STOP_NO_HOPS, STOP_SMALL_GAIN,
+ STOP_BEHIND) = 0, 1, 2, 3, 4, 5
 #: :func:`window_stop` and :func:`refine_batch`: the search goes on
 GO_ON = -1
 
@@ -821,9 +822,9 @@ def window_stop(counters, window_start, behind, window, min_gain, scal):
 
 @njit(cache=True, nogil=True)
 def refine_batch(rng, sums, last, batch, src, dst, nb_ptr, nb_pos, counters, window_start,
-                 behind, window, min_gain, max_work, reweight_ratio, built, cores, rank_of_core, alloc_nodes,
-                 cpn, w_indptr, w_indices, w_data, pcoords, f_src, f_dst, f_bytes, f_off,
-                 rf_indptr, rf_fl, rf_off, loads, members, n_members, in_set, busy_len,
+                 behind, window, min_gain, max_work, reweight_ratio, built, cores, rank_of_core,
+                 alloc_nodes, cpn, w_indptr, w_indices, w_data, pcoords, f_src, f_dst, f_bytes,
+                 f_off, rf_indptr, rf_fl, rf_off, loads, members, n_members, in_set, busy_len,
                  added_len, top, n_top, phase_hb, weight, scal, scratch, mark, n_links, dims,
                  strides, wrap, link_of_slot, slot_of_link, wit):
     """One batch of :func:`rankmap.mappers.refine.refine_search`'s proposals, drawn and

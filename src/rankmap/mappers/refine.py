@@ -83,7 +83,7 @@ REWEIGHT_RATIO = 64
 #: work bound of one search: route entries (the hop links of the moved flows' routes before
 #: and after, each share of a split route apart: a single-path route's hops) looked at
 REFINE_WORK = 1 << 27
-#: the stop reasons of the compiled search loop (kernels.refine_grid.refine_batches)
+#: the stop reasons of the search loops (kernels.refine_grid.refine_batches, window_stop)
 _STOPS = {STOP_BUDGET: "budget", STOP_REFUSED: "refused", STOP_WORK: "work",
           STOP_NO_HOPS: "no hops", STOP_SMALL_GAIN: "small gain", STOP_BEHIND: "behind"}
 #: the changed links of up to this many kept moves wait in separate arrays for the next
@@ -92,8 +92,8 @@ MAX_ADDED = 32
 #: the search ends when a window's relative gain (busiest link and hop-bytes alike), times the
 #: windows left in the budget, is below this
 MIN_GAIN = 1e-3
-#: a search given a busiest link to catch (``catch``) ends when, at the pace of its last this
-#: many windows, the rest of its budget would not bring its busiest link down to that value
+#: windows whose pace a search given a busiest link to catch (``catch``) extrapolates: it ends
+#: when, at that pace, the rest of its budget would not bring its busiest link down to it
 BEHIND_WINDOWS = 4
 
 
@@ -794,8 +794,9 @@ def refine_search(start: np.ndarray, pattern, machine, allocation, seed: int = 0
             proposals += 1
             if proposals % window == 0:
                 windows += 1
-                code = window_stop(np.array([left, proposals, accepted, windows, refused, 0]),
-                                   window_start, behind, window, min_gain,
+                counters = np.array([left, proposals, accepted, windows, refused, 0],
+                                    dtype=np.int64)
+                code = window_stop(counters, window_start, behind, window, min_gain,
                                    np.array(st.progress(), dtype=np.float64))
                 if code != GO_ON:
                     stop = _STOPS[int(code)]

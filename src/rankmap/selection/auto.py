@@ -8,8 +8,9 @@ time when a time model fills it in, else busiest link bytes then hop-bytes); the
 search under the evaluator's router, and one whose busiest link, at the pace of its last
 windows, would not come down to the best start's within its budget ends early (refine's
 ``catch``: refining every candidate of 28 problems, none so cut would have ended ahead of the
-best start's refinement, benchmarks/RESULTS_refine_starts.md). Above :data:`GRAPH_RANK_LIMIT` ranks the KaHIP ``graph``
-mapper is left out to keep ``auto`` within seconds (recorded as skipped, with the reason).
+best start's refinement, benchmarks/RESULTS_refine_starts.md). Above
+:data:`GRAPH_RANK_LIMIT` ranks the KaHIP ``graph`` mapper is left out to keep ``auto`` within
+seconds (recorded as skipped, with the reason).
 
 Work that cannot change the pick is not done: every candidate is built first and given a cheap
 lower bound of its ranking key (:mod:`rankmap.selection.bounds`, no routing); candidates are
