@@ -71,6 +71,17 @@ def _node_coords(dims, strides, n_nodes):
     return out
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _axis_hops(d, side, wraps):
+    """Links along one dimension between coordinates ``d`` apart on a side of ``side``
+    nodes: ``|d|``, or the way round when the dimension ``wraps`` and that is shorter."""
+    if d < 0:
+        d = -d
+    if wraps and side - d < d:
+        d = side - d
+    return d
+
+
 @njit(cache=True, nogil=True)
 def hop_distances(a, b, dims, strides, wrap):
     """Shortest hop count between nodes ``a[i]`` and ``b[i]`` (int64 arrays of node ids) of
@@ -90,11 +101,7 @@ def hop_distances(a, b, dims, strides, wrap):
                 d = coords[a[i], k] - coords[b[i], k]
             else:
                 d = (a[i] // strides[k]) % dims[k] - (b[i] // strides[k]) % dims[k]
-            if d < 0:
-                d = -d
-            if wrap[k] and dims[k] - d < d:
-                d = dims[k] - d
-            h += d
+            h += _axis_hops(d, dims[k], wrap[k])
         out[i] = h
     return out
 
@@ -119,12 +126,8 @@ def node_hop_distance(a, b, dims, strides, wrap):
     """
     h = 0
     for k in range(dims.shape[0]):
-        d = (a // strides[k]) % dims[k] - (b // strides[k]) % dims[k]
-        if d < 0:
-            d = -d
-        if wrap[k] and dims[k] - d < d:
-            d = dims[k] - d
-        h += d
+        h += _axis_hops((a // strides[k]) % dims[k] - (b // strides[k]) % dims[k], dims[k],
+                        wrap[k])
     return h
 
 
@@ -246,12 +249,7 @@ def coords_hop(coords, pa, pb, dims, wrap):
     """
     h = 0
     for k in range(dims.shape[0]):
-        d = coords[pa, k] - coords[pb, k]
-        if d < 0:
-            d = -d
-        if wrap[k] and dims[k] - d < d:
-            d = dims[k] - d
-        h += d
+        h += _axis_hops(coords[pa, k] - coords[pb, k], dims[k], wrap[k])
     return h
 
 
