@@ -22,9 +22,9 @@ from rankmap.patterns import parse_pattern
 from rankmap.evaluation import Evaluator
 from rankmap.selection import auto_select, build_placement, compare
 from rankmap.selection.candidates import evaluate_candidates
-from rankmap.selection.parallel import (MAX_JOBS, SERIAL_WORK, ForkExecutor, SerialExecutor,
-                                        death_cause,
-                                        first_error, make_executor)
+from rankmap.selection.parallel import (MAX_JOBS, SERIAL_WORK, Filler, ForkExecutor,
+                                        SerialExecutor, death_cause, first_error,
+                                        make_executor)
 
 SMALL = ["-m", "torus:4x4:cores=2", "-n", "random:6:seed=3", "-p", "stencil:3x4:box"]
 
@@ -387,8 +387,13 @@ def test_candidates_evaluated_where_built_keep_the_bound_orders_decisions(spec, 
     assert sum("after routing" in r for r in pruned.values()) == after
     assert [e.name for e in got] == [e.name for e in want]
     assert [e.metrics for e in got] == [e.metrics for e in want]
-    assert auto_mod._speculate(ForkExecutor(2), names, pattern, machine)
-    assert not auto_mod._speculate(SerialExecutor(), names, pattern, machine)
+    assert auto_mod._speculate(ForkExecutor(2), names, pattern, machine) == "fill"
+
+    class NoFill(ForkExecutor):      # as the MPI executor: every candidate where it is built
+        fills = False
+
+    assert auto_mod._speculate(NoFill(2), names, pattern, machine) == "build"
+    assert auto_mod._speculate(SerialExecutor(), names, pattern, machine) is None
     _same(auto_select(pattern, machine, allocation, executor=SerialExecutor()),
           auto_select(pattern, machine, allocation, executor=ForkExecutor(2)))
 
@@ -420,3 +425,132 @@ def test_a_candidate_failing_ahead_of_time_is_judged_in_bound_order(monkeypatch,
     monkeypatch.setattr(ev, "evaluate", fail)
     prepared = auto_mod._Prepare(ev, True, speculate=True).evaluate(mapping)
     assert prepared.evaluation is None and prepared.bound is not None
+
+
+class _Signal(Filler):
+    """A filler whose one piece of work writes ``flag`` and then sleeps ``linger`` seconds;
+    it records what the executor tells it (in this process)."""
+
+    def __init__(self, flag, linger=0.0):
+        self.flag, self.linger = str(flag), linger
+        self.done, self.given, self.back = [], [], []
+
+    def item_done(self, item, outcome):
+        self.done.append((item, outcome.value))
+
+    def take(self):
+        if self.given:
+            return None
+        self.given.append(7)
+        return 7
+
+    def run(self, payload, stage):
+        with open(self.flag, "w") as fh:
+            fh.write("filled")
+        time.sleep(self.linger)
+        return payload * 6
+
+    def took(self, payload, value):
+        self.back.append((payload, value))
+
+
+def _wait_for(path):
+    """An item that ends once ``path`` exists (an idle worker's fill writes it)."""
+    for _ in range(6000):
+        if os.path.exists(path):
+            return "saw the fill"
+        time.sleep(0.01)
+    raise RuntimeError("no worker filled while this item ran")
+
+
+def _fill_task(item, stage):
+    return _wait_for(item[1]) if item[0] == "wait" else item[0]
+
+
+def test_an_idle_worker_fills_while_an_item_runs_and_outcomes_stay(tmp_path):
+    """Item 0 can only end once an idle worker has run the filler's work: the executor gives
+    the worker freed by item 1 that work, hands its value back, tells the filler of every
+    item, and returns the serial outcomes."""
+    flag = tmp_path / "flag"
+    items = [("wait", str(flag)), ("quick", "")]
+    fill = _Signal(flag)
+    outs = ForkExecutor(2).run(_fill_task, items, fill=fill)
+    assert [o.value for o in outs] == ["saw the fill", "quick"]
+    assert sorted(fill.done) == [(("quick", ""), "quick"), (("wait", str(flag)), "saw the fill")]
+    assert fill.back == [(7, 42)]
+    # the serial executor never has an idle worker: it never asks
+    assert SerialExecutor().run(_fill_task, [("quick", "")], fill=_Signal(flag)) \
+        [0].value == "quick"
+
+
+def test_a_worker_still_filling_when_the_items_end_is_stopped(tmp_path):
+    """A fill that would run for ten minutes does not hold up the run: its worker is stopped
+    once the last item is done, and its value is never handed back."""
+    flag = tmp_path / "flag"
+    fill = _Signal(flag, linger=600.0)
+    start = time.monotonic()
+    outs = ForkExecutor(2).run(_fill_task, [("wait", str(flag)), ("quick", "")], fill=fill)
+    assert time.monotonic() - start < 300           # nowhere near the fill's ten minutes
+    assert [o.value for o in outs] == ["saw the fill", "quick"]
+    assert fill.given == [7] and fill.back == []
+
+
+def test_a_failing_fill_hands_back_none(tmp_path):
+    class Failing(_Signal):
+        def run(self, payload, stage):
+            super().run(payload, stage)
+            raise RuntimeError("speculation failed")
+
+    flag = tmp_path / "flag"
+    fill = Failing(flag)
+    outs = ForkExecutor(2).run(_fill_task, [("wait", str(flag)), ("quick", "")], fill=fill)
+    assert [o.value for o in outs] == ["saw the fill", "quick"] and fill.back == [(7, None)]
+
+
+def test_speculation_takes_built_candidates_in_bound_order():
+    """Idle workers get, of the candidates built so far, the lowest bound first (ties: the
+    names' order); a placement already taken is not taken again; once two evaluations are
+    back, a candidate their values prune is left out; every candidate placing its ranks as
+    an evaluated one gets that evaluation, under its own name."""
+    from rankmap.allocation import whole_machine
+    from rankmap.selection import auto as auto_mod
+    from rankmap.selection.bounds import Bound, ranking_bound_kind
+    from rankmap.selection.parallel import Outcome
+
+    machine = parse_machine("torus:4x4x4")
+    allocation = whole_machine(machine)
+    pattern = parse_pattern("stencil:8x8:periodic")
+    ev = Evaluator(machine, allocation, pattern)
+    names = ["XYZT", "TXYZ", "hilbert", "swap:fold", "fold", "morton"]
+    built = {n: auto_mod._Prepare(ev, True).evaluate(
+        build_placement(n, pattern, machine, allocation, 0)) for n in names}
+    spec = auto_mod._Speculation(ev, ranking_bound_kind(ev), names)
+    assert spec.take() is None                      # nothing built yet
+    for n in ("hilbert", "TXYZ", "XYZT"):           # in completion order
+        spec.item_done(n, Outcome(built[n]))
+    spec.item_done("graph", Outcome("not applicable"))
+    want = sorted(("hilbert", "XYZT"), key=lambda n: (built[n].bound.key(), names.index(n)))
+    first = spec.take()
+    assert first.name == want[0]
+    second = spec.take()
+    # XYZT and TXYZ are one placement on a 1-core-per-node torus: one of them only
+    assert {first.name, second.name} == {"hilbert", "XYZT"} and spec.take() is None
+    for m in (first, second):
+        spec.took(m, ev.evaluate(m))
+    # fold and swap:fold are one placement; a candidate whose bound is above both values
+    # (1 s, against a few ms) is pruned by them
+    hopeless = auto_mod._Prepared(built["morton"].mapping, built["morton"].nodes,
+                                  Bound(1.0, 0.0, 0.0))
+    for n, cand in (("fold", built["fold"]), ("swap:fold", built["swap:fold"]),
+                    ("morton", hopeless)):
+        spec.item_done(n, Outcome(cand))
+    taken = []
+    while (m := spec.take()) is not None:
+        taken.append(m.name)
+    assert taken == ["swap:fold"]            # the same bound: the first in the names
+    prepared = [built[n] for n in names]
+    spec.hand_out(prepared)
+    twin = built["TXYZ"]
+    assert twin.evaluation is not None and twin.evaluation.name == "TXYZ"
+    assert twin.evaluation.metrics == ev.evaluate(twin.mapping).metrics
+    assert built["hilbert"].evaluation.metrics == ev.evaluate(built["hilbert"].mapping).metrics

@@ -92,7 +92,8 @@ class MPIExecutor(Executor):
         self.local = local if local is not None else SerialExecutor()
         self.workers = self.size * self.local.workers
 
-    def run(self, fn, items, on_start=None, on_stage=None, on_done=None, order=None):
+    def run(self, fn, items, on_start=None, on_stage=None, on_done=None, order=None,
+            fill=None):
         """Run every item's task; return the outcomes in the items' order (see
         :meth:`Executor.run`).
 
@@ -106,6 +107,8 @@ class MPIExecutor(Executor):
             Progress callbacks, called with the item's index.
         order : list of int, optional
             Dispatch order of parallel workers.
+        fill : Filler, optional
+            Ignored (:attr:`fills` is False): a process knows only its own share's items.
 
         Returns
         -------

@@ -24,10 +24,14 @@ refinement starts are refined once; a refinement that returns a candidate's plac
 start it could not improve) gets that candidate's evaluation. The pick, the refinements and
 every reported metric are those of evaluating everything.
 
-With worker processes, a candidate is also evaluated where it is built (up to
-:data:`SPECULATE_MAX_FLOWS` flows and :data:`SPECULATE_MAX_LINK_ENTRIES`): the workers would
-otherwise idle while the slowest candidate (``graph``) is built and this process then
-evaluates the others one by one. The decisions stay those of the bound order, taken here
+With worker processes (up to :data:`SPECULATE_MAX_FLOWS` flows and
+:data:`SPECULATE_MAX_LINK_ENTRIES`), candidates are evaluated ahead of the bound order: the
+workers would otherwise idle while the slowest candidate (``graph``) is built and this process
+then evaluates the others one by one. Local workers (:class:`~rankmap.selection.parallel.ForkExecutor`)
+evaluate only when they have nothing left to build, the built candidate of the lowest bound
+first, leaving out those the best two evaluated so far prune (:class:`_Speculation`), and they
+are stopped when the last build ends; executors that cannot fill idle workers (MPI) evaluate
+every candidate where it is built. The decisions stay those of the bound order, taken here
 from the same bounds and values; evaluations of candidates the order prunes are dropped.
 That costs CPU time and saves wall time.
 """
@@ -46,6 +50,7 @@ from ..metrics import DEFAULT_PLATEAU_Y
 from .bounds import (Bound, Pruner, link_bytes_time_bound, placement_bound, ranking_bound_kind,
                      routed_time_bound)
 from .candidates import evaluate_candidates, job_size, sort_best_first
+from .parallel import Filler
 
 __all__ = ["auto_select", "candidate_names", "refine_catch", "GRAPH_RANK_LIMIT", "REFINE_TOP",
            "CATCH_SLACK", "SPECULATE_MAX_FLOWS", "SPECULATE_MAX_LINK_ENTRIES"]
@@ -146,14 +151,17 @@ def auto_select(pattern, machine, allocation, seed: int = 0, routing=None,
         return None
 
     kind = ranking_bound_kind(evaluator)
+    ahead = _speculate(executor, names, pattern, machine)
+    filler = _Speculation(evaluator, kind, names) if ahead == "fill" else None
     # building (the costly part: graph, greedy, ...) is spread by the executor; routing
     # then goes in bound order in this process, so pruning never depends on timing
     prepared, skipped = evaluate_candidates(
-        _Prepare(evaluator, kind is not None, _speculate(executor, names, pattern, machine)),
-        names,
+        _Prepare(evaluator, kind is not None, ahead == "build"), names,
         lambda n: build_mapping(n, pattern, machine, allocation, seed, in_node=in_node),
         skip=skip, executor=executor, stage=stage,
-        same_as=lambda n: same_placement_as(n, pattern, machine, allocation))
+        same_as=lambda n: same_placement_as(n, pattern, machine, allocation), fill=filler)
+    if filler is not None:
+        filler.hand_out(prepared)
     if progress:
         for name in skipped:
             progress(name)
@@ -218,17 +226,130 @@ def _refine_work(pattern, budget: int | None) -> int:
     return proposals * (1 + 2 * n_flows // n)
 
 
-def _speculate(executor, names, pattern, machine) -> bool:
-    """Whether the candidates are evaluated where they are built (module docstring): worker
-    processes will build them (:meth:`Executor.for_work` on the sizing
-    :func:`evaluate_candidates` uses) and the flows and link loads are small enough."""
+def _speculate(executor, names, pattern, machine) -> str | None:
+    """How candidates are evaluated ahead of the bound order (module docstring): None when no
+    worker processes will build them (:meth:`Executor.for_work` on the sizing
+    :func:`evaluate_candidates` uses) or the flows or link loads are too many to send back;
+    ``"fill"`` when the executor gives idle workers work, else ``"build"`` (each candidate
+    where it is built)."""
     if executor is None:
-        return False
+        return None
     size = job_size(pattern)                   # ranks + flows
-    if executor.for_work(len(names) * size).workers <= 1:
-        return False
-    return (size - pattern.n_ranks <= SPECULATE_MAX_FLOWS
-            and len(names) * len(pattern.phases) * machine.n_links <= SPECULATE_MAX_LINK_ENTRIES)
+    runner = executor.for_work(len(names) * size)
+    if runner.workers <= 1:
+        return None
+    if (size - pattern.n_ranks > SPECULATE_MAX_FLOWS
+            or len(names) * len(pattern.phases) * machine.n_links > SPECULATE_MAX_LINK_ENTRIES):
+        return None
+    return "fill" if runner.fills else "build"
+
+
+class _Speculation(Filler):
+    """Evaluations for workers with nothing left to build: of the candidates built so far and
+    not yet evaluated (by placement), the one of the lowest bound (ties: the order of the
+    names), leaving out those the best two speculative evaluations so far prune. Only a bet:
+    the bound-order loop takes the decisions, from the same bounds and values.
+
+    Parameters
+    ----------
+    evaluator : Evaluator
+        Evaluates the candidates (in the workers).
+    kind : (str, float) or None
+        :func:`bounds.ranking_bound_kind` (None: no bounds, names' order).
+    names : list of str
+        The candidates' names, in order.
+    """
+
+    def __init__(self, evaluator: Evaluator, kind, names: list[str]):
+        self.evaluator = evaluator
+        self.position = {name: i for i, name in enumerate(names)}
+        self.pruner = Pruner(kind, REFINE_TOP) if kind is not None else None
+        self.waiting: list[_Prepared] = []
+        self.taken: set[bytes] = set()         # placements evaluated or being evaluated
+        self.evaluations: dict[bytes, Evaluation] = {}
+
+    def item_done(self, item, outcome) -> None:
+        """Note a built candidate (a failed or inapplicable one is left out).
+
+        Parameters
+        ----------
+        item : str
+            The candidate's name.
+        outcome : Outcome
+            Its build's outcome (a :class:`_Prepared` when it was built).
+        """
+        if outcome.error is None and isinstance(outcome.value, _Prepared):
+            self.waiting.append(outcome.value)
+
+    def _order(self, cand: "_Prepared") -> tuple:
+        bound = cand.bound.key() if cand.bound is not None else 0.0
+        return (bound, self.position.get(cand.name, len(self.position)))
+
+    def take(self):
+        """The placement of the next candidate to evaluate, or None.
+
+        Returns
+        -------
+        Placement or None
+        """
+        while self.waiting:
+            cand = min(self.waiting, key=self._order)
+            self.waiting.remove(cand)
+            key = cand.mapping.core_of_rank.tobytes()
+            if key in self.taken:
+                continue
+            if self.pruner is not None and cand.bound is not None \
+                    and self.pruner.reason(cand.bound) is not None:
+                continue               # the mark only comes down: it stays out
+            self.taken.add(key)
+            return cand.mapping
+        return None
+
+    def run(self, payload, stage):
+        """Evaluate a placement (in a worker).
+
+        Parameters
+        ----------
+        payload : Placement
+            From :meth:`take`.
+        stage : callable
+            Ignored.
+
+        Returns
+        -------
+        Evaluation
+        """
+        return self.evaluator.evaluate(payload)
+
+    def took(self, payload, value) -> None:
+        """Keep an evaluation (None: it failed; the bound-order loop will meet it again).
+
+        Parameters
+        ----------
+        payload : Placement
+            The placement evaluated.
+        value : Evaluation or None
+            Its evaluation.
+        """
+        if value is None:
+            return
+        self.evaluations[payload.core_of_rank.tobytes()] = value
+        if self.pruner is not None:
+            self.pruner.record(value.metrics)
+
+    def hand_out(self, prepared: list) -> None:
+        """Give every built candidate placing its ranks as one evaluated here that evaluation.
+
+        Parameters
+        ----------
+        prepared : list of _Prepared
+            The built candidates.
+        """
+        for cand in prepared:
+            if cand.evaluation is None:
+                twin = self.evaluations.get(cand.mapping.core_of_rank.tobytes())
+                if twin is not None:
+                    cand.evaluation = _shared(cand.mapping, twin)
 
 
 class _Prepare:

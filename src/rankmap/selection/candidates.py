@@ -9,7 +9,7 @@ from ..errors import RankmapError
 from ..evaluation import Evaluation, Evaluator
 from ..mappers import all_candidate_names
 from ..metrics import best_first_order
-from .parallel import Executor, Outcome, SerialExecutor
+from .parallel import Executor, Filler, Outcome, SerialExecutor
 
 __all__ = ["expand_names", "evaluate_candidates", "sort_best_first", "dispatch_order",
            "is_slow", "job_size", "SLOW_MAPPERS"]
@@ -131,7 +131,7 @@ def evaluate_candidates(evaluator: Evaluator, names: list[str], build: Callable,
                         building: str = "building",
                         in_parent: Callable[[str], bool] | None = None,
                         same_as: Callable[[str], str | None] | None = None,
-                        item_work: int | None = None
+                        item_work: int | None = None, fill: Filler | None = None
                         ) -> tuple[list[Evaluation], dict[str, str]]:
     """Build and evaluate every named candidate, in this process or spread by ``executor``.
 
@@ -172,6 +172,9 @@ def evaluate_candidates(evaluator: Evaluator, names: list[str], build: Callable,
         The work of one name, in the units of :meth:`Executor.for_work`, when building it
         costs far more than evaluating it (a refinement); default: the pattern's ranks plus
         flows.
+    fill : Filler, optional
+        Speculative work for workers left idle (:meth:`Executor.run`); told of every name
+        built (``item_done(name, outcome)``), here or in a worker. Never changes the result.
 
     Returns
     -------
@@ -217,12 +220,14 @@ def evaluate_candidates(evaluator: Evaluator, names: list[str], build: Callable,
         first.extend(cheap[:1])
     for name in first:
         run_here(name)
+        if fill is not None:
+            fill.item_done(name, outcome[name])
     rest = [n for n in built if n not in outcome]
     outcomes = executor.run(
         task, rest,
         on_stage=(lambda i, what: stage(rest[i], what)) if stage else None,
         on_done=(lambda i: progress(rest[i])) if progress else None,
-        order=dispatch_order(rest))
+        order=dispatch_order(rest), fill=fill if executor.fills else None)
     outcome.update(zip(rest, outcomes))
     for name, twin in twins.items():
         out = outcome[twin]

@@ -14,6 +14,12 @@ would never run).
   ignore Ctrl-C: the parent stops them (SIGTERM) and re-raises KeyboardInterrupt. A worker that
   dies (killed, out of memory) is one clear error, not a hang.
 
+A :class:`Filler` gives workers that would otherwise wait (every item started, the last
+ones still running) work of its own choosing: speculative work, chosen in this process from
+the items done so far, whose results only ever save work later. :class:`ForkExecutor` runs
+it (a worker still busy with it when the last item ends is stopped: nothing waits for it);
+executors that cannot (:attr:`Executor.fills` False) never ask.
+
 With ``--jobs`` left at its default (every core) a job too small to repay forking (less than
 :data:`SERIAL_WORK` flows and ranks over all its tasks, see :meth:`Executor.for_work`) runs in
 this process: forking and loading the kernels again in each worker would cost more than the
@@ -35,7 +41,7 @@ from typing import Any, Callable
 
 from ..errors import RankmapError
 
-__all__ = ["Outcome", "Executor", "SerialExecutor", "ForkExecutor", "usable_cores",
+__all__ = ["Outcome", "Filler", "Executor", "SerialExecutor", "ForkExecutor", "usable_cores",
            "make_executor", "first_error", "portable_error", "restore_error", "MAX_JOBS",
            "SERIAL_WORK", "death_cause"]
 
@@ -86,6 +92,67 @@ class Outcome:
     value: Any = None
     error: BaseException | None = None
     ran: bool = True
+
+
+class Filler(ABC):
+    """Speculative work for idle workers (see the module docstring).
+
+    :meth:`item_done`, :meth:`take` and :meth:`took` run in the process that called
+    :meth:`Executor.run`; :meth:`run` in a worker (a fork of that process taken when
+    :meth:`Executor.run` started, so it sees the filler as it was then). A filled task's
+    failure is never raised: :meth:`took` gets None.
+    """
+
+    @abstractmethod
+    def item_done(self, item, outcome: "Outcome") -> None:
+        """Note that an item is done (called once per item that ran, in completion order).
+
+        Parameters
+        ----------
+        item : object
+            The item (an element of :meth:`Executor.run`'s ``items``).
+        outcome : Outcome
+            What its task gave.
+        """
+
+    @abstractmethod
+    def take(self):
+        """The next piece of work for an idle worker, or None when there is none now.
+
+        Returns
+        -------
+        object or None
+            A picklable payload for :meth:`run`.
+        """
+
+    @abstractmethod
+    def run(self, payload, stage: Callable[[str], None]):
+        """Do one piece of work (in a worker).
+
+        Parameters
+        ----------
+        payload : object
+            What :meth:`take` returned.
+        stage : callable
+            Progress report (ignored by the executors).
+
+        Returns
+        -------
+        object
+            A picklable result for :meth:`took`.
+        """
+
+    @abstractmethod
+    def took(self, payload, value) -> None:
+        """Receive the result of a piece of work.
+
+        Parameters
+        ----------
+        payload : object
+            What :meth:`take` returned.
+        value : object or None
+            What :meth:`run` returned; None when it failed or could not be sent back.
+        """
 
 
 class _RemoteTraceback(Exception):
@@ -163,6 +230,8 @@ class Executor(ABC):
 
     #: how many tasks can run at the same time
     workers: int = 1
+    #: whether :meth:`run` gives idle workers a :class:`Filler`'s work
+    fills: bool = False
 
     def for_work(self, work: int) -> "Executor":
         """The executor to run a job of ``work`` units on (this one, unless it says otherwise).
@@ -184,7 +253,7 @@ class Executor(ABC):
     def run(self, fn: Task, items: list, on_start: Callable[[int], None] | None = None,
             on_stage: Callable[[int, str], None] | None = None,
             on_done: Callable[[int], None] | None = None,
-            order: list[int] | None = None) -> list[Outcome]:
+            order: list[int] | None = None, fill: Filler | None = None) -> list[Outcome]:
         """Run every item's task; return the outcomes in the items' order.
 
         Parameters
@@ -199,6 +268,8 @@ class Executor(ABC):
         order : list of int, optional
             The order in which parallel workers pick up items (longest first keeps the
             workers busy); it never changes the outcomes.
+        fill : Filler, optional
+            Work for idle workers (only when :attr:`fills`); never changes the outcomes.
 
         Returns
         -------
@@ -212,7 +283,8 @@ class SerialExecutor(Executor):
 
     workers = 1
 
-    def run(self, fn, items, on_start=None, on_stage=None, on_done=None, order=None):
+    def run(self, fn, items, on_start=None, on_stage=None, on_done=None, order=None,
+            fill=None):
         """Run every item's task; return the outcomes in the items' order (see
         :meth:`Executor.run`).
 
@@ -226,6 +298,8 @@ class SerialExecutor(Executor):
             Progress callbacks, called with the item's index.
         order : list of int, optional
             Dispatch order of parallel workers.
+        fill : Filler, optional
+            Ignored: no worker is ever idle.
 
         Returns
         -------
@@ -254,8 +328,9 @@ def _no_stage(text: str) -> None:
     return None
 
 
-def _worker_main(conn, fn, items, parent: int) -> None:
-    """Loop of a forked worker: receive an index, run its task, send back the outcome.
+def _worker_main(conn, fn, items, parent: int, fill: "Filler | None" = None) -> None:
+    """Loop of a forked worker: receive an index, run its task, send back the outcome (or a
+    ``("fill", payload)``: run ``fill.run`` on it, send back its value, None on failure).
 
     ``parent`` is the forking process's pid: a worker whose parent died before it asked to
     go with it (the death signal is only sent for a death after the request) leaves at once.
@@ -279,6 +354,16 @@ def _worker_main(conn, fn, items, parent: int) -> None:
             return
         if i is None:
             return
+        if isinstance(i, tuple):                 # ("fill", payload)
+            try:
+                value = fill.run(i[1], _no_stage)
+            except Exception:  # noqa: BLE001 - speculative work: its failure never shows
+                value = None
+            try:
+                conn.send(("fill", None, value))
+            except Exception:  # noqa: BLE001 - the value does not pickle
+                conn.send(("fill", None, None))
+            continue
 
         def stage(text, i=i):
             conn.send(("stage", i, text))
@@ -301,6 +386,8 @@ class ForkExecutor(Executor):
         Number of worker processes (>= 1); never more than the number of items.
     """
 
+    fills = True
+
     def __init__(self, jobs: int, serial_below: int = 0):
         self.workers = check_jobs(jobs)
         self.serial_below = serial_below
@@ -320,7 +407,8 @@ class ForkExecutor(Executor):
         """
         return SerialExecutor() if work < self.serial_below else self
 
-    def run(self, fn, items, on_start=None, on_stage=None, on_done=None, order=None):
+    def run(self, fn, items, on_start=None, on_stage=None, on_done=None, order=None,
+            fill=None):
         """Run every item's task; return the outcomes in the items' order (see
         :meth:`Executor.run`).
 
@@ -334,6 +422,9 @@ class ForkExecutor(Executor):
             Progress callbacks, called with the item's index.
         order : list of int, optional
             Dispatch order of parallel workers.
+        fill : Filler, optional
+            Work for workers left without an item; a worker still filling when the last item
+            is done is stopped.
 
         Returns
         -------
@@ -353,14 +444,16 @@ class ForkExecutor(Executor):
         outcomes = [Outcome(ran=False) for _ in items]
         stop = n                        # no item after `stop` is started
         busy: dict = {}                 # connection -> index being run
+        filling: dict = {}              # connection -> payload of the fill it runs
+        idle: list = []                 # connections with nothing to run
         procs = []
         sys.stdout.flush()              # a forked child must not flush the parent's buffers
         sys.stderr.flush()
         try:
             for _ in range(min(self.workers, n)):
                 here, there = ctx.Pipe()
-                proc = ctx.Process(target=_worker_main, args=(there, fn, items, os.getpid()),
-                                   daemon=True)
+                proc = ctx.Process(target=_worker_main,
+                                   args=(there, fn, items, os.getpid(), fill), daemon=True)
                 proc.start()
                 there.close()
                 procs.append((proc, here))
@@ -374,23 +467,34 @@ class ForkExecutor(Executor):
                         if on_start:
                             on_start(i)
                         return
+                payload = fill.take() if fill is not None and stop == n else None
+                if payload is None:
+                    idle.append(conn)
+                else:
+                    conn.send(("fill", payload))
+                    filling[conn] = payload
 
             for proc, conn in procs:
                 give(conn)
             while busy:
-                for conn in wait(list(busy)):
-                    i = busy[conn]
+                for conn in wait(list(busy) + list(filling)):
                     try:
                         kind, j, payload = conn.recv()
                     except (EOFError, OSError):
                         proc = next(p for p, c in procs if c is conn)
                         proc.join(1)
+                        what = (repr(items[busy[conn]]) if conn in busy
+                                else "work for an idle worker")
                         raise RankmapError(
-                            f"the worker process running {items[i]!r} died "
+                            f"the worker process running {what} died "
                             f"({death_cause(proc.exitcode)})") from None
                     if kind == "stage":
                         if on_stage:
                             on_stage(j, payload)
+                        continue
+                    if kind == "fill":
+                        fill.took(filling.pop(conn), payload)
+                        give(conn)
                         continue
                     del busy[conn]
                     if kind == "ok":
@@ -398,9 +502,14 @@ class ForkExecutor(Executor):
                     else:
                         outcomes[j] = Outcome(error=restore_error(payload))
                         stop = min(stop, j)
+                    if fill is not None:
+                        fill.item_done(items[j], outcomes[j])
                     if on_done:
                         on_done(j)
                     give(conn)
+                    for other in idle[:]:        # a finished item may give them work
+                        idle.remove(other)
+                        give(other)
             # an item after the first failure may have finished meanwhile: drop it, as the
             # serial loop would never have run it
             for k in range(stop + 1, n):
@@ -408,6 +517,9 @@ class ForkExecutor(Executor):
             return outcomes
         finally:
             for proc, conn in procs:
+                if conn in filling:      # speculative work nobody waits for
+                    proc.terminate()
+                    continue
                 try:
                     conn.send(None)
                 except OSError:
