@@ -222,10 +222,30 @@ def test_a_shared_placement_takes_one_of_the_best_places(tmp_path, monkeypatch):
     starts, so nothing else can be, and every other candidate is measured against their
     value and pruned, never evaluated; the pick and its metrics stay those of evaluating
     everything."""
+    from rankmap.selection.parallel import ForkExecutor
+
     m, a, p = _problem("torus:4x4x4:cores=2", _geometric_graph(tmp_path / "g.csv"), None)
+    searches = []
+    real = auto_mod.refine_cores
+
+    def counted(start, *args, **kw):
+        searches.append(start.tobytes())
+        return real(start, *args, **kw)
+
+    monkeypatch.setattr(auto_mod, "refine_cores", counted)
     pruned = auto_select(p, m, a, seed=0)
     assert sorted(c.name for c in pruned.candidates) == [
         "graph", "rcb", "refine:graph", "refine:rcb"]
+    # the two identical starts are refined once, serially and with workers, and the other
+    # refinement is that one under its own name
+    assert len(searches) == 1
+    forked = auto_select(p, m, a, seed=0, executor=ForkExecutor(2))
+    assert len(searches) == 2
+    one, other = pruned.find("refine:graph"), pruned.find("refine:rcb")
+    assert np.array_equal(one.mapping.core_of_rank, other.mapping.core_of_rank)
+    assert one.metrics == other.metrics
+    assert [(c.name, c.metrics) for c in forked.candidates] == \
+        [(c.name, c.metrics) for c in pruned.candidates]
     value = pruned.find("graph").metrics["predicted_time_s"]
     assert all(f"2nd best evaluated ({value * 1e3:.4g} ms)" in r
                for r in pruned.skipped.values() if r.startswith("pruned"))

@@ -20,17 +20,18 @@ the pick nor a refinement start). A candidate placing every rank on the same cor
 already evaluated gets that evaluation, and its value counts among the best (it takes one of
 the refinement starts' places); one whose mapper gives another candidate's placement
 (``rcb`` of a pattern without a grid is ``graph``) is built once, and identical
-refinement starts are refined once; a refinement that returns a candidate's placement (a
-start it could not improve) gets that candidate's evaluation. The pick, the refinements and
+refinement starts are refined once (in this process or in a worker; the other gets its
+result); a refinement that returns a candidate's placement (a start it could not improve)
+gets that candidate's evaluation. The pick, the refinements and
 every reported metric are those of evaluating everything.
 
 With worker processes (up to :data:`SPECULATE_MAX_FLOWS` flows and
 :data:`SPECULATE_MAX_LINK_ENTRIES`), candidates are evaluated ahead of the bound order: the
 workers would otherwise idle while the slowest candidate (``graph``) is built and this process
-then evaluates the others one by one. Local workers (:class:`~rankmap.selection.parallel.ForkExecutor`)
-evaluate only when they have nothing left to build, the built candidate of the lowest bound
-first, leaving out those the best two evaluated so far prune (:class:`_Speculation`), and they
-are stopped when the last build ends; executors that cannot fill idle workers (MPI) evaluate
+then evaluates the others one by one. Local workers
+(:class:`~rankmap.selection.parallel.ForkExecutor`) evaluate only when they have nothing left
+to build, the built candidate of the lowest bound first, leaving out those the best two
+evaluated so far prune (:class:`_Speculation`), and they are stopped when the last build ends; executors that cannot fill idle workers (MPI) evaluate
 every candidate where it is built. The decisions stay those of the bound order, taken here
 from the same bounds and values; evaluations of candidates the order prunes are dropped.
 That costs CPU time and saves wall time.
@@ -171,25 +172,29 @@ def auto_select(pattern, machine, allocation, seed: int = 0, routing=None,
         raise RankmapError("auto: no candidate could be placed: " + "; ".join(skipped.values()))
     results = sort_best_first(results)
 
-    starts = results[:REFINE_TOP]
-    catch = refine_catch(starts[0])
-    refined_cores: dict[bytes, object] = {}
+    starts = {f"refine:{e.name}": e for e in results[:REFINE_TOP]}
+    catch = refine_catch(results[0])
+    # identical starts give identical refinements: the first is refined, the others get
+    # its result (wherever the executor runs them)
+    first_of: dict[bytes, str] = {}
+    for name, e in starts.items():
+        first_of.setdefault(e.mapping.core_of_rank.tobytes(), name)
 
     def refined(name):
-        base = next(e for e in starts if e.name == name.split(":", 1)[1])
-        key = base.mapping.core_of_rank.tobytes()
-        if key not in refined_cores:          # identical starts give identical refinements
-            cores = refine_cores(base.mapping.core_of_rank, pattern, machine, allocation,
-                                 seed, budget, evaluator.router, catch=catch)
-            refined_cores[key] = (in_node_step(cores, pattern, machine, allocation, seed)
-                                  if in_node else cores)
-        return validate_mapping(name, refined_cores[key], pattern.n_ranks, allocation)
+        cores = refine_cores(starts[name].mapping.core_of_rank, pattern, machine, allocation,
+                             seed, budget, evaluator.router, catch=catch)
+        if in_node:
+            cores = in_node_step(cores, pattern, machine, allocation, seed)
+        return validate_mapping(name, cores, pattern.n_ranks, allocation)
 
-    more, _ = evaluate_candidates(_Reuse(evaluator, results),
-                                  [f"refine:{e.name}" for e in starts],
+    def same_start(name):
+        first = first_of[starts[name].mapping.core_of_rank.tobytes()]
+        return None if first == name else first
+
+    more, _ = evaluate_candidates(_Reuse(evaluator, results), list(starts),
                                   refined, skip_inapplicable=False, progress=progress,
                                   executor=executor, stage=stage, building="refining",
-                                  item_work=_refine_work(pattern, budget))
+                                  item_work=_refine_work(pattern, budget), same_as=same_start)
     results = sort_best_first(results + more)
     return Comparison(machine, allocation, pattern, evaluator.routing, results, skipped)
 

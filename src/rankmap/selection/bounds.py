@@ -28,9 +28,10 @@ per-message overhead.
 only: candidates are evaluated in order of their bound (ties in the order given), and a
 candidate whose bound exceeds the ``keep``-th best real key among those evaluated so far is
 skipped, because it cannot be among the ``keep`` best (``auto`` refines its two best, so it
-keeps two); the bound must also exceed the near-tie band of the fastest so far (5 % above it,
-:mod:`rankmap.metrics.ranking`), inside which hop-bytes decide the order. The time model's default ``tolerance`` retires flows finishing within a relative
-0.1% of each other together, so its times are within 1% of the exact event-by-event model
+keeps two); with a near-tie band (:mod:`rankmap.metrics.ranking`; none by default) the bound
+must also exceed the band of the fastest so far, inside which hop-bytes decide the order. The
+time model's default ``tolerance`` retires flows finishing within a relative 0.1% of each
+other together, so its times are within 1% of the exact event-by-event model
 (``tests/test_timing_exact.py``); a time bound therefore prunes only beyond
 :data:`TIME_SLACK` above the real value it is compared with (1e-9 for the exact model and for
 the link bytes).
