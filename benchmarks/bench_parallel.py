@@ -1,6 +1,6 @@
 """Parallel candidate search benchmark (issue 11, item 7).
 
-``rankmap compare --mappings all`` of one mid-size case, run as a whole process:
+``rankmap compare --mappings all`` of a small and a larger case, each run as a whole process:
 
 * ``--jobs 1`` (the reference, in-process), ``--jobs 2`` and ``--jobs 4`` (forked workers;
   4 is more workers than this machine's 2 cores);
@@ -13,7 +13,9 @@ wall, measured in the same run. Every run's output must be byte-identical to the
 (same winner, metrics, order, skipped reasons): the benchmark fails otherwise. The load average
 before and after is written next to the figures (the machine is shared).
 
-Case: ``RANKMAP_BENCH_PARALLEL_CASE="MACHINE PATTERN"`` (default below). Writes
+Cases: ``RANKMAP_BENCH_PARALLEL_CASE="MACHINE PATTERN[; MACHINE PATTERN ...]"`` (default
+:data:`CASES`: a 4,096-rank stencil whose whole search takes about a second, where start-up
+bounds any speed-up, and a 16,384-rank one of several seconds). Writes
 benchmarks/RESULTS_parallel.md. Run: ``make bench ONLY=parallel``.
 """
 
@@ -35,8 +37,11 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from timing_util import write_results  # noqa: E402
-CASE = os.environ.get("RANKMAP_BENCH_PARALLEL_CASE",
-                      "torus:16x16x16 stencil:64x64:periodic").split()
+#: (machine, pattern) of every case
+CASES = [tuple(c.split()) for c in os.environ.get(
+    "RANKMAP_BENCH_PARALLEL_CASE",
+    "torus:16x16x16 stencil:64x64:periodic; torus:16x16x16:cores=4 stencil:32x32x16:box"
+).split(";") if c.strip()]
 REPEATS = int(os.environ.get("RANKMAP_BENCH_REPEATS", "3"))
 
 
@@ -68,7 +73,14 @@ def run_once(cmd: list[str], env: dict) -> tuple[float, float, bytes]:
 
 
 def main() -> int:
-    machine, pattern = CASE
+    sections = [measure_case(machine, pattern) for machine, pattern in CASES]
+    write_results("RESULTS_parallel.md",
+                  "# Parallel candidate search (bench_parallel.py)\n\n" + "\n".join(sections))
+    return 0
+
+
+def measure_case(machine: str, pattern: str) -> str:
+    """Run every configuration on one case; return its Markdown section."""
     base = ["compare", "--machine", machine, "--pattern", pattern, "--mappings", "all",
             "--format", "csv"]
     env = {k: v for k, v in os.environ.items()
@@ -111,7 +123,7 @@ def main() -> int:
         rows.append((name, wall, cpu, ref_wall / wall))
     n_candidates = reference_out.decode().count(",all,")
     lines = [
-        "# Parallel candidate search (bench_parallel.py)", "",
+        f"### `{pattern}` on `{machine}`", "",
         f"`rankmap compare --machine {machine} --pattern {pattern} --mappings all` "
         f"({n_candidates} candidates), whole process, median of {REPEATS} interleaved runs "
         f"each; CPU = user + system time of the process tree (wait4). Speed-up = reference "
@@ -130,9 +142,7 @@ def main() -> int:
         "| run | wall (s) | CPU (s) | speed-up (wall) |", "|---|---:|---:|---:|"]
     for name, wall, cpu, speed in rows:
         lines.append(f"| {name} | {wall:.1f} | {cpu:.1f} | {speed:.2f}x |")
-    text = "\n".join(lines) + "\n"
-    write_results("RESULTS_parallel.md", text)
-    return 0
+    return "\n".join(lines) + "\n"
 
 
 if __name__ == "__main__":
