@@ -5,6 +5,7 @@ runs the search as a real MPI job.
 Skipped, with what to install, when mpirun or mpi4py is missing, unless RANKMAP_REQUIRE_MPI=1.
 """
 
+import json
 import os
 import sys
 
@@ -78,3 +79,15 @@ def test_launch_search_procs_runs_a_real_mpi_search(tmp_path, monkeypatch, capsy
     assert "searching with 2 processes: mpirun --oversubscribe" in err
     assert (tmp_path / "mpi.rf").read_text() == (tmp_path / "serial.rf").read_text()
     assert not (tmp_path / "mpi.rf.hosts").exists()
+
+
+def test_a_process_done_with_its_share_waits_asleep():
+    """Rank 1 has nothing left to do while rank 0's item runs 3 s: it waits for the exchange
+    without spinning (a blocking allgather polled for the whole 3 s, using 3 s of CPU that
+    the processes still at work on its node could have had), and both get every outcome."""
+    proc = mpirun(2, [sys.executable, os.path.join(os.path.dirname(__file__), "mpi_scripts",
+                                                   "spread_wait.py")])
+    rows = {r["rank"]: r for r in map(json.loads, (ln for ln in proc.stdout.splitlines()
+                                                   if ln.startswith("{")))}
+    assert [rows[r]["values"] for r in (0, 1)] == [["slow", "quick"]] * 2
+    assert rows[1]["cpu_s"] < 1.0, rows[1]

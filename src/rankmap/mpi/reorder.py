@@ -18,6 +18,7 @@ import numpy as np
 
 from ..errors import RankmapError
 from .nodes import MACHINE_ENV, NODE_ENV, local_node_label, resolve_node_labels
+from .wait import wait_for_all
 
 __all__ = ["ReorderWarning", "Reordering", "identity", "reorder_ranks", "split_by_new_rank"]
 
@@ -145,6 +146,7 @@ def reorder_ranks(comm, pattern, machine=None, mapping: str = "auto", seed: int 
             result = ("error", str(exc))
         except Exception as exc:  # a bug: still tell the other processes, never leave them waiting
             result = ("crash", f"{type(exc).__name__}: {exc}")
+    wait_for_all(comm)     # asleep while the root computes the placement, not spinning
     status, payload = comm.bcast(result, root=root)
     if status == "error":
         raise RankmapError(payload)

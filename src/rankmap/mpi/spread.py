@@ -6,7 +6,9 @@ loop's dispatch order (expensive mappers first) is run by process ``k % K`` (a f
 assignment: the same command gives the same split), with that
 process's own ``--jobs`` workers, and the outcomes are exchanged (``allgather``) so that every
 process continues with the full, ordered list: the result is the serial one. Rank 0 alone
-prints and writes (:func:`quiet_unless_root`).
+prints and writes (:func:`quiet_unless_root`). A process done with its share waits for the
+others asleep (:func:`rankmap.mpi.wait.wait_for_all`), not in the MPI library's blocking
+collective, which polls without pause.
 
 An MPI launch is detected from the environment the launcher sets (Open MPI:
 ``OMPI_COMM_WORLD_SIZE``; MPICH/Hydra, Slurm PMI: ``PMI_SIZE``); mpi4py, which initialises
@@ -21,6 +23,7 @@ import sys
 from ..errors import RankmapError
 from ..selection.parallel import (Executor, Outcome, SerialExecutor, portable_error,
                                   restore_error, usable_cores)
+from .wait import wait_for_all
 
 __all__ = ["launched_size", "local_size", "MPIExecutor", "mpi_executor", "quiet_unless_root",
            "SIZE_VARIABLES"]
@@ -129,6 +132,7 @@ class MPIExecutor(Executor):
         sent = [(i, out.value, None if out.error is None else portable_error(out.error),
                  out.ran) for i, out in zip(mine, local)]
         outcomes = [Outcome(ran=False) for _ in items]
+        wait_for_all(self.comm)       # asleep: then the exchange finds everyone there
         for part in self.comm.allgather(sent):
             for i, value, error, ran in part:
                 outcomes[i] = Outcome(value, None if error is None else restore_error(error),
