@@ -81,13 +81,33 @@ def test_launch_search_procs_runs_a_real_mpi_search(tmp_path, monkeypatch, capsy
     assert not (tmp_path / "mpi.rf.hosts").exists()
 
 
-def test_a_process_done_with_its_share_waits_asleep():
-    """Rank 1 has nothing left to do while rank 0's item runs 3 s: it waits for the exchange
-    without spinning (a blocking allgather polled for the whole 3 s, using 3 s of CPU that
-    the processes still at work on its node could have had), and both get every outcome."""
+def _rows(script):
     proc = mpirun(2, [sys.executable, os.path.join(os.path.dirname(__file__), "mpi_scripts",
-                                                   "spread_wait.py")])
-    rows = {r["rank"]: r for r in map(json.loads, (ln for ln in proc.stdout.splitlines()
-                                                   if ln.startswith("{")))}
+                                                   script)])
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("[")]
+    assert len(lines) == 1, proc.stdout
+    return {r["rank"]: r for r in json.loads(lines[0])}
+
+
+def test_a_process_with_nothing_left_waits_asleep():
+    """One process runs an item of 3 s (asleep) while the other has nothing left: that one
+    waits without spinning (a blocking allgather polled for the whole 3 s, using 3 s of CPU
+    that the processes still at work on its node could have had), and both get every
+    outcome."""
+    rows = _rows("spread_wait.py")
     assert [rows[r]["values"] for r in (0, 1)] == [["slow", "quick"]] * 2
-    assert rows[1]["cpu_s"] < 1.0, rows[1]
+    assert rows[0]["cpu_s"] < 1.0 and rows[1]["cpu_s"] < 1.0, rows
+
+
+def test_items_go_to_the_process_that_is_free():
+    """Rank 1 asks first and gets the first item of the order (2 s); rank 0 runs the quick
+    ones from the other end meanwhile (a fixed split would have left half of them to rank 1,
+    after its 2 s); every item runs once, and every process gets every outcome in the items'
+    order."""
+    rows = _rows("spread_deal.py")
+    values = rows[0]["values"]
+    assert rows[1]["values"] == values
+    assert [v[0] for v in values] == ["slow"] + [f"quick{k}" for k in range(10)]
+    by_rank = {r: [v[0] for v in values if v[1] == r] for r in (0, 1)}
+    assert by_rank[1][:1] == ["slow"] and "slow" not in by_rank[0]
+    assert len(by_rank[0]) >= 5, by_rank      # most of the quick ones, during the 2 s

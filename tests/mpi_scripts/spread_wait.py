@@ -1,5 +1,5 @@
-"""Rank 0's item sleeps 3 s; rank 1, done at once, waits for it in the exchange. Prints one
-JSON line per rank: the outcomes and the CPU seconds the process used in ``run``."""
+"""Rank 0's item sleeps 3 s; rank 1, done at once, waits for it in the exchange. Rank 0 prints
+one JSON list, a row per rank: the outcomes and the CPU seconds the process used in ``run``."""
 
 import json
 import resource
@@ -24,5 +24,7 @@ def cpu_s() -> float:
 comm = MPI.COMM_WORLD
 before = cpu_s()
 outs = MPIExecutor(comm).run(task, ["slow", "quick"])
-print(json.dumps({"rank": comm.Get_rank(), "values": [o.value for o in outs],
-                  "cpu_s": cpu_s() - before}), flush=True)
+rows = comm.gather({"rank": comm.Get_rank(), "values": [o.value for o in outs],
+                   "cpu_s": cpu_s() - before}, root=0)
+if comm.Get_rank() == 0:
+    print(json.dumps(rows), flush=True)

@@ -1,11 +1,14 @@
 """The candidate search spread over the processes of ``mpirun -n K rankmap compare|map ...``.
 
 Every process reads the same inputs and builds the same evaluator; in each candidate loop
-(``compare``'s candidates, ``auto``'s candidates, then its refinements) the k-th item of the
-loop's dispatch order (expensive mappers first) is run by process ``k % K`` (a fixed
-assignment: the same command gives the same split), with that
-process's own ``--jobs`` workers, and the outcomes are exchanged (``allgather``) so that every
-process continues with the full, ordered list: the result is the serial one. Rank 0 alone
+(``compare``'s candidates, ``auto``'s candidates, then its refinements) the items are dealt
+out as the processes become free: rank 0 hands the next item of the loop's dispatch order
+(expensive mappers first) to every process that asks, and between two answers runs items
+itself from the other end of the order (the cheapest), so it is never long away. With
+``--jobs`` workers of its own in each process, the split is fixed instead (the k-th item of
+the dispatch order on process ``k % K``, each running its share on its workers). Who runs an
+item changes nothing but the time: the outcomes are exchanged (``allgather``) so that every
+process continues with the full, ordered list, and the result is the serial one. Rank 0 alone
 prints and writes (:func:`quiet_unless_root`). A process done with its share waits for the
 others asleep (:func:`rankmap.mpi.wait.wait_for_all`), not in the MPI library's blocking
 collective, which polls without pause.
@@ -23,11 +26,13 @@ import sys
 from ..errors import RankmapError
 from ..selection.parallel import (Executor, Outcome, SerialExecutor, portable_error,
                                   restore_error, usable_cores)
-from .wait import wait_for_all
+from .wait import wait_for_all, wait_for_message
 
 __all__ = ["launched_size", "local_size", "MPIExecutor", "mpi_executor", "quiet_unless_root",
-           "SIZE_VARIABLES"]
+           "SIZE_VARIABLES", "ASK_TAG", "GIVE_TAG"]
 
+#: tags of the dealing's messages: a request for an item, and the item given (-1: none left)
+ASK_TAG, GIVE_TAG = 7101, 7102
 #: environment variables holding the process count of an MPI launch, checked in order
 SIZE_VARIABLES = ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE")
 _LOCAL_SIZE_VARIABLES = ("OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS")
@@ -76,9 +81,10 @@ def local_size(env=None) -> int:
 
 
 class MPIExecutor(Executor):
-    """Items spread over the processes of ``comm`` (the k-th item of the dispatch order on
-    rank ``k % size``), each process running its share with ``local``; outcomes exchanged
-    with ``allgather``.
+    """Items spread over the processes of ``comm`` as they become free (with a serial
+    ``local``), or the k-th item of the dispatch order on rank ``k % size``, each process
+    running its share with ``local`` (local workers); outcomes exchanged with ``allgather``
+    (module docstring).
 
     Parameters
     ----------
@@ -119,18 +125,13 @@ class MPIExecutor(Executor):
             One per item.
         """
         order = list(order) if order is not None else list(range(len(items)))
-        # the k-th item in `order` goes to rank k % size; each rank runs its share in the
-        # items' order (so that its first failure is the first of its share)
-        mine = sorted(order[self.rank::self.size])
-        position = {i: k for k, i in enumerate(mine)}
-        local = self.local.run(
-            fn, [items[i] for i in mine],
-            on_start=(lambda k: on_start(mine[k])) if on_start else None,
-            on_stage=(lambda k, text: on_stage(mine[k], text)) if on_stage else None,
-            on_done=(lambda k: on_done(mine[k])) if on_done else None,
-            order=[position[i] for i in order if i in position])
+        if self.local.workers <= 1 and self.size > 1:
+            mine = self._dealt(fn, items, order, on_start, on_stage, on_done)
+        else:
+            mine = self._fixed_shares(fn, items, order, on_start, on_stage, on_done)
+        here = {i for i, _ in mine}
         sent = [(i, out.value, None if out.error is None else portable_error(out.error),
-                 out.ran) for i, out in zip(mine, local)]
+                 out.ran) for i, out in mine]
         outcomes = [Outcome(ran=False) for _ in items]
         wait_for_all(self.comm)       # asleep: then the exchange finds everyone there
         for part in self.comm.allgather(sent):
@@ -139,7 +140,7 @@ class MPIExecutor(Executor):
                                       ran)
         if on_done:  # the others' items, so that a progress bar ends full
             for i in range(len(items)):
-                if i not in position:
+                if i not in here:
                     on_done(i)
         # as in a serial loop: nothing after the first failure counts
         failed = [i for i, out in enumerate(outcomes) if out.ran and out.error is not None]
@@ -147,6 +148,66 @@ class MPIExecutor(Executor):
             for i in range(failed[0] + 1, len(items)):
                 outcomes[i] = Outcome(ran=False)
         return outcomes
+
+    def _fixed_shares(self, fn, items, order, on_start, on_stage, on_done) -> list:
+        """(index, outcome) of this process's items: the k-th of ``order`` on rank
+        ``k % size``, run by ``local`` in the items' order (so that its first failure is the
+        first of its share)."""
+        mine = sorted(order[self.rank::self.size])
+        position = {i: k for k, i in enumerate(mine)}
+        local = self.local.run(
+            fn, [items[i] for i in mine],
+            on_start=(lambda k: on_start(mine[k])) if on_start else None,
+            on_stage=(lambda k, text: on_stage(mine[k], text)) if on_stage else None,
+            on_done=(lambda k: on_done(mine[k])) if on_done else None,
+            order=[position[i] for i in order if i in position])
+        return list(zip(mine, local))
+
+    def _dealt(self, fn, items, order, on_start, on_stage, on_done) -> list:
+        """(index, outcome) of the items this process ran, dealt out as processes become
+        free: the others ask rank 0 for the next item of ``order`` (its front) until told
+        there is none (-1); rank 0 answers every waiting request, then runs the item at the
+        back of ``order`` itself, and so on; once none is left it tells each asker so."""
+        def run_one(i):
+            return i, self.local.run(
+                fn, [items[i]],
+                on_start=(lambda _k: on_start(i)) if on_start else None,
+                on_stage=(lambda _k, text: on_stage(i, text)) if on_stage else None,
+                on_done=(lambda _k: on_done(i)) if on_done else None)[0]
+
+        comm, ran = self.comm, []
+        if self.rank != 0:
+            while True:
+                comm.send(None, dest=0, tag=ASK_TAG)
+                wait_for_message(comm, 0, GIVE_TAG)
+                i = comm.recv(source=0, tag=GIVE_TAG)
+                if i < 0:
+                    return ran
+                ran.append(run_one(i))
+        from mpi4py import MPI
+
+        front, back, stopped = 0, len(order), 0
+
+        def answer(source):
+            nonlocal front, stopped
+            comm.recv(source=source, tag=ASK_TAG)
+            if front < back:
+                comm.send(order[front], dest=source, tag=GIVE_TAG)
+                front += 1
+            else:
+                comm.send(-1, dest=source, tag=GIVE_TAG)
+                stopped += 1
+
+        status = MPI.Status()
+        while front < back:
+            while comm.Iprobe(source=MPI.ANY_SOURCE, tag=ASK_TAG, status=status):
+                answer(status.Get_source())
+            if front < back:
+                back -= 1
+                ran.append(run_one(order[back]))
+        while stopped < self.size - 1:
+            answer(wait_for_message(comm, MPI.ANY_SOURCE, ASK_TAG))
+        return ran
 
 
 def mpi_executor(jobs: int | None = None, env=None) -> MPIExecutor | None:

@@ -1,17 +1,17 @@
-"""Waiting for the other processes of a communicator without spinning.
+"""Waiting for the other processes of a communicator (or for a message) without spinning.
 
 MPI libraries wait in blocking collectives (``bcast``, ``allgather``) by polling without
 pause: an Open MPI process waiting 3 s in ``allgather`` used 3 s of CPU, taken from the
 processes (and their worker processes) still at work on the same node.
 :func:`wait_for_all` waits asleep instead; the collective that follows then finds every
-process there.
+process there. :func:`wait_for_message` does the same before a receive.
 """
 
 from __future__ import annotations
 
 import time
 
-__all__ = ["wait_for_all", "WAIT_POLL_S"]
+__all__ = ["wait_for_all", "wait_for_message", "WAIT_POLL_S"]
 
 #: the longest sleep between two checks of a process waiting for the others (s); the first
 #: checks come sooner (1/16 of it, doubling), so a short wait costs little
@@ -34,3 +34,31 @@ def wait_for_all(comm) -> None:
     while not request.Test():
         time.sleep(pause)
         pause = min(2 * pause, WAIT_POLL_S)
+
+
+def wait_for_message(comm, source: int, tag: int) -> int:
+    """Return once a message from ``source`` with ``tag`` has arrived (not received yet),
+    sleeping while it waits, as :func:`wait_for_all` does.
+
+    Parameters
+    ----------
+    comm : mpi4py.MPI.Comm
+        The communicator.
+    source : int
+        Rank of the sender, or ``MPI.ANY_SOURCE``.
+    tag : int
+        The message's tag.
+
+    Returns
+    -------
+    int
+        The sender's rank.
+    """
+    from mpi4py import MPI
+
+    status = MPI.Status()
+    pause = WAIT_POLL_S / 16
+    while not comm.Iprobe(source=source, tag=tag, status=status):
+        time.sleep(pause)
+        pause = min(2 * pause, WAIT_POLL_S)
+    return status.Get_source()
