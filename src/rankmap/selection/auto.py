@@ -22,8 +22,8 @@ the refinement starts' places); one whose mapper gives another candidate's place
 (``rcb`` of a pattern without a grid is ``graph``) is built once, and identical
 refinement starts are refined once (in this process or in a worker; the other gets its
 result); a refinement that returns a candidate's placement (a start it could not improve)
-gets that candidate's evaluation. The pick, the refinements and
-every reported metric are those of evaluating everything.
+gets that candidate's evaluation. The pick, the refinements and every reported metric are
+those of evaluating everything.
 
 With worker processes (up to :data:`SPECULATE_MAX_FLOWS` flows and
 :data:`SPECULATE_MAX_LINK_ENTRIES`), candidates are evaluated ahead of the bound order: the
@@ -31,8 +31,9 @@ workers would otherwise idle while the slowest candidate (``graph``) is built an
 then evaluates the others one by one. Local workers
 (:class:`~rankmap.selection.parallel.ForkExecutor`) evaluate only when they have nothing left
 to build, the built candidate of the lowest bound first, leaving out those the best two
-evaluated so far prune (:class:`_Speculation`), and they are stopped when the last build ends; executors that cannot fill idle workers (MPI) evaluate
-every candidate where it is built. The decisions stay those of the bound order, taken here
+evaluated so far prune (:class:`_Speculation`), and they are stopped when the last build
+ends; executors that cannot fill idle workers (MPI) evaluate every candidate where it is
+built. The decisions stay those of the bound order, taken here
 from the same bounds and values; evaluations of candidates the order prunes are dropped.
 That costs CPU time and saves wall time.
 """
