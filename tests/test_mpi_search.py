@@ -100,9 +100,9 @@ def test_a_process_with_nothing_left_waits_asleep():
 
 
 def test_items_go_to_the_process_that_is_free():
-    """Rank 1 asks first and gets the first item of the order (2 s); rank 0 runs the quick
+    """Rank 1 asks first and gets the first item of the order (3 s); rank 0 runs the quick
     ones from the other end meanwhile (a fixed split would have left half of them to rank 1,
-    after its 2 s); every item runs once, and every process gets every outcome in the items'
+    after its 3 s); every item runs once, and every process gets every outcome in the items'
     order."""
     rows = _rows("spread_deal.py")
     values = rows[0]["values"]
@@ -111,3 +111,15 @@ def test_items_go_to_the_process_that_is_free():
     by_rank = {r: [v[0] for v in values if v[1] == r] for r in (0, 1)}
     assert by_rank[1][:1] == ["slow"] and "slow" not in by_rank[0]
     assert len(by_rank[0]) >= 5, by_rank      # most of the quick ones, during the 2 s
+
+
+def test_processes_left_without_an_item_fill_and_everyone_hears_the_values():
+    """While rank 1 runs the 4 s item, rank 0 (its quick items done) does the filler's work;
+    rank 0 hears of every item done, and every process receives every value handed back, in
+    rank 0's order: ``auto``'s speculation is the same everywhere."""
+    rows = _rows("spread_fill.py")
+    quick = [f"quick{k}" for k in range(8)]
+    assert rows[0]["values"] == rows[1]["values"] == [["slow", 1]] + [[q, 0] for q in quick]
+    assert rows[0]["heard"] == [[q, q] for q in quick] + [["slow", "slow"]]
+    assert [b[:1] + b[1][:1] for b in rows[0]["back"]] == [[1, 2], [2, 4], [3, 6]]
+    assert rows[1]["back"] == rows[0]["back"]

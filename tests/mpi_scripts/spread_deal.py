@@ -1,6 +1,6 @@
-"""Items dealt out as processes become free: one item of 2 s first in the dispatch order, ten
-of 0.05 s after it. Rank 0 prints one JSON list, a row per rank: the outcomes (item, and the
-rank that ran it)."""
+"""Items dealt out as processes become free: one item of 3 s first in the dispatch order, ten
+of 0.2 s after it (2 s in all: time enough for rank 1 to ask first). Rank 0 prints one JSON
+list, a row per rank: the outcomes (item, and the rank that ran it)."""
 
 import json
 import time
@@ -13,7 +13,7 @@ comm = MPI.COMM_WORLD
 
 
 def task(item, stage):
-    time.sleep(2.0 if item == "slow" else 0.05)
+    time.sleep(3.0 if item == "slow" else 0.2)
     return item, comm.Get_rank()
 
 

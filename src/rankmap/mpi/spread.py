@@ -100,6 +100,9 @@ class MPIExecutor(Executor):
         self.size = comm.Get_size()
         self.local = local if local is not None else SerialExecutor()
         self.workers = self.size * self.local.workers
+        #: items are dealt out (one worker per process): idle processes can be given a
+        #: :class:`~rankmap.selection.parallel.Filler`'s work
+        self.fills = self.local.workers <= 1 and self.size > 1
 
     def run(self, fn, items, on_start=None, on_stage=None, on_done=None, order=None,
             fill=None):
@@ -117,7 +120,9 @@ class MPIExecutor(Executor):
         order : list of int, optional
             Dispatch order of parallel workers.
         fill : Filler, optional
-            Ignored (:attr:`fills` is False): a process knows only its own share's items.
+            Work for processes left without an item while others still run theirs (when
+            :attr:`fills`: rank 0 hears of every item done and hands it out); every process
+            then receives every value handed back, in order.
 
         Returns
         -------
@@ -125,8 +130,9 @@ class MPIExecutor(Executor):
             One per item.
         """
         order = list(order) if order is not None else list(range(len(items)))
-        if self.local.workers <= 1 and self.size > 1:
-            mine = self._dealt(fn, items, order, on_start, on_stage, on_done)
+        filled: list = []
+        if self.fills:
+            mine = self._dealt(fn, items, order, on_start, on_stage, on_done, fill, filled)
         else:
             mine = self._fixed_shares(fn, items, order, on_start, on_stage, on_done)
         here = {i for i, _ in mine}
@@ -138,6 +144,12 @@ class MPIExecutor(Executor):
             for i, value, error, ran in part:
                 outcomes[i] = Outcome(value, None if error is None else restore_error(error),
                                       ran)
+        if self.fills and fill is not None:
+            # the values rank 0 was handed back, to every process, in the same order
+            filled = self.comm.bcast(filled if self.rank == 0 else None, root=0)
+            if self.rank != 0:
+                for payload, value in filled:
+                    fill.took(payload, value)
         if on_done:  # the others' items, so that a progress bar ends full
             for i in range(len(items)):
                 if i not in here:
@@ -163,51 +175,119 @@ class MPIExecutor(Executor):
             order=[position[i] for i in order if i in position])
         return list(zip(mine, local))
 
-    def _dealt(self, fn, items, order, on_start, on_stage, on_done) -> list:
+    def _dealt(self, fn, items, order, on_start, on_stage, on_done, fill, filled) -> list:
         """(index, outcome) of the items this process ran, dealt out as processes become
-        free: the others ask rank 0 for the next item of ``order`` (its front) until told
-        there is none (-1); rank 0 answers every waiting request, then runs the item at the
-        back of ``order`` itself, and so on; once none is left it tells each asker so."""
+        free (module docstring).
+
+        The others ask rank 0 for work, sending what their last piece of work gave; rank 0
+        answers with the next item of ``order`` (its front), or with ``fill``'s work while
+        items still run elsewhere, or parks the request until one of those appears; between
+        answers it runs the item at the back of ``order`` itself (or fills, when none is
+        left). Once every item is done, every request is answered with None (stop). Rank 0
+        appends every ``(payload, value)`` handed back to ``filled``.
+        """
         def run_one(i):
-            return i, self.local.run(
+            return self.local.run(
                 fn, [items[i]],
                 on_start=(lambda _k: on_start(i)) if on_start else None,
                 on_stage=(lambda _k, text: on_stage(i, text)) if on_stage else None,
                 on_done=(lambda _k: on_done(i)) if on_done else None)[0]
 
-        comm, ran = self.comm, []
+        def try_fill(payload):
+            try:
+                return fill.run(payload, lambda _text: None)
+            except Exception:  # noqa: BLE001 - speculative work: its failure never shows
+                return None
+
+        comm, mine = self.comm, []
         if self.rank != 0:
+            report = None
             while True:
-                comm.send(None, dest=0, tag=ASK_TAG)
+                comm.send(report, dest=0, tag=ASK_TAG)
                 wait_for_message(comm, 0, GIVE_TAG)
-                i = comm.recv(source=0, tag=GIVE_TAG)
-                if i < 0:
-                    return ran
-                ran.append(run_one(i))
+                work = comm.recv(source=0, tag=GIVE_TAG)
+                if work is None:
+                    return mine
+                if work[0] == "item":
+                    out = run_one(work[1])
+                    mine.append((work[1], out))
+                    report = ("item", work[1], _reportable(out) if fill is not None else None)
+                else:
+                    report = ("fill", _picklable(try_fill(work[1])))
         from mpi4py import MPI
 
-        front, back, stopped = 0, len(order), 0
+        front, back = 0, len(order)
+        running = 0                  # items given to the others and not reported back
+        parked: list[int] = []       # processes waiting for work
+        filling: dict[int, object] = {}
+        stopped = 0
 
-        def answer(source):
-            nonlocal front, stopped
-            comm.recv(source=source, tag=ASK_TAG)
-            if front < back:
-                comm.send(order[front], dest=source, tag=GIVE_TAG)
-                front += 1
-            else:
-                comm.send(-1, dest=source, tag=GIVE_TAG)
-                stopped += 1
+        def hear(source):
+            nonlocal running
+            report = comm.recv(source=source, tag=ASK_TAG)
+            if report is not None and report[0] == "item":
+                running -= 1
+                if fill is not None and report[2] is not None:
+                    fill.item_done(items[report[1]], report[2])
+            elif report is not None:
+                payload = filling.pop(source)
+                fill.took(payload, report[1])
+                filled.append((payload, report[1]))
+            parked.append(source)
+
+        def serve():
+            nonlocal front, running, stopped
+            for source in parked[:]:
+                if front < back:
+                    comm.send(("item", order[front]), dest=source, tag=GIVE_TAG)
+                    front += 1
+                    running += 1
+                elif running and fill is not None and (payload := fill.take()) is not None:
+                    comm.send(("fill", payload), dest=source, tag=GIVE_TAG)
+                    filling[source] = payload
+                elif running:
+                    continue     # stays parked: an item done elsewhere may give fill work
+                else:
+                    comm.send(None, dest=source, tag=GIVE_TAG)
+                    stopped += 1
+                parked.remove(source)
 
         status = MPI.Status()
-        while front < back:
+        while stopped < self.size - 1:
             while comm.Iprobe(source=MPI.ANY_SOURCE, tag=ASK_TAG, status=status):
-                answer(status.Get_source())
+                hear(status.Get_source())
+            serve()
             if front < back:
                 back -= 1
-                ran.append(run_one(order[back]))
-        while stopped < self.size - 1:
-            answer(wait_for_message(comm, MPI.ANY_SOURCE, ASK_TAG))
-        return ran
+                out = run_one(order[back])
+                mine.append((order[back], out))
+                if fill is not None:
+                    fill.item_done(items[order[back]], out)
+            elif running and fill is not None and (payload := fill.take()) is not None:
+                value = try_fill(payload)
+                fill.took(payload, value)
+                filled.append((payload, value))
+            elif stopped < self.size - 1:
+                hear(wait_for_message(comm, MPI.ANY_SOURCE, ASK_TAG))
+        return mine
+
+
+def _reportable(out: Outcome):
+    """An outcome that can travel to rank 0 (its value when it pickles, else None)."""
+    if out.error is not None:
+        return None
+    return out if _picklable(out.value) is not None else None
+
+
+def _picklable(value):
+    """``value`` when it pickles, else None."""
+    import pickle
+
+    try:
+        pickle.dumps(value)
+    except Exception:  # noqa: BLE001 - anything that cannot travel is left behind
+        return None
+    return value
 
 
 def mpi_executor(jobs: int | None = None, env=None) -> MPIExecutor | None:

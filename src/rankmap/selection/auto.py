@@ -28,12 +28,12 @@ those of evaluating everything.
 With worker processes (up to :data:`SPECULATE_MAX_FLOWS` flows and
 :data:`SPECULATE_MAX_LINK_ENTRIES`), candidates are evaluated ahead of the bound order: the
 workers would otherwise idle while the slowest candidate (``graph``) is built and this process
-then evaluates the others one by one. Local workers
-(:class:`~rankmap.selection.parallel.ForkExecutor`) evaluate only when they have nothing left
-to build, the built candidate of the lowest bound first, leaving out those the best two
-evaluated so far prune (:class:`_Speculation`), and they are stopped when the last build
-ends; executors that cannot fill idle workers (MPI) evaluate every candidate where it is
-built. The decisions stay those of the bound order, taken here
+then evaluates the others one by one. Workers (forked ones,
+:class:`~rankmap.selection.parallel.ForkExecutor`, and MPI processes with one worker each)
+evaluate only when they have nothing left to build, the built candidate of the lowest bound
+first, leaving out those the best two evaluated so far prune (:class:`_Speculation`), and
+stop when the last build ends; executors that cannot fill idle workers (MPI processes with
+workers of their own) evaluate every candidate where it is built. The decisions stay those of the bound order, taken here
 from the same bounds and values; evaluations of candidates the order prunes are dropped.
 That costs CPU time and saves wall time.
 """
