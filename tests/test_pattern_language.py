@@ -458,3 +458,30 @@ def test_detection_runs_on_explicit_flows_only(tmp_path):
     assert p.grid == (6,) and p.periodic == (True,) and "6 star stencil (periodic)" in p.notes[0]
     q = parse_pattern("allreduce:16 + bcast:16")
     assert q.grid is None and q.notes == []
+
+
+def test_a_graph_with_many_offsets_is_refused_without_regenerating_it(monkeypatch):
+    """A random geometric graph has hundreds of offsets under every candidate grid:
+    regenerating such a stencil (millions of flows for each candidate; 42 s at 4,096 ranks)
+    is what the pair count now saves. The ranks having each offset's neighbour add up to far
+    more than twice the graph's pairs, so no candidate is regenerated, and the answer is
+    still None."""
+    from scipy.spatial import cKDTree
+
+    from rankmap.patterns import grid_detect
+
+    rng = np.random.default_rng(5)
+    n = 1024
+    pts = rng.random((n, 3))
+    near = cKDTree(pts).query(pts, k=7)[1][:, 1:]        # 6 nearest neighbours each
+    src, dst = np.repeat(np.arange(n), 6), near.ravel()
+    calls = []
+    real = grid_detect.stencil_flows_indexed
+
+    def counted(*args, **kw):
+        calls.append(args[0])
+        return real(*args, **kw)
+
+    monkeypatch.setattr(grid_detect, "stencil_flows_indexed", counted)
+    assert detect_stencil_grid(n, src, dst) is None
+    assert calls == []

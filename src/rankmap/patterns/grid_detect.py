@@ -251,9 +251,16 @@ def match_on_grid(keys: np.ndarray, n: int, grid: tuple[int, ...]) -> StencilMat
     tries = [guess] + ([(False,) * len(grid)] if any(guess) else [])
     for periodic in tries:
         offs = _unique_rows(_offsets_of(u, v, grid, periodic))
-        if not any(periodic) and \
-                int(np.prod(g[None, :] - np.abs(offs), axis=1).sum()) != len(keys):
-            continue  # on a mesh each offset gives prod(g - |o|) distinct pairs
+        # ranks that have each offset's neighbour: prod over dimensions of g (wrapped) or
+        # g - |o| (not wrapped); on a mesh each gives that many distinct pairs, and with
+        # wraps at least half as many (a pair comes from one +-offset only, at most twice),
+        # so more than twice the graph's pairs cannot regenerate it (a random graph's
+        # thousands of offsets would regenerate millions of flows to learn that)
+        per = np.asarray(periodic, dtype=bool)
+        pairs = int(np.prod(np.where(per[None, :], g[None, :], g[None, :] - np.abs(offs)),
+                            axis=1).sum())
+        if pairs != len(keys) if not any(periodic) else pairs > 2 * len(keys):
+            continue
         if _regenerates(keys, n, grid, periodic, offs):
             return StencilMatch(tuple(int(x) for x in grid), periodic, offs)
     return None
