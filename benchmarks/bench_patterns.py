@@ -4,8 +4,10 @@ For each spec, the median over several runs of ``parse_pattern`` (spec to Patter
 phase's src/dst/bytes arrays), in the same process after a warm-up run (numba kernels
 compiled and cached). Reference measured in the same run: a bare numpy copy of the result's
 three arrays (the least any generator must do to write them); the ratio says how far above
-that floor each generator is. Also the grid detection of a gridless 32x32x32 box stencil
-(what ``graph:FILE`` does for a recorded graph without ``grid=``).
+that floor each generator is. Also the grid detection (what ``graph:FILE`` does for a graph
+without ``grid=``) of a gridless 32x32x32 box stencil, which it finds, and of a random
+geometric graph of 4,096 and 16,384 ranks (points in the unit cube, each linked to its 6
+nearest), which is no stencil and must be refused as fast.
 
 Writes benchmarks/RESULTS_patterns.md (above its earlier runs). Run: ``make bench ONLY=patterns``.
 """
@@ -50,6 +52,16 @@ def _median(fn) -> float:
     return statistics.median(times)
 
 
+def _geometric_graph(n: int, seed: int):
+    """Flows of a random geometric graph: n points in the unit cube, each to its 6 nearest."""
+    import numpy as np
+    from scipy.spatial import cKDTree
+
+    pts = np.random.default_rng(seed).random((n, 3))
+    near = cKDTree(pts).query(pts, k=7)[1][:, 1:]
+    return np.repeat(np.arange(n, dtype=np.int64), 6), near.ravel().astype(np.int64)
+
+
 def main() -> int:
     from rankmap.patterns import parse_pattern
     from rankmap.patterns.grid_detect import detect_stencil_grid
@@ -69,6 +81,13 @@ def main() -> int:
     detect_stencil_grid(g.n_ranks, src, dst)
     t_detect = _median(lambda: detect_stencil_grid(g.n_ranks, src, dst))
     print(f"detect 32x32x32 box ({len(src):,} flows): {t_detect:.2f} s", flush=True)
+    refused = []
+    for n in (4096, 16384):
+        rsrc, rdst = _geometric_graph(n, seed=1)
+        assert detect_stencil_grid(n, rsrc, rdst) is None
+        t_refuse = _median(lambda: detect_stencil_grid(n, rsrc, rdst))
+        refused.append((n, len(rsrc), t_refuse))
+        print(f"refuse rgg {n} ({len(rsrc):,} flows): {t_refuse:.2f} s", flush=True)
 
     lines = ["# Pattern building (bench_patterns.py)", "",
              f"Median of {REPEATS} runs of `parse_pattern(spec)` after a warm-up, on this "
@@ -80,7 +99,11 @@ def main() -> int:
         lines.append(f"| `{spec}` | {n:,} | {ph} | {flows:,} | {t * 1e3:.0f} | {ref * 1e3:.1f} "
                      f"| {t / ref:.1f} |")
     lines += ["", f"Grid detection of a gridless `stencil:32x32x32:box` ({len(src):,} flows, "
-              f"32,768 ranks: 3,473 candidate grids): median {t_detect:.2f} s.", ""]
+              f"32,768 ranks: 3,473 candidate grids): median {t_detect:.2f} s."]
+    for n, flows, t_refuse in refused:
+        lines.append(f"Grid detection refusing a random geometric graph of {n:,} ranks "
+                     f"({flows:,} flows, 6 nearest neighbours each): median {t_refuse:.2f} s.")
+    lines.append("")
     write_results("RESULTS_patterns.md", "\n".join(lines))
     return 0
 
