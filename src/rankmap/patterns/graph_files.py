@@ -21,11 +21,12 @@ Edge weights are bytes. With ``bytes=SIZE`` in the spec, weights are multiplied 
 from __future__ import annotations
 
 import os
+from itertools import repeat
 
 import numpy as np
 
 from ..errors import RankmapError
-from ..units import parse_size
+from ..units import MAX_SIZE, parse_size
 from ..validate import (check_limit, limit, parse_float_text, parse_int_text, read_csv_rows,
                         read_lines, read_text, show)
 from .base import Pattern, Phase
@@ -68,55 +69,138 @@ def read_csv_graph(path: str):
         When the file is unreadable, has a bad header or row, a negative rank, a bad size
         or no edges, or exceeds the rank/flow limits.
     """
+    plain = _plain_csv(read_text(path, "graph file"), path)
+    return plain if plain is not None else _csv_row_by_row(read_csv_rows(path, "graph file"),
+                                                           path)
+
+
+#: the headers a graph CSV may start with
+_CSV_HEADERS = (["src", "dst", "bytes"], ["src", "dst", "bytes", "phase"],
+                ["src", "dst", "bytes", "messages"], ["src", "dst", "bytes", "messages", "phase"])
+#: most digits of a token the vectorised reader converts (int64 holds 18 digits)
+_PLAIN_DIGITS = 18
+#: longest line the vectorised reader takes (longer ones go to the csv module, which refuses
+#: fields past its size limit)
+_PLAIN_LINE = 4096
+
+
+def _comment_ranks(row: list[str], path: str) -> int | None:
+    """The rank count of a ``# ranks N`` comment row (cells stripped), else None."""
+    words = ",".join(row).lstrip("#").split()
+    if len(words) == 2 and words[0] == "ranks" and words[1].isdigit():
+        return check_limit(parse_int_text(words[1], f"ranks in {path}"), "ranks",
+                           f"graph file {path}")
+    return None
+
+
+def _plain_ints(cells) -> np.ndarray | None:
+    """int64 values of tokens that are all 1-18 ASCII digits, else None."""
+    if not cells:
+        return None
+    lengths = np.fromiter(map(len, cells), dtype=np.int64, count=len(cells))
+    if lengths.min() < 1 or lengths.max() > _PLAIN_DIGITS:
+        return None
+    joined = "".join(cells)
+    if not (joined.isascii() and joined.isdigit()):
+        return None
+    return np.array(cells).astype(np.int64)
+
+
+def _plain_csv(text: str, path: str):
+    """:func:`read_csv_graph`'s result for a plain file, in vectorised passes over its text:
+    an optional header, then rows of plain digits (ranks, bytes and the ``messages`` column;
+    phase names of any unquoted text), ``# ranks N`` comments and blank lines anywhere after
+    the first. None for anything else (quotes, carriage returns, long lines), or for any
+    value :func:`_csv_row_by_row` would refuse: that reader then gives the answer, or the
+    one-line error naming the line."""
+    if not text or '"' in text or "\r" in text or "\0" in text:
+        return None
+    lines = text.split("\n")
+    if max(map(len, lines)) > _PLAIN_LINE:
+        return None
+    first = [c.strip() for c in lines[0].split(",")]
+    header = None
+    if not first[0].lstrip("-").isdigit():
+        header = [c.lower() for c in first]
+        if header not in _CSV_HEADERS:
+            return None
+    body = lines[1:] if header is not None else lines
+    width = len(header) if header is not None else 3
+    n_ranks = None
+    odd = [k for k, ln in enumerate(body) if not ln or ln[0] in "# \t"]
+    for k in odd:                       # comments and blank lines (or a reason to give up)
+        row = [c.strip() for c in body[k].split(",")]
+        if row[0].startswith("#"):
+            found = _comment_ranks(row, path)
+            n_ranks = found if found is not None else n_ranks
+        elif any(row):
+            return None
+    if odd:
+        skip = set(odd)
+        body = [ln for k, ln in enumerate(body) if k not in skip]
+    if not body or len(body) > limit("flows"):
+        return None
+    if set(map(str.count, body, repeat(",", len(body)))) != {width - 1}:
+        return None                     # a line of another width
+    tokens = ",".join(body).split(",")
+    src, dst, nbytes = (_plain_ints(tokens[c::width]) for c in range(3))
+    if src is None or dst is None or nbytes is None:
+        return None
+    top = limit("ranks")
+    if max(int(src.max()), int(dst.max())) > top or nbytes.min() < 1 or \
+            nbytes.max() > MAX_SIZE:
+        return None
+    phases = None
+    if header is not None and header[-1] == "phase":
+        phases = [c.strip() for c in tokens[width - 1::width]]
+    return src, dst, nbytes.astype(np.float64), phases, n_ranks
+
+
+def _csv_row_by_row(rows: list[list[str]], path: str):
+    """:func:`read_csv_graph` one row at a time, every token checked (any file)."""
     src, dst, nb, phase = [], [], [], []
     n_ranks = None
-    if True:
-        reader = read_csv_rows(path, "graph file")
-        has_phase = False
-        width, phase_col = (3, 4), 3
-        for lineno, row in enumerate(reader, 1):
-            row = [c.strip() for c in row]
-            if row and row[0].startswith("#"):
-                words = ",".join(row).lstrip("#").split()
-                if len(words) == 2 and words[0] == "ranks" and words[1].isdigit():
-                    n_ranks = check_limit(parse_int_text(words[1], f"ranks in {path}"),
-                                          "ranks", f"graph file {path}")
-                continue
-            if not row or not any(row):
-                continue
-            if lineno == 1 and not row[0].lstrip("-").isdigit():
-                header = [c.lower() for c in row]
-                if header not in (["src", "dst", "bytes"], ["src", "dst", "bytes", "phase"],
-                                  ["src", "dst", "bytes", "messages"],
-                                  ["src", "dst", "bytes", "messages", "phase"]):
-                    raise RankmapError(f"{path}: line 1: expected header src,dst,bytes[,phase] "
-                                       f"or src,dst,bytes,messages,phase, got "
-                                       f"{show(','.join(row))}")
-                has_phase = header[-1] == "phase"
-                width = (len(header),)
-                phase_col = len(header) - 1 if has_phase else -1
-                continue
-            if len(row) not in width:
-                want = "src,dst,bytes[,phase]" if len(width) > 1 else ",".join(header)
-                raise RankmapError(f"{path}: line {lineno}: expected {want}, got "
+    has_phase = False
+    width, phase_col = (3, 4), 3
+    for lineno, row in enumerate(rows, 1):
+        row = [c.strip() for c in row]
+        if row and row[0].startswith("#"):
+            found = _comment_ranks(row, path)
+            n_ranks = found if found is not None else n_ranks
+            continue
+        if not row or not any(row):
+            continue
+        if lineno == 1 and not row[0].lstrip("-").isdigit():
+            header = [c.lower() for c in row]
+            if header not in _CSV_HEADERS:
+                raise RankmapError(f"{path}: line 1: expected header src,dst,bytes[,phase] "
+                                   f"or src,dst,bytes,messages,phase, got "
                                    f"{show(','.join(row))}")
-            if len(src) >= limit("flows"):
-                check_limit(len(src) + 1, "flows", f"graph file {path}")
-            if row[0].strip().startswith("-") or row[1].strip().startswith("-"):
-                raise RankmapError(f"{path}: line {lineno}: negative rank")
-            s = _rank_token(row[0], path, f"line {lineno}")
-            d = _rank_token(row[1], path, f"line {lineno}")
-            if s < 0 or d < 0:
-                raise RankmapError(f"{path}: line {lineno}: negative rank")
-            try:
-                b = parse_size(row[2], "bytes")
-            except RankmapError as exc:
-                raise RankmapError(f"{path}: line {lineno}: {exc}") from None
-            src.append(s)
-            dst.append(d)
-            nb.append(b)
-            phase.append(row[phase_col] if 0 <= phase_col < len(row) else "graph")
-            has_phase = has_phase or (len(row) == 4 and width == (3, 4))
+            has_phase = header[-1] == "phase"
+            width = (len(header),)
+            phase_col = len(header) - 1 if has_phase else -1
+            continue
+        if len(row) not in width:
+            want = "src,dst,bytes[,phase]" if len(width) > 1 else ",".join(header)
+            raise RankmapError(f"{path}: line {lineno}: expected {want}, got "
+                               f"{show(','.join(row))}")
+        if len(src) >= limit("flows"):
+            check_limit(len(src) + 1, "flows", f"graph file {path}")
+        if row[0].strip().startswith("-") or row[1].strip().startswith("-"):
+            raise RankmapError(f"{path}: line {lineno}: negative rank")
+        s = _rank_token(row[0], path, f"line {lineno}")
+        d = _rank_token(row[1], path, f"line {lineno}")
+        if s < 0 or d < 0:
+            raise RankmapError(f"{path}: line {lineno}: negative rank")
+        try:
+            b = parse_size(row[2], "bytes")
+        except RankmapError as exc:
+            raise RankmapError(f"{path}: line {lineno}: {exc}") from None
+        src.append(s)
+        dst.append(d)
+        nb.append(b)
+        phase.append(row[phase_col] if 0 <= phase_col < len(row) else "graph")
+        has_phase = has_phase or (len(row) == 4 and width == (3, 4))
     if not src:
         raise RankmapError(f"{path}: no edges")
     return (np.array(src), np.array(dst), np.array(nb, dtype=np.float64),
