@@ -6,7 +6,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from rankmap.errors import RankmapError
-from rankmap.patterns.graph_files import _csv_row_by_row, _plain_csv, read_csv_graph
+from rankmap.patterns.graph_files import (_csv_row_by_row, _plain_csv, _plain_ints,
+                                          read_csv_graph)
 from rankmap.validate import read_csv_rows, read_text
 
 _TOKENS = st.one_of(st.integers(0, 40).map(str), st.integers(1, 5000).map(str),
@@ -91,3 +92,16 @@ def test_files_the_row_reader_refuses_are_left_to_it(tmp_path, text):
     assert _plain_csv(read_text(str(path), "graph file"), str(path)) is None
     with pytest.raises(RankmapError, match="line 2|line 3"):
         read_csv_graph(str(path))
+
+
+@given(st.lists(st.text("0123456789", min_size=1, max_size=18), min_size=1, max_size=50))
+def test_digit_tokens_convert_to_their_integers(cells):
+    """Each token's digits times powers of ten, summed per token, is int(token): leading
+    zeros, 18-digit tokens and one-digit ones alike."""
+    got = _plain_ints(cells)
+    assert got.dtype == np.int64 and got.tolist() == [int(c) for c in cells]
+
+
+def test_tokens_that_are_not_plain_digits_are_left():
+    for cells in (["1", ""], ["12", "1x"], ["1" * 19], ["٣"], ["+1"], [" 1"]):
+        assert _plain_ints(cells) is None, cells

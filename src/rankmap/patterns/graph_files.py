@@ -79,6 +79,8 @@ _CSV_HEADERS = (["src", "dst", "bytes"], ["src", "dst", "bytes", "phase"],
                 ["src", "dst", "bytes", "messages"], ["src", "dst", "bytes", "messages", "phase"])
 #: most digits of a token the vectorised reader converts (int64 holds 18 digits)
 _PLAIN_DIGITS = 18
+#: 10**k for every k < _PLAIN_DIGITS (int64)
+_POW10 = 10 ** np.arange(_PLAIN_DIGITS, dtype=np.int64)
 #: longest line the vectorised reader takes (longer ones go to the csv module, which refuses
 #: fields past its size limit)
 _PLAIN_LINE = 4096
@@ -103,7 +105,11 @@ def _plain_ints(cells) -> np.ndarray | None:
     joined = "".join(cells)
     if not (joined.isascii() and joined.isdigit()):
         return None
-    return np.array(cells).astype(np.int64)
+    # every digit times 10 to the number of digits after it in its token, summed per token
+    digits = np.frombuffer(joined.encode("ascii"), dtype=np.uint8).astype(np.int64) - 48
+    ends = np.cumsum(lengths)
+    after = np.repeat(ends, lengths) - 1 - np.arange(len(digits), dtype=np.int64)
+    return np.add.reduceat(digits * _POW10[after], ends - lengths)
 
 
 def _plain_csv(text: str, path: str):
