@@ -17,8 +17,9 @@ would never run).
 A :class:`Filler` gives workers that would otherwise wait (every item started, the last
 ones still running) work of its own choosing: speculative work, chosen in this process from
 the items done so far, whose results only ever save work later. :class:`ForkExecutor` runs
-it (a worker still busy with it when the last item ends is stopped: nothing waits for it);
-executors that cannot (:attr:`Executor.fills` False) never ask.
+it (a worker still busy with it when the last item ends is stopped: nothing waits for it), and
+so does the MPI executor with one worker per process (:mod:`rankmap.mpi.spread`); executors
+that cannot (:attr:`Executor.fills` False) never ask.
 
 With ``--jobs`` left at its default (every core) a job too small to repay forking (less than
 :data:`SERIAL_WORK` flows and ranks over all its tasks, see :meth:`Executor.for_work`) runs in
@@ -98,14 +99,17 @@ class Filler(ABC):
     """Speculative work for idle workers (see the module docstring).
 
     :meth:`item_done`, :meth:`take` and :meth:`took` run in the process that called
-    :meth:`Executor.run`; :meth:`run` in a worker (a fork of that process taken when
-    :meth:`Executor.run` started, so it sees the filler as it was then). A filled task's
-    failure is never raised: :meth:`took` gets None.
+    :meth:`Executor.run` (under MPI, rank 0; the other processes get every :meth:`took`
+    afterwards, in rank 0's order); :meth:`run` where there is room: in a worker forked when
+    :meth:`Executor.run` started (it sees the filler as it was then), in another MPI process,
+    or in the calling process itself. A filled task's failure is never raised: :meth:`took`
+    gets None.
     """
 
     @abstractmethod
     def item_done(self, item, outcome: "Outcome") -> None:
-        """Note that an item is done (called once per item that ran, in completion order).
+        """Note that an item is done (once per item whose outcome reaches this process, in
+        completion order).
 
         Parameters
         ----------
