@@ -81,9 +81,9 @@ def test_launch_search_procs_runs_a_real_mpi_search(tmp_path, monkeypatch, capsy
     assert not (tmp_path / "mpi.rf.hosts").exists()
 
 
-def _rows(script):
-    proc = mpirun(2, [sys.executable, os.path.join(os.path.dirname(__file__), "mpi_scripts",
-                                                   script)])
+def _rows(script, *args, n=2):
+    proc = mpirun(n, [sys.executable, os.path.join(os.path.dirname(__file__), "mpi_scripts",
+                                                   script), *args])
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("[")]
     assert len(lines) == 1, proc.stdout
     return {r["rank"]: r for r in json.loads(lines[0])}
@@ -123,3 +123,12 @@ def test_processes_left_without_an_item_fill_and_everyone_hears_the_values():
     assert rows[0]["heard"] == [[q, q] for q in quick] + [["slow", "slow"]]
     assert [b[:1] + b[1][:1] for b in rows[0]["back"]] == [[1, 2], [2, 4], [3, 6]]
     assert rows[1]["back"] == rows[0]["back"]
+
+
+def test_a_fill_value_that_cannot_travel_is_none_everywhere():
+    """Payload 2's work gives a lambda: whichever process ran it, every process hears None
+    for it (and the others' values), so ``auto``'s decisions stay the same everywhere."""
+    rows = _rows("spread_fill.py", "unpicklable", n=3)
+    backs = [[[b[0], None if b[1] is None else b[1][0]] for b in rows[r]["back"]]
+             for r in range(3)]
+    assert backs[0] == backs[1] == backs[2] == [[1, 2], [2, None], [3, 6]]

@@ -1,9 +1,11 @@
 """Idle processes fill while an item runs elsewhere: rank 1 gets the 4 s item, rank 0 the eight
 of 0.25 s (2 s: time enough for rank 1 to ask first), then the filler's work (payloads 1, 2,
-3, each doubled) while rank 1 still runs.
+3, each doubled) while rank 1 still runs. With the argument ``unpicklable`` the work of
+payload 2 gives a value that cannot travel between processes (a lambda).
 Rank 0 prints one JSON list, a row per rank: outcomes, what the filler heard and got back."""
 
 import json
+import sys
 import time
 
 from mpi4py import MPI
@@ -26,6 +28,8 @@ class Doubling(Filler):
 
     def run(self, payload, stage):
         time.sleep(0.05)
+        if payload == 2 and sys.argv[1:] == ["unpicklable"]:
+            return lambda: payload
         return [payload * 2, comm.Get_rank()]
 
     def took(self, payload, value):

@@ -203,7 +203,10 @@ class MPIExecutor(Executor):
         if self.rank != 0:
             report = None
             while True:
-                comm.send(report, dest=0, tag=ASK_TAG)
+                try:
+                    comm.send(report, dest=0, tag=ASK_TAG)
+                except Exception:  # noqa: BLE001 - a value that cannot travel stays here
+                    comm.send(report[:-1] + (None,), dest=0, tag=ASK_TAG)
                 wait_for_message(comm, 0, GIVE_TAG)
                 work = comm.recv(source=0, tag=GIVE_TAG)
                 if work is None:
@@ -211,9 +214,10 @@ class MPIExecutor(Executor):
                 if work[0] == "item":
                     out = run_one(work[1])
                     mine.append((work[1], out))
-                    report = ("item", work[1], _reportable(out) if fill is not None else None)
+                    report = ("item", work[1],
+                              out if fill is not None and out.error is None else None)
                 else:
-                    report = ("fill", _picklable(try_fill(work[1])))
+                    report = ("fill", try_fill(work[1]))
         from mpi4py import MPI
 
         front, back = 0, len(order)
@@ -264,7 +268,7 @@ class MPIExecutor(Executor):
                 if fill is not None:
                     fill.item_done(items[order[back]], out)
             elif running and fill is not None and (payload := fill.take()) is not None:
-                value = try_fill(payload)
+                value = _travelling(try_fill(payload))   # the others will get it too
                 fill.took(payload, value)
                 filled.append((payload, value))
             elif stopped < self.size - 1:
@@ -272,15 +276,8 @@ class MPIExecutor(Executor):
         return mine
 
 
-def _reportable(out: Outcome):
-    """An outcome that can travel to rank 0 (its value when it pickles, else None)."""
-    if out.error is not None:
-        return None
-    return out if _picklable(out.value) is not None else None
-
-
-def _picklable(value):
-    """``value`` when it pickles, else None."""
+def _travelling(value):
+    """``value`` when it pickles (it can reach the other processes), else None."""
     import pickle
 
     try:

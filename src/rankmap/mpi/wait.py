@@ -29,11 +29,7 @@ def wait_for_all(comm) -> None:
     comm : mpi4py.MPI.Comm
         The communicator.
     """
-    request = comm.Ibarrier()
-    pause = WAIT_POLL_S / 16
-    while not request.Test():
-        time.sleep(pause)
-        pause = min(2 * pause, WAIT_POLL_S)
+    _nap_until(comm.Ibarrier().Test)
 
 
 def wait_for_message(comm, source: int, tag: int) -> int:
@@ -57,8 +53,14 @@ def wait_for_message(comm, source: int, tag: int) -> int:
     from mpi4py import MPI
 
     status = MPI.Status()
+    _nap_until(lambda: comm.Iprobe(source=source, tag=tag, status=status))
+    return status.Get_source()
+
+
+def _nap_until(done) -> None:
+    """Call ``done()`` until it is true, sleeping 1/16 of :data:`WAIT_POLL_S` after the
+    first false answer, twice as long after each next one, at most :data:`WAIT_POLL_S`."""
     pause = WAIT_POLL_S / 16
-    while not comm.Iprobe(source=source, tag=tag, status=status):
+    while not done():
         time.sleep(pause)
         pause = min(2 * pause, WAIT_POLL_S)
-    return status.Get_source()
