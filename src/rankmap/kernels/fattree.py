@@ -16,7 +16,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["ktree_rows", "ktree_accumulate", "tree_rows"]
+__all__ = ["ktree_rows", "ktree_accumulate", "ktree_entry_counts", "ktree_crosses",
+           "ktree_hops", "tree_rows"]
 
 
 @njit(cache=True, nogil=True)
@@ -87,6 +88,17 @@ def _ktree_entries(s, d, k, ecmp):
     return total
 
 
+@njit(cache=True, nogil=True)
+def _ktree_max_entries(k, n):
+    """The most entries a route has on a k-ary n-tree (an ECMP route through the top)."""
+    cap = 2
+    p = 1
+    for _ in range(1, n):
+        p *= k
+        cap += 2 * p
+    return cap
+
+
 @njit(cache=True)
 def ktree_rows(src, dst, k, n, ecmp):
     """CSR rows (indptr, links, fractions) of the routes of flows src[f] -> dst[f].
@@ -127,6 +139,91 @@ def ktree_rows(src, dst, k, n, ecmp):
     return indptr, links, frac
 
 
+@njit(cache=True, nogil=True)
+def ktree_hops(a, b, k):
+    """Hop distance 2m of every pair of hosts (m: the level of their nearest common ancestor
+    switch; 0 for the same host).
+
+    Parameters
+    ----------
+    a, b : ndarray of int64, shape (n,)
+        Host ids.
+    k : int
+        Arity of the tree.
+
+    Returns
+    -------
+    ndarray of int64, shape (n,)
+        Links between the two hosts.
+    """
+    out = np.zeros(a.shape[0], dtype=np.int64)
+    for i in range(a.shape[0]):
+        if a[i] != b[i]:
+            out[i] = 2 * _nca_level(a[i], b[i], k)
+    return out
+
+
+@njit(cache=True)
+def ktree_entry_counts(src, dst, k, ecmp):
+    """Route entries (links listed, a split route's every share counted) of every flow.
+
+    Parameters
+    ----------
+    src, dst : ndarray of int64, shape (n_flows,)
+        Source and destination host of every flow.
+    k : int
+        Arity of the tree.
+    ecmp : bool
+        Equal split over all up ports instead of destination-mod-k routing.
+
+    Returns
+    -------
+    ndarray of int64, shape (n_flows,)
+        The length of each flow's row in :func:`ktree_rows` (0 when src == dst).
+    """
+    out = np.empty(src.shape[0], dtype=np.int64)
+    for f in range(src.shape[0]):
+        out[f] = _ktree_entries(src[f], dst[f], k, ecmp)
+    return out
+
+
+@njit(cache=True)
+def ktree_crosses(src, dst, k, n, ecmp, link):
+    """Whether each flow's route (:func:`ktree_rows`) puts bytes on ``link``.
+
+    Parameters
+    ----------
+    src, dst : ndarray of int64, shape (n_flows,)
+        Source and destination host of every flow.
+    k : int
+        Arity of the tree.
+    n : int
+        Number of switch levels.
+    ecmp : bool
+        Equal split over all up ports instead of destination-mod-k routing.
+    link : int
+        The directed link.
+
+    Returns
+    -------
+    ndarray of bool, shape (n_flows,)
+        True when a non-zero share of the flow crosses ``link``.
+    """
+    cap = _ktree_max_entries(k, n)
+    links = np.empty(cap, dtype=np.int64)
+    frac = np.empty(cap, dtype=np.float64)
+    out = np.zeros(src.shape[0], dtype=np.bool_)
+    for f in range(src.shape[0]):
+        if src[f] == dst[f]:
+            continue
+        end = _ktree_flow(src[f], dst[f], k, n, ecmp, links, frac, 0)
+        for i in range(end):
+            if links[i] == link and frac[i] > 0:
+                out[f] = True
+                break
+    return out
+
+
 @njit(cache=True)
 def ktree_accumulate(src, dst, nbytes, counts, k, n, ecmp, link_bytes, link_streams, hops):
     """Add the flows' bytes and stream counts into per-link arrays; hops per flow (links).
@@ -156,11 +253,7 @@ def ktree_accumulate(src, dst, nbytes, counts, k, n, ecmp, link_bytes, link_stre
         Set to each flow's hop count (links, weighted by the fraction crossing each; 0 when
         src == dst).
     """
-    cap = 2
-    p = 1
-    for _ in range(1, n):
-        p *= k
-        cap += 2 * p
+    cap = _ktree_max_entries(k, n)
     links = np.empty(cap, dtype=np.int64)
     frac = np.empty(cap, dtype=np.float64)
     for f in range(src.shape[0]):

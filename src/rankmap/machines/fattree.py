@@ -105,12 +105,11 @@ class FatTree(TreeMachine):
 
     def hop_distance(self, a, b) -> np.ndarray:
         """2m links, m the level of the nearest common ancestor switch (0 for the same host)."""
-        a = np.asarray(a, dtype=np.int64)
-        b = np.asarray(b, dtype=np.int64)
-        m = np.zeros(np.broadcast(a, b).shape, dtype=np.int64)
-        for level in range(1, self.levels + 1):
-            m += (a // self.k ** (level - 1)) != (b // self.k ** (level - 1))
-        return 2 * m
+        from ..kernels.fattree import ktree_hops    # numba: loaded when distances are asked
+
+        a, b = np.broadcast_arrays(np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64))
+        return ktree_hops(np.ascontiguousarray(a).reshape(-1), np.ascontiguousarray(b).reshape(-1),
+                          self.k).reshape(a.shape)
 
     def describe(self) -> dict:
         """k, levels, hosts, links, bandwidths (bytes/s) and taper."""

@@ -60,7 +60,7 @@ from .swap_refine import partner_entries, symmetric_bytes
 
 __all__ = ["Refine", "RefineRun", "refine_cores", "refine_search", "check_budget",
            "DEFAULT_BUDGET", "BUDGET_PER_RANK", "MAX_DEFAULT_BUDGET", "default_budget",
-           "MAX_REFUSED", "GAIN_WINDOW", "MIN_GAIN", "REFINE_WORK",
+           "MAX_REFUSED", "WITNESS_REFUSALS", "GAIN_WINDOW", "MIN_GAIN", "REFINE_WORK",
            "REWEIGHT_RATIO", "BEHIND_WINDOWS"]
 
 #: default work bound of one refinement, proposed moves evaluated: :data:`BUDGET_PER_RANK` per
@@ -74,6 +74,10 @@ MAX_DEFAULT_BUDGET = 1 << 16
 
 #: stop after this many refused proposals in a row
 MAX_REFUSED = 1500
+#: the Python step refuses a move that surely adds hop-bytes without routing it when a link
+#: at the busiest value is on none of its flows' old routes (the same decisions; False routes
+#: every move, for checking that)
+WITNESS_REFUSALS = True
 #: proposals per window of the small-gain stop
 GAIN_WINDOW = 1000
 #: the weights of the draws (bytes x hops of every flow, O(flows) to build) are rebuilt after
@@ -191,6 +195,13 @@ class _State:
         self.top = [float(l.max()) if l.size else 0.0 for l in self.loads]
         self.max = max((t for t, l in zip(self.top, self.loads) if l.size), default=0.0)
         self.at_max = self._count_at_max()
+        # a move adding hop-bytes is kept only if it lowers the busiest link, so only if every
+        # link at that value is on a moved flow's old route: one such link (the witness,
+        # (phase, link)) not on any refuses the move unrouted (:meth:`_refused_by_witness`);
+        # a router whose hops are the machine's hop distances tells the hop-bytes change
+        self.by_witness = (WITNESS_REFUSALS and self.router.minimal
+                           and self.router.cheap_crosses and not self.whole_phase)
+        self.witness: tuple[int, int] | None = None
 
     def _hot(self, i: int) -> np.ndarray:
         """Links of phase ``i`` whose bytes are the busiest link's (over all phases), within
@@ -275,6 +286,62 @@ class _State:
             return self._max_after(i, d)
         return max(self.top[i], float((cur + delta).max())) if cur.size else self.top[i]
 
+    def _at_busiest(self) -> tuple[int, int] | None:
+        """A (phase, link) whose bytes are the busiest link's within tolerance (as
+        :meth:`_hot` finds them, without counting work), or None when nothing is loaded."""
+        if self.max <= 0:
+            return None
+        thr = self.max - 1e-9 * max(self.max, 1.0)
+        if self.witness is not None:
+            i, link = self.witness
+            if self.loads[i][link] >= thr:
+                return self.witness
+        self.witness = None
+        for i in range(len(self.loads)):
+            if self.top[i] < thr:
+                continue
+            links = np.concatenate([self.busy[i], *self.added[i]])
+            hit = links[self.loads[i][links] >= thr]
+            if hit.size:
+                self.witness = (i, int(hit.min()))
+                break
+        return self.witness
+
+    def _moved_flows(self, ranks) -> np.ndarray:
+        """Global ids of the flows with an end among ``ranks`` (sorted, distinct)."""
+        ptr, fl = self.rank_flows
+        return np.unique(np.concatenate([fl[ptr[r]:ptr[r + 1]] for r in ranks]))
+
+    def _refused_by_witness(self, moves, idx) -> bool:
+        """Whether the move is refused whatever its routes: it surely adds hop-bytes (from
+        the machine's hop distances, beyond the tolerance of :meth:`try_move` and a margin
+        for the order of additions), and the witness link at the busiest value is on no
+        moved flow's old route, so the busiest value cannot drop. A refused move counts the
+        work of routing it, as :meth:`_routed_moved` would."""
+        wit = self._at_busiest()
+        if wit is None or not len(idx):
+            return False
+        s, d, w = self.f_src[idx], self.f_dst[idx], self.f_bytes[idx]
+        cs, cd = self.cores[s], self.cores[d]
+        old_s, old_d = self.node_of(cs), self.node_of(cd)
+        for r, c in moves.items():
+            cs = np.where(s == r, c, cs)
+            cd = np.where(d == r, c, cd)
+        new_s, new_d = self.node_of(cs), self.node_of(cd)
+        h_old = np.asarray(self.machine.hop_distance(old_s, old_d), dtype=np.float64)
+        h_new = np.asarray(self.machine.hop_distance(new_s, new_d), dtype=np.float64)
+        aw = np.abs(w)
+        margin = 1e-9 * max(self.hb, 1.0) + 1e-7 * float(np.dot(aw, h_old + h_new))
+        if float(np.dot(w, h_new - h_old)) <= margin:
+            return False
+        i, link = wit
+        on = self.f_phase[idx] == i
+        if on.any() and self.router.crosses(old_s[on], old_d[on], link).any():
+            return False
+        self.work += len(idx) + int(self.router.route_entries(old_s, old_d).sum()) \
+            + int(self.router.route_entries(new_s, new_d).sum())
+        return True
+
     def try_move(self, moves: dict[int, int]) -> bool:
         """Give rank r the core moves[r] for every r; keep it only if the objective drops."""
         ranks = np.fromiter(moves.keys(), dtype=np.int64)
@@ -282,7 +349,10 @@ class _State:
         if self.whole_phase:
             change = self._routed_afresh(moves, ranks)
         else:
-            change = self._routed_moved(moves, ranks)
+            idx = self._moved_flows(ranks)
+            if self.by_witness and self._refused_by_witness(moves, idx):
+                return False
+            change = self._routed_moved(moves, idx)
         deltas, dhbs, tops, at_max_change, weights = change
         dhb = sum(dhbs)
         new_max = max(tops, default=0.0)
@@ -323,16 +393,15 @@ class _State:
             self.rank_of_core[c] = r
         return True
 
-    def _routed_moved(self, moves, ranks):
-        """The change of giving the ranks their new cores (set here), from the moved flows of
-        every phase routed in one call of the router's
+    def _routed_moved(self, moves, idx):
+        """The change of giving the ranks their new cores (set here), from the moved flows
+        (global ids ``idx``, :meth:`_moved_flows`) of every phase routed in one call of the
+        router's
         :meth:`~rankmap.routing.Router.link_sums_by_part` (their old routes taken off, the new
         ones added; each phase a part): per phase None or (changed links, byte change), per
         phase the hop-bytes change, per phase the busiest link bytes after, a function
         counting the links at or above a value after minus before, and the moved flows with
         their new nodes (for the draw weights)."""
-        ptr, fl = self.rank_flows
-        idx = np.unique(np.concatenate([fl[ptr[r]:ptr[r + 1]] for r in ranks]))
         s, d, w = self.f_src[idx], self.f_dst[idx], self.f_bytes[idx]
         old_s, old_d = self.node_of(self.cores[s]), self.node_of(self.cores[d])
         for r, c in moves.items():

@@ -41,6 +41,14 @@ class Router(ABC):
 
     #: the routing's name as the CLI spells it (``--routing``)
     name: str = ""
+    #: every route is a shortest one (a split route: every share of it): a flow's hops, as
+    #: :meth:`loads` counts them, are the machine's ``hop_distance`` between its ends (not so
+    #: for a dragonfly's ``minimal`` routing, whose shares may reach another router's global
+    #: link)
+    minimal: bool = False
+    #: :meth:`crosses` and :meth:`route_entries` cost about a hop distance per flow (no route
+    #: is built, or a tree's unique one), far less than :meth:`link_sums_by_part`
+    cheap_crosses: bool = False
 
     def __init__(self, machine):
         self.machine = machine
@@ -157,6 +165,28 @@ class Router(ABC):
         hit = (np.asarray(links) == link) & (np.asarray(frac) > 0)
         rows = np.repeat(np.arange(len(src)), np.diff(ptr))
         return np.bincount(rows[hit], minlength=len(src)) > 0
+
+    def route_entries(self, src, dst) -> np.ndarray:
+        """Route entries of every flow, as :meth:`link_sums_by_part` counts them.
+
+        Parameters
+        ----------
+        src, dst : array of int
+            Source and destination node ids of every flow.
+
+        Returns
+        -------
+        numpy.ndarray
+            int64 per flow: the entries of its :meth:`path_arrays` row on hop links (the
+            machine's :attr:`~rankmap.machines.Machine.hop_links`; every link when None).
+        """
+        ptr, links, _frac = self.path_arrays(src, dst)
+        ptr = np.asarray(ptr, dtype=np.int64)
+        hop = self.machine.hop_links
+        if hop is None:
+            return np.diff(ptr)
+        counted = np.asarray(hop, dtype=bool)[np.asarray(links)]
+        return np.diff(np.concatenate([[0], np.cumsum(counted, dtype=np.int64)])[ptr])
 
     def link_sums_by_part(self, src, dst, weight, part, n_parts: int):
         """Signed weights of a few flows summed on every link of their routes, per part.

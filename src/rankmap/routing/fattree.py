@@ -16,6 +16,8 @@ __all__ = ["DmodK", "ECMP"]
 
 class _TreeRouter(Router):
     ecmp = False
+    minimal = True
+    cheap_crosses = True
 
     def _rows(self, src, dst):
         m = self.machine
@@ -29,6 +31,30 @@ class _TreeRouter(Router):
         """Flows x links fractions (see :class:`Router`); host links included."""
         indptr, links, frac = self._rows(src, dst)
         return sp.csr_matrix((frac, links, indptr), shape=(len(indptr) - 1, self.machine.n_links))
+
+    def path_arrays(self, src, dst, nbytes=None):
+        """The rows of :meth:`paths` as the kernels give them, without a sparse matrix (see
+        :meth:`Router.path_arrays`)."""
+        return self._rows(src, dst)
+
+    def crosses(self, src, dst, link: int) -> np.ndarray:
+        """Whether each flow puts bytes on ``link`` (see :meth:`Router.crosses`); on a k-ary
+        n-tree walked without building the rows."""
+        m = self.machine
+        if not isinstance(m, FatTree):
+            return super().crosses(src, dst, link)
+        return fk.ktree_crosses(np.ascontiguousarray(src, dtype=np.int64),
+                                np.ascontiguousarray(dst, dtype=np.int64), m.k, m.levels,
+                                self.ecmp, int(link))
+
+    def route_entries(self, src, dst) -> np.ndarray:
+        """Route entries of every flow (see :meth:`Router.route_entries`); on a k-ary n-tree
+        counted without building the rows."""
+        m = self.machine
+        if not isinstance(m, FatTree):
+            return super().route_entries(src, dst)
+        return fk.ktree_entry_counts(np.ascontiguousarray(src, dtype=np.int64),
+                                     np.ascontiguousarray(dst, dtype=np.int64), m.k, self.ecmp)
 
     def loads(self, src, dst, nbytes, counts=None) -> LinkLoads:
         """Link bytes and streams; ``flow_hops`` counts host links too (``counts``: see

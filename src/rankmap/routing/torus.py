@@ -15,6 +15,8 @@ __all__ = ["DOR", "Adaptive"]
 class _GridRouter(Router):
     """Shared parts: kernels fill dense per-(node, dim, dir) arrays, mapped to link ids."""
 
+    minimal = True
+
     def _dense_loads(self, kernel, src, dst, nbytes, counts) -> LinkLoads:
         m = self.machine
         src = np.ascontiguousarray(src, dtype=np.int64)
@@ -58,6 +60,14 @@ class DOR(_GridRouter):
         return tk.dor_crosses(np.ascontiguousarray(src, dtype=np.int64),
                               np.ascontiguousarray(dst, dtype=np.int64), m.dims, m.strides,
                               m.wrap, int(m.dense_slot_of_link[link]))
+
+    #: a walk's crossing of one link is decided per dimension (:meth:`crosses`)
+    cheap_crosses = True
+
+    def route_entries(self, src, dst) -> np.ndarray:
+        """Route entries of every flow (see :meth:`Router.route_entries`): one per hop of its
+        walk, its hop distance."""
+        return np.asarray(self.machine.hop_distance(src, dst), dtype=np.int64)
 
     def ends_through(self, link: int):
         """The smaller of the two node sets that flows over ``link`` start or end at (see
