@@ -2,8 +2,8 @@
 
 ``refine_search`` judges proposals in one compiled call
 (:mod:`rankmap.kernels.refine_grid`) where that gives the same results: dimension-order
-routing on a torus or mesh and whole-number bytes (every sum exact). Elsewhere it keeps the
-Python step.
+routing on a torus or mesh, or d-mod-k on a k-ary n-tree, and whole-number bytes (every sum
+exact). Elsewhere it keeps the Python step.
 """
 
 import numpy as np
@@ -17,7 +17,8 @@ from rankmap.patterns import parse_pattern
 from rankmap.patterns.base import Pattern, Phase
 
 MACHINES = ["torus:4x4:cores=2", "mesh:5x3:cores=3", "torus:4x3x2", "torus:6x4:wrap=x:cores=2",
-            "torus:8", "mesh:3x3x3:cores=2"]
+            "torus:8", "mesh:3x3x3:cores=2", "fattree:k=4:levels=2:cores=2", "fattree:k=3:levels=3",
+            "fattree:k=2:levels=4:cores=2:taper=2"]
 
 
 def _pattern(n, seed, phases, sizes):
@@ -79,6 +80,8 @@ def test_compiled_step_equals_python_step(spec, seed, phases, scattered, budget,
     ("stencil:6x6x2", "torus:4x4x4:cores=2", "random:36:seed=5"),
     ("fft2d:8x8", "mesh:4x4:cores=4", None),
     ("lulesh:4x4x4", "torus:4x4x4", None),
+    ("stencil:8x8:box", "fattree:k=4:levels=3:cores=2", None),
+    ("stencil:4x4x4", "fattree:k=4:levels=3:cores=2", "random:40:seed=3"),
 ])
 def test_compiled_step_on_named_patterns(pat, spec, alloc):
     machine = parse_machine(spec)
@@ -95,6 +98,8 @@ def test_compiled_step_on_named_patterns(pat, spec, alloc):
     ("torus:4x4:cores=2", "dor", [1.5, 1024]),               # fractional bytes
     ("torus:4x4:cores=2", "adaptive", [1024]),               # not dimension order
     ("dragonfly:groups=3,rows=1,cols=2,nodes=2", None, [1024]),  # not a torus
+    ("fattree:k=4:levels=2:cores=2", "ecmp", [1024]),          # split routes
+    ("fattree:k=4:levels=2:cores=2", "dmodk", [1.5, 1024]),    # fractional bytes
 ])
 def test_python_step_where_compiled_would_differ(spec, routing, sizes):
     machine = parse_machine(spec)

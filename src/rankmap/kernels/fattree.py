@@ -17,7 +17,7 @@ import numpy as np
 from numba import njit
 
 __all__ = ["ktree_rows", "ktree_accumulate", "ktree_entry_counts", "ktree_crosses",
-           "ktree_hops", "tree_rows"]
+           "ktree_hops", "dmodk_walk", "tree_rows"]
 
 
 @njit(cache=True, nogil=True)
@@ -32,8 +32,56 @@ def _nca_level(s, d, k):
 
 
 @njit(cache=True, nogil=True)
+def dmodk_walk(s, d, k, n, out):
+    """Write the link ids of the d-mod-k route from host s to host d into ``out`` (host up,
+    host down, then an up and a down link per level below the common switch, the order of
+    :func:`ktree_rows`); return their number (0 when s == d).
+
+    Parameters
+    ----------
+    s, d : int
+        Source and destination host.
+    k : int
+        Arity of the tree.
+    n : int
+        Number of switch levels.
+    out : ndarray of int64
+        Buffer of at least ``2 * n`` entries.
+
+    Returns
+    -------
+    int
+        Links on the route.
+    """
+    if s == d:
+        return 0
+    H = k ** n
+    S = k ** (n - 1)
+    down0 = 2 * H + (n - 1) * S * k
+    m = _nca_level(s, d, k)
+    out[0] = s
+    out[1] = H + d
+    pos = 2
+    kl1 = 1  # k^(l-1)
+    for l in range(1, m):
+        prefix_s = s // (kl1 * k)
+        prefix_d = d // (kl1 * k)
+        rep = d % kl1
+        c = (d // kl1) % k
+        out[pos] = 2 * H + ((l - 1) * S + prefix_s * kl1 + rep) * k + c
+        out[pos + 1] = down0 + ((l - 1) * S + prefix_d * kl1 + rep) * k + c
+        pos += 2
+        kl1 *= k
+    return pos
+
+
+@njit(cache=True, nogil=True)
 def _ktree_flow(s, d, k, n, ecmp, links, frac, pos):
     """Write the route of one flow s != d at ``pos``; return the new position."""
+    if not ecmp:
+        h = dmodk_walk(s, d, k, n, links[pos:])
+        frac[pos:pos + h] = 1.0
+        return pos + h
     H = k ** n
     S = k ** (n - 1)
     down0 = 2 * H + (n - 1) * S * k
@@ -48,27 +96,17 @@ def _ktree_flow(s, d, k, n, ecmp, links, frac, pos):
     for l in range(1, m):
         prefix_s = s // (kl1 * k)
         prefix_d = d // (kl1 * k)
-        if ecmp:
-            w = 1.0 / (kl1 * k)
-            for rep in range(kl1):
-                ws = prefix_s * kl1 + rep
-                wd = prefix_d * kl1 + rep
-                for c in range(k):
-                    links[pos] = 2 * H + ((l - 1) * S + ws) * k + c
-                    frac[pos] = w
-                    pos += 1
-                    links[pos] = down0 + ((l - 1) * S + wd) * k + c
-                    frac[pos] = w
-                    pos += 1
-        else:
-            rep = d % kl1
-            c = (d // kl1) % k
-            links[pos] = 2 * H + ((l - 1) * S + prefix_s * kl1 + rep) * k + c
-            frac[pos] = 1.0
-            pos += 1
-            links[pos] = down0 + ((l - 1) * S + prefix_d * kl1 + rep) * k + c
-            frac[pos] = 1.0
-            pos += 1
+        w = 1.0 / (kl1 * k)
+        for rep in range(kl1):
+            ws = prefix_s * kl1 + rep
+            wd = prefix_d * kl1 + rep
+            for c in range(k):
+                links[pos] = 2 * H + ((l - 1) * S + ws) * k + c
+                frac[pos] = w
+                pos += 1
+                links[pos] = down0 + ((l - 1) * S + wd) * k + c
+                frac[pos] = w
+                pos += 1
         kl1 *= k
     return pos
 

@@ -1,8 +1,9 @@
 """When the compiled local-search steps give the Python steps' results exactly.
 
 The compiled steps of ``refine`` and of ``graph``'s link swaps
-(:mod:`rankmap.kernels.refine_grid`) walk dimension-order routes on a torus or mesh and add
-link bytes, hop-bytes and squared link bytes in their own order. Float sums depend on their
+(:mod:`rankmap.kernels.refine_grid`) walk dimension-order routes on a torus or mesh (and
+``refine``'s, d-mod-k routes on a k-ary n-tree) and add link bytes, hop-bytes and squared
+link bytes in their own order. Float sums depend on their
 order only through rounding, and there is none when every term is a whole multiple of a
 common power of two and every sum stays below 2**53 such multiples: then both steps compute
 the same numbers and take the same decisions. These functions say when that holds.
@@ -12,10 +13,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..machines.fattree import FatTree
 from ..machines.torus import Torus
+from ..routing.fattree import DmodK
 from ..routing.torus import DOR
 
-__all__ = ["grid_steps_apply", "grid_hops_apply", "whole_sums_exact", "EXACT_LIMIT"]
+__all__ = ["grid_steps_apply", "grid_hops_apply", "tree_steps_apply", "whole_sums_exact",
+           "longest_route", "EXACT_LIMIT"]
 
 #: float64 represents every whole number below this exactly
 EXACT_LIMIT = float(2 ** 53)
@@ -40,6 +44,47 @@ def grid_steps_apply(router, machine) -> bool:
     """
     return (type(router) is DOR and grid_hops_apply(machine) and machine.n_links > 0
             and machine.hop_links is None)
+
+
+def tree_steps_apply(router, machine) -> bool:
+    """Whether ``refine``'s compiled step routes as ``router`` does on a tree: d-mod-k on a
+    k-ary n-tree (one route per pair, every link a hop; the compiled step walks it).
+    ``graph``'s compiled link swaps cover grids only (:func:`grid_steps_apply`).
+
+    Parameters
+    ----------
+    router : Router
+        The search's router.
+    machine : Machine
+        The machine.
+
+    Returns
+    -------
+    bool
+        True for :class:`~rankmap.routing.fattree.DmodK` on a
+        :class:`~rankmap.machines.fattree.FatTree` with links and no ``hop_links``.
+    """
+    return (type(router) is DmodK and type(machine) is FatTree and machine.n_links > 0
+            and machine.hop_links is None)
+
+
+def longest_route(machine) -> float:
+    """An upper bound of the links on one route (a torus or mesh: its sides summed; a
+    k-ary n-tree: twice its levels).
+
+    Parameters
+    ----------
+    machine : Torus or FatTree
+        The machine.
+
+    Returns
+    -------
+    float
+        Links.
+    """
+    if isinstance(machine, FatTree):
+        return 2.0 * machine.levels
+    return float(np.sum(machine.dims))
 
 
 def grid_hops_apply(machine) -> bool:
@@ -70,8 +115,8 @@ def whole_sums_exact(nbytes: np.ndarray, machine, squares: bool = False) -> bool
     ----------
     nbytes : numpy.ndarray
         Bytes of every flow (all phases).
-    machine : Torus
-        The torus or mesh (its sides bound a route's length).
+    machine : Torus or FatTree
+        The torus, mesh or tree (:func:`longest_route`).
     squares : bool
         Whether sums of squared link bytes are taken too (``graph``'s link swaps).
 
@@ -87,5 +132,5 @@ def whole_sums_exact(nbytes: np.ndarray, machine, squares: bool = False) -> bool
     whole = b.astype(np.int64)
     nonzero = whole[whole > 0]
     g = float(np.min(nonzero & -nonzero)) if nonzero.size else 1.0
-    bound = float(b.sum()) * (float(np.sum(machine.dims)) + 1.0) / g
+    bound = float(b.sum()) * (longest_route(machine) + 1.0) / g
     return (bound * bound if squares else bound) < EXACT_LIMIT

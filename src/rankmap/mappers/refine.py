@@ -34,11 +34,13 @@ All of these count proposals, never seconds, so the same input and seed give the
 placement.
 The result is checked by routing everything again: it is never worse than the start.
 
-On a torus or mesh under dimension-order routing, when every sum of the search is exact
-(:mod:`rankmap.mappers.exact_grid`), the proposals are drawn (from the same generator, draw for
+On a torus or mesh under dimension-order routing, and on a k-ary n-tree under d-mod-k routing,
+when every sum of the search is exact (:mod:`rankmap.mappers.exact_grid`), the proposals are drawn (from the same generator, draw for
 draw) and judged in compiled batches, the whole loop with its table builds and stops in one
 call (:mod:`rankmap.kernels.refine_grid`): the same placement, 8-10x fewer seconds per
-proposal. ``refine_search(..., compiled=False)`` keeps the Python step.
+proposal. ``refine_search(..., compiled=False)`` keeps the Python step. Elsewhere (adaptive
+routing, ECMP, dragonflies, fractional bytes) the Python step refuses most moves that surely
+add hop-bytes without routing them (:data:`WITNESS_REFUSALS`).
 """
 
 from __future__ import annotations
@@ -54,7 +56,7 @@ from ..kernels.refine_grid import (GO_ON, STOP_BEHIND, STOP_BUDGET, STOP_NO_HOPS
 from ..routing import Router, router_for
 from ..routing.groups import grouped_loads
 from .base import MapperInfo
-from .exact_grid import grid_steps_apply, whole_sums_exact
+from .exact_grid import grid_steps_apply, tree_steps_apply, whole_sums_exact
 from .geometry import check_seed, neighbour_csr
 from .swap_refine import partner_entries, symmetric_bytes
 
@@ -524,12 +526,14 @@ class _State:
 class _GridState:
     """:class:`_State` as arrays for the compiled step
     (:func:`rankmap.kernels.refine_grid.refine_step`): dimension-order routing on a torus or
-    mesh, whole-number bytes. Same proposals, same decisions, same placement."""
+    mesh, or d-mod-k on a k-ary n-tree, whole-number bytes. Same proposals, same decisions,
+    same placement."""
 
     @staticmethod
     def applies(st: _State) -> bool:
         """Whether the compiled step gives the Python step's results for this search."""
-        return (grid_steps_apply(st.router, st.machine)
+        return ((grid_steps_apply(st.router, st.machine)
+                 or tree_steps_apply(st.router, st.machine))
                 and whole_sums_exact(np.concatenate([p.bytes for p in st.phases]), st.machine))
 
     def __init__(self, st: _State, pattern, wsym):
@@ -540,7 +544,20 @@ class _GridState:
         self.cpn = int(st.cpn)
         self.w = (wsym.indptr.astype(np.int64), wsym.indices.astype(np.int64),
                   wsym.data.astype(np.float64))
-        dims = np.ascontiguousarray(m.dims, dtype=np.int64)
+        tree = tree_steps_apply(st.router, m)
+        if tree:
+            # a k-ary n-tree: hosts' base-k digits, the arity once per level, link ids for
+            # dense slots (kernels.refine_grid's _hop and _walk)
+            dims = np.full(m.levels, m.k, dtype=np.int64)
+            strides = m.k ** np.arange(m.levels - 1, -1, -1, dtype=np.int64)
+            wrap = np.zeros(m.levels, dtype=np.bool_)
+            link_of_slot = slot_of_link = np.arange(n_links, dtype=np.int64)
+        else:
+            dims = np.ascontiguousarray(m.dims, dtype=np.int64)
+            strides = np.ascontiguousarray(m.strides, dtype=np.int64)
+            wrap = np.ascontiguousarray(m.wrap, dtype=np.bool_)
+            link_of_slot = np.ascontiguousarray(m.link_of_dense_slot, dtype=np.int64)
+            slot_of_link = np.ascontiguousarray(m.dense_slot_of_link, dtype=np.int64)
         self.pcoords = np.ascontiguousarray(m.coords(self.alloc_nodes), dtype=np.int64)
         # every phase's flows one after the other, as the Python state has them
         self.f_off = st.flow_off.astype(np.int64)
@@ -569,14 +586,9 @@ class _GridState:
                               dtype=np.int64)
         self.phase_hb = np.array(st.phase_hb, dtype=np.float64)
         self.weight, total = flow_weights(self.cores, self.cpn, self.f_src, self.f_dst,
-                                          self.f_bytes, self.pcoords, dims,
-                                          np.ascontiguousarray(m.wrap, dtype=np.bool_))
+                                          self.f_bytes, self.pcoords, dims, wrap, tree)
         self.scal = np.array([st.max, st.at_max, st.hb, st.work, total], dtype=np.float64)
-        self.grid = (np.int64(n_links), dims,
-                     np.ascontiguousarray(m.strides, dtype=np.int64),
-                     np.ascontiguousarray(m.wrap, dtype=np.bool_),
-                     np.ascontiguousarray(m.link_of_dense_slot, dtype=np.int64),
-                     np.ascontiguousarray(m.dense_slot_of_link, dtype=np.int64))
+        self.grid = (np.int64(n_links), dims, strides, wrap, tree, link_of_slot, slot_of_link)
         # a link at the busiest value (phase, link, dense slot): a move adding hop-bytes whose
         # moved flows do not take it is refused before any walk (kernels.refine_grid)
         ph, link = np.unravel_index(int(np.argmax(self.loads)), self.loads.shape)
@@ -774,7 +786,8 @@ def refine_search(start: np.ndarray, pattern, machine, allocation, seed: int = 0
     compiled : bool, optional
         Judge proposals in one compiled call
         (:func:`rankmap.kernels.refine_grid.refine_step`; only where it gives the same
-        results: dimension order on a torus or mesh, whole-number bytes) or in Python (False).
+        results: dimension order on a torus or mesh or d-mod-k on a k-ary n-tree,
+        whole-number bytes) or in Python (False).
         Default: compiled where it applies.
 
     Returns
@@ -816,7 +829,8 @@ def refine_search(start: np.ndarray, pattern, machine, allocation, seed: int = 0
     applies = _GridState.applies(st)
     if compiled and not applies:
         raise ValueError("the compiled refinement step needs dimension-order routing on a "
-                         "torus or mesh and whole-number bytes")
+                         "torus or mesh, or d-mod-k on a k-ary n-tree, and whole-number "
+                         "bytes")
     if applies if compiled is None else compiled:
         st = _GridState(st, pattern, wsym)
         src, dst = st.f_src, st.f_dst
