@@ -107,13 +107,13 @@ class _CoreWalker:
         lowest logical distance and core."""
         pos, w = placed
         m = len(pos)
-        a = np.repeat(self.nodes[cand], m + 1)
-        b = np.tile(np.append(self.nodes[pos], self.nodes[k]), len(cand))
-        hops = self.machine.hop_distance(a, b).reshape(len(cand), m + 1)
-        d = hops[:, m]
+        d = self.machine.hop_distance(self.nodes[cand], np.full(len(cand), self.nodes[k]))
         near = d <= d.min() + TIE_WINDOW
         cand, d = cand[near], d[near]
-        hop_bytes = hops[near, :m] @ w
+        # hops to the partners of the near candidates only
+        hops = self.machine.hop_distance(np.repeat(self.nodes[cand], m),
+                                         np.tile(self.nodes[pos], len(cand)))
+        hop_bytes = hops.reshape(len(cand), m) @ w
         best = np.where(self.hi[cand] < core, self.hi[cand], self.lo[cand])
         i = np.lexsort((best, np.abs(best - core), d, hop_bytes))[0]
         return int(best[i])
