@@ -94,6 +94,33 @@ def test_flows_over_a_link_from_the_units_on_its_ends_are_the_scanned_ones(spec,
         assert np.array_equal(scanned, by_unit)
 
 
+@settings(max_examples=30, deadline=None)
+@given(st.sampled_from([("fattree:k=4:levels=3", "dmodk"), ("fattree:k=4:levels=3", "ecmp"),
+                        ("fattree:k=3:levels=2:taper=2", "dmodk"), ("torus:4x3x2", "dor"),
+                        ("torus:4x4", "adaptive")]),
+       st.integers(0, 2**31 - 1))
+def test_flows_over_a_link_are_the_flows_routed_over_it(case, seed):
+    """Every link, a fat tree's switch links too (their ends are not nodes, so no hop
+    distance tells which flows can cross them): the flows found are exactly those whose
+    route puts bytes on the link, in order."""
+    from rankmap.mappers.swap_refine import flows_over_link
+
+    spec, routing = case
+    machine = parse_machine(spec)
+    router = router_for(machine, routing)
+    rng = np.random.default_rng(seed)
+    at = rng.permutation(machine.n_nodes)                     # one unit a node
+    alloc = np.arange(machine.n_nodes)
+    s = rng.integers(0, machine.n_nodes, 60)
+    d = rng.integers(0, machine.n_nodes, 60)
+    h = machine.hop_distance(alloc[at[s]], alloc[at[d]])
+    paths = router.paths(alloc[at[s]], alloc[at[d]]).tocsc()
+    for link in range(machine.n_links):
+        col = paths[:, link]
+        routed = np.sort(col.indices[col.data > 0])
+        np.testing.assert_array_equal(flows_over_link(router, s, d, at, h, alloc, link), routed)
+
+
 def test_graph_relieves_the_busiest_link_every_rank_order_shares():
     # 80x50 box stencil on a 16^3 torus: every rank order's busiest link carries 13 MiB
     # (TXYZ: 407 links at 13 MiB); aimed link swaps take the graph mapper to 11 MiB, below

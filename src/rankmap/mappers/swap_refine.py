@@ -195,20 +195,23 @@ def _flows_on_a_shortest_path(src, dst, at, hops, to_a, from_b):
 
 def flows_over_link(router, src, dst, at, hops, alloc_nodes, link: int,
                     unit_flows=None) -> np.ndarray:
-    """The flows that ``router`` sends over ``link``, found without routing them all.
+    """The flows that ``router`` sends over ``link``, found without routing them all where
+    the router allows.
 
     When the router narrows down the nodes such flows start or end at
     (:meth:`~rankmap.routing.Router.ends_through`: dimension order on a torus or mesh) and
     ``unit_flows`` is given, only the flows of the units on those nodes are looked at.
-    Otherwise a flow can cross link a -> b on a minimal route only when
+    Otherwise, when the router tells crossings cheaply
+    (:attr:`~rankmap.routing.Router.cheap_crosses`: trees, whose switch ends are not nodes),
+    every flow is asked; else a flow can cross link a -> b on a shortest route only when
     ``h(s, a) + 1 + h(b, d)`` is its hop count (one pass over the flows with the distances
-    of the allocation's nodes to the link's ends). Either way the router's own paths of
-    those few flows then decide, so both give the same flows.
+    of the allocation's nodes to the link's ends). Each way the router's own paths of
+    the flows then decide, so all give the same flows.
 
     Parameters
     ----------
     router : Router
-        The routing (minimal routes; not one whose routes follow the whole phase, UGAL).
+        The routing (not one whose routes follow the whole phase, UGAL).
     src, dst : numpy.ndarray
         int64 unit (rank) at each end of every flow.
     at : numpy.ndarray
@@ -228,6 +231,11 @@ def flows_over_link(router, src, dst, at, hops, alloc_nodes, link: int,
         int64 indices of the flows (in order) with bytes on ``link``.
     """
     ends = router.ends_through(link) if unit_flows is not None else None
+    if ends is None and router.cheap_crosses:
+        # every flow asked directly: the hop-distance test below needs nodes at the link's
+        # ends, and a fat tree's switch ends are not
+        hit = router.crosses(alloc_nodes[at[src]], alloc_nodes[at[dst]], link)
+        return np.flatnonzero(hit).astype(np.int64)
     if ends is None:
         cand = _could_cross(router.machine, src, dst, at, hops, alloc_nodes, link)
         if len(cand) == 0:
