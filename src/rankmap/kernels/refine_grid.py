@@ -1,9 +1,10 @@
 """Compiled steps of the local searches on tori and meshes under dimension order: ``refine``'s
 search loop and proposals (:func:`refine_batches`, :func:`refine_batch`, :func:`refine_step`)
 and ``graph``'s link swaps (:func:`swap_step`). ``refine``'s also run on k-ary n-trees under
-d-mod-k routing (``tree``: positions' coordinates are the hosts' base-k digits, dense slots are
-link ids, routes are :func:`rankmap.kernels.fattree.dmodk_walk`; see :func:`_hop`,
-:func:`_walk`, :func:`_takes`).
+d-mod-k routing: positions' coordinates are then the hosts' base-k digits, ``dims`` the arity
+once per level, dense slots the link ids, and ``wrap`` an int8 array whose type marks the tree
+(:func:`_hop`, :func:`_walk` and the witness test are compiled for one or the other: no
+branch is taken at run time, which cost the grid's search up to 1.9x).
 
 :func:`rankmap.mappers.refine.refine_search` draws a proposal (a rank and a core near its
 partner) in Python, then spends about 0.2 ms of numpy call overhead judging it: the core
@@ -74,47 +75,45 @@ GO_ON = -1
 
 
 @njit(cache=True, nogil=True)
-def _hop(pcoords, p, q, dims, wrap, tree):
+def _hop(pcoords, p, q, dims, wrap):
     """Hops between allocation positions ``p`` and ``q`` from their coordinates: on a torus
-    or mesh (:func:`~rankmap.kernels.torus.coords_hop`), or, with ``tree``, on a k-ary
-    n-tree whose coordinates are the hosts' base-k digits (most significant first): twice
-    the level of the common switch, the digits from the first that differs."""
-    if tree:
-        nd = pcoords.shape[1]
-        for j in range(nd):
-            if pcoords[p, j] != pcoords[q, j]:
-                return 2 * (nd - j)
-        return 0
-    return coords_hop(pcoords, p, q, dims, wrap)
+    or mesh (``wrap`` bool: :func:`~rankmap.kernels.torus.coords_hop`) or a k-ary n-tree
+    (``wrap`` int8; coordinates: the hosts' base-k digits, most significant first): twice the
+    level of their common switch."""
+    if isinstance(wrap[0], bool):          # decided when compiling: one branch is kept
+        return coords_hop(pcoords, p, q, dims, wrap)
+    nd = pcoords.shape[1]
+    for j in range(nd):
+        if pcoords[p, j] != pcoords[q, j]:
+            return 2 * (nd - j)
+    return 0
 
 
 @njit(cache=True, nogil=True)
-def _walk(s, t, dims, strides, wrap, tree, out):
-    """The links of the route from node s to node t written into ``out`` (dense slots of
-    the dimension-order walk on a torus or mesh; with ``tree``, the d-mod-k route's link ids
-    on a k-ary n-tree of ``dims.shape[0]`` levels and arity ``dims[0]``); their number."""
-    if tree:
-        return dmodk_walk(s, t, dims[0], dims.shape[0], out)
-    return dor_walk(s, t, dims, strides, wrap, out)
+def _walk(s, t, dims, strides, wrap, out):
+    """The links of the route from node s to node t written into ``out``, their number:
+    dense slots of the dimension-order walk on a torus or mesh (``wrap`` bool), link ids of
+    the d-mod-k route on a k-ary n-tree (``wrap`` int8; ``dims``: the arity per level)."""
+    if isinstance(wrap[0], bool):
+        return dor_walk(s, t, dims, strides, wrap, out)
+    return dmodk_walk(s, t, dims[0], dims.shape[0], out)
 
 
 @njit(cache=True, nogil=True)
-def _takes(s, t, slot, dims, strides, wrap, tree, buf):
-    """Whether the route from node s to node t (:func:`_walk`) takes the dense slot
-    ``slot`` (O(ndim) on a grid; a tree's route of at most 2 x levels links is walked into
-    ``buf``)."""
-    if tree:
-        h = dmodk_walk(s, t, dims[0], dims.shape[0], buf)
-        for i in range(h):
-            if buf[i] == slot:
-                return True
-        return False
-    return dor_takes_slot(s, t, slot, dims, strides, wrap)
+def _tree_takes(s, t, slot, dims):
+    """Whether the d-mod-k route from host s to host t takes link ``slot`` (``dims``: the
+    tree's arity per level)."""
+    buf = np.empty(2 * dims.shape[0], dtype=np.int64)
+    h = dmodk_walk(s, t, dims[0], dims.shape[0], buf)
+    for i in range(h):
+        if buf[i] == slot:
+            return True
+    return False
 
 
 @njit(cache=True, nogil=True)
 def _best_target(mover, tpos, cores, rank_of_core, cpn, w_indptr, w_indices, w_data, pcoords,
-                 dims, wrap, tree):
+                 dims, wrap):
     """The core on the positions ``tpos`` whose move (a swap with its rank, if any) saves
     the most hop-bytes, or -1 when none saves any (rankmap.mappers.refine's
     ``_target_gains``: the first best target in position, then core order).
@@ -131,8 +130,8 @@ def _best_target(mover, tpos, cores, rank_of_core, cpn, w_indptr, w_indices, w_d
         gx_all = 0.0
         for e in range(a0, a1):
             xp = cores[w_indices[e]] // cpn
-            gx_all += (float(_hop(pcoords, here, xp, dims, wrap, tree))
-                       - float(_hop(pcoords, tp, xp, dims, wrap, tree))) * w_data[e]
+            gx_all += (float(_hop(pcoords, here, xp, dims, wrap))
+                       - float(_hop(pcoords, tp, xp, dims, wrap))) * w_data[e]
         for k in range(cpn):
             t = tp * cpn + k
             holder = rank_of_core[t]
@@ -142,15 +141,15 @@ def _best_target(mover, tpos, cores, rank_of_core, cpn, w_indptr, w_indices, w_d
                 e = a0 + np.searchsorted(w_indices[a0:a1], holder)
                 if e < a1 and w_indices[e] == holder:
                     hp = cores[holder] // cpn
-                    gx -= (float(_hop(pcoords, here, hp, dims, wrap, tree))
-                           - float(_hop(pcoords, tp, hp, dims, wrap, tree))) * w_data[e]
+                    gx -= (float(_hop(pcoords, here, hp, dims, wrap))
+                           - float(_hop(pcoords, tp, hp, dims, wrap))) * w_data[e]
                 for e in range(w_indptr[holder], w_indptr[holder + 1]):
                     y = w_indices[e]
                     if y == mover:
                         continue
                     yp = cores[y] // cpn
-                    gy += w_data[e] * (float(_hop(pcoords, tp, yp, dims, wrap, tree))
-                                       - float(_hop(pcoords, here, yp, dims, wrap, tree)))
+                    gy += w_data[e] * (float(_hop(pcoords, tp, yp, dims, wrap))
+                                       - float(_hop(pcoords, here, yp, dims, wrap)))
             g = gx + gy
             if first or g > best_g:
                 first = False
@@ -162,7 +161,7 @@ def _best_target(mover, tpos, cores, rank_of_core, cpn, w_indptr, w_indices, w_d
 
 
 @njit(cache=True, nogil=True)
-def flow_weights(cores, cpn, src, dst, nbytes, pcoords, dims, wrap, tree):
+def flow_weights(cores, cpn, src, dst, nbytes, pcoords, dims, wrap):
     """Draw weight of every flow, bytes x hops under the placement, and their total.
 
     Parameters
@@ -176,13 +175,11 @@ def flow_weights(cores, cpn, src, dst, nbytes, pcoords, dims, wrap, tree):
     nbytes : ndarray of float64
         Every flow's bytes.
     pcoords : ndarray of int64, shape (positions, ndim)
-        Coordinates of every allocation position's node (a tree's: base-k digits).
+        Coordinates of every allocation position's node.
     dims : ndarray of int64
-        Sides of the torus/mesh (a tree's: its arity, once per level).
-    wrap : ndarray of bool
-        Whether each dimension wraps around.
-    tree : bool
-        The machine is a k-ary n-tree (:func:`_hop`).
+        Sides of the torus/mesh (a k-ary n-tree's: its arity once per level).
+    wrap : ndarray of bool or int8
+        Whether each dimension wraps around; int8 on a k-ary n-tree (module docstring).
 
     Returns
     -------
@@ -196,7 +193,7 @@ def flow_weights(cores, cpn, src, dst, nbytes, pcoords, dims, wrap, tree):
     total = 0.0
     for f in range(n):
         weight[f] = float(_hop(pcoords, cores[src[f]] // cpn, cores[dst[f]] // cpn, dims,
-                               wrap, tree)) * nbytes[f]
+                               wrap)) * nbytes[f]
         total += weight[f]
     return weight, total
 
@@ -420,9 +417,8 @@ def _compact(i, loads, members, n_members, in_set, busy_len, added_len):
 
 
 @njit(cache=True, nogil=True)
-def _move_sums(src, dst, wgt, part, n_live, scratch, mark, dims, strides, wrap, tree,
-               link_of_slot):
-    """Per part (phase), the links on any entry's route (:func:`_walk`) and the signed
+def _move_sums(src, dst, wgt, part, n_live, scratch, mark, dims, strides, wrap, link_of_slot):
+    """Per part (phase), the links on any entry's dimension-order walk and the signed
     weights summed on each, added in entry order from 0 (the sums
     :func:`rankmap.kernels.torus.dor_link_sums` gives, without sorting: a part's links come
     in first-touch order), and every entry's hops. ``scratch`` and ``mark`` (one per link)
@@ -443,7 +439,7 @@ def _move_sums(src, dst, wgt, part, n_live, scratch, mark, dims, strides, wrap, 
     for k in range(n_live):
         first = m
         while f < n and part[f] == k:
-            h = _walk(src[f], dst[f], dims, strides, wrap, tree, buf)
+            h = _walk(src[f], dst[f], dims, strides, wrap, buf)
             w = wgt[f]
             for q in range(h):
                 link = link_of_slot[buf[q]]
@@ -475,7 +471,7 @@ def _new_core(r, ranks, new_cores, cores):
 @njit(cache=True, nogil=True)
 def _refused_by_witness(n_moved, flows, start, ranks, new_cores, cores, cpn, alloc_nodes,
                         f_src, f_dst, f_bytes, f_off, pcoords, loads, scal, dims, strides, wrap,
-                        tree, wit):
+                        wit):
     """True (and the move's work counted) when the move adds hop-bytes and cannot lower the
     busiest link: the witness link is at the busiest value and no moved flow's old walk
     takes it, so it keeps its bytes (see :func:`_try_move`). The hop-bytes change and the
@@ -488,7 +484,6 @@ def _refused_by_witness(n_moved, flows, start, ranks, new_cores, cores, cpn, all
     crossed = False
     work_add = 0.0
     dhb = 0.0
-    buf = np.empty(2 * dims.shape[0] if tree else 1, dtype=np.int64)
     for i in range(n_moved.shape[0]):
         m = n_moved[i]
         if m == 0:
@@ -501,17 +496,21 @@ def _refused_by_witness(n_moved, flows, start, ranks, new_cores, cores, cpn, all
             f = f_off[i] + flows[j]
             ps = cores[f_src[f]] // cpn
             pd = cores[f_dst[f]] // cpn
-            h0 = float(_hop(pcoords, ps, pd, dims, wrap, tree))
+            h0 = float(_hop(pcoords, ps, pd, dims, wrap))
             h1 = float(_hop(pcoords, _new_core(f_src[f], ranks, new_cores, cores) // cpn,
-                            _new_core(f_dst[f], ranks, new_cores, cores) // cpn, dims, wrap, tree))
+                            _new_core(f_dst[f], ranks, new_cores, cores) // cpn, dims, wrap))
             w = f_bytes[f]
             old_sum += h0
             new_sum += h1
             old_dot += h0 * w
             new_dot += h1 * w
             if i == ph and not crossed and h0 > 0:
-                crossed = _takes(alloc_nodes[ps], alloc_nodes[pd], wit[2], dims, strides,
-                                 wrap, tree, buf)
+                # the grid's test called here, not through a helper: 7% of a search's time
+                if isinstance(wrap[0], bool):
+                    crossed = dor_takes_slot(alloc_nodes[ps], alloc_nodes[pd], wit[2], dims,
+                                             strides, wrap)
+                else:
+                    crossed = _tree_takes(alloc_nodes[ps], alloc_nodes[pd], wit[2], dims)
         work_add += m + (old_sum + new_sum)
         dhb += new_dot - old_dot
     if crossed or not dhb > 1e-9 * max(scal[HB], 1.0):
@@ -544,7 +543,7 @@ def _keep_witness(loads, members, n_members, top, scal, slot_of_link, wit):
 def _try_move(ranks, new_cores, cores, rank_of_core, alloc_nodes, cpn, pcoords, f_src, f_dst,
               f_bytes, f_off, rf_indptr, rf_fl, rf_off, loads, members, n_members, in_set, busy_len,
               added_len, top, n_top, phase_hb, weight, scal, scratch, mark, n_links, dims, strides,
-              wrap, tree, link_of_slot, slot_of_link, wit):
+              wrap, link_of_slot, slot_of_link, wit):
     """Give ``ranks[k]`` the core ``new_cores[k]``; keep it only if the objective drops
     (rankmap.mappers.refine's ``_State.try_move``). Returns whether it was kept.
 
@@ -582,7 +581,7 @@ def _try_move(ranks, new_cores, cores, rank_of_core, alloc_nodes, cpn, pcoords, 
     total = p
     if _refused_by_witness(n_moved, flows, start, ranks, new_cores, cores, cpn, alloc_nodes,
                            f_src, f_dst, f_bytes, f_off, pcoords, loads, scal, dims, strides,
-                           wrap, tree, wit):
+                           wrap, wit):
         return False
     # route entries: per live phase (in order), the old ends then the new ends
     n_live = 0
@@ -615,7 +614,7 @@ def _try_move(ranks, new_cores, cores, rank_of_core, alloc_nodes, cpn, pcoords, 
                 e += 1
         k += 1
     links, sums, hops, cut = _move_sums(src, dst, wgt, part, n_live, scratch, mark, dims,
-                                        strides, wrap, tree, link_of_slot)
+                                        strides, wrap, link_of_slot)
     # work and hop-bytes change per phase
     dhbs = np.zeros(n_ph, dtype=np.float64)
     work_add = 0.0
@@ -717,7 +716,7 @@ def _try_move(ranks, new_cores, cores, rank_of_core, alloc_nodes, cpn, pcoords, 
 def refine_step(a, ppos, opts, c, cores, rank_of_core, alloc_nodes, cpn, w_indptr, w_indices,
                 w_data, pcoords, f_src, f_dst, f_bytes, f_off, rf_indptr, rf_fl, rf_off, loads,
                 members, n_members, in_set, busy_len, added_len, top, n_top, phase_hb, weight, scal,
-                scratch, mark, n_links, dims, strides, wrap, tree, link_of_slot, slot_of_link, wit):
+                scratch, mark, n_links, dims, strides, wrap, link_of_slot, slot_of_link, wit):
     """Judge, and keep or refuse, one proposal of the refinement (see the module docstring).
 
     Parameters
@@ -753,13 +752,11 @@ phase_hb, weight, scal : ndarray
     n_links : int
         Links of the machine.
     dims, strides : ndarray of int64
-        Sides and node-id strides of the torus/mesh (a k-ary n-tree: its arity once per
+        Sides and node-id strides of the torus/mesh (a k-ary n-tree's: its arity once per
         level, and the powers of the arity).
-    wrap : ndarray of bool
-        Whether each dimension wraps around.
-    tree : bool
-        The machine is a k-ary n-tree under d-mod-k routing: ``pcoords`` are the hosts'
-        base-k digits and the dense slots are the link ids (:func:`_hop`, :func:`_walk`).
+    wrap : ndarray of bool or int8
+        Whether each dimension wraps around; int8 on a k-ary n-tree (module docstring), where
+        ``pcoords`` are the hosts' base-k digits and dense slots are link ids.
     link_of_slot : ndarray of int64
         Link id of every dense link slot.
     slot_of_link : ndarray of int64
@@ -778,7 +775,7 @@ phase_hb, weight, scal : ndarray
     tpos[0] = ppos
     tpos[1:] = opts
     best = _best_target(a, tpos, cores, rank_of_core, cpn, w_indptr, w_indices, w_data,
-                        pcoords, dims, wrap, tree)
+                        pcoords, dims, wrap)
     if best >= 0:
         c = best
     if c == cores[a]:
@@ -799,7 +796,7 @@ phase_hb, weight, scal : ndarray
     kept = _try_move(ranks, new_cores, cores, rank_of_core, alloc_nodes, cpn, pcoords, f_src,
                      f_dst, f_bytes, f_off, rf_indptr, rf_fl, rf_off, loads, members, n_members,
                      in_set, busy_len, added_len, top, n_top, phase_hb, weight, scal, scratch, mark,
-                     n_links, dims, strides, wrap, tree, link_of_slot, slot_of_link, wit)
+                     n_links, dims, strides, wrap, link_of_slot, slot_of_link, wit)
     return 1 if kept else 0
 
 
@@ -873,7 +870,7 @@ def refine_batch(rng, sums, last, batch, src, dst, nb_ptr, nb_pos, counters, win
                  alloc_nodes, cpn, w_indptr, w_indices, w_data, pcoords, f_src, f_dst, f_bytes,
                  f_off, rf_indptr, rf_fl, rf_off, loads, members, n_members, in_set, busy_len,
                  added_len, top, n_top, phase_hb, weight, scal, scratch, mark, n_links, dims,
-                 strides, wrap, tree, link_of_slot, slot_of_link, wit):
+                 strides, wrap, link_of_slot, slot_of_link, wit):
     """One batch of :func:`rankmap.mappers.refine.refine_search`'s proposals, drawn and
     judged as its Python loop does, draw for draw from the same generator.
 
@@ -918,7 +915,7 @@ def refine_batch(rng, sums, last, batch, src, dst, nb_ptr, nb_pos, counters, win
     cores, rank_of_core, alloc_nodes, cpn, w_indptr, w_indices, w_data, pcoords, f_src, \
 f_dst, f_bytes, f_off, rf_indptr, rf_fl, rf_off, loads, members, n_members, in_set, \
 busy_len, added_len, top, n_top, phase_hb, weight, scal, scratch, mark, n_links, dims, strides, \
-wrap, tree, link_of_slot, slot_of_link, wit
+wrap, link_of_slot, slot_of_link, wit
         As :func:`refine_step`.
 
     Returns
@@ -951,8 +948,7 @@ wrap, tree, link_of_slot, slot_of_link, wit
                            w_indptr, w_indices, w_data, pcoords, f_src, f_dst, f_bytes, f_off,
                            rf_indptr, rf_fl, rf_off, loads, members, n_members, in_set,
                            busy_len, added_len, top, n_top, phase_hb, weight, scal, scratch, mark,
-                           n_links, dims, strides, wrap, tree, link_of_slot, slot_of_link,
-                           wit)
+                           n_links, dims, strides, wrap, link_of_slot, slot_of_link, wit)
         if kept < 0:
             continue
         counters[LEFT] -= 1
@@ -980,7 +976,7 @@ def refine_batches(rng, batch, max_refused, src, dst, nb_ptr, nb_pos, counters, 
                    alloc_nodes, cpn, w_indptr, w_indices, w_data, pcoords, f_src, f_dst,
                    f_bytes, f_off, rf_indptr, rf_fl, rf_off, loads, members, n_members, in_set,
                    busy_len, added_len, top, n_top, phase_hb, weight, scal, scratch, mark,
-                   n_links, dims, strides, wrap, tree, link_of_slot, slot_of_link, wit):
+                   n_links, dims, strides, wrap, link_of_slot, slot_of_link, wit):
     """The whole search loop of :func:`rankmap.mappers.refine.refine_search` in one call:
     batches of :func:`refine_batch`, with the loop's checks before each (budget, refusals
     in a row, work bound) and the draw table (:func:`draw_table`) built first and rebuilt
@@ -1002,7 +998,7 @@ reweight_ratio
     cores, rank_of_core, alloc_nodes, cpn, w_indptr, w_indices, w_data, pcoords, f_src, \
 f_dst, f_bytes, f_off, rf_indptr, rf_fl, rf_off, loads, members, n_members, in_set, \
 busy_len, added_len, top, n_top, phase_hb, weight, scal, scratch, mark, n_links, dims, strides, \
-wrap, tree, link_of_slot, slot_of_link, wit
+wrap, link_of_slot, slot_of_link, wit
         As :func:`refine_step` (``scal[TOTAL]`` is the draw weights' sum).
 
     Returns
@@ -1036,7 +1032,7 @@ wrap, tree, link_of_slot, slot_of_link, wit
                             w_data, pcoords, f_src, f_dst, f_bytes, f_off, rf_indptr, rf_fl,
                             rf_off, loads, members, n_members, in_set, busy_len, added_len, top,
                             n_top, phase_hb, weight, scal, scratch, mark, n_links, dims, strides,
-                            wrap, tree, link_of_slot, slot_of_link, wit)
+                            wrap, link_of_slot, slot_of_link, wit)
         if code != GO_ON:
             return code
     return STOP_BUDGET
@@ -1179,7 +1175,7 @@ def swap_step(u, p, pos_of, unit_at, slots, alloc_nodes, f_src, f_dst, f_bytes, 
     if n_live == 0:
         return False
     links, sums, _hops, cut = _move_sums(src[:e], dst[:e], wgt[:e], part[:e], n_live, scratch,
-                                         mark, dims, strides, wrap, False, link_of_slot)
+                                         mark, dims, strides, wrap, link_of_slot)
     tops = top.copy()
     new_sq = scal[1]
     for k in range(n_live):

@@ -544,13 +544,13 @@ class _GridState:
         self.cpn = int(st.cpn)
         self.w = (wsym.indptr.astype(np.int64), wsym.indices.astype(np.int64),
                   wsym.data.astype(np.float64))
-        tree = tree_steps_apply(st.router, m)
-        if tree:
+        if tree_steps_apply(st.router, m):
             # a k-ary n-tree: hosts' base-k digits, the arity once per level, link ids for
-            # dense slots (kernels.refine_grid's _hop and _walk)
+            # dense slots, and an int8 ``wrap`` that makes the kernels compile their tree
+            # steps (kernels.refine_grid's _hop, _walk and _takes)
             dims = np.full(m.levels, m.k, dtype=np.int64)
             strides = m.k ** np.arange(m.levels - 1, -1, -1, dtype=np.int64)
-            wrap = np.zeros(m.levels, dtype=np.bool_)
+            wrap = np.zeros(m.levels, dtype=np.int8)
             link_of_slot = slot_of_link = np.arange(n_links, dtype=np.int64)
         else:
             dims = np.ascontiguousarray(m.dims, dtype=np.int64)
@@ -586,9 +586,9 @@ class _GridState:
                               dtype=np.int64)
         self.phase_hb = np.array(st.phase_hb, dtype=np.float64)
         self.weight, total = flow_weights(self.cores, self.cpn, self.f_src, self.f_dst,
-                                          self.f_bytes, self.pcoords, dims, wrap, tree)
+                                          self.f_bytes, self.pcoords, dims, wrap)
         self.scal = np.array([st.max, st.at_max, st.hb, st.work, total], dtype=np.float64)
-        self.grid = (np.int64(n_links), dims, strides, wrap, tree, link_of_slot, slot_of_link)
+        self.grid = (np.int64(n_links), dims, strides, wrap, link_of_slot, slot_of_link)
         # a link at the busiest value (phase, link, dense slot): a move adding hop-bytes whose
         # moved flows do not take it is refused before any walk (kernels.refine_grid)
         ph, link = np.unravel_index(int(np.argmax(self.loads)), self.loads.shape)
