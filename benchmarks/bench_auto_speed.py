@@ -133,9 +133,10 @@ def render(rows) -> str:
     out = ["# `auto` against Scotch: CPU time (issue 11)", "",
            "Measured by `benchmarks/bench_auto_speed.py` on the shared 2-core box: CPU seconds "
            "(this process's, plus the children's for Scotch: `amk_grf` and `scotch_gmap -b0 -Cd`, "
-           "with writing and reading its files), medians of the runs shown, `dor` routing, the "
-           "time model on. `auto (all)` evaluates every candidate (pruning switched off): its "
-           "pick and metrics are the reference and must equal `auto`'s. Goal: `auto` <= Scotch.",
+           "with writing and reading its files), medians of the runs shown, the machine's "
+           "routing (`dor`; `dmodk` on the fat trees), the time model on. `auto (all)` "
+           "evaluates every candidate (pruning switched off): its pick and metrics are the "
+           "reference and must equal `auto`'s. Goal: `auto` <= Scotch.",
            "",
            "| problem | ranks | runs | auto (s) | auto, all evaluated (s) | Scotch (s) | auto / "
            "Scotch | evaluated / pruned | pick | same pick and metrics | predicted time: "

@@ -13,14 +13,16 @@ For every problem, two placements are scored by the same rankmap evaluation (one
   target is ``torus3D X Y Z`` for a whole machine with one core per node; otherwise a
   decomposition-defined target built by ``amk_grf`` from the machine's node graph (links as
   edges, ``cores_per_node`` as every node's weight, ``-l`` the allocated nodes; ``-2`` above
-  8,192 nodes), so Scotch fills each node's cores. Ranks Scotch puts on a node beyond its cores
-  (it balances within ``-b0.0``, which it may miss) are moved to the nearest free core and
-  counted.
+  8,192 nodes), so Scotch fills each node's cores; a whole k-ary n-tree is Scotch's tree-leaf
+  target ``tleaf`` (k sons a level, every level's links costing 1). Ranks Scotch puts on a
+  node beyond its cores (it balances within ``-b0.0``, which it may miss) are moved to the
+  nearest free core and counted.
 
 Problems (2K-131K ranks): random geometric graphs (points in the unit cube, each linked to
 its 6 nearest neighbours, 1 MiB per edge each way), a triangulated unstructured 2-D mesh read
 from a Matrix Market file (``graph:FILE``), scattered allocations, multi-core nodes, grids
-whose shape does not match the torus, and large stencils. Times are CPU seconds of this
+whose shape does not match the torus, large stencils, and two problems on a fat tree (d-mod-k
+routing, the fat tree's default). Times are CPU seconds of this
 process and its children (``time.process_time`` + ``RUSAGE_CHILDREN``; median of
 RANKMAP_BENCH_REPEATS runs, default 3; 1 above 8,192 ranks); Scotch's include writing its
 graph and target files and reading its mapping. The 1-minute load average is recorded before
@@ -74,6 +76,9 @@ CASES = [
     ("3-D stencil, scattered", "torus:16x16x32:cores=2", "random:4096:seed=6",
      "stencil:32x16x16"),
     ("3-D stencil 131K", "torus:32x32x32:cores=4", None, "stencil:64x32x64:periodic"),
+    ("3-D 27-point on a fat tree", "fattree:k=16:levels=3:cores=4", None,
+     "stencil:32x32x16:box"),
+    ("rgg 4K on a fat tree", "fattree:k=16:levels=3", None, "@rgg:4096:7"),
 ]
 
 
@@ -141,6 +146,13 @@ def write_target(workdir: str, machine, allocation) -> str:
             and all(getattr(machine, "wrap", [True] * 3)):
         with open(tgt, "w") as fh:
             fh.write(f"torus3D {' '.join(str(int(d)) for d in dims)}\n")
+        return tgt
+    if whole and machine.kind == "fattree" and hasattr(machine, "levels"):
+        # a k-ary n-tree: Scotch's tree-leaf target, k sons a level, every link costing 1
+        # (two hosts are as far apart as the levels up to their common switch); its leaves
+        # are numbered as the hosts are, and -b0 gives every host its share of the ranks
+        with open(tgt, "w") as fh:
+            fh.write(f"tleaf {machine.levels}" + f" {machine.k} 1" * machine.levels + "\n")
         return tgt
     n = machine.n_nodes
     a, b = machine.link_src, machine.link_dst
