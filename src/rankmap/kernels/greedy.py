@@ -1,9 +1,11 @@
-"""Compiled greedy walk on tori and meshes (:func:`rankmap.mappers.greedy.greedy_walk`).
+"""Compiled greedy walk on tori, meshes and k-ary n-trees
+(:func:`rankmap.mappers.greedy.greedy_walk`).
 
 The walk places one rank per step, so a Python loop pays numpy's call overhead thousands of
 times (0.4-0.9 s at 4,096 ranks). This kernel runs the same walk, step for step, with the
-hop distance of a torus or mesh (:func:`rankmap.kernels.torus.coords_hop`, from the
-allocation positions' coordinates, divided out once):
+hop distance of a torus or mesh or of a k-ary n-tree
+(:func:`rankmap.kernels.hops.position_hop`, from the allocation positions' coordinates,
+divided out once):
 the free core nearest to the reference core, the compact tie rule (free nodes up to
 ``tie_window`` hops farther than the nearest, fewest hop-bytes to the rank's placed partners,
 then fewest hops, then the lowest logical distance and core) when partners are given and
@@ -18,7 +20,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .torus import coords_hop, position_coords
+from .hops import position_hop
+from .torus import position_coords
 
 __all__ = ["greedy_walk_grid"]
 
@@ -71,9 +74,10 @@ def greedy_walk_grid(ranks, ref_pos, start, cpn, nodes, dims, strides, wrap, nb_
     nodes : ndarray of int64, shape (n_positions,)
         Machine node of every allocation position.
     dims, strides : ndarray of int64, shape (ndim_machine,)
-        Sides and node-id strides of the torus/mesh.
-    wrap : ndarray of bool, shape (ndim_machine,)
-        Whether each machine dimension wraps around.
+        Sides and node-id strides of the torus/mesh (a k-ary n-tree's:
+        :func:`rankmap.kernels.hops.tree_geometry`).
+    wrap : ndarray of bool or int8, shape (ndim_machine,)
+        Whether each machine dimension wraps around; int8 on a k-ary n-tree.
     nb_ptr, nbrs : ndarray of int64
         CSR of the allocation positions linked to every position.
     p_ptr, p_nbr : ndarray of int64
@@ -143,7 +147,7 @@ def greedy_walk_grid(ranks, ref_pos, start, cpn, nodes, dims, strides, wrap, nb_
                         m += 1
             d_min = -1
             for i in range(m):
-                cand_d[i] = coords_hop(pc, cand[i], k, dims, wrap)
+                cand_d[i] = position_hop(pc, cand[i], k, dims, wrap)
                 if d_min < 0 or cand_d[i] < d_min:
                     d_min = cand_d[i]
             c = -1
@@ -156,7 +160,7 @@ def greedy_walk_grid(ranks, ref_pos, start, cpn, nodes, dims, strides, wrap, nb_
                 q = cand[i]
                 hb = 0.0
                 for j in range(n_placed):
-                    hb += coords_hop(pc, q, placed_pos[j], dims, wrap) * placed_w[j]
+                    hb += position_hop(pc, q, placed_pos[j], dims, wrap) * placed_w[j]
                 core = _free_core(lo, hi, q, ref)
                 logical = abs(core - ref)
                 if c < 0 or hb < best_hb or (hb == best_hb and (
@@ -171,7 +175,7 @@ def greedy_walk_grid(ranks, ref_pos, start, cpn, nodes, dims, strides, wrap, nb_
                 q = nbrs[j]
                 if lo[q] <= hi[q]:
                     cand[m] = q
-                    cand_d[m] = coords_hop(pc, k, q, dims, wrap)
+                    cand_d[m] = position_hop(pc, k, q, dims, wrap)
                     m += 1
             d_min = -1
             for i in range(m):
@@ -183,7 +187,7 @@ def greedy_walk_grid(ranks, ref_pos, start, cpn, nodes, dims, strides, wrap, nb_
                 for q in range(n_pos):
                     if lo[q] <= hi[q]:
                         cand[m] = q
-                        cand_d[m] = coords_hop(pc, k, q, dims, wrap)
+                        cand_d[m] = position_hop(pc, k, q, dims, wrap)
                         if d_min < 0 or cand_d[m] < d_min:
                             d_min = cand_d[m]
                         m += 1

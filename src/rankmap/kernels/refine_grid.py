@@ -3,8 +3,8 @@ search loop and proposals (:func:`refine_batches`, :func:`refine_batch`, :func:`
 and ``graph``'s link swaps (:func:`swap_step`). ``refine``'s also run on k-ary n-trees under
 d-mod-k routing: positions' coordinates are then the hosts' base-k digits, ``dims`` the arity
 once per level, dense slots the link ids, and ``wrap`` an int8 array whose type marks the tree
-(:func:`_hop`, :func:`_walk` and the witness test are compiled for one or the other: no
-branch is taken at run time, which cost the grid's search up to 1.9x).
+(:func:`rankmap.kernels.hops.position_hop`, :func:`_walk` and the witness test are compiled
+for one or the other: no branch is taken at run time, which cost the grid's search up to 1.9x).
 
 :func:`rankmap.mappers.refine.refine_search` draws a proposal (a rank and a core near its
 partner) in Python, then spends about 0.2 ms of numpy call overhead judging it: the core
@@ -54,7 +54,8 @@ import numpy as np
 from numba import njit
 
 from .fattree import dmodk_walk
-from .torus import coords_hop, dor_takes_slot, dor_walk
+from .hops import position_hop
+from .torus import dor_takes_slot, dor_walk
 
 __all__ = ["refine_step", "refine_batch", "refine_batches", "swap_step", "count_at_max",
            "count_at_top", "flow_weights", "draw_table", "cumulative_weights", "draw_from_sums",
@@ -74,19 +75,8 @@ MAX, AT_MAX, HB, WORK, TOTAL = 0, 1, 2, 3, 4
 GO_ON = -1
 
 
-@njit(cache=True, nogil=True)
-def _hop(pcoords, p, q, dims, wrap):
-    """Hops between allocation positions ``p`` and ``q`` from their coordinates: on a torus
-    or mesh (``wrap`` bool: :func:`~rankmap.kernels.torus.coords_hop`) or a k-ary n-tree
-    (``wrap`` int8; coordinates: the hosts' base-k digits, most significant first): twice the
-    level of their common switch."""
-    if isinstance(wrap[0], bool):          # decided when compiling: one branch is kept
-        return coords_hop(pcoords, p, q, dims, wrap)
-    nd = pcoords.shape[1]
-    for j in range(nd):
-        if pcoords[p, j] != pcoords[q, j]:
-            return 2 * (nd - j)
-    return 0
+#: hops between allocation positions from their coordinates (grid or tree)
+_hop = position_hop
 
 
 @njit(cache=True, nogil=True)

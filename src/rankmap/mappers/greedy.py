@@ -31,7 +31,8 @@ import scipy.sparse as sp
 
 from ..errors import RankmapError
 from ..kernels.greedy import greedy_walk_grid
-from ..machines import GridMachine
+from ..kernels.hops import tree_geometry
+from ..machines import FatTree, GridMachine
 from .geometry import average_hops, flows_all_phases, needs_grid, neighbour_csr
 
 __all__ = ["walk_dimension_order", "partner_csr", "greedy_walk", "TIE_WINDOW", "SMALL_WALK",
@@ -204,7 +205,8 @@ def partner_csr(pattern) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def greedy_walk(grid: tuple[int, ...], machine, allocation, start: int | None = None,
-                partners=None, ball_cache: dict | None = None) -> np.ndarray:
+                partners=None, ball_cache: dict | None = None,
+                compiled: bool | None = None) -> np.ndarray:
     """One greedy walk of the process grid (see the module docstring).
 
     Parameters
@@ -228,6 +230,9 @@ def greedy_walk(grid: tuple[int, ...], machine, allocation, start: int | None = 
     ball_cache : dict, optional
         Shared by walks on the same machine and allocation (the compact rule's
         neighbourhoods of each node, kept between walks).
+    compiled : bool, optional
+        Walk in one compiled call (:func:`rankmap.kernels.greedy.greedy_walk_grid`: the same
+        cores) or in Python (False). Default: compiled on a torus, mesh or k-ary n-tree.
 
     Returns
     -------
@@ -251,7 +256,9 @@ def greedy_walk(grid: tuple[int, ...], machine, allocation, start: int | None = 
         coords[:, d] = (pos // strides[level]) % sizes[level]
     ranks = np.ravel_multi_index(tuple(coords.T), grid)
     ref_pos = _reference_positions(n, sizes, strides)
-    if isinstance(machine, GridMachine):
+    if compiled is None:
+        compiled = _walk_geometry(machine) is not None
+    if compiled:
         # the same walk, compiled (kernels.greedy); a test checks both give the same cores
         core_of_rank = np.empty(n, dtype=np.int64)
         core_of_rank[ranks] = _grid_walk(ranks, ref_pos, start, machine, allocation, walker,
@@ -295,9 +302,24 @@ def _reference_positions(n: int, sizes, strides) -> np.ndarray:
     return ref
 
 
+def _walk_geometry(machine):
+    """``(dims, strides, wrap)`` of the compiled walk's hop counts on a torus or mesh or a
+    k-ary n-tree (:mod:`rankmap.kernels.hops`), None elsewhere."""
+    if isinstance(machine, GridMachine):
+        return (machine.dims.astype(np.int64), machine.strides.astype(np.int64),
+                machine.wrap.astype(np.bool_))
+    if type(machine) is FatTree:
+        return tree_geometry(machine.k, machine.levels)
+    return None
+
+
 def _grid_walk(ranks, ref_pos, start, machine, allocation, walker, partners):
-    """:func:`greedy_walk`'s core of every walk position on a torus or mesh
+    """:func:`greedy_walk`'s core of every walk position on a torus, mesh or k-ary n-tree
     (:func:`rankmap.kernels.greedy.greedy_walk_grid`)."""
+    geometry = _walk_geometry(machine)
+    if geometry is None:
+        raise ValueError(f"the compiled greedy walk needs a torus, mesh or k-ary n-tree, "
+                         f"not a {machine.kind}")
     if partners is None:
         p_ptr = np.zeros(allocation.n_cores + 1, dtype=np.int64)
         p_nbr, p_w = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
@@ -305,9 +327,7 @@ def _grid_walk(ranks, ref_pos, start, machine, allocation, walker, partners):
         p_ptr, p_nbr, p_w = (np.ascontiguousarray(x) for x in partners)
     return greedy_walk_grid(np.ascontiguousarray(ranks, dtype=np.int64), ref_pos, int(start),
                             int(allocation.cores_per_node),
-                            np.ascontiguousarray(allocation.nodes, dtype=np.int64),
-                            machine.dims.astype(np.int64), machine.strides.astype(np.int64),
-                            machine.wrap.astype(np.bool_),
+                            np.ascontiguousarray(allocation.nodes, dtype=np.int64), *geometry,
                             walker.indptr.astype(np.int64), walker.nbrs.astype(np.int64),
                             p_ptr.astype(np.int64), p_nbr.astype(np.int64),
                             p_w.astype(np.float64), partners is not None, TIE_WINDOW)

@@ -51,6 +51,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import RankmapError
+from ..kernels.hops import tree_geometry
 from ..kernels.refine_grid import (GO_ON, STOP_BEHIND, STOP_BUDGET, STOP_NO_HOPS, STOP_REFUSED,
                                    STOP_SMALL_GAIN, STOP_WORK, count_at_top, flow_weights,
                                    refine_batches, refine_step, window_stop)
@@ -548,10 +549,8 @@ class _GridState:
         if tree_steps_apply(st.router, m):
             # a k-ary n-tree: hosts' base-k digits, the arity once per level, link ids for
             # dense slots, and an int8 ``wrap`` that makes the kernels compile their tree
-            # steps (kernels.refine_grid's _hop, _walk and _takes)
-            dims = np.full(m.levels, m.k, dtype=np.int64)
-            strides = m.k ** np.arange(m.levels - 1, -1, -1, dtype=np.int64)
-            wrap = np.zeros(m.levels, dtype=np.int8)
+            # steps (kernels.hops, kernels.refine_grid's _walk and witness test)
+            dims, strides, wrap = tree_geometry(m.k, m.levels)
             link_of_slot = slot_of_link = np.arange(n_links, dtype=np.int64)
         else:
             dims = np.ascontiguousarray(m.dims, dtype=np.int64)
