@@ -104,12 +104,13 @@ def test_network_bisection_work_bounds_keep_a_bijection(monkeypatch, levels, lea
 
 @settings(max_examples=40, deadline=None)
 @given(st.sampled_from(["torus:4x4x2", "mesh:5x3", "torus:6x4:wrap=x", "torus:8", "torus:8x8",
-                        "mesh:6x4x2"]),
+                        "mesh:6x4x2", "fattree:k=4:levels=3", "fattree:k=3:levels=3",
+                        "fattree:k=8:levels=2:taper=2"]),
        st.integers(0, 2 ** 30), st.sampled_from([[1, 2, 3], [1 << 20, 3 << 20]]))
 def test_compiled_leaves_place_as_python(spec, seed, sizes):
-    """On a torus or mesh with exact sums the cuts (KaHIP's and the small domains') are
-    sized and swapped, and the leaves placed, by compiled kernels; the whole mapping is the
-    one the Python steps give."""
+    """On a torus, mesh or k-ary n-tree with exact sums the cuts (KaHIP's and the small
+    domains') are sized and swapped, and the leaves placed, by compiled kernels; the whole
+    mapping is the one the Python steps give."""
     import scipy.sparse as sp
     from rankmap.allocation import whole_machine
     from rankmap.machines import parse_machine
@@ -129,11 +130,11 @@ def test_compiled_leaves_place_as_python(spec, seed, sizes):
     q.sort_indices()
     positions = np.arange(k)
     compiled = nb.map_graph_to_nodes(q, positions, machine, allocation, seed % 1000)
-    real = nb.grid_hops_apply
+    real = nb.hop_geometry
     try:
-        nb.grid_hops_apply = lambda machine: False
+        nb.hop_geometry = lambda machine: None
         python = nb.map_graph_to_nodes(q, positions, machine, allocation, seed % 1000)
     finally:
-        nb.grid_hops_apply = real
+        nb.hop_geometry = real
     assert np.array_equal(compiled, python)
     assert sorted(compiled) == list(range(k))

@@ -1,4 +1,4 @@
-"""Compiled leaf placement of the network bisection on tori and meshes
+"""Compiled leaf placement of the network bisection on tori, meshes and k-ary n-trees
 (:func:`rankmap.mappers.network_bisection.map_graph_to_nodes`).
 
 A leaf domain holds at most a handful of vertices (node-sized parts) and as many nodes; its
@@ -6,8 +6,9 @@ vertices go onto its nodes in the order, among every permutation, that minimises
 bytes between them plus the hop x bytes to their partners outside the domain (at the centre
 of the partner's domain). The Python version pays numpy's call overhead a few dozen times per
 leaf (0.2 ms; thousands of leaves); this kernel does the same sums in one call, with the hop
-distance of a torus or mesh. Its caller runs it only where every sum is exact
-(:mod:`rankmap.mappers.exact_grid`), so the order of additions cannot change the pick.
+distance of a torus or mesh or of a k-ary n-tree (:func:`rankmap.kernels.hops.node_hop`). Its
+caller runs it only where every sum is exact (:mod:`rankmap.mappers.exact_grid`), so the order
+of additions cannot change the pick.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .torus import node_hop_distance
+from .hops import node_hop
 
 __all__ = ["place_leaf_grid", "bisect_prep", "cut_cost", "bisect_finish", "bisect_small_domains"]
 
@@ -41,8 +42,9 @@ def place_leaf_grid(indptr, indices, data, verts, nodes, in_dom, centre_of, perm
         Every permutation of range(s), in lexicographic order.
     dims, strides : ndarray of int64
         Sides and node-id strides of the torus/mesh.
-    wrap : ndarray of bool
-        Whether each dimension wraps around.
+    wrap : ndarray of bool or int8
+        Whether each dimension wraps around; int8 on a k-ary n-tree
+        (:func:`rankmap.kernels.hops.tree_geometry`).
 
     Returns
     -------
@@ -63,12 +65,12 @@ def place_leaf_grid(indptr, indices, data, verts, nodes, in_dom, centre_of, perm
                         wint[a, b] += data[e]
             else:
                 for t in range(s):
-                    ext[a, t] += data[e] * float(node_hop_distance(nodes[t], centre_of[u], dims,
-                                                                   strides, wrap))
+                    ext[a, t] += data[e] * float(node_hop(nodes[t], centre_of[u], dims, strides,
+                                                          wrap))
     dist = np.empty((s, s), dtype=np.float64)
     for a in range(s):
         for b in range(s):
-            dist[a, b] = float(node_hop_distance(nodes[a], nodes[b], dims, strides, wrap))
+            dist[a, b] = float(node_hop(nodes[a], nodes[b], dims, strides, wrap))
     best = 0
     best_cost = 0.0
     for k in range(perms.shape[0]):
@@ -106,8 +108,9 @@ def bisect_prep(indptr, indices, data, verts, in_dom, centre_of, local_of, c0, c
         Machine nodes at the centres of the two halves.
     dims, strides : ndarray of int64
         Sides and node-id strides of the torus/mesh.
-    wrap : ndarray of bool
-        Whether each dimension wraps around.
+    wrap : ndarray of bool or int8
+        Whether each dimension wraps around; int8 on a k-ary n-tree
+        (:func:`rankmap.kernels.hops.tree_geometry`).
 
     Returns
     -------
@@ -141,10 +144,10 @@ def bisect_prep(indptr, indices, data, verts, in_dom, centre_of, local_of, c0, c
                 m += 1
             else:
                 cu = centre_of[u]
-                ext0[i] += data[e] * float(node_hop_distance(c0, cu, dims, strides, wrap))
-                ext1[i] += data[e] * float(node_hop_distance(c1, cu, dims, strides, wrap))
+                ext0[i] += data[e] * float(node_hop(c0, cu, dims, strides, wrap))
+                ext1[i] += data[e] * float(node_hop(c1, cu, dims, strides, wrap))
         sub_indptr[i + 1] = m
-    d01 = float(max(node_hop_distance(c0, c1, dims, strides, wrap), 1))
+    d01 = float(max(node_hop(c0, c1, dims, strides, wrap), 1))
     return ext0, ext1, sub_indptr, sub_indices[:m].copy(), sub_data[:m].copy(), d01
 
 
@@ -379,8 +382,9 @@ def bisect_small_domains(verts, rows, ptr, geo, node_of_row, positions, indptr, 
         The bisection's constants (``LEAF_DOMAIN``, ``SWAP_PASSES``, work bounds).
     dims, strides : ndarray of int64
         Sides and node-id strides of the torus/mesh.
-    wrap : ndarray of bool
-        Whether each dimension wraps around.
+    wrap : ndarray of bool or int8
+        Whether each dimension wraps around; int8 on a k-ary n-tree
+        (:func:`rankmap.kernels.hops.tree_geometry`).
     """
     n_all = verts.shape[0]
     leaf_v = np.empty(n_all, dtype=np.int64)

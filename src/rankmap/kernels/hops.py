@@ -13,9 +13,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .torus import coords_hop
+from .torus import coords_hop, node_hop_distance
 
-__all__ = ["position_hop", "tree_geometry"]
+__all__ = ["position_hop", "node_hop", "tree_geometry"]
 
 
 @njit(cache=True, nogil=True)
@@ -45,6 +45,35 @@ def position_hop(pcoords, p, q, dims, wrap):
     nd = pcoords.shape[1]
     for j in range(nd):
         if pcoords[p, j] != pcoords[q, j]:
+            return 2 * (nd - j)
+    return 0
+
+
+@njit(cache=True, nogil=True)
+def node_hop(a, b, dims, strides, wrap):
+    """Links between nodes ``a`` and ``b`` from their ids.
+
+    Parameters
+    ----------
+    a, b : int
+        Node ids.
+    dims, strides : ndarray of int64, shape (ndim,)
+        Sides and node-id strides of the torus or mesh (a tree's: :func:`tree_geometry`).
+    wrap : ndarray of bool or int8, shape (ndim,)
+        Whether each dimension wraps around; int8 on a k-ary n-tree.
+
+    Returns
+    -------
+    int
+        On a grid, the shortest hop count
+        (:func:`~rankmap.kernels.torus.node_hop_distance`); on a tree, twice the level of
+        the two hosts' common switch (0 for the same host).
+    """
+    if isinstance(wrap[0], bool):          # decided when compiling: one branch is kept
+        return node_hop_distance(a, b, dims, strides, wrap)
+    nd = dims.shape[0]
+    for j in range(nd):
+        if (a // strides[j]) % dims[j] != (b // strides[j]) % dims[j]:
             return 2 * (nd - j)
     return 0
 

@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..kernels.hops import tree_geometry
 from ..machines.fattree import FatTree
 from ..machines.torus import Torus
 from ..routing.fattree import DmodK
 from ..routing.torus import DOR
 
-__all__ = ["grid_steps_apply", "grid_hops_apply", "tree_steps_apply", "whole_sums_exact",
-           "longest_route", "EXACT_LIMIT"]
+__all__ = ["grid_steps_apply", "grid_hops_apply", "tree_steps_apply", "hop_geometry",
+           "whole_sums_exact", "longest_route", "EXACT_LIMIT"]
 
 #: float64 represents every whole number below this exactly
 EXACT_LIMIT = float(2 ** 53)
@@ -66,6 +67,30 @@ def tree_steps_apply(router, machine) -> bool:
     """
     return (type(router) is DmodK and type(machine) is FatTree and machine.n_links > 0
             and machine.hop_links is None)
+
+
+def hop_geometry(machine):
+    """``(dims, strides, wrap)`` for the compiled steps' hop counts
+    (:mod:`rankmap.kernels.hops`): a torus's or mesh's, a k-ary n-tree's
+    (:func:`~rankmap.kernels.hops.tree_geometry`), else None.
+
+    Parameters
+    ----------
+    machine : Machine
+        The machine.
+
+    Returns
+    -------
+    tuple of numpy.ndarray or None
+        int64 sides, int64 node-id strides, bool (grid) or int8 (tree) ``wrap``.
+    """
+    if grid_hops_apply(machine):
+        return (np.ascontiguousarray(machine.dims, dtype=np.int64),
+                np.ascontiguousarray(machine.strides, dtype=np.int64),
+                np.ascontiguousarray(machine.wrap, dtype=np.bool_))
+    if type(machine) is FatTree:
+        return tree_geometry(machine.k, machine.levels)
+    return None
 
 
 def longest_route(machine) -> float:

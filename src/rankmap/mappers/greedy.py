@@ -31,8 +31,7 @@ import scipy.sparse as sp
 
 from ..errors import RankmapError
 from ..kernels.greedy import greedy_walk_grid
-from ..kernels.hops import tree_geometry
-from ..machines import FatTree, GridMachine
+from .exact_grid import hop_geometry
 from .geometry import average_hops, flows_all_phases, needs_grid, neighbour_csr
 
 __all__ = ["walk_dimension_order", "partner_csr", "greedy_walk", "TIE_WINDOW", "SMALL_WALK",
@@ -257,7 +256,7 @@ def greedy_walk(grid: tuple[int, ...], machine, allocation, start: int | None = 
     ranks = np.ravel_multi_index(tuple(coords.T), grid)
     ref_pos = _reference_positions(n, sizes, strides)
     if compiled is None:
-        compiled = _walk_geometry(machine) is not None
+        compiled = hop_geometry(machine) is not None
     if compiled:
         # the same walk, compiled (kernels.greedy); a test checks both give the same cores
         core_of_rank = np.empty(n, dtype=np.int64)
@@ -302,21 +301,10 @@ def _reference_positions(n: int, sizes, strides) -> np.ndarray:
     return ref
 
 
-def _walk_geometry(machine):
-    """``(dims, strides, wrap)`` of the compiled walk's hop counts on a torus or mesh or a
-    k-ary n-tree (:mod:`rankmap.kernels.hops`), None elsewhere."""
-    if isinstance(machine, GridMachine):
-        return (machine.dims.astype(np.int64), machine.strides.astype(np.int64),
-                machine.wrap.astype(np.bool_))
-    if type(machine) is FatTree:
-        return tree_geometry(machine.k, machine.levels)
-    return None
-
-
 def _grid_walk(ranks, ref_pos, start, machine, allocation, walker, partners):
     """:func:`greedy_walk`'s core of every walk position on a torus, mesh or k-ary n-tree
     (:func:`rankmap.kernels.greedy.greedy_walk_grid`)."""
-    geometry = _walk_geometry(machine)
+    geometry = hop_geometry(machine)
     if geometry is None:
         raise ValueError(f"the compiled greedy walk needs a torus, mesh or k-ary n-tree, "
                          f"not a {machine.kind}")

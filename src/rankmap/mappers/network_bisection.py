@@ -29,7 +29,7 @@ import scipy.sparse as sp
 
 from ..kernels.bisection import (bisect_finish, bisect_prep, bisect_small_domains, cut_cost,
                                  place_leaf_grid)
-from .exact_grid import grid_hops_apply, whole_sums_exact
+from .exact_grid import hop_geometry, whole_sums_exact
 from .node_partition import KAHIP_IMBALANCE, KAHIP_MODE, int_weights
 from .swap_refine import partner_entries
 
@@ -330,13 +330,13 @@ def map_graph_to_nodes(q: sp.csr_matrix, positions: np.ndarray, machine, allocat
     centre_of = np.full(k, nodes[positions[_centre_nodes(geo, [np.arange(k)])[0]]],
                         dtype=np.int64)
     in_dom = np.zeros(k, dtype=bool)
-    # on a torus or mesh with exact sums, cuts and leaves run in compiled calls (same result)
+    # on a torus, mesh or k-ary n-tree with exact sums, cuts and leaves run in compiled calls
+    # (same result)
     grid = None
-    if grid_hops_apply(machine) and whole_sums_exact(q.data, machine):
+    geometry = hop_geometry(machine)
+    if geometry is not None and whole_sums_exact(q.data, machine):
         grid = (q.indptr.astype(np.int64), q.indices.astype(np.int64),
-                q.data.astype(np.float64), np.ascontiguousarray(machine.dims, dtype=np.int64),
-                np.ascontiguousarray(machine.strides, dtype=np.int64),
-                np.ascontiguousarray(machine.wrap, dtype=np.bool_), np.zeros(k, dtype=np.int64))
+                q.data.astype(np.float64), *geometry, np.zeros(k, dtype=np.int64))
     level = [(np.arange(k, dtype=np.int64), np.arange(k, dtype=np.int64))]   # (verts, rows)
     leaves = []
     while level:

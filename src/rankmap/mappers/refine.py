@@ -51,14 +51,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import RankmapError
-from ..kernels.hops import tree_geometry
 from ..kernels.refine_grid import (GO_ON, STOP_BEHIND, STOP_BUDGET, STOP_NO_HOPS, STOP_REFUSED,
                                    STOP_SMALL_GAIN, STOP_WORK, count_at_top, flow_weights,
                                    refine_batches, refine_step, window_stop)
 from ..routing import Router, router_for
 from ..routing.groups import grouped_loads
 from .base import MapperInfo
-from .exact_grid import grid_steps_apply, tree_steps_apply, whole_sums_exact
+from .exact_grid import grid_steps_apply, hop_geometry, tree_steps_apply, whole_sums_exact
 from .geometry import check_seed, neighbour_csr
 from .swap_refine import partner_entries, symmetric_bytes
 
@@ -546,16 +545,13 @@ class _GridState:
         self.cpn = int(st.cpn)
         self.w = (wsym.indptr.astype(np.int64), wsym.indices.astype(np.int64),
                   wsym.data.astype(np.float64))
+        # on a k-ary n-tree: hosts' base-k digits, the arity once per level, link ids for
+        # dense slots, and an int8 ``wrap`` that makes the kernels compile their tree steps
+        # (kernels.hops, kernels.refine_grid's _walk and witness test)
+        dims, strides, wrap = hop_geometry(m)
         if tree_steps_apply(st.router, m):
-            # a k-ary n-tree: hosts' base-k digits, the arity once per level, link ids for
-            # dense slots, and an int8 ``wrap`` that makes the kernels compile their tree
-            # steps (kernels.hops, kernels.refine_grid's _walk and witness test)
-            dims, strides, wrap = tree_geometry(m.k, m.levels)
             link_of_slot = slot_of_link = np.arange(n_links, dtype=np.int64)
         else:
-            dims = np.ascontiguousarray(m.dims, dtype=np.int64)
-            strides = np.ascontiguousarray(m.strides, dtype=np.int64)
-            wrap = np.ascontiguousarray(m.wrap, dtype=np.bool_)
             link_of_slot = np.ascontiguousarray(m.link_of_dense_slot, dtype=np.int64)
             slot_of_link = np.ascontiguousarray(m.dense_slot_of_link, dtype=np.int64)
         self.pcoords = np.ascontiguousarray(m.coords(self.alloc_nodes), dtype=np.int64)
