@@ -6,9 +6,9 @@ vertices go onto its nodes in the order, among every permutation, that minimises
 bytes between them plus the hop x bytes to their partners outside the domain (at the centre
 of the partner's domain). The Python version pays numpy's call overhead a few dozen times per
 leaf (0.2 ms; thousands of leaves); this kernel does the same sums in one call, with the hop
-distance of a torus or mesh or of a k-ary n-tree (:func:`rankmap.kernels.hops.node_hop`). Its
-caller runs it only where every sum is exact (:mod:`rankmap.mappers.exact_grid`), so the order
-of additions cannot change the pick.
+distance of a torus or mesh or of a k-ary n-tree (:func:`rankmap.kernels.hops.tree_node_hop`).
+Its caller runs it only where every sum is exact (:mod:`rankmap.mappers.exact_grid`), so the
+order of additions cannot change the pick.
 """
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .hops import node_hop
+from .hops import tree_node_hop
+from .torus import node_hop_distance
 
 __all__ = ["place_leaf_grid", "bisect_prep", "cut_cost", "bisect_finish", "bisect_small_domains"]
 
@@ -65,12 +66,19 @@ def place_leaf_grid(indptr, indices, data, verts, nodes, in_dom, centre_of, perm
                         wint[a, b] += data[e]
             else:
                 for t in range(s):
-                    ext[a, t] += data[e] * float(node_hop(nodes[t], centre_of[u], dims, strides,
-                                                          wrap))
+                    if isinstance(wrap[0], bool):      # decided when compiling
+                        h = node_hop_distance(nodes[t], centre_of[u], dims, strides, wrap)
+                    else:
+                        h = tree_node_hop(nodes[t], centre_of[u], dims, strides)
+                    ext[a, t] += data[e] * float(h)
     dist = np.empty((s, s), dtype=np.float64)
     for a in range(s):
         for b in range(s):
-            dist[a, b] = float(node_hop(nodes[a], nodes[b], dims, strides, wrap))
+            if isinstance(wrap[0], bool):
+                h = node_hop_distance(nodes[a], nodes[b], dims, strides, wrap)
+            else:
+                h = tree_node_hop(nodes[a], nodes[b], dims, strides)
+            dist[a, b] = float(h)
     best = 0
     best_cost = 0.0
     for k in range(perms.shape[0]):
@@ -144,10 +152,20 @@ def bisect_prep(indptr, indices, data, verts, in_dom, centre_of, local_of, c0, c
                 m += 1
             else:
                 cu = centre_of[u]
-                ext0[i] += data[e] * float(node_hop(c0, cu, dims, strides, wrap))
-                ext1[i] += data[e] * float(node_hop(c1, cu, dims, strides, wrap))
+                if isinstance(wrap[0], bool):  # decided when compiling
+                    h0 = node_hop_distance(c0, cu, dims, strides, wrap)
+                    h1 = node_hop_distance(c1, cu, dims, strides, wrap)
+                else:
+                    h0 = tree_node_hop(c0, cu, dims, strides)
+                    h1 = tree_node_hop(c1, cu, dims, strides)
+                ext0[i] += data[e] * float(h0)
+                ext1[i] += data[e] * float(h1)
         sub_indptr[i + 1] = m
-    d01 = float(max(node_hop(c0, c1, dims, strides, wrap), 1))
+    if isinstance(wrap[0], bool):
+        h01 = node_hop_distance(c0, c1, dims, strides, wrap)
+    else:
+        h01 = tree_node_hop(c0, c1, dims, strides)
+    d01 = float(max(h01, 1))
     return ext0, ext1, sub_indptr, sub_indices[:m].copy(), sub_data[:m].copy(), d01
 
 
