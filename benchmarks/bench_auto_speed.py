@@ -74,6 +74,10 @@ def run_case(label, machine_spec, alloc_spec, pattern_spec, workdir) -> dict:
     reps = REPEATS if p.n_ranks <= 8192 else 1
     row = {"label": label, "machine": machine_spec, "alloc": alloc_spec,
            "pattern": pattern_spec, "ranks": p.n_ranks, "runs": reps}
+    if reps == 1:
+        # one run, no median: compile what this problem uses first (numba's cache may be cold
+        # for this kind of machine: a fat tree's kernels once cost a run 9 s)
+        auto_mod.auto_select(p, m, a, seed=0)
     comp, row["auto_s"], row["auto_runs"] = _cpu(lambda: auto_mod.auto_select(p, m, a, seed=0),
                                                  reps)
     row["pick"], row["metrics"] = comp.best.name, comp.best.metrics
