@@ -6,9 +6,11 @@ vertices go onto its nodes in the order, among every permutation, that minimises
 bytes between them plus the hop x bytes to their partners outside the domain (at the centre
 of the partner's domain). The Python version pays numpy's call overhead a few dozen times per
 leaf (0.2 ms; thousands of leaves); this kernel does the same sums in one call, with the hop
-distance of a torus or mesh or of a k-ary n-tree (:func:`rankmap.kernels.hops.tree_node_hop`).
-Its caller runs it only where every sum is exact (:mod:`rankmap.mappers.exact_grid`), so the
-order of additions cannot change the pick.
+distance of a torus or mesh or of a k-ary n-tree (:func:`rankmap.kernels.fattree.ktree_hop`,
+``dims[0]`` its arity; each call site tests ``isinstance(wrap[0], bool)``, which numba decides
+when compiling: through one wrapper of both, the grid's bisection ran 2-5% slower). Its caller
+runs it only where every sum is exact (:mod:`rankmap.mappers.exact_grid`), so the order of
+additions cannot change the pick.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .hops import tree_node_hop
+from .fattree import ktree_hop
 from .torus import node_hop_distance
 
 __all__ = ["place_leaf_grid", "bisect_prep", "cut_cost", "bisect_finish", "bisect_small_domains"]
@@ -69,7 +71,7 @@ def place_leaf_grid(indptr, indices, data, verts, nodes, in_dom, centre_of, perm
                     if isinstance(wrap[0], bool):      # decided when compiling
                         h = node_hop_distance(nodes[t], centre_of[u], dims, strides, wrap)
                     else:
-                        h = tree_node_hop(nodes[t], centre_of[u], dims, strides)
+                        h = ktree_hop(nodes[t], centre_of[u], dims[0])
                     ext[a, t] += data[e] * float(h)
     dist = np.empty((s, s), dtype=np.float64)
     for a in range(s):
@@ -77,7 +79,7 @@ def place_leaf_grid(indptr, indices, data, verts, nodes, in_dom, centre_of, perm
             if isinstance(wrap[0], bool):
                 h = node_hop_distance(nodes[a], nodes[b], dims, strides, wrap)
             else:
-                h = tree_node_hop(nodes[a], nodes[b], dims, strides)
+                h = ktree_hop(nodes[a], nodes[b], dims[0])
             dist[a, b] = float(h)
     best = 0
     best_cost = 0.0
@@ -156,15 +158,15 @@ def bisect_prep(indptr, indices, data, verts, in_dom, centre_of, local_of, c0, c
                     h0 = node_hop_distance(c0, cu, dims, strides, wrap)
                     h1 = node_hop_distance(c1, cu, dims, strides, wrap)
                 else:
-                    h0 = tree_node_hop(c0, cu, dims, strides)
-                    h1 = tree_node_hop(c1, cu, dims, strides)
+                    h0 = ktree_hop(c0, cu, dims[0])
+                    h1 = ktree_hop(c1, cu, dims[0])
                 ext0[i] += data[e] * float(h0)
                 ext1[i] += data[e] * float(h1)
         sub_indptr[i + 1] = m
     if isinstance(wrap[0], bool):
         h01 = node_hop_distance(c0, c1, dims, strides, wrap)
     else:
-        h01 = tree_node_hop(c0, c1, dims, strides)
+        h01 = ktree_hop(c0, c1, dims[0])
     d01 = float(max(h01, 1))
     return ext0, ext1, sub_indptr, sub_indices[:m].copy(), sub_data[:m].copy(), d01
 

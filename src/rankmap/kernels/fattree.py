@@ -17,7 +17,7 @@ import numpy as np
 from numba import njit
 
 __all__ = ["ktree_rows", "ktree_accumulate", "ktree_entry_counts", "ktree_crosses",
-           "ktree_hops", "dmodk_walk", "tree_rows"]
+           "ktree_hop", "ktree_hops", "dmodk_walk", "tree_rows"]
 
 
 @njit(cache=True, nogil=True)
@@ -178,6 +178,28 @@ def ktree_rows(src, dst, k, n, ecmp):
 
 
 @njit(cache=True, nogil=True)
+def ktree_hop(a, b, k):
+    """Links between hosts ``a`` and ``b``: 2m, m the level of their nearest common ancestor
+    switch (0 for the same host).
+
+    Parameters
+    ----------
+    a, b : int
+        Host ids.
+    k : int
+        Arity of the tree.
+
+    Returns
+    -------
+    int
+        Links between the two hosts.
+    """
+    if a == b:
+        return 0
+    return 2 * _nca_level(a, b, k)
+
+
+@njit(cache=True, nogil=True)
 def ktree_hops(a, b, k):
     """Hop distance 2m of every pair of hosts (m: the level of their nearest common ancestor
     switch; 0 for the same host).
@@ -194,10 +216,9 @@ def ktree_hops(a, b, k):
     ndarray of int64, shape (n,)
         Links between the two hosts.
     """
-    out = np.zeros(a.shape[0], dtype=np.int64)
+    out = np.empty(a.shape[0], dtype=np.int64)
     for i in range(a.shape[0]):
-        if a[i] != b[i]:
-            out[i] = 2 * _nca_level(a[i], b[i], k)
+        out[i] = ktree_hop(a[i], b[i], k)
     return out
 
 

@@ -15,7 +15,7 @@ from numba import njit
 
 from .torus import coords_hop
 
-__all__ = ["position_hop", "tree_node_hop", "tree_geometry"]
+__all__ = ["position_hop", "tree_geometry"]
 
 
 @njit(cache=True, nogil=True)
@@ -45,33 +45,6 @@ def position_hop(pcoords, p, q, dims, wrap):
     nd = pcoords.shape[1]
     for j in range(nd):
         if pcoords[p, j] != pcoords[q, j]:
-            return 2 * (nd - j)
-    return 0
-
-
-@njit(cache=True, nogil=True)
-def tree_node_hop(a, b, dims, strides):
-    """Links between hosts ``a`` and ``b`` of a k-ary n-tree from their ids: twice the level of
-    their common switch (0 for the same host). Callers on both kinds of machine test
-    ``isinstance(wrap[0], bool)`` where they call it (numba decides it when compiling) and
-    call :func:`~rankmap.kernels.torus.node_hop_distance` on grids directly: through a
-    wrapper of both, the grid's network bisection ran 2-5% slower.
-
-    Parameters
-    ----------
-    a, b : int
-        Host ids.
-    dims, strides : ndarray of int64, shape (levels,)
-        :func:`tree_geometry`'s arity per level and its powers.
-
-    Returns
-    -------
-    int
-        Links between the two hosts.
-    """
-    nd = dims.shape[0]
-    for j in range(nd):
-        if (a // strides[j]) % dims[j] != (b // strides[j]) % dims[j]:
             return 2 * (nd - j)
     return 0
 

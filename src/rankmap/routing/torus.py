@@ -44,6 +44,8 @@ class DOR(_GridRouter):
     """Dimension-order routing: dimensions in order, the shorter way round (ties +)."""
 
     name = "dor"
+    #: a walk's crossing of one link is decided per dimension (:meth:`crosses`)
+    cheap_crosses = True
 
     def path_arrays(self, src, dst, nbytes=None):
         """One path per flow, fraction 1 on each of its links, in walk order (see
@@ -60,9 +62,6 @@ class DOR(_GridRouter):
         return tk.dor_crosses(np.ascontiguousarray(src, dtype=np.int64),
                               np.ascontiguousarray(dst, dtype=np.int64), m.dims, m.strides,
                               m.wrap, int(m.dense_slot_of_link[link]))
-
-    #: a walk's crossing of one link is decided per dimension (:meth:`crosses`)
-    cheap_crosses = True
 
     def route_entries(self, src, dst) -> np.ndarray:
         """Route entries of every flow (see :meth:`Router.route_entries`): one per hop of its
