@@ -103,3 +103,25 @@ def test_grouped_loads_equal_per_flow_loads(spec, routing, data):
     if want.class_hops is not None:
         assert np.allclose(got.class_hops, want.class_hops, rtol=1e-12, atol=0)
     assert groups.count.sum() == len(src)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 40), st.lists(st.tuples(st.integers(0, 39), st.integers(0, 39)),
+                                    max_size=300))
+def test_flows_at_each_end_are_a_stable_sort_of_the_ends(n_ends, pairs):
+    """``end_flow_csr``'s rows are the flows of a stable sort of (sources, then
+    destinations): a rank's flows out in order, then its flows in, a loop twice; every flow
+    appears once per end."""
+    from rankmap.kernels.flows import end_flow_csr
+
+    src = np.array([a % n_ends for a, _ in pairs], dtype=np.int64)
+    dst = np.array([b % n_ends for _, b in pairs], dtype=np.int64)
+    indptr, flows = end_flow_csr(src, dst, n_ends)
+    ends = np.concatenate([src, dst])
+    order = np.argsort(ends, kind="stable")
+    assert np.array_equal(indptr, np.searchsorted(ends[order], np.arange(n_ends + 1)))
+    assert np.array_equal(flows, np.concatenate([np.arange(len(src))] * 2)[order])
+    for x in range(n_ends):
+        row = flows[indptr[x]:indptr[x + 1]]
+        assert sorted(row.tolist()) == sorted(np.flatnonzero(src == x).tolist()
+                                              + np.flatnonzero(dst == x).tolist())

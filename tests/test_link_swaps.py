@@ -76,7 +76,8 @@ def test_every_flow_over_a_link_starts_or_ends_where_the_router_says(case, seed)
 def test_flows_over_a_link_from_the_units_on_its_ends_are_the_scanned_ones(spec, seed, slots):
     """``flows_over_link`` gives the same flows, in the same order, whether it scans every
     flow or looks only at the units on the nodes the router names."""
-    from rankmap.mappers.swap_refine import _flow_csr, flows_over_link
+    from rankmap.kernels.flows import end_flow_csr
+    from rankmap.mappers.swap_refine import flows_over_link
 
     machine = parse_machine(spec)
     router = router_for(machine, "dor")
@@ -87,7 +88,7 @@ def test_flows_over_a_link_from_the_units_on_its_ends_are_the_scanned_ones(spec,
     s = rng.integers(0, n_units, 300)
     d = rng.integers(0, n_units, 300)
     h = machine.hop_distance(alloc[at[s]], alloc[at[d]])
-    csr = _flow_csr(s, d, n_units)
+    csr = end_flow_csr(s, d, n_units)
     for link in range(machine.n_links):
         scanned = flows_over_link(router, s, d, at, h, alloc, link)
         by_unit = flows_over_link(router, s, d, at, h, alloc, link, unit_flows=csr)

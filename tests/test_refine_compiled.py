@@ -193,6 +193,48 @@ def test_links_at_each_phase_top_are_counted_through_kept_moves(spec, pat):
 
 
 @pytest.mark.parametrize("spec,pat", [("torus:4x4:cores=2", "stencil:8x4:box"),
+                                      ("mesh:3x5:cores=2", "stencil:5x6:box"),
+                                      ("fattree:k=4:levels=2:cores=2", "fft2d:4x8"),
+                                      ("torus:6x4:wrap=x:cores=2", "pairs:random")])
+def test_every_ranks_hop_bytes_are_kept_through_kept_moves(spec, pat):
+    """The target choice reads every rank's hop-bytes from the state instead of summing its
+    partners' hops where it stands: after hundreds of kept moves (swaps and moves to free
+    cores) they equal, bit for bit, the sums taken afresh, and equal bytes x hops over the
+    partners computed with numpy."""
+    from rankmap.kernels.refine_grid import rank_hop_bytes
+    from rankmap.mappers.exact_grid import hop_geometry
+    from rankmap.mappers.geometry import neighbour_csr
+    from rankmap.mappers.refine import _GridState, _State
+
+    machine = parse_machine(spec)
+    allocation = whole_machine(machine)
+    pattern = parse_pattern(pat, default_ranks=allocation.n_cores - 3)
+    n = pattern.n_ranks
+    wsym = _symmetric_bytes(pattern)
+    rng = np.random.default_rng(8)
+    st = _State(pattern, machine, allocation, None, rng.permutation(allocation.n_cores)[:n])
+    gs = _GridState(st, pattern, wsym)
+    kept = 0
+    cpn = allocation.cores_per_node
+    nb_ptr, nb_pos = neighbour_csr(machine, allocation)
+    for _ in range(600):
+        a = int(rng.integers(n))
+        c = int(rng.integers(allocation.n_cores))
+        p = c // cpn
+        kept += max(gs.propose(a, p, nb_pos[nb_ptr[p]:nb_ptr[p + 1]], c, wsym), 0)
+    assert kept > 20
+    w_hb = gs.w[3]
+    dims, _strides, wrap = hop_geometry(machine)
+    fresh = rank_hop_bytes(gs.cores, cpn, *gs.w[:3], gs.pcoords, dims, wrap)
+    assert np.array_equal(w_hb, fresh)
+    node = allocation.nodes[gs.cores // cpn]
+    coo = wsym.tocoo()
+    by_numpy = np.bincount(coo.row, weights=coo.data * machine.hop_distance(
+        node[coo.row], node[coo.col]), minlength=n)
+    assert np.array_equal(w_hb, by_numpy)
+
+
+@pytest.mark.parametrize("spec,pat", [("torus:4x4:cores=2", "stencil:8x4:box"),
                                       ("torus:4x4x4", "stencil:4x4x4:periodic"),
                                       ("mesh:4x4:cores=4", "fft2d:8x8"),
                                       ("torus:6x4:wrap=x:cores=2", "pairs:random")])

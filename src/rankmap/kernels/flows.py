@@ -1,4 +1,5 @@
-"""Compiled grouping of a phase's flows into groups of identical flows.
+"""Compiled grouping of a phase's flows into groups of identical flows, and the flows at each
+end (:func:`end_flow_csr`).
 
 Flows with the same source node, destination node and size are routed the same way, get the
 same share of every link under max-min sharing and arrive at the same time, so routing and the
@@ -17,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["group_flows", "INSERTION_MAX"]
+__all__ = ["group_flows", "end_flow_csr", "INSERTION_MAX"]
 
 
 #: a source's groups are put in order by insertion (no allocation) up to this many, by two
@@ -155,3 +156,45 @@ def group_flows(src, dst, nbytes, n_nodes):
                 f = order[i]
                 inverse[f] = remap[inverse[f] - lo]
     return first[:g].copy(), count[:g].copy(), inverse
+
+
+@njit(cache=True, nogil=True)
+def end_flow_csr(src, dst, n_ends):
+    """The flows touching each end (rank or unit), as a CSR: a counting sort of the ends.
+
+    Row ``x`` lists the flows whose source is ``x`` in increasing order, then those whose
+    destination is ``x`` in increasing order (a flow from ``x`` to itself twice): the order
+    of a stable sort of ``concatenate([src, dst])``, in linear time.
+
+    Parameters
+    ----------
+    src, dst : ndarray of int64, shape (n_flows,)
+        Source and destination end of every flow, in 0 .. n_ends-1.
+    n_ends : int
+        Number of ends.
+
+    Returns
+    -------
+    indptr : ndarray of int64, shape (n_ends + 1,)
+        Row ``x`` is ``flows[indptr[x]:indptr[x + 1]]``.
+    flows : ndarray of int64, shape (2 * n_flows,)
+        Flow ids.
+    """
+    n = src.shape[0]
+    indptr = np.zeros(n_ends + 1, dtype=np.int64)
+    for f in range(n):
+        indptr[src[f] + 1] += 1
+        indptr[dst[f] + 1] += 1
+    for x in range(n_ends):
+        indptr[x + 1] += indptr[x]
+    fill = indptr[:-1].copy()
+    flows = np.empty(2 * n, dtype=np.int64)
+    for f in range(n):
+        x = src[f]
+        flows[fill[x]] = f
+        fill[x] += 1
+    for f in range(n):
+        x = dst[f]
+        flows[fill[x]] = f
+        fill[x] += 1
+    return indptr, flows

@@ -57,8 +57,8 @@ from .fattree import dmodk_walk
 from .hops import position_hop
 from .torus import dor_takes_slot, dor_walk
 
-__all__ = ["refine_step", "refine_batch", "refine_batches", "swap_step", "count_at_max",
-           "count_at_top", "flow_weights", "draw_table", "cumulative_weights", "draw_from_sums",
+__all__ = ["refine_step", "refine_batch", "refine_batches", "rank_hop_bytes", "swap_step",
+           "count_at_max", "count_at_top", "flow_weights", "draw_table", "cumulative_weights", "draw_from_sums",
            "window_stop", "STOP_BUDGET", "STOP_REFUSED", "STOP_WORK", "STOP_NO_HOPS",
            "STOP_SMALL_GAIN", "STOP_BEHIND", "GO_ON"]
 
@@ -102,14 +102,17 @@ def _tree_takes(s, t, slot, dims):
 
 
 @njit(cache=True, nogil=True)
-def _best_target(mover, tpos, cores, rank_of_core, cpn, w_indptr, w_indices, w_data, pcoords,
-                 dims, wrap):
+def _best_target(mover, tpos, cores, rank_of_core, cpn, w_indptr, w_indices, w_data, w_hb,
+                 pcoords, dims, wrap):
     """The core on the positions ``tpos`` whose move (a swap with its rank, if any) saves
     the most hop-bytes, or -1 when none saves any (rankmap.mappers.refine's
     ``_target_gains``: the first best target in position, then core order).
 
-    The mover's partners' term is summed once per position; a core's holder, when one of
-    those partners, has its term taken out again (exact: whole-number sums)."""
+    A rank's terms where it stands are its hop-bytes ``w_hb`` (:func:`rank_hop_bytes`), so
+    only the distances from where it would go are summed: the mover's once per position,
+    a holder's once per core. A core's holder, when one of the mover's partners, has its
+    term taken out again (exact: whole-number sums, so the order of additions cannot change
+    a gain)."""
     here = cores[mover] // cpn
     a0, a1 = w_indptr[mover], w_indptr[mover + 1]
     best_core = -1
@@ -117,29 +120,33 @@ def _best_target(mover, tpos, cores, rank_of_core, cpn, w_indptr, w_indices, w_d
     first = True
     for j in range(tpos.shape[0]):
         tp = tpos[j]
-        gx_all = 0.0
+        there = 0.0
         for e in range(a0, a1):
             xp = cores[w_indices[e]] // cpn
-            gx_all += (float(_hop(pcoords, here, xp, dims, wrap))
-                       - float(_hop(pcoords, tp, xp, dims, wrap))) * w_data[e]
+            there += float(_hop(pcoords, tp, xp, dims, wrap)) * w_data[e]
+        gx_all = w_hb[mover] - there
         for k in range(cpn):
             t = tp * cpn + k
             holder = rank_of_core[t]
             gx = gx_all
             gy = 0.0
             if holder >= 0:
+                # the holder's terms where it would go (here); the mover's distance to it
+                # does not change (a swap), so neither side counts that pair
+                moved = 0.0
+                for e in range(w_indptr[holder], w_indptr[holder + 1]):
+                    y = w_indices[e]
+                    if y == mover:
+                        continue
+                    moved += w_data[e] * float(_hop(pcoords, here, cores[y] // cpn, dims,
+                                                    wrap))
+                gy = w_hb[holder] - moved
                 e = a0 + np.searchsorted(w_indices[a0:a1], holder)
                 if e < a1 and w_indices[e] == holder:
                     hp = cores[holder] // cpn
                     gx -= (float(_hop(pcoords, here, hp, dims, wrap))
                            - float(_hop(pcoords, tp, hp, dims, wrap))) * w_data[e]
-                for e in range(w_indptr[holder], w_indptr[holder + 1]):
-                    y = w_indices[e]
-                    if y == mover:
-                        continue
-                    yp = cores[y] // cpn
-                    gy += w_data[e] * (float(_hop(pcoords, tp, yp, dims, wrap))
-                                       - float(_hop(pcoords, here, yp, dims, wrap)))
+                    gy -= w_data[e] * float(_hop(pcoords, tp, here, dims, wrap))
             g = gx + gy
             if first or g > best_g:
                 first = False
@@ -148,6 +155,65 @@ def _best_target(mover, tpos, cores, rank_of_core, cpn, w_indptr, w_indices, w_d
     if not first and best_g > 0:
         return best_core
     return -1
+
+
+@njit(cache=True, nogil=True)
+def rank_hop_bytes(cores, cpn, w_indptr, w_indices, w_data, pcoords, dims, wrap):
+    """Every rank's hop-bytes: its bytes with each partner (both directions, all phases)
+    times the hops between their nodes.
+
+    Parameters
+    ----------
+    cores : ndarray of int64
+        Allocation core of every rank.
+    cpn : int
+        Cores per node.
+    w_indptr, w_indices, w_data : ndarray
+        Bytes between ranks, both directions, all phases (CSR).
+    pcoords : ndarray of int64, shape (positions, ndim)
+        Coordinates of every allocation position's node.
+    dims : ndarray of int64
+        Sides of the torus/mesh (a k-ary n-tree's arity once per level).
+    wrap : ndarray of bool or int8
+        Whether each dimension wraps around (int8 on a k-ary n-tree).
+
+    Returns
+    -------
+    ndarray of float64
+        Byte-hops of every rank (B x links).
+    """
+    n = w_indptr.shape[0] - 1
+    out = np.zeros(n, dtype=np.float64)
+    for r in range(n):
+        pr = cores[r] // cpn
+        s = 0.0
+        for e in range(w_indptr[r], w_indptr[r + 1]):
+            s += w_data[e] * float(_hop(pcoords, pr, cores[w_indices[e]] // cpn, dims, wrap))
+        out[r] = s
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _moved_hop_bytes(ranks, old_pos, cores, cpn, w_indptr, w_indices, w_data, w_hb, pcoords,
+                     dims, wrap):
+    """After a kept move (``cores`` updated): the moved ranks' hop-bytes summed again, and
+    each other partner's changed by its term with the rank that moved (exact sums)."""
+    for k in range(ranks.shape[0]):
+        r = ranks[k]
+        pr = cores[r] // cpn
+        s = 0.0
+        for e in range(w_indptr[r], w_indptr[r + 1]):
+            y = w_indices[e]
+            py = cores[y] // cpn
+            h = float(_hop(pcoords, pr, py, dims, wrap))
+            s += w_data[e] * h
+            moved = False
+            for q in range(ranks.shape[0]):
+                if ranks[q] == y:
+                    moved = True
+            if not moved:
+                w_hb[y] += w_data[e] * (h - float(_hop(pcoords, old_pos[k], py, dims, wrap)))
+        w_hb[r] = s
 
 
 @njit(cache=True, nogil=True)
@@ -704,9 +770,9 @@ def _try_move(ranks, new_cores, cores, rank_of_core, alloc_nodes, cpn, pcoords, 
 
 @njit(cache=True, nogil=True)
 def refine_step(a, ppos, opts, c, cores, rank_of_core, alloc_nodes, cpn, w_indptr, w_indices,
-                w_data, pcoords, f_src, f_dst, f_bytes, f_off, rf_indptr, rf_fl, rf_off, loads,
-                members, n_members, in_set, busy_len, added_len, top, n_top, phase_hb, weight, scal,
-                scratch, mark, n_links, dims, strides, wrap, link_of_slot, slot_of_link, wit):
+                w_data, w_hb, pcoords, f_src, f_dst, f_bytes, f_off, rf_indptr, rf_fl, rf_off,
+                loads, members, n_members, in_set, busy_len, added_len, top, n_top, phase_hb,
+                weight, scal, scratch, mark, n_links, dims, strides, wrap, link_of_slot, slot_of_link, wit):
     """Judge, and keep or refuse, one proposal of the refinement (see the module docstring).
 
     Parameters
@@ -731,6 +797,8 @@ phase_hb, weight, scal : ndarray
     w_indptr, w_indices, w_data : ndarray
         Bytes between ranks, both directions, all phases (CSR, sorted int64 indices,
         float64).
+    w_hb : ndarray of float64
+        Every rank's hop-bytes under ``cores`` (:func:`rank_hop_bytes`; updated when kept).
     pcoords : ndarray of int64, shape (positions, ndim)
         Coordinates of every allocation position's node.
     f_src, f_dst, f_bytes, f_off : ndarray
@@ -765,7 +833,7 @@ phase_hb, weight, scal : ndarray
     tpos[0] = ppos
     tpos[1:] = opts
     best = _best_target(a, tpos, cores, rank_of_core, cpn, w_indptr, w_indices, w_data,
-                        pcoords, dims, wrap)
+                        w_hb, pcoords, dims, wrap)
     if best >= 0:
         c = best
     if c == cores[a]:
@@ -783,10 +851,16 @@ phase_hb, weight, scal : ndarray
         ranks[1] = b
         new_cores[0] = c
         new_cores[1] = cores[a]
+    old_pos = np.empty(ranks.shape[0], dtype=np.int64)
+    for k in range(ranks.shape[0]):
+        old_pos[k] = cores[ranks[k]] // cpn
     kept = _try_move(ranks, new_cores, cores, rank_of_core, alloc_nodes, cpn, pcoords, f_src,
                      f_dst, f_bytes, f_off, rf_indptr, rf_fl, rf_off, loads, members, n_members,
                      in_set, busy_len, added_len, top, n_top, phase_hb, weight, scal, scratch, mark,
                      n_links, dims, strides, wrap, link_of_slot, slot_of_link, wit)
+    if kept:
+        _moved_hop_bytes(ranks, old_pos, cores, cpn, w_indptr, w_indices, w_data, w_hb,
+                         pcoords, dims, wrap)
     return 1 if kept else 0
 
 
@@ -857,9 +931,9 @@ def window_stop(counters, window_start, behind, window, min_gain, scal):
 @njit(cache=True, nogil=True)
 def refine_batch(rng, sums, last, batch, src, dst, nb_ptr, nb_pos, counters, window_start,
                  behind, window, min_gain, max_work, reweight_ratio, built, cores, rank_of_core,
-                 alloc_nodes, cpn, w_indptr, w_indices, w_data, pcoords, f_src, f_dst, f_bytes,
-                 f_off, rf_indptr, rf_fl, rf_off, loads, members, n_members, in_set, busy_len,
-                 added_len, top, n_top, phase_hb, weight, scal, scratch, mark, n_links, dims,
+                 alloc_nodes, cpn, w_indptr, w_indices, w_data, w_hb, pcoords, f_src, f_dst,
+                 f_bytes, f_off, rf_indptr, rf_fl, rf_off, loads, members, n_members, in_set,
+                 busy_len, added_len, top, n_top, phase_hb, weight, scal, scratch, mark, n_links, dims,
                  strides, wrap, link_of_slot, slot_of_link, wit):
     """One batch of :func:`rankmap.mappers.refine.refine_search`'s proposals, drawn and
     judged as its Python loop does, draw for draw from the same generator.
@@ -902,8 +976,8 @@ def refine_batch(rng, sums, last, batch, src, dst, nb_ptr, nb_pos, counters, win
         reaches the number of flows.
     built : float
         Work when the table was built.
-    cores, rank_of_core, alloc_nodes, cpn, w_indptr, w_indices, w_data, pcoords, f_src, \
-f_dst, f_bytes, f_off, rf_indptr, rf_fl, rf_off, loads, members, n_members, in_set, \
+    cores, rank_of_core, alloc_nodes, cpn, w_indptr, w_indices, w_data, w_hb, pcoords, \
+f_src, f_dst, f_bytes, f_off, rf_indptr, rf_fl, rf_off, loads, members, n_members, in_set, \
 busy_len, added_len, top, n_top, phase_hb, weight, scal, scratch, mark, n_links, dims, strides, \
 wrap, link_of_slot, slot_of_link, wit
         As :func:`refine_step`.
@@ -935,7 +1009,8 @@ wrap, link_of_slot, slot_of_link, wit
             tpos = nb_pos[o0 + rng.integers(0, o1 - o0)]
         c = tpos * cpn + rng.integers(0, cpn)
         kept = refine_step(a, ppos, nb_pos[o0:o1], c, cores, rank_of_core, alloc_nodes, cpn,
-                           w_indptr, w_indices, w_data, pcoords, f_src, f_dst, f_bytes, f_off,
+                           w_indptr, w_indices, w_data, w_hb, pcoords, f_src, f_dst, f_bytes,
+                           f_off,
                            rf_indptr, rf_fl, rf_off, loads, members, n_members, in_set,
                            busy_len, added_len, top, n_top, phase_hb, weight, scal, scratch, mark,
                            n_links, dims, strides, wrap, link_of_slot, slot_of_link, wit)
@@ -963,9 +1038,9 @@ wrap, link_of_slot, slot_of_link, wit
 @njit(cache=True, nogil=True)
 def refine_batches(rng, batch, max_refused, src, dst, nb_ptr, nb_pos, counters, window_start,
                    behind, window, min_gain, max_work, reweight_ratio, cores, rank_of_core,
-                   alloc_nodes, cpn, w_indptr, w_indices, w_data, pcoords, f_src, f_dst,
-                   f_bytes, f_off, rf_indptr, rf_fl, rf_off, loads, members, n_members, in_set,
-                   busy_len, added_len, top, n_top, phase_hb, weight, scal, scratch, mark,
+                   alloc_nodes, cpn, w_indptr, w_indices, w_data, w_hb, pcoords, f_src,
+                   f_dst, f_bytes, f_off, rf_indptr, rf_fl, rf_off, loads, members, n_members,
+                   in_set, busy_len, added_len, top, n_top, phase_hb, weight, scal, scratch, mark,
                    n_links, dims, strides, wrap, link_of_slot, slot_of_link, wit):
     """The whole search loop of :func:`rankmap.mappers.refine.refine_search` in one call:
     batches of :func:`refine_batch`, with the loop's checks before each (budget, refusals
@@ -985,8 +1060,8 @@ def refine_batches(rng, batch, max_refused, src, dst, nb_ptr, nb_pos, counters, 
     src, dst, nb_ptr, nb_pos, counters, window_start, behind, window, min_gain, max_work, \
 reweight_ratio
         As :func:`refine_batch` (``counters``, ``window_start`` and ``behind`` updated).
-    cores, rank_of_core, alloc_nodes, cpn, w_indptr, w_indices, w_data, pcoords, f_src, \
-f_dst, f_bytes, f_off, rf_indptr, rf_fl, rf_off, loads, members, n_members, in_set, \
+    cores, rank_of_core, alloc_nodes, cpn, w_indptr, w_indices, w_data, w_hb, pcoords, \
+f_src, f_dst, f_bytes, f_off, rf_indptr, rf_fl, rf_off, loads, members, n_members, in_set, \
 busy_len, added_len, top, n_top, phase_hb, weight, scal, scratch, mark, n_links, dims, strides, \
 wrap, link_of_slot, slot_of_link, wit
         As :func:`refine_step` (``scal[TOTAL]`` is the draw weights' sum).
@@ -1019,7 +1094,8 @@ wrap, link_of_slot, slot_of_link, wit
         code = refine_batch(rng, sums, last, batch, src, dst, nb_ptr, nb_pos, counters,
                             window_start, behind, window, min_gain, max_work, reweight_ratio,
                             built, cores, rank_of_core, alloc_nodes, cpn, w_indptr, w_indices,
-                            w_data, pcoords, f_src, f_dst, f_bytes, f_off, rf_indptr, rf_fl,
+                            w_data, w_hb, pcoords, f_src, f_dst, f_bytes, f_off, rf_indptr,
+                            rf_fl,
                             rf_off, loads, members, n_members, in_set, busy_len, added_len, top,
                             n_top, phase_hb, weight, scal, scratch, mark, n_links, dims, strides,
                             wrap, link_of_slot, slot_of_link, wit)

@@ -51,9 +51,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import RankmapError
+from ..kernels.flows import end_flow_csr
 from ..kernels.refine_grid import (GO_ON, STOP_BEHIND, STOP_BUDGET, STOP_NO_HOPS, STOP_REFUSED,
                                    STOP_SMALL_GAIN, STOP_WORK, count_at_top, flow_weights,
-                                   refine_batches, refine_step, window_stop)
+                                   rank_hop_bytes, refine_batches, refine_step,
+                                   window_stop)
 from ..routing import Router, router_for
 from ..routing.groups import grouped_loads
 from .base import MapperInfo
@@ -145,11 +147,8 @@ def check_budget(budget) -> int:
 
 def _rank_flow_csr(src, dst, n_ranks):
     """CSR of flow indices touching each rank (as source or destination)."""
-    f = np.arange(len(src))
-    r = np.concatenate([src, dst])
-    ff = np.concatenate([f, f])
-    order = np.argsort(r, kind="stable")
-    return np.searchsorted(r[order], np.arange(n_ranks + 1)), ff[order]
+    return end_flow_csr(np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64),
+                        int(n_ranks))
 
 
 class _State:
@@ -189,7 +188,8 @@ class _State:
         self.f_bytes = np.concatenate([p.bytes for p in self.phases] or none).astype(np.float64)
         self.f_phase = np.repeat(np.arange(len(self.phases)),
                                  [p.n_flows for p in self.phases]).astype(np.int64)
-        self.rank_flows = _rank_flow_csr(self.f_src, self.f_dst, pattern.n_ranks)
+        self._rank_flows = None           # (the Python step's: built when first asked for)
+        self.n_ranks = pattern.n_ranks
         # draw weights (bytes x hops of every flow, phases one after the other): built by the
         # first draw_table, then kept up to date for the flows of kept moves
         self.weight = None
@@ -312,7 +312,9 @@ class _State:
 
     def _moved_flows(self, ranks) -> np.ndarray:
         """Global ids of the flows with an end among ``ranks`` (sorted, distinct)."""
-        ptr, fl = self.rank_flows
+        if self._rank_flows is None:
+            self._rank_flows = _rank_flow_csr(self.f_src, self.f_dst, self.n_ranks)
+        ptr, fl = self._rank_flows
         return np.unique(np.concatenate([fl[ptr[r]:ptr[r + 1]] for r in ranks]))
 
     def _refused_by_witness(self, moves, idx) -> bool:
@@ -543,8 +545,8 @@ class _GridState:
         self.cores, self.rank_of_core = st.cores, st.rank_of_core
         self.alloc_nodes = np.ascontiguousarray(st.alloc_nodes, dtype=np.int64)
         self.cpn = int(st.cpn)
-        self.w = (wsym.indptr.astype(np.int64), wsym.indices.astype(np.int64),
-                  wsym.data.astype(np.float64))
+        w = (wsym.indptr.astype(np.int64), wsym.indices.astype(np.int64),
+             wsym.data.astype(np.float64))
         # on a k-ary n-tree: hosts' base-k digits, the arity once per level, link ids for
         # dense slots, and an int8 ``wrap`` that makes the kernels compile their tree steps
         # (kernels.hops, kernels.refine_grid's _walk and witness test)
@@ -555,6 +557,8 @@ class _GridState:
             link_of_slot = np.ascontiguousarray(m.link_of_dense_slot, dtype=np.int64)
             slot_of_link = np.ascontiguousarray(m.dense_slot_of_link, dtype=np.int64)
         self.pcoords = np.ascontiguousarray(m.coords(self.alloc_nodes), dtype=np.int64)
+        # the partners' bytes, and every rank's hop-bytes (kept up to date by the kernels)
+        self.w = w + (rank_hop_bytes(self.cores, self.cpn, *w, self.pcoords, dims, wrap),)
         # every phase's flows one after the other, as the Python state has them
         self.f_off = st.flow_off.astype(np.int64)
         self.f_src, self.f_dst, self.f_bytes = st.f_src, st.f_dst, st.f_bytes

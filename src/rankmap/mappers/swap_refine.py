@@ -33,6 +33,7 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
+from ..kernels.flows import end_flow_csr
 from ..kernels.link_swap_grid import attack_link_grid, flows_over_slot
 from ..kernels.refine_grid import swap_step
 from ..kernels.torus import position_coords, side_gain_grid
@@ -420,15 +421,6 @@ def hop_swap_passes(w: sp.csr_matrix, place: UnitPlacement, machine, neighbours,
     return applied
 
 
-def _flow_csr(src, dst, n_units):
-    """CSR (indptr, flow ids) of the flows touching each unit."""
-    f = np.arange(len(src))
-    r = np.concatenate([src, dst])
-    ff = np.concatenate([f, f])
-    order = np.argsort(r, kind="stable")
-    return np.searchsorted(r[order], np.arange(n_units + 1)), ff[order]
-
-
 def route_deltas(router, moved):
     """Changed links, their byte change and the moved flows' hops, per phase, from one call
     of the router's :meth:`~rankmap.routing.Router.link_sums_by_part` for all phases
@@ -477,7 +469,9 @@ class _Loads:
     def __init__(self, phases, place: UnitPlacement, machine, routing, n_units):
         self.phases = [(s, d, b) for s, d, b in phases if len(s)]
         self.place, self.machine, self.routing = place, machine, routing
-        self.csr = [_flow_csr(s, d, n_units) for s, d, b in self.phases]
+        # the flows touching each unit, per phase (CSR)
+        self.csr = [end_flow_csr(np.asarray(s, dtype=np.int64), np.asarray(d, dtype=np.int64),
+                                 int(n_units)) for s, d, b in self.phases]
         self.router = router_for(machine, routing)
         # UGAL's routes depend on the whole phase's traffic: such phases are routed afresh
         self.whole_phase = type(self.router).for_phase is not Router.for_phase
