@@ -44,16 +44,34 @@ def test_crosses_matches_the_routers_paths(case, seed):
                                                "torus:8", "torus:3x2x2x3") for r in ("dor",)]
                        + [("torus:4x3x5", "adaptive"),
                           ("dragonfly:groups=4,rows=2,cols=2,nodes=2", "minimal"),
-                          ("fattree:k=4:levels=2", "dmodk")]),
+                          ("fattree:k=4:levels=2", "dmodk"), ("fattree:k=3:levels=3", "dmodk"),
+                          ("fattree:k=2:levels=4:taper=2", "dmodk"),
+                          ("fattree:k=4:levels=2", "ecmp")]),
        st.integers(0, 2**31 - 1))
 def test_every_flow_over_a_link_starts_or_ends_where_the_router_says(case, seed):
     """``Router.ends_through``: each flow with bytes on the link starts at one of the nodes
-    (or ends at one), and under dimension order the set is the smaller side."""
+    (or ends at one); under dimension order the set is the smaller side, and under d-mod-k
+    a down link's flows all go to one host."""
     machine, router, rng, src, dst = _random_flows(case, seed, 200)
     for link in rng.integers(0, machine.n_links, 6):
         ends = router.ends_through(int(link))
-        if case[1] != "dor":
+        if case[1] not in ("dor", "dmodk"):
             assert ends is None
+            continue
+        if case[1] == "dmodk":
+            side, nodes = ends
+            assert np.all(np.diff(nodes) > 0) and len(nodes) <= machine.n_nodes
+            n = machine.n_nodes
+            a = np.repeat(np.arange(n), n)
+            b = np.tile(np.arange(n), n)
+            hit = router.crosses(a, b, int(link))
+            assert np.isin((a if side == "src" else b)[hit], nodes).all()
+            k, levels = machine.k, machine.levels
+            hosts, per_level = k ** levels, k ** (levels - 1) * k
+            if hosts <= link < 2 * hosts or link >= 2 * hosts + (levels - 1) * per_level:
+                # a host's down link, or a switch link on the way down: one destination
+                assert side == "dst" and len(nodes) == 1
+                assert np.array_equal(np.unique(b[hit]), nodes)
             continue
         side, nodes = ends
         assert np.all(np.diff(nodes) > 0) and len(nodes) <= machine.n_nodes

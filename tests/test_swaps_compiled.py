@@ -1,6 +1,7 @@
 """``graph``'s compiled link swaps decide as the Python swaps do, swap for swap.
 
-On a torus or mesh under dimension order, with sizes whose sums are exact
+On a torus or mesh under dimension order, or a k-ary n-tree under d-mod-k, with sizes whose
+sums are exact
 (:mod:`rankmap.mappers.exact_grid`), ``_Loads.try_swap`` runs
 :func:`rankmap.kernels.refine_grid.swap_step`; elsewhere the Python step.
 """
@@ -17,7 +18,19 @@ from rankmap.mappers.geometry import neighbour_csr
 from rankmap.mappers.swap_refine import UnitPlacement, link_swaps
 
 MACHINES = ["torus:4x4:cores=2", "mesh:5x3:cores=3", "torus:4x3x2", "torus:6x4:wrap=x:cores=2",
-            "torus:8", "mesh:3x3x3:cores=2"]
+            "torus:8", "mesh:3x3x3:cores=2", "fattree:k=4:levels=2:cores=2", "fattree:k=3:levels=3",
+            "fattree:k=2:levels=4:cores=2:taper=2"]
+
+
+def _routing(spec):
+    """The routing the compiled swaps follow on the machine: d-mod-k on trees."""
+    return "dmodk" if spec.startswith("fattree") else "dor"
+
+
+def _python_swaps_only(mp):
+    """Keep the Python swaps (neither compiled routing applies)."""
+    mp.setattr(swap_refine, "grid_steps_apply", lambda router, machine: False)
+    mp.setattr(swap_refine, "tree_steps_apply", lambda router, machine: False)
 
 
 def _phases(n, seed, n_phases, sizes):
@@ -57,10 +70,10 @@ def test_compiled_swap_decides_as_python(spec, seed, n_phases, scattered, sizes)
     pos = np.random.default_rng(seed).permutation(n_pos)[:n]
     a_place = UnitPlacement(pos, n_pos, slots, allocation)
     b_place = UnitPlacement(pos, n_pos, slots, allocation)
-    compiled = swap_refine._Loads(phases, a_place, machine, "dor", n)
+    compiled = swap_refine._Loads(phases, a_place, machine, _routing(spec), n)
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(swap_refine, "grid_steps_apply", lambda router, machine: False)
-        python = swap_refine._Loads(phases, b_place, machine, "dor", n)
+        _python_swaps_only(mp)
+        python = swap_refine._Loads(phases, b_place, machine, _routing(spec), n)
     assert compiled.grid is not None and python.grid is None
     rng = np.random.default_rng(seed + 1)
     kept = 0
@@ -82,7 +95,7 @@ def test_compiled_swap_decides_as_python(spec, seed, n_phases, scattered, sizes)
         assert np.array_equal(x, y)
 
 
-@pytest.mark.parametrize("spec", ["torus:4x4x4:cores=2", "mesh:6x5"])
+@pytest.mark.parametrize("spec", ["torus:4x4x4:cores=2", "mesh:6x5", "fattree:k=4:levels=3"])
 def test_link_swaps_same_placement_compiled_or_not(monkeypatch, spec):
     machine = parse_machine(spec)
     allocation = whole_machine(machine)
@@ -94,9 +107,9 @@ def test_link_swaps_same_placement_compiled_or_not(monkeypatch, spec):
         place = UnitPlacement(pos, n, 1, allocation)
         with monkeypatch.context() as mp:
             if not compiled:
-                mp.setattr(swap_refine, "grid_steps_apply", lambda router, machine: False)
-            kept = link_swaps(phases, place, machine, "dor", neighbour_csr(machine, allocation),
-                              seed=5, max_proposals=400)
+                _python_swaps_only(mp)
+            kept = link_swaps(phases, place, machine, _routing(spec),
+                              neighbour_csr(machine, allocation), seed=5, max_proposals=400)
         runs.append((kept, place.pos_of.copy()))
     assert runs[0][0] == runs[1][0] and runs[0][0] > 0
     assert np.array_equal(runs[0][1], runs[1][1])
@@ -126,7 +139,7 @@ def test_compiled_attack_takes_the_python_loops_swaps(spec, seed, n_phases, scat
     runs = []
     for compiled in (True, False):
         place = UnitPlacement(pos, n_pos, slots, allocation)
-        kept = link_swaps(phases, place, machine, "dor", nb, seed=seed % 7,
+        kept = link_swaps(phases, place, machine, _routing(spec), nb, seed=seed % 7,
                           max_proposals=max_proposals, compiled=compiled)
         runs.append((kept, place.pos_of.copy(), place.unit_at.copy()))
     assert runs[0][0] == runs[1][0]

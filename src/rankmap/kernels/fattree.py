@@ -17,7 +17,7 @@ import numpy as np
 from numba import njit
 
 __all__ = ["ktree_rows", "ktree_accumulate", "ktree_entry_counts", "ktree_crosses",
-           "ktree_hop", "ktree_hops", "dmodk_walk", "tree_rows"]
+           "ktree_hop", "ktree_hops", "dmodk_walk", "dmodk_takes", "dmodk_ends", "tree_rows"]
 
 
 @njit(cache=True, nogil=True)
@@ -73,6 +73,93 @@ def dmodk_walk(s, d, k, n, out):
         pos += 2
         kl1 *= k
     return pos
+
+
+@njit(cache=True, nogil=True)
+def dmodk_takes(s, d, link, k, n):
+    """Whether the d-mod-k route from host s to host d takes ``link`` (the links of
+    :func:`dmodk_walk`, tested as they are found: nothing is written).
+
+    Parameters
+    ----------
+    s, d : int
+        Source and destination host.
+    link : int
+        Link id.
+    k : int
+        Arity of the tree.
+    n : int
+        Number of switch levels.
+
+    Returns
+    -------
+    bool
+        True when ``link`` is on the route (never for s == d).
+    """
+    if s == d:
+        return False
+    H = k ** n
+    if link < 2 * H:
+        return link == s or link == H + d
+    S = k ** (n - 1)
+    down0 = 2 * H + (n - 1) * S * k
+    m = _nca_level(s, d, k)
+    kl1 = 1  # k^(l-1)
+    for l in range(1, m):
+        rep = d % kl1
+        c = (d // kl1) % k
+        if link == 2 * H + ((l - 1) * S + s // (kl1 * k) * kl1 + rep) * k + c:
+            return True
+        if link == down0 + ((l - 1) * S + d // (kl1 * k) * kl1 + rep) * k + c:
+            return True
+        kl1 *= k
+    return False
+
+
+def dmodk_ends(link: int, k: int, n: int) -> tuple[str, np.ndarray]:
+    """The hosts every d-mod-k flow over ``link`` starts at, or those every such flow ends
+    at, whichever are fewer (:meth:`rankmap.routing.Router.ends_through`).
+
+    A host link's flows start (up) or end (down) at its host. A switch link between levels
+    ``l`` and ``l + 1`` (``l >= 1``) is taken up by flows from the ``k^l`` hosts below its
+    lower switch to destinations whose lowest ``l`` digits pick it (``H / k^l`` of them,
+    those below the switch included), and down by the flows to the one host those digits
+    and the switch's prefix name.
+
+    Parameters
+    ----------
+    link : int
+        Link id (module docstring).
+    k : int
+        Arity of the tree.
+    n : int
+        Number of switch levels.
+
+    Returns
+    -------
+    tuple of (str, numpy.ndarray)
+        ``("src", hosts)`` or ``("dst", hosts)``, int64 host ids in increasing order.
+    """
+    H = k ** n
+    S = k ** (n - 1)
+    if link < H:
+        return "src", np.array([link], dtype=np.int64)
+    if link < 2 * H:
+        return "dst", np.array([link - H], dtype=np.int64)
+    rest = link - 2 * H
+    down = rest >= (n - 1) * S * k
+    if down:
+        rest -= (n - 1) * S * k
+    sw, c = divmod(rest, k)
+    l0, w = divmod(sw, S)                  # l0 = l - 1
+    kl1 = k ** l0
+    prefix, rep = divmod(w, kl1)
+    low = c * kl1 + rep                    # the destinations' lowest l digits
+    if down:
+        return "dst", np.array([prefix * kl1 * k + low], dtype=np.int64)
+    below = prefix * kl1 * k + np.arange(kl1 * k, dtype=np.int64)
+    picked = low + kl1 * k * np.arange(H // (kl1 * k), dtype=np.int64)
+    return ("src", below) if len(below) <= len(picked) else ("dst", picked)
 
 
 @njit(cache=True, nogil=True)

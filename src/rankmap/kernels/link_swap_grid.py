@@ -1,5 +1,5 @@
 """Compiled attack on one busy link by ``graph``'s link swaps, on tori and meshes under
-dimension order.
+dimension order and on k-ary n-trees under d-mod-k.
 
 :func:`rankmap.mappers.swap_refine.link_swaps` picks the busiest link and the flows over it
 in Python; for each of those flows (in the order given) it draws which end moves first, lists
@@ -11,7 +11,12 @@ same steps in the same order, in one compiled call: the same draws from the same
 the same gains (:func:`rankmap.kernels.torus.side_gain_coords`, the sums of
 :func:`rankmap.kernels.torus.side_gain_grid`), the same stable order and the
 same exact evaluation (:func:`rankmap.kernels.refine_grid.swap_step`), so the placement is
-the Python loop's, bit for bit.
+the Python loop's, bit for bit. On a k-ary n-tree (``wrap`` int8, as
+:mod:`rankmap.kernels.refine_grid` takes it: positions' coordinates are the hosts' base-k
+digits, dense slots are link ids) the crossing test is
+:func:`rankmap.kernels.fattree.dmodk_takes` and the hop counts
+:func:`rankmap.kernels.hops.position_hop`'s; the branch is chosen when compiling, so the
+grid's code is the same.
 """
 
 from __future__ import annotations
@@ -19,6 +24,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .fattree import dmodk_takes
+from .hops import position_hop
 from .refine_grid import swap_step
 from .torus import dor_takes_slot, side_gain_coords
 
@@ -57,9 +64,9 @@ def _targets(mover, partner, pos_of, slots, nb_ptr, nb_pos):
 @njit(cache=True, nogil=True)
 def flows_over_slot(end_nodes, by_src, n_nodes, at, alloc_nodes, rf_indptr, rf_fl, src, dst,
                     nbytes, hops, most, slot, dims, strides, wrap):
-    """The flows whose dimension-order walk takes a link, most bytes x hops first (the
-    ``flows_over_link`` of ``rankmap.mappers.swap_refine`` for a torus or mesh, then its
-    stable order by bytes x hops, cut to ``most``).
+    """The flows whose dimension-order walk (a tree's d-mod-k route) takes a link, most
+    bytes x hops first (the ``flows_over_link`` of ``rankmap.mappers.swap_refine`` for a
+    torus, mesh or k-ary n-tree, then its stable order by bytes x hops, cut to ``most``).
 
     Only the flows of the units on ``end_nodes`` are looked at: every flow over the link
     starts (``by_src``) or ends on one of them (``Router.ends_through``); each is looked at
@@ -88,11 +95,12 @@ def flows_over_slot(end_nodes, by_src, n_nodes, at, alloc_nodes, rf_indptr, rf_f
     most : int
         Flows returned at most.
     slot : int
-        The link's dense slot.
+        The link's dense slot (a tree's: its link id).
     dims, strides : ndarray of int64
-        Sides and node-id strides of the torus/mesh.
-    wrap : ndarray of bool
-        Whether each dimension wraps around.
+        Sides and node-id strides of the torus/mesh (a k-ary n-tree's: the arity per level
+        and its powers).
+    wrap : ndarray of bool or int8
+        Whether each dimension wraps around; int8 on a k-ary n-tree.
 
     Returns
     -------
@@ -116,8 +124,12 @@ def flows_over_slot(end_nodes, by_src, n_nodes, at, alloc_nodes, rf_indptr, rf_f
             f = rf_fl[j]
             if (src[f] if by_src else dst[f]) != u:
                 continue
-            if dor_takes_slot(alloc_nodes[at[src[f]]], alloc_nodes[at[dst[f]]], slot, dims,
-                              strides, wrap):
+            a, b = alloc_nodes[at[src[f]]], alloc_nodes[at[dst[f]]]
+            if isinstance(wrap[0], bool):          # decided when compiling
+                on_link = dor_takes_slot(a, b, slot, dims, strides, wrap)
+            else:
+                on_link = dmodk_takes(a, b, slot, dims[0], dims.shape[0])
+            if on_link:
                 hit[m] = f
                 m += 1
     hit = np.sort(hit[:m])
@@ -131,6 +143,32 @@ def flows_over_slot(end_nodes, by_src, n_nodes, at, alloc_nodes, rf_indptr, rf_f
     for j in range(k):
         key[j] = -nbytes[hit[j]] * hops[hit[j]]
     return hit[np.argsort(key, kind="mergesort")[:most]]
+
+
+@njit(cache=True, nogil=True)
+def _tree_side_gains(indptr, indices, data, units, other, at_from, at_to, at_of_unit, coords,
+                     dims, wrap):
+    """:func:`rankmap.kernels.torus.side_gain_coords`'s sums on a k-ary n-tree: per
+    proposal, unit ``units[i]``'s bytes with every partner but ``other[i]`` times the hops
+    it saves going from ``at_from[i]`` to ``at_to[i]`` (:func:`position_hop`; -1: none,
+    saves 0)."""
+    m = units.shape[0]
+    out = np.zeros(m, dtype=np.float64)
+    for i in range(m):
+        u = units[i]
+        if u < 0:
+            continue
+        acc = 0.0
+        for k in range(indptr[u], indptr[u + 1]):
+            x = indices[k]
+            if x == other[i]:
+                continue
+            px = at_of_unit[x]
+            d = (position_hop(coords, at_from[i], px, dims, wrap)
+                 - position_hop(coords, at_to[i], px, dims, wrap))
+            acc += data[k] * np.float64(d)
+        out[i] = acc
+    return out
 
 
 @njit(cache=True, nogil=True)
@@ -151,7 +189,8 @@ def attack_link_grid(cross, src, dst, rng, slot, exact_tries, tried, max_proposa
         Draws, for every flow tried, whether its destination moves first (``random() <
         0.5``); shared with the caller.
     slot : int
-        The link's dense slot (``node*2*ndim + 2*dim + (0 for +, 1 for -)``).
+        The link's dense slot (``node*2*ndim + 2*dim + (0 for +, 1 for -)``; a tree's:
+        its link id).
     exact_tries : int
         Targets of one end evaluated exactly (the best by hop-bytes gain).
     tried : int
@@ -163,14 +202,15 @@ def attack_link_grid(cross, src, dst, rng, slot, exact_tries, tried, max_proposa
     nb_ptr, nb_pos : ndarray of int64
         CSR of the allocation nodes linked to each allocation node.
     coords : ndarray of int64, shape (allocation nodes, ndim)
-        :func:`rankmap.kernels.torus.position_coords` of the allocation's nodes.
+        :func:`rankmap.kernels.torus.position_coords` of the allocation's nodes (a tree's:
+        the hosts' base-k digits).
     pos_of, unit_at, slots, alloc_nodes, f_src, f_dst, f_bytes, f_off : ndarray or int
         The placement and the flows, as :func:`rankmap.kernels.refine_grid.swap_step` takes
         them (``pos_of`` and ``unit_at`` updated when a swap is kept).
     rf_indptr, rf_fl, rf_off, loads, top, n_top, scal, scratch, mark : ndarray
         The rest of its state (link bytes and busiest values updated when a swap is kept).
     dims, strides, wrap, link_of_slot : ndarray
-        The torus or mesh, as it takes them.
+        The torus or mesh (or k-ary n-tree), as it takes them.
 
     Returns
     -------
@@ -199,9 +239,11 @@ def attack_link_grid(cross, src, dst, rng, slot, exact_tries, tried, max_proposa
             keep = np.empty(tps.shape[0], dtype=np.bool_)
             for j in range(tps.shape[0]):
                 tn = alloc_nodes[tps[j] // slots]
-                on = (dor_takes_slot(tn, pn, slot, dims, strides, wrap) if mover == src[f]
-                      else dor_takes_slot(pn, tn, slot, dims, strides, wrap))
-                keep[j] = not on
+                a, b = (tn, pn) if mover == src[f] else (pn, tn)
+                if isinstance(wrap[0], bool):      # decided when compiling
+                    keep[j] = not dor_takes_slot(a, b, slot, dims, strides, wrap)
+                else:
+                    keep[j] = not dmodk_takes(a, b, slot, dims[0], dims.shape[0])
             tps = tps[keep]
             m = tps.shape[0]
             if m == 0:
@@ -213,10 +255,16 @@ def attack_link_grid(cross, src, dst, rng, slot, exact_tries, tried, max_proposa
                 held[j] = unit_at[tps[j]]
                 at_to[j] = tps[j] // slots
             at_from = np.full(m, at[mover], dtype=np.int64)
-            g = (side_gain_coords(w_indptr, w_indices, w_data, mv, held, at_from, at_to, at,
-                                  coords, dims, wrap)
-                 + side_gain_coords(w_indptr, w_indices, w_data, held, mv, at_to, at_from, at,
-                                    coords, dims, wrap))
+            if isinstance(wrap[0], bool):          # decided when compiling
+                g = (side_gain_coords(w_indptr, w_indices, w_data, mv, held, at_from, at_to,
+                                      at, coords, dims, wrap)
+                     + side_gain_coords(w_indptr, w_indices, w_data, held, mv, at_to,
+                                        at_from, at, coords, dims, wrap))
+            else:
+                g = (_tree_side_gains(w_indptr, w_indices, w_data, mv, held, at_from, at_to,
+                                      at, coords, dims, wrap)
+                     + _tree_side_gains(w_indptr, w_indices, w_data, held, mv, at_to,
+                                        at_from, at, coords, dims, wrap))
             order = np.argsort(-g, kind="mergesort")
             for j in range(min(exact_tries, m)):
                 tp = tps[order[j]]

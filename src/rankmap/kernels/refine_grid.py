@@ -53,13 +53,13 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .fattree import dmodk_walk
+from .fattree import dmodk_takes, dmodk_walk
 from .hops import position_hop
 from .torus import dor_takes_slot, dor_walk
 
 __all__ = ["refine_step", "refine_batch", "refine_batches", "rank_hop_bytes", "swap_step",
-           "count_at_max", "count_at_top", "flow_weights", "draw_table", "cumulative_weights", "draw_from_sums",
-           "window_stop", "STOP_BUDGET", "STOP_REFUSED", "STOP_WORK", "STOP_NO_HOPS",
+           "count_at_max", "count_at_top", "flow_weights", "draw_table", "cumulative_weights",
+           "draw_from_sums", "window_stop", "STOP_BUDGET", "STOP_REFUSED", "STOP_WORK", "STOP_NO_HOPS",
            "STOP_SMALL_GAIN", "STOP_BEHIND", "GO_ON"]
 
 #: indices into the ``scal`` state array
@@ -93,12 +93,7 @@ def _walk(s, t, dims, strides, wrap, out):
 def _tree_takes(s, t, slot, dims):
     """Whether the d-mod-k route from host s to host t takes link ``slot`` (``dims``: the
     tree's arity per level)."""
-    buf = np.empty(2 * dims.shape[0], dtype=np.int64)
-    h = dmodk_walk(s, t, dims[0], dims.shape[0], buf)
-    for i in range(h):
-        if buf[i] == slot:
-            return True
-    return False
+    return dmodk_takes(s, t, slot, dims[0], dims.shape[0])
 
 
 @njit(cache=True, nogil=True)
@@ -772,7 +767,8 @@ def _try_move(ranks, new_cores, cores, rank_of_core, alloc_nodes, cpn, pcoords, 
 def refine_step(a, ppos, opts, c, cores, rank_of_core, alloc_nodes, cpn, w_indptr, w_indices,
                 w_data, w_hb, pcoords, f_src, f_dst, f_bytes, f_off, rf_indptr, rf_fl, rf_off,
                 loads, members, n_members, in_set, busy_len, added_len, top, n_top, phase_hb,
-                weight, scal, scratch, mark, n_links, dims, strides, wrap, link_of_slot, slot_of_link, wit):
+                weight, scal, scratch, mark, n_links, dims, strides, wrap, link_of_slot,
+                slot_of_link, wit):
     """Judge, and keep or refuse, one proposal of the refinement (see the module docstring).
 
     Parameters
@@ -933,8 +929,8 @@ def refine_batch(rng, sums, last, batch, src, dst, nb_ptr, nb_pos, counters, win
                  behind, window, min_gain, max_work, reweight_ratio, built, cores, rank_of_core,
                  alloc_nodes, cpn, w_indptr, w_indices, w_data, w_hb, pcoords, f_src, f_dst,
                  f_bytes, f_off, rf_indptr, rf_fl, rf_off, loads, members, n_members, in_set,
-                 busy_len, added_len, top, n_top, phase_hb, weight, scal, scratch, mark, n_links, dims,
-                 strides, wrap, link_of_slot, slot_of_link, wit):
+                 busy_len, added_len, top, n_top, phase_hb, weight, scal, scratch, mark, n_links,
+                 dims, strides, wrap, link_of_slot, slot_of_link, wit):
     """One batch of :func:`rankmap.mappers.refine.refine_search`'s proposals, drawn and
     judged as its Python loop does, draw for draw from the same generator.
 

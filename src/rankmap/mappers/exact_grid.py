@@ -48,9 +48,9 @@ def grid_steps_apply(router, machine) -> bool:
 
 
 def tree_steps_apply(router, machine) -> bool:
-    """Whether ``refine``'s compiled step routes as ``router`` does on a tree: d-mod-k on a
-    k-ary n-tree (one route per pair, every link a hop; the compiled step walks it).
-    ``graph``'s compiled link swaps cover grids only (:func:`grid_steps_apply`).
+    """Whether the compiled steps (``refine``'s and ``graph``'s link swaps) route as
+    ``router`` does on a tree: d-mod-k on a k-ary n-tree (one route per pair, every link a
+    hop; the compiled steps walk it).
 
     Parameters
     ----------

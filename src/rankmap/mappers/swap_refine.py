@@ -21,7 +21,10 @@ allocation cores; ``slots`` positions per node). Two kinds of passes improve a p
     exactly by re-routing only the flows of the moved units (``machine.route`` with the old
     routes subtracted) and kept only when it lowers (busiest link bytes over all phases, then
     the sum of squared link bytes, which spreads the load and with it the predicted time).
-    At most ``max_proposals`` proposals.
+    At most ``max_proposals`` proposals. On a torus or mesh under dimension order, and on a
+    k-ary n-tree under d-mod-k, with sums that are exact (:mod:`rankmap.mappers.exact_grid`),
+    the flows over the link are found and offered their targets, and the swaps evaluated, in
+    compiled calls (:mod:`rankmap.kernels.link_swap_grid`): the same swaps.
 
 Both are deterministic for a seed and bounded by counts of passes and proposals, never by
 seconds; neither ever makes its own objective worse.
@@ -40,7 +43,7 @@ from ..kernels.torus import position_coords, side_gain_grid
 from ..machines import GridMachine
 from ..routing import Router, router_for
 from ..routing.groups import grouped_loads
-from .exact_grid import grid_steps_apply, whole_sums_exact
+from .exact_grid import grid_steps_apply, hop_geometry, tree_steps_apply, whole_sums_exact
 
 __all__ = ["UnitPlacement", "hop_swap_passes", "link_swaps", "hop_bytes", "unit_phases",
            "placement_key", "flows_over_link", "side_gain", "side_gain_vectorised",
@@ -483,7 +486,9 @@ class _Loads:
         self.sq = sum(float(np.dot(x, x)) for x in self.loads)
         # swaps evaluated in one compiled call where its sums are exact (same decisions)
         self.grid = None
-        if self.phases and not self.whole_phase and grid_steps_apply(self.router, machine) \
+        if self.phases and not self.whole_phase \
+                and (grid_steps_apply(self.router, machine)
+                     or tree_steps_apply(self.router, machine)) \
                 and whole_sums_exact(np.concatenate([b for _s, _d, b in self.phases]), machine,
                                      squares=True):
             self.grid = _GridSwaps(self, place, machine)
@@ -590,8 +595,9 @@ class _Loads:
 
 class _GridSwaps:
     """:class:`_Loads`'s state as arrays for the compiled swap
-    (:func:`rankmap.kernels.refine_grid.swap_step`): dimension order on a torus or mesh,
-    sums exact (:mod:`rankmap.mappers.exact_grid`). Shares the placement's arrays."""
+    (:func:`rankmap.kernels.refine_grid.swap_step`): dimension order on a torus or mesh, or
+    d-mod-k on a k-ary n-tree, sums exact (:mod:`rankmap.mappers.exact_grid`). Shares the
+    placement's arrays."""
 
     def __init__(self, st: _Loads, place: UnitPlacement, machine):
         self.place = place
@@ -612,11 +618,15 @@ class _GridSwaps:
         self.scratch = np.zeros(machine.n_links, dtype=np.float64)
         self.mark = np.zeros(machine.n_links, dtype=np.bool_)
         self.alloc_nodes = np.ascontiguousarray(place.alloc_nodes, dtype=np.int64)
-        self.dense_slot_of_link = machine.dense_slot_of_link
-        self.grid = (np.ascontiguousarray(machine.dims, dtype=np.int64),
-                     np.ascontiguousarray(machine.strides, dtype=np.int64),
-                     np.ascontiguousarray(machine.wrap, dtype=np.bool_),
-                     np.ascontiguousarray(machine.link_of_dense_slot, dtype=np.int64))
+        # on a k-ary n-tree: the arity per level, its powers, an int8 ``wrap`` that makes the
+        # kernels compile their tree steps, and link ids for dense slots
+        dims, strides, wrap = hop_geometry(machine)
+        if isinstance(machine, GridMachine):
+            self.dense_slot_of_link = machine.dense_slot_of_link
+            link_of_slot = np.ascontiguousarray(machine.link_of_dense_slot, dtype=np.int64)
+        else:
+            self.dense_slot_of_link = link_of_slot = np.arange(machine.n_links, dtype=np.int64)
+        self.grid = (dims, strides, wrap, link_of_slot)
         self.n_nodes = int(machine.n_nodes)
         # coordinates of the allocation's nodes, for the compiled attack's hop counts
         self.coords = position_coords(self.alloc_nodes, *self.grid[:2])
@@ -749,7 +759,7 @@ def link_swaps(phases, place: UnitPlacement, machine, routing, neighbours, seed:
     st = _Loads(phases, place, machine, routing, n_units)
     if compiled and st.grid is None:
         raise ValueError("the compiled link swaps need dimension-order routing on a torus or "
-                         "mesh and exact sums")
+                         "mesh, or d-mod-k on a k-ary n-tree, and exact sums")
     compiled = st.grid is not None if compiled is None else compiled
     if not st.phases or st.max <= 0:
         return 0

@@ -87,6 +87,26 @@ class DmodK(_TreeRouter):
 
     name = "dmodk"
 
+    def ends_through(self, link: int):
+        """The hosts every flow over ``link`` starts at, or ends at, whichever are fewer
+        (see :meth:`Router.ends_through`): on a k-ary n-tree a down link carries the flows
+        to one host (:func:`rankmap.kernels.fattree.dmodk_ends`); elsewhere None.
+
+        Parameters
+        ----------
+        link : int
+            The directed link.
+
+        Returns
+        -------
+        tuple of (str, numpy.ndarray) or None
+            ``("src", hosts)`` or ``("dst", hosts)``, int64 in increasing order.
+        """
+        m = self.machine
+        if not isinstance(m, FatTree):
+            return None
+        return fk.dmodk_ends(int(link), m.k, m.levels)
+
 
 class ECMP(_TreeRouter):
     """Equal split over all up ports at every level."""
