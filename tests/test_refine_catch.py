@@ -147,3 +147,31 @@ def test_auto_gives_its_refinements_the_best_starts_busiest_link(monkeypatch):
                key=lambda e: ranking_key(e.metrics))
     assert seen
     assert seen == [best.metrics["max_link_bytes"] * (1 + auto_module.CATCH_SLACK)] * len(seen)
+
+
+def test_fewer_links_at_the_busiest_value_count_only_at_a_pace_that_gets_there():
+    """Relieving links at the busiest value one by one is how it comes down; a window that
+    relieves too few for the budget left to take the last of them off it (even at
+    COUNT_PACE_MARGIN times its pace) brings no gain: the busiest link would stay."""
+    from rankmap.kernels.refine_grid import COUNT_PACE_MARGIN
+
+    window, left = 1000, 45000                        # 45 windows left
+    hb = 1e12
+
+    def stop(count_before, count_now, top_now=100.0, hb_now=hb):
+        start = np.array([100.0, count_before, hb], dtype=np.float64)
+        scal = np.array([top_now, count_now, hb_now, 0.0, 0.0], dtype=np.float64)
+        behind = np.zeros(K + 1)
+        return window_stop(_counters(left, 3), start, behind, window, 1e-3, scal)
+
+    # 8 of 4,096 a window: 2 x 8 x 45 = 720 links, far from all: no gain, the search ends
+    assert stop(4096.0, 4088.0) == STOP_SMALL_GAIN
+    # at a pace that would take them all off (with the margin), it goes on
+    fast = 4096.0 / (COUNT_PACE_MARGIN * 45) + 1
+    assert stop(4096.0, 4096.0 - fast) == GO_ON
+    # just short of it, it ends
+    assert stop(4096.0, 4096.0 - (4096.0 - 1) / (COUNT_PACE_MARGIN * 45 + 1) + 1) \
+        == STOP_SMALL_GAIN
+    # a lower busiest value, or hop-bytes still coming down, go on whatever the count does
+    assert stop(4096.0, 4095.0, top_now=99.0) == GO_ON
+    assert stop(4096.0, 4095.0, hb_now=hb * (1 - 1e-3)) == GO_ON

@@ -59,8 +59,8 @@ from .torus import dor_takes_slot, dor_walk
 
 __all__ = ["refine_step", "refine_batch", "refine_batches", "rank_hop_bytes", "swap_step",
            "count_at_max", "count_at_top", "flow_weights", "draw_table", "cumulative_weights",
-           "draw_from_sums", "window_stop", "STOP_BUDGET", "STOP_REFUSED", "STOP_WORK", "STOP_NO_HOPS",
-           "STOP_SMALL_GAIN", "STOP_BEHIND", "GO_ON"]
+           "draw_from_sums", "window_stop", "COUNT_PACE_MARGIN", "STOP_BUDGET", "STOP_REFUSED",
+           "STOP_WORK", "STOP_NO_HOPS", "STOP_SMALL_GAIN", "STOP_BEHIND", "GO_ON"]
 
 #: indices into the ``scal`` state array
 MAX, AT_MAX, HB, WORK, TOTAL = 0, 1, 2, 3, 4
@@ -73,6 +73,9 @@ MAX, AT_MAX, HB, WORK, TOTAL = 0, 1, 2, 3, 4
  STOP_BEHIND) = 0, 1, 2, 3, 4, 5
 #: :func:`window_stop` and :func:`refine_batch`: the search goes on
 GO_ON = -1
+#: the small-gain stop counts fewer links at the busiest value as a gain only while this many
+#: times the window's pace would bring them to none within the budget left (:func:`_small_gain`)
+COUNT_PACE_MARGIN = 2.0
 
 
 #: hops between allocation positions from their coordinates (grid or tree)
@@ -865,12 +868,18 @@ LEFT, PROPOSALS, ACCEPTED, WINDOWS, REFUSED, STALE = 0, 1, 2, 3, 4, 5
 
 
 @njit(cache=True, nogil=True)
-def _small_gain(before, scal, min_gain):
+def _small_gain(before, scal, min_gain, windows_left):
     """True when no figure of ``before`` (busiest link, links at it, hop-bytes) dropped by
-    ``min_gain`` (relative) in the state now."""
+    ``min_gain`` (relative) in the state now. Fewer links at an unchanged busiest value count
+    only while :data:`COUNT_PACE_MARGIN` times the window's pace, over ``windows_left``
+    windows, would take the last of them off it: relieving them one by one is how the busiest
+    value comes down, and a search that cannot get there within its budget ends with it."""
     for k in range(3):
         b = before[k]
         if b > 0 and not b - scal[k] < min_gain * b:
+            if k == AT_MAX and not scal[MAX] < before[MAX] \
+                    and COUNT_PACE_MARGIN * (b - scal[k]) * windows_left < scal[k]:
+                continue
             return False
     return True
 
@@ -879,10 +888,11 @@ def _small_gain(before, scal, min_gain):
 def window_stop(counters, window_start, behind, window, min_gain, scal):
     """Whether a refinement search ends after the window it has just completed, and why
     (both loops of :func:`rankmap.mappers.refine.refine_search` call it): when no figure
-    dropped enough in the window (``min_gain``), or when, given a busiest link to catch and
-    above it, the pace of the last ``k`` windows would not bring the busiest link down to it
-    over the windows left. When the search goes on, the window's start figures and the
-    busiest link's history move on.
+    dropped enough in the window (``min_gain``; fewer links at the busiest value only
+    while that pace could take them all off it, :func:`_small_gain`), or when, given a
+    busiest link to catch and above it, the pace of the last ``k`` windows would not bring
+    the busiest link down to it over the windows left. When the search goes on, the window's
+    start figures and the busiest link's history move on.
 
     Parameters
     ----------
@@ -907,7 +917,8 @@ def window_stop(counters, window_start, behind, window, min_gain, scal):
         :data:`STOP_SMALL_GAIN`, :data:`STOP_BEHIND` or :data:`GO_ON`.
     """
     left = counters[LEFT]
-    if min_gain > 0 and _small_gain(window_start, scal, min_gain * window / max(left, window)):
+    if min_gain > 0 and _small_gain(window_start, scal, min_gain * window / max(left, window),
+                                    left / window):
         return STOP_SMALL_GAIN
     window_start[:] = scal[:3]
     k = behind.shape[0] - 1
