@@ -175,3 +175,40 @@ def test_fewer_links_at_the_busiest_value_count_only_at_a_pace_that_gets_there()
     # a lower busiest value, or hop-bytes still coming down, go on whatever the count does
     assert stop(4096.0, 4095.0, top_now=99.0) == GO_ON
     assert stop(4096.0, 4095.0, hb_now=hb * (1 - 1e-3)) == GO_ON
+
+
+@pytest.mark.parametrize("time_model", [True, False])
+def test_a_second_start_far_behind_the_best_is_not_refined(monkeypatch, time_model):
+    """``auto`` refines its second best candidate only when its ranking value (predicted
+    time, or busiest link bytes with the time model off) is within REFINE_SPREAD of the
+    best's; one further behind is listed as skipped with the ratio, the progress bar still
+    counts it, and the pick is the one refining both gives (a 2-D stencil on a 3-D torus:
+    ``greedy`` first, the next 3x behind it)."""
+    from rankmap.timing import TimeOptions
+
+    machine = parse_machine("torus:4x4x4")
+    allocation = whole_machine(machine)
+    pattern = parse_pattern("stencil:8x8")
+    opts = None if time_model else TimeOptions(enabled=False)
+    key = "predicted_time_s" if time_model else "max_link_bytes"
+    monkeypatch.setattr(auto_module, "REFINE_SPREAD", float("inf"))
+    both = auto_module.auto_select(pattern, machine, allocation, seed=0, time_options=opts)
+    starts = [e for e in both.candidates if not e.name.startswith("refine:")][:2]
+    ratio = starts[1].metrics[key] / starts[0].metrics[key]
+    name = f"refine:{starts[1].name}"
+    assert ratio > 2 and name in [e.name for e in both.candidates]
+    # a spread just below the second start's ratio leaves its refinement out
+    monkeypatch.setattr(auto_module, "REFINE_SPREAD", ratio * (1 - 1e-9))
+    ticks, total = [], []
+    one = auto_module.auto_select(pattern, machine, allocation, seed=0, time_options=opts,
+                                  progress=ticks.append, total_hook=total.append)
+    assert name not in [e.name for e in one.candidates]
+    assert one.skipped[name].startswith("not refined: its start's")
+    assert f"{ratio:.3g}x the best candidate's" in one.skipped[name]
+    assert len(ticks) == total[0] and name in ticks
+    assert one.best.name == both.best.name
+    assert np.array_equal(one.best.mapping.core_of_rank, both.best.mapping.core_of_rank)
+    # a spread just above it keeps it
+    monkeypatch.setattr(auto_module, "REFINE_SPREAD", ratio * (1 + 1e-9))
+    again = auto_module.auto_select(pattern, machine, allocation, seed=0, time_options=opts)
+    assert [e.name for e in again.candidates] == [e.name for e in both.candidates]

@@ -2,9 +2,11 @@
 
 Candidates: every name ``--mappings all`` would try except ``random`` (rank orders, inorder,
 greedy, mueller-resch, rcb, cubes, graph, rubik presets, ...), then ``refine:`` of the two
-best. All of them are evaluated by one :class:`rankmap.evaluation.Evaluator` (one router, one
-list of metrics), ranked by :func:`rankmap.metrics.ranking_key` (design.md's rule: predicted
-time when a time model fills it in, else busiest link bytes then hop-bytes); the refinements
+best (the second only when its ranking value is within :data:`REFINE_SPREAD` of the best's:
+a start that far behind is listed as skipped). All of them are evaluated by one
+:class:`rankmap.evaluation.Evaluator` (one router, one list of metrics), ranked by
+:func:`rankmap.metrics.ranking_key` (design.md's rule: predicted time when a time model fills
+it in, else busiest link bytes then hop-bytes); the refinements
 search under the evaluator's router, and one whose busiest link, at the pace of its last
 windows, would not come down to the best start's within its budget ends early (refine's
 ``catch``: refining every candidate of 28 problems, none so cut would have ended ahead of the
@@ -33,8 +35,9 @@ then evaluates the others one by one. Workers (forked ones,
 evaluate only when they have nothing left to build, the built candidate of the lowest bound
 first, leaving out those the best two evaluated so far prune (:class:`_Speculation`), and
 stop when the last build ends; executors that cannot fill idle workers (MPI processes with
-workers of their own) evaluate every candidate where it is built. The decisions stay those of the bound order, taken here
-from the same bounds and values; evaluations of candidates the order prunes are dropped.
+workers of their own) evaluate every candidate where it is built. The decisions stay those of
+the bound order, taken here from the same bounds and values; evaluations of candidates the
+order prunes are dropped.
 That costs CPU time and saves wall time.
 """
 
@@ -55,12 +58,19 @@ from .candidates import evaluate_candidates, job_size, sort_best_first
 from .parallel import Filler
 
 __all__ = ["auto_select", "candidate_names", "refine_catch", "GRAPH_RANK_LIMIT", "REFINE_TOP",
-           "CATCH_SLACK", "SPECULATE_MAX_FLOWS", "SPECULATE_MAX_LINK_ENTRIES"]
+           "REFINE_SPREAD", "CATCH_SLACK", "SPECULATE_MAX_FLOWS", "SPECULATE_MAX_LINK_ENTRIES"]
 
 #: above this many ranks ``auto`` does not run the (slow) graph mapper
 GRAPH_RANK_LIMIT = 8192
 #: how many of the best candidates ``auto`` refines
 REFINE_TOP = 2
+#: ... each only when its ranking value (predicted time, or busiest link bytes with the time
+#: model off) is at most this many times the best candidate's: over 41 problems
+#: (bench_refine_starts' and bench_quality's), the second start was at most 1.47x the best
+#: but on a 16,384-rank random graph (3.5x, its refinement 2.0x the best's after 1.6 s), and
+#: of every start refined in benchmarks/RESULTS_refine_starts.md none further behind than
+#: 1.83x ended ahead of the best start's refinement
+REFINE_SPREAD = 2.5
 #: a refinement is given the best start's busiest link bytes, times 1 + this, to catch
 #: (:func:`rankmap.mappers.refine.refine_search`'s ``catch``)
 CATCH_SLACK = 1e-6
@@ -173,7 +183,15 @@ def auto_select(pattern, machine, allocation, seed: int = 0, routing=None,
         raise RankmapError("auto: no candidate could be placed: " + "; ".join(skipped.values()))
     results = sort_best_first(results)
 
-    starts = {f"refine:{e.name}": e for e in results[:REFINE_TOP]}
+    starts = {}
+    for e in results[:REFINE_TOP]:
+        reason = _too_far_behind(e, results[0], kind)
+        if reason is None:
+            starts[f"refine:{e.name}"] = e
+        else:
+            skipped[f"refine:{e.name}"] = reason
+            if progress:
+                progress(f"refine:{e.name}")
     catch = refine_catch(results[0])
     # identical starts give identical refinements: the first is refined, the others get
     # its result (wherever the executor runs them)
@@ -219,6 +237,21 @@ def refine_catch(best: Evaluation) -> float | None:
     """
     top = float(best.metrics.get("max_link_bytes", 0.0))
     return top * (1.0 + CATCH_SLACK) if top > 0 else None
+
+
+def _too_far_behind(start: Evaluation, best: Evaluation, kind) -> str | None:
+    """Why ``start`` is not refined (its ranking value above :data:`REFINE_SPREAD` times the
+    best candidate's), or None; None too when the ranking has no such value (``kind``
+    None: custom metrics)."""
+    if kind is None or start is best:
+        return None
+    key = "predicted_time_s" if kind[0] == "time" else "max_link_bytes"
+    value, top = float(start.metrics[key]), float(best.metrics[key])
+    if not (top > 0 and value > REFINE_SPREAD * top):
+        return None
+    what = "predicted time" if kind[0] == "time" else "busiest link"
+    return (f"not refined: its start's {what} is {value / top:.3g}x the best candidate's "
+            f"(above {REFINE_SPREAD:g}x)")
 
 
 def _refine_work(pattern, budget: int | None) -> int:
