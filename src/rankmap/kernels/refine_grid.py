@@ -183,35 +183,42 @@ def rank_hop_bytes(cores, cpn, w_indptr, w_indices, w_data, pcoords, dims, wrap)
     n = w_indptr.shape[0] - 1
     out = np.zeros(n, dtype=np.float64)
     for r in range(n):
-        pr = cores[r] // cpn
-        s = 0.0
-        for e in range(w_indptr[r], w_indptr[r + 1]):
-            s += w_data[e] * float(_hop(pcoords, pr, cores[w_indices[e]] // cpn, dims, wrap))
-        out[r] = s
+        out[r] = _one_rank_hop_bytes(r, cores, cpn, w_indptr, w_indices, w_data, pcoords,
+                                     dims, wrap)
     return out
+
+
+@njit(cache=True, nogil=True)
+def _one_rank_hop_bytes(r, cores, cpn, w_indptr, w_indices, w_data, pcoords, dims, wrap):
+    """Rank ``r``'s hop-bytes under ``cores`` (:func:`rank_hop_bytes`)."""
+    pr = cores[r] // cpn
+    s = 0.0
+    for e in range(w_indptr[r], w_indptr[r + 1]):
+        s += w_data[e] * float(_hop(pcoords, pr, cores[w_indices[e]] // cpn, dims, wrap))
+    return s
 
 
 @njit(cache=True, nogil=True)
 def _moved_hop_bytes(ranks, old_pos, cores, cpn, w_indptr, w_indices, w_data, w_hb, pcoords,
                      dims, wrap):
-    """After a kept move (``cores`` updated): the moved ranks' hop-bytes summed again, and
-    each other partner's changed by its term with the rank that moved (exact sums)."""
+    """After a kept move (``cores`` updated): each partner of a moved rank that did not move
+    has its term with that rank changed, and the moved ranks' hop-bytes are summed again
+    (exact sums)."""
     for k in range(ranks.shape[0]):
-        r = ranks[k]
-        pr = cores[r] // cpn
-        s = 0.0
-        for e in range(w_indptr[r], w_indptr[r + 1]):
+        for e in range(w_indptr[ranks[k]], w_indptr[ranks[k] + 1]):
             y = w_indices[e]
-            py = cores[y] // cpn
-            h = float(_hop(pcoords, pr, py, dims, wrap))
-            s += w_data[e] * h
             moved = False
             for q in range(ranks.shape[0]):
                 if ranks[q] == y:
                     moved = True
             if not moved:
-                w_hb[y] += w_data[e] * (h - float(_hop(pcoords, old_pos[k], py, dims, wrap)))
-        w_hb[r] = s
+                py = cores[y] // cpn
+                w_hb[y] += w_data[e] * (float(_hop(pcoords, cores[ranks[k]] // cpn, py, dims,
+                                                   wrap))
+                                        - float(_hop(pcoords, old_pos[k], py, dims, wrap)))
+    for k in range(ranks.shape[0]):
+        w_hb[ranks[k]] = _one_rank_hop_bytes(ranks[k], cores, cpn, w_indptr, w_indices,
+                                             w_data, pcoords, dims, wrap)
 
 
 @njit(cache=True, nogil=True)
