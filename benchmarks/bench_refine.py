@@ -15,7 +15,8 @@ required: ECMP on fat trees, and d-mod-k with ``compiled=False``.
 
 Then the whole ``graph`` mapper with its link swaps evaluated in Python and compiled
 (:func:`rankmap.kernels.link_swap_grid.attack_link_grid` around
-:func:`rankmap.kernels.refine_grid.swap_step`), same placement required.
+:func:`rankmap.kernels.refine_grid.swap_step`; tori and meshes under dimension order, k-ary
+n-trees under d-mod-k), same placement required.
 
 Writes benchmarks/RESULTS_refine.md (above its earlier runs: timing_util.write_results).
 
@@ -45,6 +46,8 @@ GRAPH_CASES = [
     ("fft2d:64x64", "torus:8x8x16:cores=4"),
     ("stencil:64x64:periodic", "torus:16x16x16"),
     ("stencil:80x50:box", "torus:16x16x16"),
+    ("stencil:16x16x8:box", "fattree:k=8:levels=3:cores=4"),
+    ("stencil:16x16x16", "fattree:k=16:levels=3"),
 ]
 
 #: (pattern, machine, allocation or None, start mapper, budget or None for the default)
@@ -210,7 +213,7 @@ def _graph_rows():
     from rankmap.mappers import build_mapping, swap_refine
     from rankmap.patterns import parse_pattern
 
-    real = swap_refine.grid_steps_apply
+    real = (swap_refine.grid_steps_apply, swap_refine.tree_steps_apply)
     rows = []
     for pat, spec in GRAPH_CASES:
         machine = parse_machine(spec)
@@ -218,13 +221,15 @@ def _graph_rows():
         pattern = parse_pattern(pat)
         out = {}
         for compiled in (False, True):
-            swap_refine.grid_steps_apply = real if compiled else (lambda router, m: False)
+            if not compiled:            # neither compiled routing applies: the Python swaps
+                swap_refine.grid_steps_apply = swap_refine.tree_steps_apply = \
+                    lambda router, m: False
             try:
                 out[compiled] = median_cpu(
                     lambda: build_mapping("graph", pattern, machine, allocation).core_of_rank,
                     REPEATS)
             finally:
-                swap_refine.grid_steps_apply = real
+                swap_refine.grid_steps_apply, swap_refine.tree_steps_apply = real
         (py, t_py), (comp, t_comp) = out[False], out[True]
         same = bool(np.array_equal(py, comp))
         label = f"`graph`, `{pat}` on `{spec}`"
