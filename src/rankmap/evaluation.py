@@ -154,11 +154,16 @@ class Evaluator:
         self.metrics = (list(metrics) if metrics is not None else
                         default_metrics(machine, pattern, plateau_y, time_options))
 
-    def _symmetry_used(self, router: Router) -> bool:
-        """Whether a phase's translation symmetry serves anything: the loads under minimal
-        adaptive routing, or a time model that is switched on."""
-        return type(router) is Adaptive or any(
-            isinstance(m, TimeModel) and m.options.enabled for m in self.metrics)
+    def _symmetry_used(self, router: Router) -> str | None:
+        """What a phase's translation symmetry serves: ``"loads"`` under minimal adaptive
+        routing (looked for while routing), ``"time"`` when only a time model that is
+        switched on uses it (it looks for it when it runs: a placement pruned after routing
+        never does), else None."""
+        if type(router) is Adaptive:
+            return "loads"
+        if any(isinstance(m, TimeModel) and m.options.enabled for m in self.metrics):
+            return "time"
+        return None
 
     @property
     def routing(self) -> str:
@@ -187,9 +192,11 @@ class Evaluator:
             router = self.router.for_phase(s, d, phase.bytes)
             groups = flow_groups(s, d, phase.bytes)
             # a translation-invariant phase: its cell's routes serve the loads and the time model
-            # (False: none, or none that anything here would use; not looked for again)
-            sym = (phase_symmetry(router, groups.src, groups.dst, groups.nbytes, groups.count)
-                   if self._symmetry_used(router) else None) or False
+            # (False: none, or none that anything here would use; not looked for again; None:
+            # the time model looks for it, with the same routes, if it runs)
+            used = self._symmetry_used(router)
+            sym = ((phase_symmetry(router, groups.src, groups.dst, groups.nbytes, groups.count)
+                    or False) if used == "loads" else None if used == "time" else False)
             loads, groups = grouped_loads(router, s, d, phase.bytes, groups, sym)
             out.append(RoutedPhase(phase, node_of_rank, s, d, loads, router, core_in_node,
                                    groups, sym))
