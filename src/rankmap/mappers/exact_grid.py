@@ -20,7 +20,7 @@ from ..routing.fattree import DmodK
 from ..routing.torus import DOR
 
 __all__ = ["grid_steps_apply", "grid_hops_apply", "tree_steps_apply", "hop_geometry",
-           "whole_sums_exact", "longest_route", "EXACT_LIMIT"]
+           "link_slots", "whole_sums_exact", "longest_route", "EXACT_LIMIT"]
 
 #: float64 represents every whole number below this exactly
 EXACT_LIMIT = float(2 ** 53)
@@ -91,6 +91,27 @@ def hop_geometry(machine):
     if type(machine) is FatTree:
         return tree_geometry(machine.k, machine.levels)
     return None
+
+
+def link_slots(machine) -> tuple[np.ndarray, np.ndarray]:
+    """The link of every dense slot the compiled walks write, and the dense slot of every
+    link: a torus's or mesh's dense numbering, a tree's link ids themselves.
+
+    Parameters
+    ----------
+    machine : Torus or FatTree
+        The machine the compiled steps walk.
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        int64 link of every slot, int64 slot of every link.
+    """
+    if type(machine) is FatTree:
+        ids = np.arange(machine.n_links, dtype=np.int64)
+        return ids, ids
+    return (np.ascontiguousarray(machine.link_of_dense_slot, dtype=np.int64),
+            np.ascontiguousarray(machine.dense_slot_of_link, dtype=np.int64))
 
 
 def longest_route(machine) -> float:

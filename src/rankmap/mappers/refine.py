@@ -64,7 +64,8 @@ from ..kernels.refine_grid import (GO_ON, STOP_BEHIND, STOP_BUDGET, STOP_NO_HOPS
 from ..routing import Router, router_for
 from ..routing.groups import grouped_loads
 from .base import MapperInfo
-from .exact_grid import grid_steps_apply, hop_geometry, tree_steps_apply, whole_sums_exact
+from .exact_grid import (grid_steps_apply, hop_geometry, link_slots, tree_steps_apply,
+                         whole_sums_exact)
 from .geometry import check_seed, neighbour_csr
 from .swap_refine import partner_entries, symmetric_bytes
 
@@ -556,11 +557,7 @@ class _GridState:
         # dense slots, and an int8 ``wrap`` that makes the kernels compile their tree steps
         # (kernels.hops, kernels.refine_grid's _walk and witness test)
         dims, strides, wrap = hop_geometry(m)
-        if tree_steps_apply(st.router, m):
-            link_of_slot = slot_of_link = np.arange(n_links, dtype=np.int64)
-        else:
-            link_of_slot = np.ascontiguousarray(m.link_of_dense_slot, dtype=np.int64)
-            slot_of_link = np.ascontiguousarray(m.dense_slot_of_link, dtype=np.int64)
+        link_of_slot, slot_of_link = link_slots(m)
         self.pcoords = np.ascontiguousarray(m.coords(self.alloc_nodes), dtype=np.int64)
         # the partners' bytes, and every rank's hop-bytes (kept up to date by the kernels)
         self.w = w + (rank_hop_bytes(self.cores, self.cpn, *w, self.pcoords, dims, wrap),)

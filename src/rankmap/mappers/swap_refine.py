@@ -43,7 +43,8 @@ from ..kernels.torus import position_coords, side_gain_grid
 from ..machines import GridMachine
 from ..routing import Router, router_for
 from ..routing.groups import grouped_loads
-from .exact_grid import grid_steps_apply, hop_geometry, tree_steps_apply, whole_sums_exact
+from .exact_grid import (grid_steps_apply, hop_geometry, link_slots, tree_steps_apply,
+                         whole_sums_exact)
 
 __all__ = ["UnitPlacement", "hop_swap_passes", "link_swaps", "hop_bytes", "unit_phases",
            "placement_key", "flows_over_link", "side_gain", "side_gain_vectorised",
@@ -621,11 +622,7 @@ class _GridSwaps:
         # on a k-ary n-tree: the arity per level, its powers, an int8 ``wrap`` that makes the
         # kernels compile their tree steps, and link ids for dense slots
         dims, strides, wrap = hop_geometry(machine)
-        if isinstance(machine, GridMachine):
-            self.dense_slot_of_link = machine.dense_slot_of_link
-            link_of_slot = np.ascontiguousarray(machine.link_of_dense_slot, dtype=np.int64)
-        else:
-            self.dense_slot_of_link = link_of_slot = np.arange(machine.n_links, dtype=np.int64)
+        link_of_slot, self.dense_slot_of_link = link_slots(machine)
         self.grid = (dims, strides, wrap, link_of_slot)
         self.n_nodes = int(machine.n_nodes)
         # coordinates of the allocation's nodes, for the compiled attack's hop counts

@@ -53,7 +53,7 @@ from ..mappers.domain_placement import in_node_step
 from ..mappers.refine import BUDGET_PER_RANK, default_budget, refine_cores
 from ..metrics import DEFAULT_PLATEAU_Y
 from .bounds import (Bound, Pruner, link_bytes_time_bound, placement_bound, ranking_bound_kind,
-                     routed_time_bound)
+                     ranking_value, routed_time_bound)
 from .candidates import evaluate_candidates, job_size, sort_best_first
 from .parallel import Filler
 
@@ -245,8 +245,7 @@ def _too_far_behind(start: Evaluation, best: Evaluation, kind) -> str | None:
     None: custom metrics)."""
     if kind is None or start is best:
         return None
-    key = "predicted_time_s" if kind[0] == "time" else "max_link_bytes"
-    value, top = float(start.metrics[key]), float(best.metrics[key])
+    value, top = ranking_value(start.metrics, kind[0]), ranking_value(best.metrics, kind[0])
     if not (top > 0 and value > REFINE_SPREAD * top):
         return None
     what = "predicted time" if kind[0] == "time" else "busiest link"

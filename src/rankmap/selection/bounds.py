@@ -49,7 +49,8 @@ from ..metrics import LinkMetrics
 from ..metrics.ranking import NEAR_TIE
 from ..timing import TimeModel
 
-__all__ = ["Bound", "Pruner", "placement_bound", "ranking_bound_kind", "routed_time_bound",
+__all__ = ["Bound", "Pruner", "placement_bound", "ranking_bound_kind", "ranking_value",
+           "routed_time_bound",
            "link_bytes_time_bound", "TIME_SLACK"]
 
 #: relative margin a time bound must exceed a real predicted time by to prune (see module)
@@ -107,6 +108,24 @@ def ranking_bound_kind(evaluator) -> tuple[str, float] | None:
     if opts.retire_fraction > 0:
         return None           # an approximation with no stated error bound: never prune
     return ("time", TIME_SLACK if opts.tolerance > 0 else EXACT_SLACK)
+
+
+def ranking_value(metrics: dict, kind: str) -> float:
+    """The first component of the ranking key that a bound of ``kind`` bounds.
+
+    Parameters
+    ----------
+    metrics : dict
+        A candidate's combined metrics.
+    kind : str
+        ``"time"`` or ``"bytes"`` (:func:`ranking_bound_kind`'s first field).
+
+    Returns
+    -------
+    float
+        ``predicted_time_s`` (s) for ``"time"``, else ``max_link_bytes`` (bytes).
+    """
+    return float(metrics["predicted_time_s"] if kind == "time" else metrics["max_link_bytes"])
 
 
 def _time_options(evaluator):
@@ -292,8 +311,7 @@ class Pruner:
         self._real: list[float] = []
 
     def _value(self, metrics: dict) -> float:
-        return float(metrics["predicted_time_s"] if self.kind == "time"
-                     else metrics["max_link_bytes"])
+        return ranking_value(metrics, self.kind)
 
     def record(self, metrics: dict) -> None:
         """Note an evaluated candidate's real metrics.
