@@ -857,14 +857,17 @@ phase_hb, weight, scal : ndarray
         ranks[1] = b
         new_cores[0] = c
         new_cores[1] = cores[a]
-    old_pos = np.empty(ranks.shape[0], dtype=np.int64)
-    for k in range(ranks.shape[0]):
-        old_pos[k] = cores[ranks[k]] // cpn
+    here = cores[a] // cpn
     kept = _try_move(ranks, new_cores, cores, rank_of_core, alloc_nodes, cpn, pcoords, f_src,
                      f_dst, f_bytes, f_off, rf_indptr, rf_fl, rf_off, loads, members, n_members,
                      in_set, busy_len, added_len, top, n_top, phase_hb, weight, scal, scratch, mark,
                      n_links, dims, strides, wrap, link_of_slot, slot_of_link, wit)
     if kept:
+        # where the moved ranks were: a here, b (if any) on a's new core
+        old_pos = np.empty(ranks.shape[0], dtype=np.int64)
+        old_pos[0] = here
+        if ranks.shape[0] > 1:
+            old_pos[1] = new_cores[0] // cpn
         _moved_hop_bytes(ranks, old_pos, cores, cpn, w_indptr, w_indices, w_data, w_hb,
                          pcoords, dims, wrap)
     return 1 if kept else 0
