@@ -180,3 +180,34 @@ def test_evaluator_hands_the_symmetry_to_the_loads_and_the_time_model(routing, s
     assert fast.keys() == full.keys()
     for key in fast:
         assert fast[key] == pytest.approx(full[key], rel=1e-12), key
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.sampled_from([c for c in CASES if c[1] == "adaptive"]
+                       + [("torus:6x4x4:cores=2", "adaptive", (3, 1, 2), {}),
+                          ("torus:2x2x4", "adaptive", (1, 1, 2), {})]),
+       st.integers(0, 10**6), st.booleans(), st.sampled_from([None, 1e9]))
+def test_adaptive_templates_sum_as_the_stored_routes(case, seed, mixed, nic):
+    """Under minimal adaptive routing the cell's routes stay templates (no path arrays):
+    the loads and the time model's classes summed from them row by row are bit for bit
+    those of the stored routes (what phase_symmetry kept before), NIC ports or not."""
+    import dataclasses
+
+    from rankmap.routing.symmetry import phase_symmetry, symmetric_loads
+
+    spec, routing, period, _opts = case
+    machine = parse_machine(spec)
+    router = router_for(machine, routing)
+    s, d, b = invariant_flows(machine, period, 4, seed, mixed)
+    g = flow_groups(s, d, b)
+    sym = phase_symmetry(router, g.src, g.dst, g.nbytes, g.count)
+    assert sym is not None and sym.paths is None and sym.templates is not None
+    stored = dataclasses.replace(sym, templates=None, paths=router.path_arrays(
+        g.src[sym.rows], g.dst[sym.rows]))
+    a = symmetric_loads(router, g.src, g.dst, g.nbytes, g.count, sym)
+    z = symmetric_loads(router, g.src, g.dst, g.nbytes, g.count, stored)
+    assert np.array_equal(a.bytes, z.bytes) and np.array_equal(a.streams, z.streams)
+    options = TimeOptions(overhead_s=0.0, nic_bw=nic)
+    t_a = flow_times(machine, s, d, b, router, options, groups=g, symmetry=sym)
+    t_z = flow_times(machine, s, d, b, router, options, groups=g, symmetry=stored)
+    assert np.array_equal(t_a, t_z)

@@ -36,7 +36,8 @@ RING_SUM_RATIO = 4
 __all__ = ["node_hop_distance", "position_coords", "coords_hop", "side_gain_coords",
            "phase_bound_sums", "route_dor", "dor_crosses", "dor_takes_slot", "dor_link_sums",
            "dor_paths", "torus_offsets", "fold_resource_classes", "class_link_sums",
-           "side_gain_grid", "adaptive_templates", "route_adaptive", "adaptive_paths"]
+           "side_gain_grid", "adaptive_templates", "route_adaptive", "adaptive_paths",
+           "template_fold", "template_class_sums"]
 
 
 @njit(cache=True, nogil=True)
@@ -819,31 +820,115 @@ def fold_resource_classes(indptr, indices, data, cap, n_links, n_nodes, dense_sl
     out_frac = np.empty(indices.shape[0], dtype=np.float64)
     m = 0
     for f in range(n_rows):
-        n_t = 0
-        for k in range(indptr[f], indptr[f + 1]):
-            r = indices[k]
-            if r < n_links:
-                slot = dense_slot_of_link[r]
-                c = cell_of_node[slot // nd2] * nd2 + slot % nd2
-            elif r < n_links + n_nodes:
-                c = n_cells * nd2 + cell_of_node[r - n_links]
-            else:
-                c = n_cells * (nd2 + 1) + cell_of_node[r - n_links - n_nodes]
-            class_cap[c] = cap[r]
-            if not used[c]:
-                used[c] = True
-                touched[n_t] = c
-                n_t += 1
-            acc[c] += data[k]
-        for i in range(n_t):
-            c = touched[i]
-            out_cls[m] = c
-            out_frac[m] = acc[c]
-            m += 1
-            acc[c] = 0.0
-            used[c] = False
+        m = _fold_row(indices, data, indptr[f], indptr[f + 1], cap, n_links, n_nodes,
+                      dense_slot_of_link, cell_of_node, n_cells, nd2, acc, used, touched,
+                      class_cap, out_cls, out_frac, m)
         ptr[f + 1] = m
     return ptr, out_cls[:m], out_frac[:m], class_cap
+
+
+@njit(cache=True, nogil=True)
+def _fold_row(indices, data, lo, hi, cap, n_links, n_nodes, dense_slot_of_link, cell_of_node,
+              n_cells, nd2, acc, used, touched, class_cap, out_cls, out_frac, m):
+    """Fold the entries ``lo:hi`` of one row onto their classes (see
+    :func:`fold_resource_classes`), written from ``out_cls[m]`` on; returns the next ``m``.
+    ``acc`` and ``used`` are zero and False on entry and on return."""
+    n_t = 0
+    for k in range(lo, hi):
+        r = indices[k]
+        if r < n_links:
+            slot = dense_slot_of_link[r]
+            c = cell_of_node[slot // nd2] * nd2 + slot % nd2
+        elif r < n_links + n_nodes:
+            c = n_cells * nd2 + cell_of_node[r - n_links]
+        else:
+            c = n_cells * (nd2 + 1) + cell_of_node[r - n_links - n_nodes]
+        class_cap[c] = cap[r]
+        if not used[c]:
+            used[c] = True
+            touched[n_t] = c
+            n_t += 1
+        acc[c] += data[k]
+    for i in range(n_t):
+        c = touched[i]
+        out_cls[m] = c
+        out_frac[m] = acc[c]
+        m += 1
+        acc[c] = 0.0
+        used[c] = False
+    return m
+
+
+@njit(cache=True, nogil=True)
+def template_fold(src, dst, tid, ptr, rel, slots, shares, dims, strides, link_of_slot, use_nic,
+                  cap, n_links, n_nodes, dense_slot_of_link, cell_of_node, n_cells, nd2):
+    """:func:`fold_resource_classes` of the minimal-adaptive rows of flows ``src -> dst``
+    (their templates, :func:`adaptive_templates`), each row's links followed, with
+    ``use_nic``, by its injection and ejection ports, as
+    :func:`rankmap.timing.model.resource_incidence` lays them out: the same classes and
+    sums, added in the same order, without the rows' link entries ever stored (one row at a
+    time).
+
+    Parameters
+    ----------
+    src, dst : ndarray of int64, shape (n_rows,)
+        Source and destination node of every row (flow group).
+    tid, ptr, rel, slots, shares : ndarray
+        The rows' templates (:func:`adaptive_templates` of ``src``, ``dst``).
+    dims, strides : ndarray of int64
+        The torus.
+    link_of_slot : ndarray of int
+        Link id of every dense slot.
+    use_nic : bool
+        Whether rows between two nodes also use their ports.
+    cap, n_links, n_nodes, dense_slot_of_link, cell_of_node, n_cells, nd2
+        As :func:`fold_resource_classes` takes them.
+
+    Returns
+    -------
+    ptr, cls, frac, class_cap : ndarray
+        As :func:`fold_resource_classes` returns them.
+    """
+    n_rows = src.shape[0]
+    nd = dims.shape[0]
+    longest = 0
+    total = 0
+    for f in range(n_rows):
+        size = ptr[tid[f] + 1] - ptr[tid[f]] + (2 if use_nic and src[f] != dst[f] else 0)
+        longest = max(longest, size)
+        total += size
+    row_idx = np.empty(longest, dtype=np.int64)
+    row_val = np.empty(longest, dtype=np.float64)
+    sc = np.zeros(nd, dtype=np.int64)
+    n_cls = n_cells * (nd2 + 2)
+    acc = np.zeros(n_cls, dtype=np.float64)
+    used = np.zeros(n_cls, dtype=np.bool_)
+    touched = np.empty(n_cls, dtype=np.int64)
+    class_cap = np.full(n_cls, np.inf)
+    out_ptr = np.zeros(n_rows + 1, dtype=np.int64)
+    out_cls = np.empty(total, dtype=np.int32)              # classes: fewer than 2**31
+    out_frac = np.empty(total, dtype=np.float64)
+    m = 0
+    for f in range(n_rows):
+        for d in range(nd):
+            sc[d] = (src[f] // strides[d]) % dims[d]
+        k = 0
+        t = tid[f]
+        for e in range(ptr[t], ptr[t + 1]):
+            row_idx[k] = _template_link(sc, rel, e, slots[e], dims, strides, link_of_slot)
+            row_val[k] = shares[e]
+            k += 1
+        if use_nic and src[f] != dst[f]:
+            row_idx[k] = n_links + src[f]
+            row_val[k] = 1.0
+            row_idx[k + 1] = n_links + n_nodes + dst[f]
+            row_val[k + 1] = 1.0
+            k += 2
+        m = _fold_row(row_idx, row_val, 0, k, cap, n_links, n_nodes, dense_slot_of_link,
+                      cell_of_node, n_cells, nd2, acc, used, touched, class_cap, out_cls,
+                      out_frac, m)
+        out_ptr[f + 1] = m
+    return out_ptr, out_cls[:m], out_frac[:m], class_cap
 
 
 @njit(cache=True, nogil=True)
@@ -881,6 +966,48 @@ def class_link_sums(indptr, links, frac, weight, count, link_class, n_cls):
         for k in range(indptr[f], indptr[f + 1]):
             cl = link_class[links[k]]
             class_bytes[cl] += frac[k] * w
+            class_streams[cl] += c
+    return class_bytes, class_streams
+
+
+@njit(cache=True, nogil=True)
+def template_class_sums(src, tid, ptr, rel, slots, shares, dims, strides, link_of_slot, weight,
+                        count, link_class, n_cls):
+    """:func:`class_link_sums` of the minimal-adaptive rows of flows from ``src`` (their
+    templates, :func:`adaptive_templates`): the same sums in the same order, without the
+    rows' link entries ever stored.
+
+    Parameters
+    ----------
+    src : ndarray of int64, shape (n_rows,)
+        Source node of every row (flow group).
+    tid, ptr, rel, slots, shares : ndarray
+        The rows' templates.
+    dims, strides : ndarray of int64
+        The torus.
+    link_of_slot : ndarray of int
+        Link id of every dense slot.
+    weight, count, link_class, n_cls
+        As :func:`class_link_sums` takes them.
+
+    Returns
+    -------
+    class_bytes, class_streams : ndarray of float64, shape (n_cls,)
+        Sums per class.
+    """
+    nd = dims.shape[0]
+    sc = np.zeros(nd, dtype=np.int64)
+    class_bytes = np.zeros(n_cls, dtype=np.float64)
+    class_streams = np.zeros(n_cls, dtype=np.float64)
+    for f in range(src.shape[0]):
+        for d in range(nd):
+            sc[d] = (src[f] // strides[d]) % dims[d]
+        w = weight[f]
+        c = count[f]
+        t = tid[f]
+        for e in range(ptr[t], ptr[t + 1]):
+            cl = link_class[_template_link(sc, rel, e, slots[e], dims, strides, link_of_slot)]
+            class_bytes[cl] += shares[e] * w
             class_streams[cl] += c
     return class_bytes, class_streams
 
@@ -1244,17 +1371,24 @@ def _template_fill(src, tid, ptr, rel, slots, shares, dims, strides, link_of_slo
         k = indptr[f]
         t = tid[f]
         for e in range(ptr[t], ptr[t + 1]):
-            node = 0
-            for d in range(nd):
-                x = sc[d] + rel[e, d]
-                if x >= dims[d]:
-                    x -= dims[d]
-                elif x < 0:
-                    x += dims[d]
-                node += x * strides[d]
-            indices[k] = link_of_slot[node * 2 * nd + slots[e]]
+            indices[k] = _template_link(sc, rel, e, slots[e], dims, strides, link_of_slot)
             data[k] = shares[e]
             k += 1
+
+
+@njit(cache=True, nogil=True)
+def _template_link(sc, rel, e, slot, dims, strides, link_of_slot):
+    """Link id of template entry ``e`` placed at the node of coordinates ``sc``."""
+    nd = dims.shape[0]
+    node = 0
+    for d in range(nd):
+        x = sc[d] + rel[e, d]
+        if x >= dims[d]:
+            x -= dims[d]
+        elif x < 0:
+            x += dims[d]
+        node += x * strides[d]
+    return link_of_slot[node * 2 * nd + slot]
 
 
 def adaptive_paths(src, dst, dims, strides, wrap, link_of_slot=None):

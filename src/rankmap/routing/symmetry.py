@@ -24,7 +24,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..kernels.torus import class_link_sums, torus_offsets
+from ..kernels.torus import (adaptive_templates, class_link_sums, template_class_sums,
+                             torus_offsets)
 from ..machines import GridMachine
 from .base import LinkLoads
 from .torus import DOR, Adaptive
@@ -211,13 +212,21 @@ class SymmetricPhase:
         in group order).
     rows : numpy.ndarray of int64
         Indices into all the phase's groups of the representative (cell) groups.
-    paths : tuple of numpy.ndarray
-        The router's :meth:`~rankmap.routing.Router.path_arrays` of the representative groups.
+    paths : tuple of numpy.ndarray or None
+        The router's :meth:`~rankmap.routing.Router.path_arrays` of the representative groups
+        (None under minimal adaptive routing: ``templates`` stand for them).
+    templates : tuple of numpy.ndarray or None
+        Under minimal adaptive routing, the representative groups' routes as
+        ``(src, dst, tid, ptr, rel, slots, shares)``: their end nodes and their
+        :func:`rankmap.kernels.torus.adaptive_templates`, from which the loads and the time
+        model's classes are summed row by row (the path arrays, a dozen entries per hop of
+        every representative group, 131 MiB on the 131,072-rank stencil, are never stored).
     """
 
     classes: TranslationClasses
     rows: np.ndarray
-    paths: tuple
+    paths: tuple | None
+    templates: tuple | None = None
 
 
 def phase_symmetry(router, src, dst, nbytes, count) -> SymmetricPhase | None:
@@ -248,6 +257,13 @@ def phase_symmetry(router, src, dst, nbytes, count) -> SymmetricPhase | None:
     if classes is None:
         return None
     rows = np.flatnonzero(net)[classes.rows]
+    if type(router) is Adaptive:
+        rs = np.ascontiguousarray(src[rows], dtype=np.int64)
+        rd = np.ascontiguousarray(dst[rows], dtype=np.int64)
+        # the cap path_arrays would check: the rows' entries, as if stored
+        tid, ptr, rel, slots, shares, _hops = adaptive_templates(
+            rs, rd, machine.dims, machine.strides, machine.wrap, "route_entries")
+        return SymmetricPhase(classes, rows, None, (rs, rd, tid, ptr, rel, slots, shares))
     return SymmetricPhase(classes, rows, router.path_arrays(src[rows], dst[rows]))
 
 
@@ -291,16 +307,24 @@ def symmetric_loads(router, src, dst, nbytes, count,
             return None
     classes, rows = symmetry.classes, symmetry.rows
     mult = np.asarray(count, dtype=np.float64)
-    ptr, links, frac = symmetry.paths
     nd2 = 2 * len(machine.dims)
     cell = cell_of_nodes(machine, classes.period)
     n_cls = int(np.prod(classes.period)) * nd2
     slot = machine.dense_slot_of_link
-    link_class = cell[slot // nd2] * nd2 + slot % nd2
-    class_bytes, class_streams = class_link_sums(
-        np.asarray(ptr, dtype=np.int64), np.asarray(links),
-        np.ascontiguousarray(np.broadcast_to(np.asarray(frac, dtype=np.float64), len(links))),
-        nbytes[rows] * mult[rows], mult[rows], link_class.astype(np.int64), n_cls)
+    link_class = (cell[slot // nd2] * nd2 + slot % nd2).astype(np.int64)
+    weight, many = nbytes[rows] * mult[rows], mult[rows]
+    if symmetry.templates is not None:
+        rs, _rd, tid, ptr, rel, slots, shares = symmetry.templates
+        class_bytes, class_streams = template_class_sums(
+            rs, tid, ptr, rel, slots, shares, machine.dims, machine.strides,
+            np.asarray(machine.link_of_dense_slot, dtype=np.int64), weight, many, link_class, n_cls)
+    else:
+        ptr, links, frac = symmetry.paths
+        class_bytes, class_streams = class_link_sums(
+            np.asarray(ptr, dtype=np.int64), np.asarray(links),
+            np.ascontiguousarray(np.broadcast_to(np.asarray(frac, dtype=np.float64),
+                                                 len(links))),
+            weight, many, link_class, n_cls)
     hops = machine.hop_distance(src, dst).astype(np.float64)
     return LinkLoads(bytes=class_bytes[link_class],
                      streams=np.rint(class_streams[link_class]).astype(np.int64),

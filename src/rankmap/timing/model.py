@@ -33,9 +33,10 @@ from .domains import domain_memory_times
 from .maxmin import completion_times
 from .processor_sharing import shared_memory_times
 from ..routing.symmetry import SymmetricPhase
-from .symmetry import class_incidence, translation_classes
+from .symmetry import class_incidence, template_class_incidence, translation_classes
 
-__all__ = ["TimeOptions", "parse_time_options", "resource_incidence", "shared_memory_times",
+__all__ = ["TimeOptions", "parse_time_options", "resource_incidence", "resource_capacity",
+           "shared_memory_times",
            "unique_flows", "flow_times", "phase_time", "DEFAULT_MEM_BW", "DEFAULT_OVERHEAD_S",
            "DEFAULT_SOCKET_BW"]
 
@@ -249,9 +250,7 @@ def resource_incidence(machine, src_node, dst_node, routing: "str | Router", opt
         raise RankmapError(f"the time model needs the routes (--time-model off skips it): "
                            f"{exc}") from None
     # the max-min model keeps a few copies of the routes: bound them before it starts
-    check_limit(len(indices), "route_entries",
-                f"the time model of a phase of {len(src_node):,} node pairs on "
-                f"{machine.spec} (--time-model off skips it)")
+    _check_route_entries(len(indices), len(src_node), machine)
     # a row's resources stay in the router's order: max-min sharing adds up every
     # resource's flows in flow order, whatever the order inside a row
     n_links, n_nodes = machine.n_links, machine.n_nodes
@@ -267,10 +266,36 @@ def resource_incidence(machine, src_node, dst_node, routing: "str | Router", opt
     if use_nic or use_mem:
         indptr, indices, data = _augment(indptr, indices.astype(np.int64, copy=False), data,
                                          src_node, dst_node, n_links, n_nodes, use_nic, use_mem)
-    cap = np.concatenate([np.asarray(machine.link_bandwidth, dtype=np.float64),
-                          np.full(2 * n_nodes, options.nic_bw or np.inf),
-                          np.full(n_nodes, options.mem_bw or np.inf)])
-    return indptr, indices, data, cap
+    return indptr, indices, data, resource_capacity(machine, options)
+
+
+def resource_capacity(machine, options: TimeOptions) -> np.ndarray:
+    """Capacity of every resource of :func:`resource_incidence`'s columns.
+
+    Parameters
+    ----------
+    machine : Machine
+        The network.
+    options : TimeOptions
+        Model options (``nic_bw``, ``mem_bw``).
+
+    Returns
+    -------
+    numpy.ndarray of float64, shape (n_links + 3 * n_nodes,)
+        Bytes/s of every link, then injection and ejection port, then node memory (``inf``
+        for unlimited ones).
+    """
+    n_nodes = machine.n_nodes
+    return np.concatenate([np.asarray(machine.link_bandwidth, dtype=np.float64),
+                           np.full(2 * n_nodes, options.nic_bw or np.inf),
+                           np.full(n_nodes, options.mem_bw or np.inf)])
+
+
+def _check_route_entries(n_entries: int, n_flows: int, machine) -> None:
+    """The cap on the routes the max-min model keeps (a few copies of them)."""
+    check_limit(n_entries, "route_entries",
+                f"the time model of a phase of {n_flows:,} node pairs on "
+                f"{machine.spec} (--time-model off skips it)")
 
 
 def unique_flows(src_node, dst_node, nbytes):
@@ -409,9 +434,17 @@ def _network_finish(machine, router, src, dst, nbytes, mult, options: TimeOption
         classes, paths = translation_classes(machine, router, src, dst, nbytes, mult), None
     if classes is not None:
         r = classes.rows
-        indptr, indices, data, cap = class_incidence(
-            machine, classes, *resource_incidence(machine, src[r], dst[r], router, options,
-                                                  memory=False, paths=paths))
+        if symmetry is not None and symmetry.templates is not None:
+            # minimal adaptive routes summed from their templates, row by row
+            tpl = symmetry.templates
+            _check_route_entries(int((tpl[3][1:] - tpl[3][:-1])[tpl[2]].sum()), len(r), machine)
+            indptr, indices, data, cap = template_class_incidence(
+                machine, classes, tpl, resource_capacity(machine, options),
+                options.nic_bw is not None)
+        else:
+            indptr, indices, data, cap = class_incidence(
+                machine, classes, *resource_incidence(machine, src[r], dst[r], router, options,
+                                                      memory=False, paths=paths))
         finish, _fills = completion_times(indptr, indices, data, cap, nbytes[r],
                                           options.tolerance, mult[r], 0.0)
         return finish[classes.class_of]

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..kernels.torus import fold_resource_classes
+from ..kernels.torus import fold_resource_classes, template_fold
 from ..routing.symmetry import TranslationClasses, cell_of_nodes, translation_classes
 
-__all__ = ["class_incidence", "translation_classes"]
+__all__ = ["class_incidence", "template_class_incidence", "translation_classes"]
 
 
 def class_incidence(machine, classes: TranslationClasses, indptr, indices, data, cap):
@@ -52,3 +52,38 @@ def class_incidence(machine, classes: TranslationClasses, indptr, indices, data,
                                  machine.n_nodes,
                                  machine.dense_slot_of_link.astype(np.int64), cell_of_node,
                                  int(np.prod(period)), 2 * len(machine.dims))
+
+
+def template_class_incidence(machine, classes: TranslationClasses, templates: tuple, cap,
+                             use_nic: bool):
+    """:func:`class_incidence` of representative flows routed by minimal adaptive routing,
+    summed from their templates one row at a time (the same result, bit for bit, without
+    the flows' resource incidence ever stored).
+
+    Parameters
+    ----------
+    machine : GridMachine
+        The torus.
+    classes : TranslationClasses
+        The phase's classes (their ``period`` defines the cell).
+    templates : tuple of numpy.ndarray
+        :attr:`rankmap.routing.symmetry.SymmetricPhase.templates` of the representative flows.
+    cap : numpy.ndarray
+        Capacity of every resource (links, then injection and ejection ports, then memories),
+        bytes/s, as :func:`rankmap.timing.model.resource_incidence` gives it.
+    use_nic : bool
+        Whether flows between two nodes also use their NIC ports.
+
+    Returns
+    -------
+    indptr, indices, data, cap : numpy.ndarray
+        As :func:`class_incidence` returns them.
+    """
+    src, dst, tid, ptr, rel, slots, shares = templates
+    period = classes.period
+    cell_of_node = cell_of_nodes(machine, period)
+    return template_fold(src, dst, tid, ptr, rel, slots, shares, machine.dims, machine.strides,
+                         np.asarray(machine.link_of_dense_slot, dtype=np.int64), bool(use_nic),
+                         np.asarray(cap, dtype=np.float64), machine.n_links, machine.n_nodes,
+                         np.asarray(machine.dense_slot_of_link, dtype=np.int64), cell_of_node,
+                         int(np.prod(period)), 2 * len(machine.dims))
