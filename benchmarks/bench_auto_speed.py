@@ -59,6 +59,36 @@ def _cpu(fn, reps, children=False):
     return out, statistics.median(times), times
 
 
+def _stage_seconds(run) -> dict:
+    """CPU seconds of one serial ``auto`` by stage: ``run(stage)`` calls ``auto_select`` with
+    the stage hook; the time between two hook calls goes to the first one's stage
+    (building, routing, refining), and KaHIP's calls (``kahip.kaffpa``, timed around each
+    call) are counted apart as well."""
+    import kahip
+
+    marks, kahip_s = [], [0.0]
+    real = kahip.kaffpa
+
+    def timed(*args):
+        t = time.process_time()
+        try:
+            return real(*args)
+        finally:
+            kahip_s[0] += time.process_time() - t
+
+    kahip.kaffpa = timed
+    try:
+        t0 = time.process_time()
+        run(lambda name, what: marks.append((time.process_time(), what)))
+        t1 = time.process_time()
+    finally:
+        kahip.kaffpa = real
+    out = {"total": t1 - t0, "kahip": kahip_s[0], "before": (marks[0][0] if marks else t1) - t0}
+    for (t, what), nxt in zip(marks, [m[0] for m in marks[1:]] + [t1]):
+        out[what] = out.get(what, 0.0) + nxt - t
+    return out
+
+
 def run_case(label, machine_spec, alloc_spec, pattern_spec, workdir) -> dict:
     """Times, picks and metrics of one problem."""
     from rankmap.allocation import parse_allocation, whole_machine
@@ -97,6 +127,8 @@ def run_case(label, machine_spec, alloc_spec, pattern_spec, workdir) -> dict:
         full, row["full_s"], _ = _cpu(lambda: auto_mod.auto_select(p, m, a, seed=0), 1)
     finally:
         auto_mod.ranking_bound_kind = kind
+    row["stages"] = _stage_seconds(lambda stage: auto_mod.auto_select(p, m, a, seed=0,
+                                                                       stage=stage))
     row["full_pick"], row["full_metrics"] = full.best.name, full.best.metrics
     row["same"] = (full.best.name == comp.best.name and full.best.metrics == comp.best.metrics
                    and all(c.metrics == full.find(c.name).metrics for c in comp.candidates))
@@ -174,6 +206,19 @@ def render(rows) -> str:
         out.append(f"| {r['label']} | {r['auto_s']:.2f} | {r['par_wall']:.2f} | "
                    f"{'-' if sw is None else f'{sw:.2f}'} | {ratio} | "
                    f"{'yes' if r['par_same'] else 'NO'} |")
+    out += ["", "Where `auto`'s CPU time goes (one more serial run, CPU seconds): building the "
+            "candidates, KaHIP's calls among them (the `graph` mapper's cuts, and `rcb`'s on a "
+            "pattern without a grid), evaluating them (routing and metrics, in bound order), "
+            "and refining the best. A stage runs from its hook call to the next one.", "",
+            "| problem | auto (s) | building (s) | of it KaHIP (s) | evaluating (s) | refining "
+            "(s) | Scotch (s) |",
+            "|---|---:|---:|---:|---:|---:|---:|"]
+    for r in rows:
+        st = r["stages"]
+        sc = f"{r['scotch_s']:.2f}" if "scotch_s" in r else "-"
+        out.append(f"| {r['label']} | {st['total']:.2f} | "
+                   f"{st.get('building', 0.0) + st['before']:.2f} | {st['kahip']:.2f} | "
+                   f"{st.get('routing', 0.0):.2f} | {st.get('refining', 0.0):.2f} | {sc} |")
     return "\n".join(out) + "\n"
 
 
