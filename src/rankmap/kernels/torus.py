@@ -810,14 +810,8 @@ def fold_resource_classes(indptr, indices, data, cap, n_links, n_nodes, dense_sl
         Capacity of a resource of every class (``inf`` when no entry has the class).
     """
     n_rows = indptr.shape[0] - 1
-    n_cls = n_cells * (nd2 + 2)
-    acc = np.zeros(n_cls, dtype=np.float64)
-    used = np.zeros(n_cls, dtype=np.bool_)
-    touched = np.empty(n_cls, dtype=np.int64)
-    class_cap = np.full(n_cls, np.inf)
-    ptr = np.zeros(n_rows + 1, dtype=np.int64)
-    out_cls = np.empty(indices.shape[0], dtype=np.int32)   # classes: fewer than 2**31
-    out_frac = np.empty(indices.shape[0], dtype=np.float64)
+    acc, used, touched, class_cap, ptr, out_cls, out_frac = _fold_arrays(
+        n_cells * (nd2 + 2), n_rows, indices.shape[0])
     m = 0
     for f in range(n_rows):
         m = _fold_row(indices, data, indptr[f], indptr[f + 1], cap, n_links, n_nodes,
@@ -825,6 +819,17 @@ def fold_resource_classes(indptr, indices, data, cap, n_links, n_nodes, dense_sl
                       class_cap, out_cls, out_frac, m)
         ptr[f + 1] = m
     return ptr, out_cls[:m], out_frac[:m], class_cap
+
+
+@njit(cache=True, nogil=True)
+def _fold_arrays(n_cls, n_rows, n_entries):
+    """The work arrays of a fold onto ``n_cls`` classes (sums and marks, zero and False),
+    class capacities (``inf``) and the output CSR sized for ``n_entries`` entries."""
+    return (np.zeros(n_cls, dtype=np.float64), np.zeros(n_cls, dtype=np.bool_),
+            np.empty(n_cls, dtype=np.int64), np.full(n_cls, np.inf),
+            np.zeros(n_rows + 1, dtype=np.int64),
+            np.empty(n_entries, dtype=np.int32),           # classes: fewer than 2**31
+            np.empty(n_entries, dtype=np.float64))
 
 
 @njit(cache=True, nogil=True)
@@ -900,14 +905,8 @@ def template_fold(src, dst, tid, ptr, rel, slots, shares, dims, strides, link_of
     row_idx = np.empty(longest, dtype=np.int64)
     row_val = np.empty(longest, dtype=np.float64)
     sc = np.zeros(nd, dtype=np.int64)
-    n_cls = n_cells * (nd2 + 2)
-    acc = np.zeros(n_cls, dtype=np.float64)
-    used = np.zeros(n_cls, dtype=np.bool_)
-    touched = np.empty(n_cls, dtype=np.int64)
-    class_cap = np.full(n_cls, np.inf)
-    out_ptr = np.zeros(n_rows + 1, dtype=np.int64)
-    out_cls = np.empty(total, dtype=np.int32)              # classes: fewer than 2**31
-    out_frac = np.empty(total, dtype=np.float64)
+    acc, used, touched, class_cap, out_ptr, out_cls, out_frac = _fold_arrays(
+        n_cells * (nd2 + 2), n_rows, total)
     m = 0
     for f in range(n_rows):
         for d in range(nd):

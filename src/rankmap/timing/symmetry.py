@@ -41,8 +41,9 @@ def class_incidence(machine, classes: TranslationClasses, indptr, indices, data,
         CSR over the resource classes: per cell node, one per link direction (``2 * ndim``);
         then the cell's injection ports, then its ejection ports; each entry the sum of the
         row's fractions on the class (every resource of a class is crossed by one translate
-        of each such fraction), classes in increasing order within a row; and the capacity
-        of one resource of every class (bytes/s; ``inf`` for a class no flow uses).
+        of each such fraction), classes in the order they first appear in the row; and the
+        capacity of one resource of every class (bytes/s; ``inf`` for a class no flow
+        uses).
     """
     period = classes.period
     cell_of_node = cell_of_nodes(machine, period)
