@@ -909,14 +909,10 @@ def template_fold(src, dst, tid, ptr, rel, slots, shares, dims, strides, link_of
         n_cells * (nd2 + 2), n_rows, total)
     m = 0
     for f in range(n_rows):
-        for d in range(nd):
-            sc[d] = (src[f] // strides[d]) % dims[d]
-        k = 0
         t = tid[f]
-        for e in range(ptr[t], ptr[t + 1]):
-            row_idx[k] = _template_link(sc, rel, e, slots[e], dims, strides, link_of_slot)
-            row_val[k] = shares[e]
-            k += 1
+        k = _template_row(src[f], t, ptr, rel, slots, dims, strides, link_of_slot, sc,
+                          row_idx)
+        row_val[:k] = shares[ptr[t]:ptr[t + 1]]
         if use_nic and src[f] != dst[f]:
             row_idx[k] = n_links + src[f]
             row_val[k] = 1.0
@@ -998,15 +994,18 @@ def template_class_sums(src, tid, ptr, rel, slots, shares, dims, strides, link_o
     sc = np.zeros(nd, dtype=np.int64)
     class_bytes = np.zeros(n_cls, dtype=np.float64)
     class_streams = np.zeros(n_cls, dtype=np.float64)
+    longest = 0
+    for t in range(ptr.shape[0] - 1):
+        longest = max(longest, ptr[t + 1] - ptr[t])
+    row = np.empty(longest, dtype=np.int64)
     for f in range(src.shape[0]):
-        for d in range(nd):
-            sc[d] = (src[f] // strides[d]) % dims[d]
         w = weight[f]
         c = count[f]
         t = tid[f]
-        for e in range(ptr[t], ptr[t + 1]):
-            cl = link_class[_template_link(sc, rel, e, slots[e], dims, strides, link_of_slot)]
-            class_bytes[cl] += shares[e] * w
+        n = _template_row(src[f], t, ptr, rel, slots, dims, strides, link_of_slot, sc, row)
+        for k in range(n):
+            cl = link_class[row[k]]
+            class_bytes[cl] += shares[ptr[t] + k] * w
             class_streams[cl] += c
     return class_bytes, class_streams
 
@@ -1362,32 +1361,34 @@ def _template_fill(src, tid, ptr, rel, slots, shares, dims, strides, link_of_slo
                    indices, data):
     """Write the templates ``tid[f]`` placed at ``src[f]`` as CSR rows (``indptr`` given):
     the link id (``link_of_slot[dense slot]``) and share of every entry."""
-    nd = dims.shape[0]
-    sc = np.zeros(nd, dtype=np.int64)
+    sc = np.zeros(dims.shape[0], dtype=np.int64)
     for f in range(src.shape[0]):
-        for d in range(nd):
-            sc[d] = (src[f] // strides[d]) % dims[d]
-        k = indptr[f]
         t = tid[f]
-        for e in range(ptr[t], ptr[t + 1]):
-            indices[k] = _template_link(sc, rel, e, slots[e], dims, strides, link_of_slot)
-            data[k] = shares[e]
-            k += 1
+        _template_row(src[f], t, ptr, rel, slots, dims, strides, link_of_slot, sc,
+                      indices[indptr[f]:indptr[f + 1]])
+        data[indptr[f]:indptr[f + 1]] = shares[ptr[t]:ptr[t + 1]]
 
 
 @njit(cache=True, nogil=True)
-def _template_link(sc, rel, e, slot, dims, strides, link_of_slot):
-    """Link id of template entry ``e`` placed at the node of coordinates ``sc``."""
+def _template_row(node, t, ptr, rel, slots, dims, strides, link_of_slot, sc, out):
+    """Write the link ids of template ``t`` placed at ``node`` into ``out`` (``sc``: a
+    scratch array of one coordinate per dimension); return how many."""
     nd = dims.shape[0]
-    node = 0
     for d in range(nd):
-        x = sc[d] + rel[e, d]
-        if x >= dims[d]:
-            x -= dims[d]
-        elif x < 0:
-            x += dims[d]
-        node += x * strides[d]
-    return link_of_slot[node * 2 * nd + slot]
+        sc[d] = (node // strides[d]) % dims[d]
+    k = 0
+    for e in range(ptr[t], ptr[t + 1]):
+        at = 0
+        for d in range(nd):
+            x = sc[d] + rel[e, d]
+            if x >= dims[d]:
+                x -= dims[d]
+            elif x < 0:
+                x += dims[d]
+            at += x * strides[d]
+        out[k] = link_of_slot[at * 2 * nd + slots[e]]
+        k += 1
+    return k
 
 
 def adaptive_paths(src, dst, dims, strides, wrap, link_of_slot=None):
