@@ -211,7 +211,12 @@ def flows_over_link(router, src, dst, at, hops, alloc_nodes, link: int,
     every flow is asked; else a flow can cross link a -> b on a shortest route only when
     ``h(s, a) + 1 + h(b, d)`` is its hop count (one pass over the flows with the distances
     of the allocation's nodes to the link's ends). Each way the router's own paths of
-    the flows then decide, so all give the same flows.
+    the flows then decide. Where every route is a shortest one (tori, meshes, trees) all
+    give the same flows. A dragonfly's minimal routes also spread over parallel global
+    links reached by longer local detours, which the hop test leaves out: there the search
+    sees only the link's flows on shortest paths (on ``xc:groups=4``, 4 of a random
+    link's 185), a narrower attack, not a wrong load: every kept move is judged on the
+    router's full loads.
 
     Parameters
     ----------
