@@ -214,9 +214,13 @@ def flows_over_link(router, src, dst, at, hops, alloc_nodes, link: int,
     the flows then decide. Where every route is a shortest one (tori, meshes, trees) all
     give the same flows. A dragonfly's minimal routes also spread over parallel global
     links reached by longer local detours, which the hop test leaves out: there the search
-    sees only the link's flows on shortest paths (on ``xc:groups=4``, 4 of a random
-    link's 185), a narrower attack, not a wrong load: every kept move is judged on the
-    router's full loads.
+    attacks only the link's flows on shortest paths (on ``xc:groups=4``, 4 of a random
+    link's 185), not a wrong load (every kept move is judged on the router's full loads).
+    Asking every flow instead was measured on the 7 dragonfly problems of
+    benchmarks/bench_refine_dragonfly.py: ``graph`` took up to 11x the CPU time and its
+    placement's predicted time was worse on 3 (up to 35%, the README's
+    ``lulesh:8x8x16`` example, whose ``auto`` pick got 31% slower) and better on 1, so the
+    narrower attack stays.
 
     Parameters
     ----------
