@@ -150,7 +150,9 @@ def evaluate_candidates(evaluator: Evaluator, names: list[str], build: Callable,
     skip : callable, optional
         ``skip(name)`` returns a reason to leave a name out without building it, or None.
     skip_inapplicable : bool
-        Record a candidate whose mapper fails (RankmapError) as skipped instead of raising.
+        Record a candidate whose mapper fails, or whose evaluation is refused (RankmapError:
+        e.g. routes over the ``route_entries`` cap, as a random placement's under adaptive
+        routing at 131,072 ranks), as skipped with the reason instead of raising.
     progress : callable, optional
         Called with each name once it is done.
     executor : Executor, optional
@@ -199,7 +201,12 @@ def evaluate_candidates(evaluator: Evaluator, names: list[str], build: Callable,
                 raise
             return str(exc)
         report("routing")
-        return evaluator.evaluate(mapping)
+        try:
+            return evaluator.evaluate(mapping)
+        except RankmapError as exc:
+            if not skip_inapplicable:
+                raise
+            return str(exc)
 
     outcome: dict[str, Outcome] = {}
     built = [n for n in todo if n not in twins]

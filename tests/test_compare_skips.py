@@ -1,0 +1,61 @@
+"""A candidate whose evaluation is refused (a size cap) is skipped with the reason under
+``--mappings all``, as an inapplicable mapper is; named explicitly, it stops the command."""
+
+import subprocess
+import sys
+
+import pytest
+
+from rankmap.allocation import whole_machine
+from rankmap.errors import RankmapError
+from rankmap.machines import parse_machine
+from rankmap.patterns import parse_pattern
+from rankmap.selection.compare import compare
+from rankmap.selection.parallel import ForkExecutor, SerialExecutor
+
+MACHINE, PATTERN = "torus:8x8x8:cores=4", "stencil:16x16x8:box:periodic"
+#: TXYZ's adaptive routes fit under this many route entries, a random placement's do not
+CAP = "300000"
+
+
+@pytest.mark.parametrize("executor", [SerialExecutor(), ForkExecutor(2)])
+def test_refused_evaluation_is_skipped_with_its_reason(monkeypatch, executor):
+    monkeypatch.setenv("RANKMAP_MAX_ROUTE_ENTRIES", CAP)
+    m = parse_machine(MACHINE)
+    a = whole_machine(m)
+    p = parse_pattern(PATTERN)
+    comp = compare(m, a, p, ["TXYZ", "random", "TZXY"], routing="adaptive",
+                   skip_inapplicable=True, executor=executor)
+    assert sorted(c.name for c in comp.candidates) == ["TXYZ", "TZXY"]
+    assert list(comp.skipped) == ["random"]
+    assert "RANKMAP_MAX_ROUTE_ENTRIES" in comp.skipped["random"]
+    with pytest.raises(RankmapError, match="route entries"):
+        compare(m, a, p, ["TXYZ", "random"], routing="adaptive", skip_inapplicable=False,
+                executor=executor)
+    # every candidate refused: one error naming the reasons
+    with pytest.raises(RankmapError, match="no candidate could be placed.*ROUTE_ENTRIES"):
+        compare(m, a, p, ["random"], routing="adaptive", skip_inapplicable=True,
+                executor=executor)
+
+
+def _rankmap(*args, env_cap=True):
+    import os
+
+    env = dict(os.environ)
+    if env_cap:
+        env["RANKMAP_MAX_ROUTE_ENTRIES"] = CAP
+    return subprocess.run([sys.executable, "-c",
+                           "import sys; from rankmap.cli import main; sys.exit(main())", *args],
+                          capture_output=True, text=True, env=env, timeout=600)
+
+
+def test_command_line_all_skips_and_names_stop():
+    out = _rankmap("compare", "-m", MACHINE, "-p", PATTERN, "--mappings", "all", "--routing",
+                   "adaptive")
+    assert out.returncode == 0, out.stderr
+    assert "skipped random: the time model needs the routes" in out.stdout.replace("\n", " ")
+    named = _rankmap("compare", "-m", MACHINE, "-p", PATTERN, "--mappings", "TXYZ,random",
+                     "--routing", "adaptive")
+    assert named.returncode == 2
+    assert named.stdout == "" and len(named.stderr.strip().splitlines()) == 1
+    assert "RANKMAP_MAX_ROUTE_ENTRIES" in named.stderr
