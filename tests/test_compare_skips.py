@@ -59,3 +59,24 @@ def test_command_line_all_skips_and_names_stop():
     assert named.returncode == 2
     assert named.stdout == "" and len(named.stderr.strip().splitlines()) == 1
     assert "RANKMAP_MAX_ROUTE_ENTRIES" in named.stderr
+
+
+@pytest.mark.parametrize("executor", [SerialExecutor(), ForkExecutor(2)])
+def test_auto_leaves_out_a_candidate_whose_evaluation_is_refused(monkeypatch, executor):
+    """Under a route-entry cap that one candidate's adaptive routes pass (7,760 entries
+    against 7,000) and the others' do not, ``auto`` picks among the others and lists it as
+    skipped with the cap's line, serially and with workers alike (before: the whole
+    command stopped with that line)."""
+    from rankmap.selection.auto import auto_select
+
+    monkeypatch.setenv("RANKMAP_MAX_ROUTE_ENTRIES", "7000")
+    m = parse_machine(MACHINE)
+    a = whole_machine(m)
+    p = parse_pattern(PATTERN)
+    comp = auto_select(p, m, a, seed=0, routing="adaptive", executor=executor)
+    refused = {n: why for n, why in comp.skipped.items() if "RANKMAP_MAX_ROUTE_ENTRIES" in why}
+    assert refused and all("7,760" in why or "7760" in why for why in refused.values())
+    assert not set(refused) & {c.name for c in comp.candidates}
+    serial = auto_select(p, m, a, seed=0, routing="adaptive")
+    assert comp.best.name == serial.best.name and comp.best.metrics == serial.best.metrics
+    assert comp.skipped == serial.skipped

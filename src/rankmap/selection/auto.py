@@ -25,7 +25,8 @@ the refinement starts' places); one whose mapper gives another candidate's place
 refinement starts are refined once (in this process or in a worker; the other gets its
 result); a refinement that returns a candidate's placement (a start it could not improve)
 gets that candidate's evaluation. The pick, the refinements and every reported metric are
-those of evaluating everything.
+those of evaluating everything. A candidate whose evaluation is refused (routes over a size
+limit such as ``RANKMAP_MAX_ROUTE_ENTRIES``) is left out with that reason.
 
 With worker processes (up to :data:`SPECULATE_MAX_FLOWS` flows and
 :data:`SPECULATE_MAX_LINK_ENTRIES`), candidates are evaluated ahead of the bound order: the
@@ -481,8 +482,10 @@ def _evaluate_in_bound_order(evaluator: Evaluator, prepared: list, kind, progres
     Candidates are taken in order of their bound (ties: the order given); one placing every
     rank on the same core as a candidate already evaluated reuses its evaluation; one whose
     bound cannot reach the :data:`REFINE_TOP` best is pruned (:class:`bounds.Pruner`), and so
-    is, with the same reason, one placing every rank as a pruned one. The outcome depends on
-    the candidates only, never on timing.
+    is, with the same reason, one placing every rank as a pruned one. One whose evaluation
+    is refused (a RankmapError: routes over a size limit) is left out with that reason, as
+    ``compare --mappings all`` does. The outcome depends on the candidates only, never on
+    timing.
     """
     order = list(range(len(prepared)))
     if kind is not None:
@@ -514,9 +517,10 @@ def _evaluate_in_bound_order(evaluator: Evaluator, prepared: list, kind, progres
                         evaluator, [p.link_bytes for p in cand.evaluation.phases]), 0.0, 0.0),
                         "after routing")
             elif reason is None:
+                # a refused evaluation (a size limit) leaves the candidate out with the reason
                 ev, after = evaluate_candidates(
                     _PruneAfterRouting(evaluator, pruner) if time_kind else evaluator,
-                    [cand.name], lambda _n: cand.mapping, skip_inapplicable=False)
+                    [cand.name], lambda _n: cand.mapping, skip_inapplicable=True)
                 reason = after.get(cand.name)
             if reason is not None:
                 pruned[cand.name] = pruned_as[key] = reason
