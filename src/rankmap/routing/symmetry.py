@@ -219,8 +219,8 @@ class SymmetricPhase:
         Under minimal adaptive routing, the representative groups' routes as
         ``(src, dst, tid, ptr, rel, slots, shares)``: their end nodes and their
         :func:`rankmap.kernels.torus.adaptive_templates`, from which the loads and the time
-        model's classes are summed row by row (the path arrays, a dozen entries per hop of
-        every representative group, 131 MiB on the 131,072-rank stencil, are never stored).
+        model's classes are summed row by row (their path arrays, 432 entries per
+        representative group and 131 MiB on the 131,072-rank stencil, are never stored).
     """
 
     classes: TranslationClasses

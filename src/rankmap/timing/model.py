@@ -36,9 +36,8 @@ from ..routing.symmetry import SymmetricPhase
 from .symmetry import class_incidence, template_class_incidence, translation_classes
 
 __all__ = ["TimeOptions", "parse_time_options", "resource_incidence", "resource_capacity",
-           "shared_memory_times",
-           "unique_flows", "flow_times", "phase_time", "DEFAULT_MEM_BW", "DEFAULT_OVERHEAD_S",
-           "DEFAULT_SOCKET_BW"]
+           "shared_memory_times", "unique_flows", "flow_times", "phase_time", "DEFAULT_MEM_BW",
+           "DEFAULT_OVERHEAD_S", "DEFAULT_SOCKET_BW"]
 
 #: default memory bandwidth for a flow between two ranks of one node (bytes/s); on nodes
 #: with NUMA domains, of each domain.
