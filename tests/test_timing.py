@@ -4,7 +4,7 @@ import json
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.sparse import csr_matrix
 
@@ -214,3 +214,42 @@ def test_shortcut_only_when_no_event_would_refill():
     # different sizes, or a flow using nothing (infinite rate): run the loop
     assert not _rates_never_refill(np.array([8.0, 4.0, 8.0]), np.array([1.0, 2.0, 4.0]), 0.0)
     assert not _rates_never_refill(size, np.array([1.0, np.inf, 4.0]), 0.0)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from([("torus:4x4x2:cores=2", "dor"), ("torus:4x4x2:cores=2", "adaptive"),
+                        ("mesh:3x5", "dor"), ("xc:groups=3:cores=2", None),
+                        ("fattree:k=4:levels=2:cores=2", None),
+                        ("torus:2x2x2:node=pack:2,numa:2,core:2", "dor")]),
+       st.integers(0, 10**6), st.sampled_from(["none", "groups", "varying"]),
+       st.sampled_from([None, 1e9]), st.booleans())
+def test_phase_time_is_the_latest_flow_time_bit_for_bit(case, seed, hops, nic, cores):
+    """phase_time takes the latest arrival per group (its finish time plus the latency of its
+    flow with the most hops) instead of building every flow's time: the same number as the
+    maximum of flow_times, bit for bit, with the default hops, hops given per flow (constant
+    or varying within a group), NIC ports, and a node structure timing flows inside a node
+    one by one."""
+    from rankmap.routing.groups import flow_groups
+    from rankmap.timing.model import flow_times
+
+    spec, routing = case
+    m = parse_machine(spec)
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 60))
+    pairs = rng.integers(0, m.n_nodes, size=(max(1, n // 3), 2))
+    pick = rng.integers(0, len(pairs), n)               # repeated node pairs: several per group
+    s, d = pairs[pick, 0], pairs[pick, 1]
+    b = rng.choice([1024.0, 65536.0], n)
+    g = flow_groups(s, d, b)
+    if hops == "none":
+        fh = None
+    elif hops == "groups":
+        fh = np.asarray(m.hop_distance(s, d), dtype=np.float64)
+    else:
+        fh = rng.random(n) * 5
+    sc = rng.integers(0, m.cores_per_node, n) if cores else None
+    dc = rng.integers(0, m.cores_per_node, n) if cores else None
+    options = TimeOptions(nic_bw=nic, hop_latency_s=1e-6)
+    want = flow_times(m, s, d, b, router_for(m, routing), options, fh, sc, dc, g).max()
+    got = phase_time(m, s, d, b, router_for(m, routing), options, fh, sc, dc, g)
+    assert got == want

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["group_flows", "end_flow_csr", "INSERTION_MAX"]
+__all__ = ["group_flows", "group_max", "end_flow_csr", "INSERTION_MAX"]
 
 
 #: a source's groups are put in order by insertion (no allocation) up to this many, by two
@@ -198,3 +198,29 @@ def end_flow_csr(src, dst, n_ends):
         flows[fill[x]] = f
         fill[x] += 1
     return indptr, flows
+
+
+@njit(cache=True, nogil=True)
+def group_max(inverse, values, n_groups):
+    """The largest of ``values`` over the flows of every group.
+
+    Parameters
+    ----------
+    inverse : ndarray of int64, shape (n_flows,)
+        Group of every flow (every group has at least one flow).
+    values : ndarray of float64, shape (n_flows,)
+        A value per flow (e.g. hops).
+    n_groups : int
+        Number of groups.
+
+    Returns
+    -------
+    ndarray of float64, shape (n_groups,)
+        The largest value of every group's flows (``-inf`` for a group without flows).
+    """
+    out = np.full(n_groups, -np.inf)
+    for f in range(inverse.shape[0]):
+        g = inverse[f]
+        if values[f] > out[g]:
+            out[g] = values[f]
+    return out

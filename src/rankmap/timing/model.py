@@ -26,6 +26,7 @@ from numba import njit
 
 from ..errors import RankmapError
 from ..routing import Router, router_for
+from ..kernels.flows import group_max
 from ..routing.groups import FlowGroups, flow_groups
 from ..units import parse_bandwidth, parse_time
 from ..validate import check_limit
@@ -378,6 +379,28 @@ def flow_times(machine, src_node, dst_node, nbytes, routing: "str | Router", opt
         return np.zeros(0)
     src_node = np.asarray(src_node)
     dst_node = np.asarray(dst_node)
+    groups, group_finish, flow_finish = _finish_times(machine, src_node, dst_node, nbytes,
+                                                      routing, options, src_core, dst_core,
+                                                      groups, symmetry)
+    if flow_hops is None:
+        flow_hops = machine.hop_distance(src_node, dst_node)
+    latency = _latency(machine, options, flow_hops)
+    if flow_finish is not None:
+        return flow_finish + latency
+    return group_finish[groups.inverse] + latency
+
+
+def _latency(machine, options: TimeOptions, hops) -> np.ndarray:
+    """Per-message overhead plus ``hops`` x the per-hop latency (s)."""
+    hop_latency = machine.hop_latency_s if options.hop_latency_s is None else options.hop_latency_s
+    return options.overhead_s + np.asarray(hops, dtype=np.float64) * hop_latency
+
+
+def _finish_times(machine, src_node, dst_node, nbytes, routing, options: TimeOptions, src_core,
+                  dst_core, groups: FlowGroups | None, symmetry):
+    """The phase's groups, every group's transfer finish time (s) and, when the node's
+    domains time the flows inside a node one by one, every flow's (else None): what
+    :func:`flow_times` adds the latencies to."""
     router = router_for(machine, routing).for_phase(src_node, dst_node, nbytes)
     if groups is None:
         groups = flow_groups(src_node, dst_node, nbytes)
@@ -410,13 +433,7 @@ def flow_times(machine, src_node, dst_node, nbytes, routing: "str | Router", opt
                                                        options.mem_bw)
         else:
             group_finish[inside] = ub[inside] / options.mem_bw
-    if flow_hops is None:
-        flow_hops = machine.hop_distance(src_node, dst_node)
-    hop_latency = machine.hop_latency_s if options.hop_latency_s is None else options.hop_latency_s
-    latency = options.overhead_s + np.asarray(flow_hops, dtype=np.float64) * hop_latency
-    if flow_finish is not None:
-        return flow_finish + latency
-    return group_finish[inverse] + latency
+    return groups, group_finish, flow_finish
 
 
 def _network_finish(machine, router, src, dst, nbytes, mult, options: TimeOptions,
@@ -491,6 +508,26 @@ def phase_time(machine, src_node, dst_node, nbytes, routing: "str | Router", opt
     RankmapError
         When the phase has 2**31 or more distinct flows.
     """
-    t = flow_times(machine, src_node, dst_node, nbytes, routing, options, flow_hops,
-                   src_core, dst_core, groups, symmetry)
-    return float(t.max()) if t.size else 0.0
+    nbytes = np.ascontiguousarray(nbytes, dtype=np.float64)
+    if nbytes.size == 0:
+        return 0.0
+    src_node = np.asarray(src_node)
+    dst_node = np.asarray(dst_node)
+    groups, group_finish, flow_finish = _finish_times(machine, src_node, dst_node, nbytes,
+                                                      routing, options, src_core, dst_core,
+                                                      groups, symmetry)
+    hop_latency = machine.hop_latency_s if options.hop_latency_s is None else options.hop_latency_s
+    if flow_finish is not None or not hop_latency >= 0:
+        hops = machine.hop_distance(src_node, dst_node) if flow_hops is None else flow_hops
+        late = _latency(machine, options, hops)
+        return float(((flow_finish if flow_finish is not None
+                       else group_finish[groups.inverse]) + late).max())
+    # the latest arrival of a group is its finish time plus the latency of its flow with the
+    # most hops (latency grows with hops): the same maximum as over every flow, bit for bit,
+    # without arrays of flows; the default hops are the group's node pair's distance
+    if flow_hops is None:
+        hops = machine.hop_distance(groups.src, groups.dst)
+    else:
+        hops = group_max(groups.inverse, np.ascontiguousarray(flow_hops, dtype=np.float64),
+                         len(groups.src))
+    return float((group_finish + _latency(machine, options, hops)).max())
