@@ -49,6 +49,23 @@ def _symmetric_bytes(pattern):
     return wsym
 
 
+def _random_grid_state(spec, pat, seed, spare=0):
+    """The compiled refinement's state of ``pat`` on the whole of ``spec`` from a random
+    placement (``spare`` cores left free): machine, allocation, pattern, symmetric bytes,
+    the generator (drawn from once) and the state."""
+    from rankmap.mappers.refine import _GridState, _State
+
+    machine = parse_machine(spec)
+    allocation = whole_machine(machine)
+    pattern = (parse_pattern(pat, default_ranks=allocation.n_cores - spare) if spare
+               else parse_pattern(pat))
+    wsym = _symmetric_bytes(pattern)
+    rng = np.random.default_rng(seed)
+    st = _State(pattern, machine, allocation, None,
+                rng.permutation(allocation.n_cores)[:pattern.n_ranks])
+    return machine, allocation, pattern, wsym, rng, _GridState(st, pattern, wsym)
+
+
 def _both(pattern, machine, allocation, start, seed, budget, **kw):
     runs = [refine_search(start, pattern, machine, allocation, seed, budget, compiled=c, **kw)
             for c in (False, True)]
@@ -166,16 +183,9 @@ def test_links_at_each_phase_top_are_counted_through_kept_moves(spec, pat):
     another link stays at it: its count of links at every phase's busiest value stays the
     count over the loads, and the busiest values stay the loads' maxima."""
     from rankmap.kernels.refine_grid import count_at_top
-    from rankmap.mappers.refine import _GridState, _State
 
-    machine = parse_machine(spec)
-    allocation = whole_machine(machine)
-    pattern = parse_pattern(pat)
+    machine, allocation, pattern, wsym, rng, gs = _random_grid_state(spec, pat, 4)
     n = pattern.n_ranks
-    wsym = _symmetric_bytes(pattern)
-    rng = np.random.default_rng(4)
-    st = _State(pattern, machine, allocation, None, rng.permutation(allocation.n_cores)[:n])
-    gs = _GridState(st, pattern, wsym)
     kept = 0
     for _ in range(400):
         a = int(rng.integers(n))
@@ -204,16 +214,9 @@ def test_every_ranks_hop_bytes_are_kept_through_kept_moves(spec, pat):
     from rankmap.kernels.refine_grid import rank_hop_bytes
     from rankmap.mappers.exact_grid import hop_geometry
     from rankmap.mappers.geometry import neighbour_csr
-    from rankmap.mappers.refine import _GridState, _State
 
-    machine = parse_machine(spec)
-    allocation = whole_machine(machine)
-    pattern = parse_pattern(pat, default_ranks=allocation.n_cores - 3)
+    machine, allocation, pattern, wsym, rng, gs = _random_grid_state(spec, pat, 8, spare=3)
     n = pattern.n_ranks
-    wsym = _symmetric_bytes(pattern)
-    rng = np.random.default_rng(8)
-    st = _State(pattern, machine, allocation, None, rng.permutation(allocation.n_cores)[:n])
-    gs = _GridState(st, pattern, wsym)
     kept = 0
     cpn = allocation.cores_per_node
     nb_ptr, nb_pos = neighbour_csr(machine, allocation)

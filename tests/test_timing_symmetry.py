@@ -45,6 +45,15 @@ def invariant_flows(machine, period, n_offsets, seed, mixed=True):
     return np.array(src), np.array(dst), np.array(nbytes)
 
 
+
+def _invariant_phase(case, seed, mixed):
+    """Machine, router, flows (sources, destinations, bytes) and their groups of a random
+    phase invariant under the case's period, four offsets per cell node."""
+    spec, routing, period, _opts = case
+    machine = parse_machine(spec)
+    s, d, b = invariant_flows(machine, period, 4, seed, mixed)
+    return machine, router_for(machine, routing), (s, d, b), flow_groups(s, d, b)
+
 CASES = [("torus:4x4", "dor", (1, 1), {}), ("torus:4x4x2:cores=2", "adaptive", (2, 1, 1), {}),
          ("torus:6x8", "dor", (3, 2), {"nic_bw": 3e8}), ("torus:4x3x2", "adaptive", (1, 1, 2), {}),
          ("torus:16", "adaptive", (2,), {"nic_bw": 1e9}), ("torus:6x6", "dor", (2, 3), {})]
@@ -115,11 +124,7 @@ def test_no_symmetry_found_where_there_is_none():
 def test_symmetric_adaptive_loads_equal_the_per_group_routing(case, seed, mixed):
     from rankmap.routing.symmetry import symmetric_loads
 
-    spec, routing, period, _opts = case
-    machine = parse_machine(spec)
-    router = router_for(machine, routing)
-    s, d, b = invariant_flows(machine, period, 4, seed, mixed)
-    g = flow_groups(s, d, b)
+    machine, router, _flows, g = _invariant_phase(case, seed, mixed)
     sym = symmetric_loads(router, g.src, g.dst, g.nbytes, g.count)
     assert sym is not None
     full = router.loads(g.src, g.dst, g.nbytes, g.count)
@@ -195,11 +200,7 @@ def test_adaptive_templates_sum_as_the_stored_routes(case, seed, mixed, nic):
 
     from rankmap.routing.symmetry import phase_symmetry, symmetric_loads
 
-    spec, routing, period, _opts = case
-    machine = parse_machine(spec)
-    router = router_for(machine, routing)
-    s, d, b = invariant_flows(machine, period, 4, seed, mixed)
-    g = flow_groups(s, d, b)
+    machine, router, (s, d, b), g = _invariant_phase(case, seed, mixed)
     sym = phase_symmetry(router, g.src, g.dst, g.nbytes, g.count)
     assert sym is not None and sym.paths is None and sym.templates is not None
     stored = dataclasses.replace(sym, templates=None, paths=router.path_arrays(
