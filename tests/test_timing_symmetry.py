@@ -131,9 +131,50 @@ def test_symmetric_adaptive_loads_equal_the_per_group_routing(case, seed, mixed)
     np.testing.assert_allclose(sym.bytes, full.bytes, rtol=0, atol=1e-12 * full.bytes.max())
     assert np.array_equal(sym.streams, full.streams)
     assert np.array_equal(sym.flow_hops, full.flow_hops)
-    # dimension order keeps its own (exact) routing
+    # dimension order never looks for the symmetry itself
     assert symmetric_loads(router_for(machine, "dor"), g.src, g.dst, g.nbytes,
                            g.count) is None
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.sampled_from([c for c in CASES if c[1] == "dor"]
+                       + [("torus:2x2x8:cores=2", "dor", (1, 2, 2), {}),
+                          ("torus:8x8", "dor", (4, 2), {})]),
+       st.integers(0, 10**6), st.booleans(), st.sampled_from([1.0, 3.0, 0.5, 1 / 3]))
+def test_symmetric_dor_loads_are_the_per_group_routing_bit_for_bit(case, seed, mixed, scale):
+    """Under dimension order, the symmetry handed over gives the loads of routing every group
+    bit for bit when every group's bytes x count is whole (any size mix, any multiplicity);
+    otherwise it is not used (None: the caller routes every group)."""
+    from rankmap.routing.symmetry import exact_integer_sums, phase_symmetry, symmetric_loads
+
+    machine, router, _flows, g = _invariant_phase(case, seed, mixed)
+    nbytes = g.nbytes * scale + (0.5 if scale == 0.5 else 0.0)
+    sym = phase_symmetry(router, g.src, g.dst, nbytes, g.count)
+    assert sym is not None and sym.paths is not None
+    ld = symmetric_loads(router, g.src, g.dst, nbytes, g.count, sym)
+    weight = nbytes * g.count
+    whole = bool(np.all(weight == np.floor(weight)))
+    assert exact_integer_sums(nbytes, g.count) == whole
+    if not whole:
+        assert ld is None
+        return
+    full = router.loads(g.src, g.dst, nbytes, g.count)
+    assert np.array_equal(ld.bytes, full.bytes)
+    assert np.array_equal(ld.streams, full.streams)
+    assert np.array_equal(ld.flow_hops, full.flow_hops)
+
+
+def test_exact_integer_sums_refuses_what_float_sums_could_round():
+    from rankmap.routing.symmetry import exact_integer_sums
+
+    assert exact_integer_sums(np.array([2.0**20, 7.0]), np.array([3, 1]))
+    assert not exact_integer_sums(np.array([2.0**20, 7.5]), np.array([3, 1]))
+    # whole but past 2**53 in total: partial sums may round
+    assert not exact_integer_sums(np.array([2.0**52, 2.0**52]), np.array([1, 1]))
+    assert exact_integer_sums(np.array([2.0**51, 2.0**51]), np.array([1, 1]))
+    assert not exact_integer_sums(np.array([np.nan]), np.array([1]))
+    assert not exact_integer_sums(np.array([np.inf]), np.array([1]))
+    assert exact_integer_sums(np.array([], dtype=float), np.array([], dtype=np.int64))
 
 
 @pytest.mark.parametrize("routing", ["dor", "adaptive"])
@@ -148,11 +189,12 @@ def test_symmetric_adaptive_loads_equal_the_per_group_routing(case, seed, mixed)
 def test_evaluator_hands_the_symmetry_to_the_loads_and_the_time_model(routing, spec, pat,
                                                                       mapping, nic,
                                                                       monkeypatch):
-    """A rank order of a periodic stencil on a torus: under adaptive routing the evaluator
-    finds the symmetry once while routing (RoutedPhase.symmetry, for the loads and the time
-    model); under dimension order the time model finds it when it runs (a placement pruned
-    after routing never looks), with metrics bit for bit those of the symmetry handed over;
-    and the metrics equal those of the computation without it."""
+    """A rank order of a periodic stencil on a torus: the evaluator finds the symmetry once
+    while routing (RoutedPhase.symmetry, for the loads and the time model), under adaptive
+    routing and under dimension order with the exact time model; the metrics equal those of
+    the computation without it, and under dimension order (whole byte counts) so do the
+    loads, bit for bit. With a time model that retires flows in bulk, dimension order leaves
+    the search to it, which then does not look (the metrics as handed the symmetry)."""
     import dataclasses
 
     import rankmap.routing.symmetry as rsym
@@ -167,24 +209,31 @@ def test_evaluator_hands_the_symmetry_to_the_loads_and_the_time_model(routing, s
     placement = build_mapping(mapping, pattern, machine, allocation)
     ev = Evaluator(machine, allocation, pattern, routing, time_options=TimeOptions(nic_bw=nic))
     routed = ev.route(placement)
-    if routing == "adaptive":
-        assert all(r.symmetry is not None for r in routed)
-    else:
-        assert all(r.symmetry is None for r in routed)
-        handed = [dataclasses.replace(r, symmetry=rsym.phase_symmetry(
-            r.router, r.groups.src, r.groups.dst, r.groups.nbytes, r.groups.count))
-            for r in routed]
-        assert all(h.symmetry for h in handed)
-        assert ev.evaluate_routed(placement, handed).metrics == \
-            ev.evaluate_routed(placement, routed).metrics
+    assert all(r.symmetry for r in routed)
+    if routing == "dor":
+        bulk = Evaluator(machine, allocation, pattern, routing,
+                         time_options=TimeOptions(nic_bw=nic, retire_fraction=0.05))
+        left = bulk.route(placement)
+        assert all(r.symmetry is None for r in left)
+        handed = [dataclasses.replace(r, symmetry=s.symmetry) for r, s in zip(left, routed)]
+        assert bulk.evaluate_routed(placement, handed).metrics == \
+            bulk.evaluate_routed(placement, left).metrics
     fast = ev.evaluate(placement).metrics
     monkeypatch.setattr(rsym, "translation_classes", lambda *a, **k: None)
     monkeypatch.setattr(model, "translation_classes", lambda *a, **k: None)
-    assert not any(r.symmetry for r in ev.route(placement))
+    plain = ev.route(placement)
+    assert not any(r.symmetry for r in plain)
     full = ev.evaluate(placement).metrics
     assert fast.keys() == full.keys()
     for key in fast:
         assert fast[key] == pytest.approx(full[key], rel=1e-12), key
+    if routing == "dor":
+        for r, q in zip(routed, plain):
+            assert np.array_equal(r.loads.bytes, q.loads.bytes)
+            assert np.array_equal(r.loads.streams, q.loads.streams)
+            assert np.array_equal(r.loads.flow_hops, q.loads.flow_hops)
+        assert {k: v for k, v in fast.items() if k != "predicted_time_s"} == \
+            {k: v for k, v in full.items() if k != "predicted_time_s"}
 
 
 @settings(max_examples=30, deadline=None)

@@ -35,7 +35,7 @@ RING_SUM_RATIO = 4
 
 __all__ = ["node_hop_distance", "position_coords", "coords_hop", "side_gain_coords",
            "phase_bound_sums", "route_dor", "dor_crosses", "dor_takes_slot", "dor_link_sums",
-           "dor_paths", "torus_offsets", "fold_resource_classes", "class_link_sums",
+           "dor_paths", "fold_resource_classes", "class_link_sums",
            "side_gain_grid", "adaptive_templates", "route_adaptive", "adaptive_paths",
            "template_fold", "template_class_sums"]
 
@@ -736,36 +736,6 @@ def dor_link_sums(src, dst, weight, part, n_links, dims, strides, wrap, link_of_
         sums[m] = acc
         m += 1
     return keys[:m].copy(), sums[:m].copy(), flow_hops
-
-
-@njit(cache=True, nogil=True)
-def torus_offsets(src, dst, dims, strides):
-    """The offset from ``src[f]`` to ``dst[f]`` on a torus, as the id of the node at that
-    offset from node 0 (``sum(((c_dst - c_src) mod dims) * strides)``).
-
-    Parameters
-    ----------
-    src, dst : ndarray of int64, shape (n_flows,)
-        Source and destination node of every flow.
-    dims, strides : ndarray of int64, shape (ndim,)
-        Sides and node-id strides of the torus.
-
-    Returns
-    -------
-    ndarray of int64, shape (n_flows,)
-        The offset of every flow.
-    """
-    out = np.empty(src.shape[0], dtype=np.int64)
-    for f in range(src.shape[0]):
-        o = 0
-        for d in range(dims.shape[0]):
-            n = dims[d]
-            x = (dst[f] // strides[d]) % n - (src[f] // strides[d]) % n
-            if x < 0:
-                x += n
-            o += x * strides[d]
-        out[f] = o
-    return out
 
 
 @njit(cache=True, nogil=True)

@@ -24,14 +24,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..kernels.torus import (adaptive_templates, class_link_sums, template_class_sums,
-                             torus_offsets)
+from ..kernels.torus import adaptive_templates, class_link_sums, template_class_sums
+from ..kernels.translation import match_translates, translation_signature
 from ..machines import GridMachine
 from .base import LinkLoads
 from .torus import DOR, Adaptive
 
 __all__ = ["MIN_GAIN", "TranslationClasses", "SymmetricPhase", "translation_classes",
-           "phase_symmetry", "cell_of_nodes", "symmetric_loads"]
+           "phase_symmetry", "cell_of_nodes", "exact_integer_sums", "symmetric_loads"]
 
 
 #: below this many flow groups per representative one the symmetry is not worth finding
@@ -100,8 +100,11 @@ def translation_classes(machine, router, src, dst, nbytes, mult) -> TranslationC
     # the counts of groups per node must repeat too: a cheap first look
     if int(np.prod(_periods(machine, per_node))) * MIN_GAIN * int(per_node.max()) > len(src):
         return None
-    offset = torus_offsets(src, dst, dims, machine.strides.astype(np.int64))
-    period = _periods(machine, _signature(per_node, offset, nbytes, mult))
+    strides = machine.strides.astype(np.int64)
+    offset, signature = translation_signature(
+        src, dst, np.ascontiguousarray(nbytes, dtype=np.float64).view(np.uint64),
+        np.ascontiguousarray(mult, dtype=np.float64).view(np.uint64), dims, strides, n_nodes)
+    period = _periods(machine, signature)
     q = int(np.prod(period))
     if q * MIN_GAIN * int(per_node.max()) > len(src):
         return None
@@ -110,46 +113,13 @@ def translation_classes(machine, router, src, dst, nbytes, mult) -> TranslationC
     cell_of_node = ((node_coords % period) * cell_strides).sum(axis=1)
     if not _uniform_link_classes(machine, cell_of_node):
         return None
-    in_cell_node = np.all(node_coords < period, axis=1)
-    rows = np.flatnonzero(in_cell_node[src])
-    key = cell_of_node[src] * n_nodes + offset
-    rep_key = key[rows]
-    order = np.argsort(rep_key, kind="stable")
-    sorted_keys = rep_key[order]
-    if np.any(sorted_keys[1:] == sorted_keys[:-1]):
-        return None                     # a node sends two sizes to one node
-    at = np.minimum(np.searchsorted(sorted_keys, key), len(sorted_keys) - 1)
-    if not np.array_equal(sorted_keys[at], key):
+    cell_node = ((node_coords % period) * strides).sum(axis=1).astype(np.int64)
+    ok, rows, class_of = match_translates(src, offset, np.asarray(nbytes, dtype=np.float64),
+                                          np.asarray(mult, dtype=np.float64), cell_node,
+                                          n_nodes)
+    if not ok:
         return None
-    class_of = order[at]
-    rep = rows[class_of]
-    if not (np.array_equal(nbytes[rep], nbytes) and np.array_equal(mult[rep], mult)
-            and np.array_equal(per_node, per_node[
-                ((node_coords % period) * machine.strides).sum(axis=1)])):
-        return None
-    return TranslationClasses(rows=rows, class_of=class_of.astype(np.int64), period=period)
-
-
-def _mix(x: np.ndarray) -> np.ndarray:
-    """A 64-bit mixing of unsigned integers (splitmix64's finaliser), wrapping."""
-    x = x.astype(np.uint64)
-    with np.errstate(over="ignore"):
-        x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-        x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-        return x ^ (x >> np.uint64(31))
-
-
-def _signature(per_node, offset, nbytes, mult) -> np.ndarray:
-    """Every node's order-free hash of its flow groups (offset, size, multiplicity)."""
-    with np.errstate(over="ignore"):
-        h = _mix(offset.astype(np.uint64)
-                 ^ _mix(np.asarray(nbytes, dtype=np.float64).view(np.uint64))
-                 ^ (_mix(np.asarray(mult, dtype=np.float64).view(np.uint64)) << np.uint64(1)))
-        starts = np.concatenate(([0], np.cumsum(per_node)[:-1]))
-        sig = np.zeros(len(per_node), dtype=np.uint64)
-        has = per_node > 0
-        sig[has] = np.add.reduceat(h, starts[has])
-    return sig
+    return TranslationClasses(rows=rows, class_of=class_of, period=period)
 
 
 def _periods(machine, values) -> np.ndarray:
@@ -267,23 +237,51 @@ def phase_symmetry(router, src, dst, nbytes, count) -> SymmetricPhase | None:
     return SymmetricPhase(classes, rows, router.path_arrays(src[rows], dst[rows]))
 
 
+def exact_integer_sums(nbytes, count) -> bool:
+    """Whether every group's bytes x count is a whole number and all of them sum below
+    2**53, so that float64 sums of any of them, in any order, are exact.
+
+    Parameters
+    ----------
+    nbytes : numpy.ndarray of float64
+        Size of every group's flows, bytes.
+    count : numpy.ndarray of int
+        Number of flows in every group.
+
+    Returns
+    -------
+    bool
+        True when every partial sum of ``nbytes * count`` is an exact integer.
+    """
+    w = np.asarray(nbytes, dtype=np.float64) * np.asarray(count, dtype=np.float64)
+    if not bool(np.all(np.isfinite(w))) or bool(np.any(w < 0)):
+        return False
+    return bool(np.all(w == np.floor(w))) and float(w.sum()) < 2.0 ** 53
+
+
 def symmetric_loads(router, src, dst, nbytes, count,
                     symmetry: SymmetricPhase | None = None) -> LinkLoads | None:
-    """Link loads of a translation-invariant phase under minimal adaptive routing, from the
-    routes of one cell's flow groups, or None when the phase has no usable symmetry.
+    """Link loads of a translation-invariant phase under minimal adaptive or dimension-order
+    routing, from the routes of one cell's flow groups, or None when the phase has no usable
+    symmetry.
 
     Every link of one class (the cell node it translates to, dimension and direction) is
     crossed by exactly one translate of each route share of that class, so it carries the
     class's sum of ``share * bytes * count`` and ``count`` streams: the loads the per-group
     routing gives, up to the order of floating-point sums (relative differences of 1e-14 at
-    most on a 131,072-rank stencil: adaptive shares are thirds and sixths). Dimension-order
-    routing is not taken this way: its per-group routing is already linear in the flows and
-    links, and its sums stay exactly today's.
+    most on a 131,072-rank stencil: adaptive shares are thirds and sixths). Under dimension
+    order every share is 1, and the symmetry is used only when every group's bytes x count
+    is a whole number and all of them sum below 2**53: each partial sum is then exact, so
+    the loads are those of routing every group bit for bit (:func:`exact_integer_sums`);
+    and only when the caller found it (:meth:`rankmap.evaluation.Evaluator.route` does when
+    its time model will take it too), since dimension-order routing of every group costs
+    about as much as looking for it.
 
     Parameters
     ----------
     router : Router
-        The router: only :class:`~rankmap.routing.torus.Adaptive` is handled.
+        The router: :class:`~rankmap.routing.torus.Adaptive` or
+        :class:`~rankmap.routing.torus.DOR` (anything else: None).
     src, dst : numpy.ndarray of int64
         Source and destination node of every flow group, sorted by source.
     nbytes : numpy.ndarray of float64
@@ -291,14 +289,18 @@ def symmetric_loads(router, src, dst, nbytes, count,
     count : numpy.ndarray of int
         Number of flows in every group.
     symmetry : SymmetricPhase, optional
-        The phase's :func:`phase_symmetry`, when the caller has it (found here otherwise).
+        The phase's :func:`phase_symmetry`, when the caller has it (found here otherwise,
+        under adaptive routing only).
 
     Returns
     -------
     LinkLoads or None
         Bytes and streams per link, hops per group (the minimal distance), or None.
     """
-    if type(router) is not Adaptive:
+    if type(router) is DOR:
+        if symmetry is None or not exact_integer_sums(nbytes, count):
+            return None
+    elif type(router) is not Adaptive:
         return None
     machine = router.machine
     if symmetry is None:
