@@ -4,12 +4,13 @@ end (:func:`end_flow_csr`).
 Flows with the same source node, destination node and size are routed the same way, get the
 same share of every link under max-min sharing and arrive at the same time, so routing and the
 time model can work on one representative per group with its multiplicity. The grouping is
-linear in the flows: a counting sort by source node (stable, so flows keep their order inside a
-source), then, per source, a marker array over destination nodes (one entry per node, reset by
-the source's id) finds a flow's group in constant time; flows of one pair with different sizes
-are chained. The groups of a source are then ordered by (destination, size) (by insertion when
-they are few, as a stencil's are: no allocation per source), so the groups come
-out in the order of the sorted keys ``(source * n_nodes + destination, size)`` -- the order
+linear in the flows: a counting sort by source node (stable, so flows keep their order inside
+a source; none when they come sorted by source, as rank orders give them), then, per source, a
+marker array over destination nodes (one entry per node, reset by the source's id) finds a
+flow's group in constant time; flows of one pair with different sizes are chained. The groups
+of a source are then ordered by (destination, size) (by insertion when they are few, as a
+stencil's are: no allocation per source), so the groups come out in the order of the sorted
+keys ``(source * n_nodes + destination, size)`` -- the order
 ``numpy.unique`` and ``numpy.lexsort`` give -- each represented by its first flow.
 """
 
@@ -111,16 +112,22 @@ def group_flows(src, dst, nbytes, n_nodes):
     """
     n = src.shape[0]
     start = np.zeros(n_nodes + 1, dtype=np.int64)
+    in_order = True                      # sources already sorted (rank orders): no sort
     for f in range(n):
         start[src[f] + 1] += 1
+        if f > 0 and src[f] < src[f - 1]:
+            in_order = False
     for s in range(n_nodes):
         start[s + 1] += start[s]
-    order = np.empty(n, dtype=np.int64)
-    fill = start[:-1].copy()
-    for f in range(n):
-        s = src[f]
-        order[fill[s]] = f
-        fill[s] += 1
+    if in_order:
+        order = np.empty(0, dtype=np.int64)
+    else:
+        order = np.empty(n, dtype=np.int64)
+        fill = start[:-1].copy()
+        for f in range(n):
+            s = src[f]
+            order[fill[s]] = f
+            fill[s] += 1
     mark = np.full(n_nodes, -1, dtype=np.int64)
     head = np.empty(n_nodes, dtype=np.int64)
     first = np.empty(n, dtype=np.int64)
@@ -133,7 +140,7 @@ def group_flows(src, dst, nbytes, n_nodes):
     for s in range(n_nodes):
         lo = g
         for i in range(start[s], start[s + 1]):
-            f = order[i]
+            f = i if in_order else order[i]
             d = dst[f]
             if mark[d] != s:
                 mark[d] = s
@@ -153,7 +160,7 @@ def group_flows(src, dst, nbytes, n_nodes):
                 t = chain[t]
         if g - lo > 1 and _sort_source_groups(lo, g, dst, nbytes, first, count, remap, idx):
             for i in range(start[s], start[s + 1]):
-                f = order[i]
+                f = i if in_order else order[i]
                 inverse[f] = remap[inverse[f] - lo]
     return first[:g].copy(), count[:g].copy(), inverse
 
