@@ -5,8 +5,8 @@
 displacement from node 0) and every node an order-free hash of its groups, in one pass over
 the groups; :func:`match_translates` then checks, for a candidate period, that every node
 sends exactly the groups of the cell node it translates to, and names each group's
-representative. Both take the steps of the numpy code they replace in the same order, with
-the same hash, so the symmetry found (or not) is the same.
+representative. The hash (splitmix64's finaliser) only proposes periods: a cell is taken only
+when every group matches exactly, so a collision can cost the symmetry, never a wrong one.
 """
 
 from __future__ import annotations
@@ -124,11 +124,11 @@ def match_translates(src, offset, nbytes, mult, cell_node, n_nodes):
         lo, hi, base = ptr[v], ptr[v + 1], rpos[v]
         for g in range(lo, hi):
             rows[base + g - lo] = g
+        # two sizes to one node: the search below finds the first, so the second's size
+        # differs and the cell is refused
         order = np.argsort(offset[lo:hi], kind="mergesort")
         for k in range(hi - lo):
             sorted_at[base + k] = lo + order[k]
-            if k > 0 and offset[sorted_at[base + k]] == offset[sorted_at[base + k - 1]]:
-                return False, rows, class_of           # two sizes to one node
     for v in range(n_nodes):
         c = cell_node[v]
         lo, hi = ptr[v], ptr[v + 1]
