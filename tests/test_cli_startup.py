@@ -1,8 +1,10 @@
-"""Start-up: the top-level parser imports no command module, and its summaries are the
-commands' own."""
+"""Start-up and exit: the top-level parser imports no command module, and its summaries are
+the commands' own; the installed script freezes the collector before the interpreter exits."""
 
 import subprocess
 import sys
+
+import pytest
 
 from rankmap.cli import COMMANDS, build_parser, main
 
@@ -36,3 +38,39 @@ def test_unknown_command_is_one_line(capsys):
     assert main(["frobnicate"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "frobnicate" in err[0]
+
+
+def test_the_script_freezes_the_collector_and_keeps_mains_status(monkeypatch):
+    """The installed script (pyproject's entry point) runs main, freezes the objects alive out
+    of the garbage collector (the interpreter's exit skips its passes over numba's objects)
+    and exits with main's status; main itself, as tests call it, never freezes anything."""
+    import pathlib
+    import tomllib
+
+    import rankmap.cli as cli
+
+    project = pathlib.Path(__file__).resolve().parents[1] / "pyproject.toml"
+    scripts = tomllib.loads(project.read_text())["project"]["scripts"]
+    assert scripts["rankmap"] == "rankmap.cli:console"
+    calls = []
+    monkeypatch.setattr(cli, "main", lambda: calls.append("main") or 3)
+    monkeypatch.setattr(cli.gc, "freeze", lambda: calls.append("freeze"))
+    with pytest.raises(SystemExit) as exc:
+        cli.console()
+    assert exc.value.code == 3 and calls == ["main", "freeze"]
+
+
+def test_the_installed_script_prints_and_exits_as_main_says(tmp_path):
+    import os
+
+    exe = os.path.join(os.path.dirname(sys.executable), "rankmap")
+    if not os.path.exists(exe):
+        pytest.skip("no installed rankmap script next to this Python (pip install -e .)")
+    ok = subprocess.run([exe, "compare", "-m", "torus:4x4", "-p", "stencil:4x4", "--mappings",
+                         "inorder", "--format", "csv"], capture_output=True, text=True,
+                        cwd=tmp_path)
+    assert ok.returncode == 0 and ok.stdout.startswith("mapping,") and ok.stderr == ""
+    bad = subprocess.run([exe, "compare", "-m", "torus:4x4", "-p", "stencil:4x4:nope"],
+                         capture_output=True, text=True, cwd=tmp_path)
+    assert bad.returncode == 2 and bad.stdout == ""
+    assert bad.stderr.count("\n") == 1 and "nope" in bad.stderr

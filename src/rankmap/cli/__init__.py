@@ -8,6 +8,7 @@ Each command module defines ``add_parser(subparsers)`` which registers its parse
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
 import signal
 import sys
@@ -15,7 +16,7 @@ import sys
 from .. import __version__, interrupted_while_loading
 from ..errors import RankmapError
 
-__all__ = ["COMMANDS", "build_parser", "main"]
+__all__ = ["COMMANDS", "build_parser", "main", "console"]
 
 #: command name -> (module, one-line summary), in the order ``rankmap --help`` lists them.
 #: Only the module of the command being run is imported (the others pull in numba, scipy and
@@ -76,8 +77,28 @@ def build_parser(only: str | None = "*") -> argparse.ArgumentParser:
     return parser
 
 
+def console() -> None:
+    """Entry point of the installed ``rankmap`` script: :func:`main`, then exit with its status.
+
+    The objects still alive are first frozen out of the garbage collector
+    (:func:`gc.freeze`): the collector's passes over numba's and llvmlite's objects while the
+    interpreter shuts down took 0.11-0.15 s of every command that ran a compiled kernel
+    (0.02 s frozen), and nothing they would free outlives the process. Everything else the
+    interpreter does at exit still happens (threads joined, ``atexit`` handlers, such as MPI's
+    finalisation under ``mpirun``, output flushed).
+
+    Raises
+    ------
+    SystemExit
+        Always, with :func:`main`'s exit status.
+    """
+    code = main()
+    gc.freeze()
+    sys.exit(code)
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the ``rankmap`` console script.
+    """The ``rankmap`` command (the installed script calls it through :func:`console`).
 
     Bad input (a :class:`~rankmap.errors.RankmapError`, an unreadable file) prints one line
     on stderr and returns 2; Ctrl-C (also while the command modules load) returns 130 with one
