@@ -228,7 +228,10 @@ def test_ctrl_c_stops_the_workers(tmp_path):
             print("interrupted", flush=True)
             sys.exit(130)
     """))
-    proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
+    # SIGINT as a terminal leaves it (a test run started in the background inherits it
+    # ignored, and Python then never raises KeyboardInterrupt)
+    proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True,
+                            preexec_fn=_default_sigint)
     pids = [int(p) for p in proc.stdout.readline().split()]
     assert len(pids) == 2
     proc.send_signal(signal.SIGINT)
@@ -246,6 +249,11 @@ def test_ctrl_c_stops_the_workers(tmp_path):
     while time.time() < deadline and any(_alive(pid) for pid in pids):
         time.sleep(0.1)
     assert not any(_alive(pid) for pid in pids)
+
+
+def _default_sigint():
+    """In the child before it runs Python: SIGINT back to its default disposition."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def _alive(pid):
