@@ -101,22 +101,19 @@ def translation_classes(machine, router, src, dst, nbytes, mult) -> TranslationC
     if int(np.prod(_periods(machine, per_node))) * MIN_GAIN * int(per_node.max()) > len(src):
         return None
     strides = machine.strides.astype(np.int64)
-    offset, signature = translation_signature(
-        src, dst, np.ascontiguousarray(nbytes, dtype=np.float64).view(np.uint64),
-        np.ascontiguousarray(mult, dtype=np.float64).view(np.uint64), dims, strides, n_nodes)
+    nbytes = np.ascontiguousarray(nbytes, dtype=np.float64)
+    mult = np.ascontiguousarray(mult, dtype=np.float64)
+    offset, signature = translation_signature(src, dst, nbytes.view(np.uint64),
+                                              mult.view(np.uint64), dims, strides, n_nodes)
     period = _periods(machine, signature)
     q = int(np.prod(period))
     if q * MIN_GAIN * int(per_node.max()) > len(src):
         return None
-    node_coords = machine.coords(np.arange(n_nodes))
-    cell_strides = np.concatenate(([1], np.cumprod(period)[:-1])).astype(np.int64)
-    cell_of_node = ((node_coords % period) * cell_strides).sum(axis=1)
-    if not _uniform_link_classes(machine, cell_of_node):
+    in_cell = machine.coords(np.arange(n_nodes)) % period   # every node's place in its cell
+    if not _uniform_link_classes(machine, _cell_index(in_cell, period)):
         return None
-    cell_node = ((node_coords % period) * strides).sum(axis=1).astype(np.int64)
-    ok, rows, class_of = match_translates(src, offset, np.asarray(nbytes, dtype=np.float64),
-                                          np.asarray(mult, dtype=np.float64), cell_node,
-                                          n_nodes)
+    cell_node = (in_cell * strides).sum(axis=1).astype(np.int64)
+    ok, rows, class_of = match_translates(src, offset, nbytes, mult, cell_node, n_nodes)
     if not ok:
         return None
     return TranslationClasses(rows=rows, class_of=class_of, period=period)
@@ -166,9 +163,13 @@ def cell_of_nodes(machine, period) -> np.ndarray:
     numpy.ndarray of int64, shape (n_nodes,)
         Cell index of every node (first dimension fastest).
     """
+    return _cell_index(machine.coords(np.arange(machine.n_nodes)) % period, period)
+
+
+def _cell_index(in_cell, period) -> np.ndarray:
+    """Index (0 .. prod(period)-1, first dimension fastest) of cell coordinates ``in_cell``."""
     cell_strides = np.concatenate(([1], np.cumprod(period)[:-1])).astype(np.int64)
-    return ((machine.coords(np.arange(machine.n_nodes)) % period)
-            * cell_strides).sum(axis=1).astype(np.int64)
+    return (in_cell * cell_strides).sum(axis=1).astype(np.int64)
 
 
 @dataclass(frozen=True)

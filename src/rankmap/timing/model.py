@@ -390,10 +390,15 @@ def flow_times(machine, src_node, dst_node, nbytes, routing: "str | Router", opt
     return group_finish[groups.inverse] + latency
 
 
+def _hop_latency(machine, options: TimeOptions) -> float:
+    """The per-hop latency (s): the options', else the machine's."""
+    return machine.hop_latency_s if options.hop_latency_s is None else options.hop_latency_s
+
+
 def _latency(machine, options: TimeOptions, hops) -> np.ndarray:
     """Per-message overhead plus ``hops`` x the per-hop latency (s)."""
-    hop_latency = machine.hop_latency_s if options.hop_latency_s is None else options.hop_latency_s
-    return options.overhead_s + np.asarray(hops, dtype=np.float64) * hop_latency
+    return options.overhead_s + np.asarray(hops, dtype=np.float64) * _hop_latency(machine,
+                                                                                  options)
 
 
 def _finish_times(machine, src_node, dst_node, nbytes, routing, options: TimeOptions, src_core,
@@ -516,8 +521,7 @@ def phase_time(machine, src_node, dst_node, nbytes, routing: "str | Router", opt
     groups, group_finish, flow_finish = _finish_times(machine, src_node, dst_node, nbytes,
                                                       routing, options, src_core, dst_core,
                                                       groups, symmetry)
-    hop_latency = machine.hop_latency_s if options.hop_latency_s is None else options.hop_latency_s
-    if flow_finish is not None or not hop_latency >= 0:
+    if flow_finish is not None or not _hop_latency(machine, options) >= 0:
         hops = machine.hop_distance(src_node, dst_node) if flow_hops is None else flow_hops
         late = _latency(machine, options, hops)
         return float(((flow_finish if flow_finish is not None
