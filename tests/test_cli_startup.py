@@ -1,5 +1,6 @@
 """Start-up and exit: the top-level parser imports no command module, and its summaries are
-the commands' own; the installed script freezes the collector before the interpreter exits."""
+the commands' own; the installed script keeps the collector off while the command's modules
+load, then freezes what they made, and freezes the collector before the interpreter exits."""
 
 import subprocess
 import sys
@@ -53,11 +54,52 @@ def test_the_script_freezes_the_collector_and_keeps_mains_status(monkeypatch):
     scripts = tomllib.loads(project.read_text())["project"]["scripts"]
     assert scripts["rankmap"] == "rankmap.cli:console"
     calls = []
-    monkeypatch.setattr(cli, "main", lambda: calls.append("main") or 3)
+    monkeypatch.setattr(cli, "main", lambda **kw: calls.append(("main", kw)) or 3)
     monkeypatch.setattr(cli.gc, "freeze", lambda: calls.append("freeze"))
     with pytest.raises(SystemExit) as exc:
         cli.console()
-    assert exc.value.code == 3 and calls == ["main", "freeze"]
+    assert exc.value.code == 3
+    assert calls == [("main", {"freeze_loaded": True}), "freeze"]
+
+
+@pytest.mark.parametrize("freeze_loaded", [False, True])
+def test_the_collector_is_off_only_while_the_commands_modules_load(monkeypatch, freeze_loaded):
+    """With ``freeze_loaded`` the collector is off while the parser (and so the command's
+    modules) is built, what loaded is frozen, and the collector is on again for the command
+    itself; without it (tests, library callers) the collector is never touched."""
+    import gc
+
+    import rankmap.cli as cli
+
+    seen = {}
+    real_build = cli.build_parser
+
+    def build(only):
+        seen["loading"] = gc.isenabled()
+        return real_build(only)
+
+    freezes = []
+    monkeypatch.setattr(cli, "build_parser", build)
+    monkeypatch.setattr(cli.gc, "freeze", lambda: freezes.append(gc.isenabled()))
+    assert gc.isenabled()
+    assert cli.main(["nodes", "--machine", "torus:2x2"], freeze_loaded=freeze_loaded) == 0
+    assert gc.isenabled()
+    assert seen["loading"] is not freeze_loaded
+    assert freezes == ([False] if freeze_loaded else [])
+
+
+def test_the_collector_is_on_again_after_a_failed_load(monkeypatch):
+    import gc
+
+    import rankmap.cli as cli
+
+    def broken(only):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "build_parser", broken)
+    monkeypatch.setattr(cli.gc, "freeze", lambda: None)
+    assert cli.main(["compare"], freeze_loaded=True) == 130
+    assert gc.isenabled()
 
 
 def test_the_installed_script_prints_and_exits_as_main_says(tmp_path):
