@@ -1219,14 +1219,17 @@ def _scatter_templates(src, nbytes, count, tid, ptr, rel, slots, shares, dims, s
             link_streams[li] += c
 
 
-def adaptive_templates(src, dst, dims, strides, wrap, use_cap: str = "route_work"):
+def adaptive_templates(src, dst, dims, strides, wrap, use_cap: str = "route_work",
+                       cache=None):
     """Templates of the distinct offset vectors among flows (src, dst).
 
     Returns (tid, ptr, rel, slots, shares, hops): flow f uses template ``tid[f]`` whose
     entries are ``ptr[tid]:ptr[tid+1]`` of rel/slots/shares; ``hops[f]`` is its hop count.
     Flows inside a node get an empty template. Before anything is built, the templates'
     entries are checked against the cap ``route_entries``, and the entries of all flows'
-    templates together (what the caller will add up or store) against ``use_cap``.
+    templates together (what the caller will add up or store) against ``use_cap``. With a
+    ``cache``, a template already worked out for the same offset code on this machine is
+    taken from it (the same arrays), and new ones are kept in it.
 
     Parameters
     ----------
@@ -1242,6 +1245,9 @@ def adaptive_templates(src, dst, dims, strides, wrap, use_cap: str = "route_work
         The :data:`rankmap.validate.LIMITS` cap of the flows' templates together:
         ``"route_work"`` when they are added into link loads, ``"route_entries"`` when each
         flow's row is stored.
+    cache : TemplateCache, optional
+        Templates of this machine by offset code
+        (:class:`rankmap.kernels.template_cache.TemplateCache`).
 
     Returns
     -------
@@ -1268,18 +1274,22 @@ def adaptive_templates(src, dst, dims, strides, wrap, use_cap: str = "route_work
             + "x".join(str(int(n)) for n in dims) + " grid")
     check_limit(float(sizes[first].sum()), "route_entries", what)
     check_limit(float(sizes.sum()), use_cap, what)
-    parts_rel, parts_slot, parts_share = [], [], []
+    templates = []
+    for code, f in zip(uniq.tolist(), first.tolist()):
+        template = None if cache is None else cache.get(code)
+        if template is None:
+            template = _adaptive_template(src[f], dst[f], dims, strides, wrap)
+            if cache is not None:
+                cache.put(code, template)
+        templates.append(template)
     ptr = np.zeros(len(uniq) + 1, dtype=np.int64)
-    for i, f in enumerate(first):
-        r, sl, sh = _adaptive_template(src[f], dst[f], dims, strides, wrap)
-        parts_rel.append(r)
-        parts_slot.append(sl)
-        parts_share.append(sh)
-        ptr[i + 1] = ptr[i] + len(sl)
+    np.cumsum([len(t[1]) for t in templates], out=ptr[1:])
     nd = len(dims)
-    rel = np.concatenate(parts_rel) if parts_rel else np.zeros((0, nd), dtype=np.int64)
-    slots = np.concatenate(parts_slot) if parts_slot else np.zeros(0, dtype=np.int64)
-    shares = np.concatenate(parts_share) if parts_share else np.zeros(0)
+    rel = (np.concatenate([t[0] for t in templates]) if templates
+           else np.zeros((0, nd), dtype=np.int64))
+    slots = (np.concatenate([t[1] for t in templates]) if templates
+             else np.zeros(0, dtype=np.int64))
+    shares = np.concatenate([t[2] for t in templates]) if templates else np.zeros(0)
     return tid.astype(np.int64), ptr, np.ascontiguousarray(rel), slots, shares, hops
 
 
@@ -1361,7 +1371,7 @@ def _template_row(node, t, ptr, rel, slots, dims, strides, link_of_slot, sc, out
     return k
 
 
-def adaptive_paths(src, dst, dims, strides, wrap, link_of_slot=None):
+def adaptive_paths(src, dst, dims, strides, wrap, link_of_slot=None, cache=None):
     """CSR arrays ``(indptr, dense_slots, fractions)`` of the minimal-adaptive splits: the
     per-offset templates (:func:`adaptive_templates`) placed at each flow's source, so that
     summing ``fraction x bytes`` per link gives :func:`route_adaptive`'s link bytes. With
@@ -1379,6 +1389,8 @@ def adaptive_paths(src, dst, dims, strides, wrap, link_of_slot=None):
         Whether each dimension wraps around (torus) or not (mesh).
     link_of_slot : ndarray of int, optional
         Link id of every dense slot.
+    cache : TemplateCache, optional
+        Templates of this machine by offset code (:func:`adaptive_templates`).
 
     Returns
     -------
@@ -1392,7 +1404,7 @@ def adaptive_paths(src, dst, dims, strides, wrap, link_of_slot=None):
     src = np.ascontiguousarray(src, dtype=np.int64)
     dst = np.ascontiguousarray(dst, dtype=np.int64)
     tid, ptr, rel, slots, shares, _hops = adaptive_templates(src, dst, dims, strides, wrap,
-                                                             "route_entries")
+                                                             "route_entries", cache)
     sizes = (ptr[1:] - ptr[:-1])[tid]
     indptr = np.zeros(len(src) + 1, dtype=np.int64)
     np.cumsum(sizes, out=indptr[1:])

@@ -7,6 +7,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..kernels import torus as tk
+from ..kernels.template_cache import TEMPLATE_CACHE_ENTRIES, TemplateCache
 from .base import LinkLoads, Router
 
 __all__ = ["DOR", "Adaptive"]
@@ -120,15 +121,33 @@ class DOR(_GridRouter):
 
 
 class Adaptive(_GridRouter):
-    """Minimal adaptive routing: equal split over the productive links at every hop."""
+    """Minimal adaptive routing: equal split over the productive links at every hop.
+
+    Its :meth:`path_arrays` keeps the templates it works out (by offset code, up to
+    ``template_entries`` link entries: :class:`~rankmap.kernels.template_cache.TemplateCache`),
+    so a search routing a few moved flows per step computes each offset's split once; 0
+    keeps none. The routes are the same either way.
+
+    Parameters
+    ----------
+    machine : GridMachine
+        The torus or mesh.
+    template_entries : int
+        Link entries of templates kept at most
+        (:data:`~rankmap.kernels.template_cache.TEMPLATE_CACHE_ENTRIES`).
+    """
 
     name = "adaptive"
+
+    def __init__(self, machine, template_entries: int = TEMPLATE_CACHE_ENTRIES):
+        super().__init__(machine)
+        self.templates = TemplateCache(template_entries)
 
     def path_arrays(self, src, dst, nbytes=None):
         """The split shares of every flow (see :meth:`Router.path_arrays`)."""
         m = self.machine
         return tk.adaptive_paths(src, dst, m.dims, m.strides, m.wrap,
-                                 link_of_slot=m.link_of_dense_slot)
+                                 link_of_slot=m.link_of_dense_slot, cache=self.templates)
 
     def loads(self, src, dst, nbytes, counts=None) -> LinkLoads:
         """Link bytes, streams, expected hops from the same templates as :meth:`paths`
