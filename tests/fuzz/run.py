@@ -56,9 +56,10 @@ def warm_up(folder: str) -> list[list[str]]:
 
 
 def _neutral(text: str, folder: str) -> str:
-    """``text`` with the input folder's name (whole, or cut short by a message that
-    bounds a long path) replaced by one placeholder."""
-    text = text.replace(folder, "{folder}")
+    """``text`` with the input folder's name (whole, relative to the root as a mutated input
+    may give it, or cut short by a message that bounds a long path) replaced by one
+    placeholder."""
+    text = text.replace(folder, "{folder}").replace(folder.lstrip(os.sep), "{folder}")
     base = os.path.basename(folder)
     for n in range(len(base), 0, -1):  # a prefix of the name, cut by "..."
         text = text.replace(base[:n] + "...", "{cut}...")
@@ -155,7 +156,11 @@ def main(argv=None) -> int:
                     issues = problems(res, folder)
                     if sampled:
                         try:
-                            sub = run_entry_point([a.replace(folder, twin) for a in argv_i],
+                            # the folder named absolutely or, by a mutated input, relative
+                            # to the working folder ("tmp/rankmap-fuzz-..."): both name the
+                            # twin, so both runs' messages neutralise alike
+                            rel, twin_rel = folder.lstrip(os.sep), twin.lstrip(os.sep)
+                            sub = run_entry_point([a.replace(rel, twin_rel) for a in argv_i],
                                                   memory=args.memory, cpu=args.cpu,
                                                   wall=args.wall)
                             issues += [f"rankmap script: {p}" for p in problems(sub, twin)]
