@@ -1,14 +1,22 @@
-"""``refine`` and ``auto`` under minimal adaptive routing, with and without the adaptive
-router's template cache (issue 11: fast at every scale).
+"""``refine`` and ``auto`` under minimal adaptive routing: the template cache and the compiled
+target choice (issue 11: fast at every scale).
 
-Under adaptive routing on a torus or mesh ``refine`` judges its proposals in Python: each one
-routes the moved flows' old and new routes, about forty node pairs, from the templates of
-their offsets (:func:`rankmap.kernels.torus.adaptive_templates`). The router keeps the
-templates it has worked out (:class:`rankmap.kernels.template_cache.TemplateCache`);
-``Adaptive(machine, template_entries=0)`` keeps none, as before the cache. Both must give the
-same placement, proposal for proposal. Measured in the same run: CPU seconds of one
+Under adaptive routing on a torus or mesh ``refine`` judges its proposals in Python. Two
+changes make it faster without changing a result, measured here each way in the same run:
+
+* each proposal routes the moved flows' old and new routes, about forty node pairs, from the
+  templates of their offsets (:func:`rankmap.kernels.torus.adaptive_templates`); the router
+  now keeps the templates it has worked out
+  (:class:`rankmap.kernels.template_cache.TemplateCache`; ``Adaptive(machine,
+  template_entries=0)`` keeps none, as before);
+* the target core of a move is chosen by the compiled step's hop-bytes gains
+  (:func:`rankmap.kernels.refine_grid.best_target`) where every sum is exact
+  (:data:`rankmap.mappers.refine.COMPILED_TARGETS`; False: the numpy gains, as before).
+
+All three must give the same placement, proposal for proposal. CPU seconds of one
 ``refine_search`` call (a fresh router each call, so the cache starts empty; medians of
-RANKMAP_BENCH_REPEATS runs, default 3), then one whole ``auto`` (serial) on the 80x50 box.
+RANKMAP_BENCH_REPEATS runs, default 3), then one whole ``auto`` (serial) on the 80x50 box,
+before and now.
 
 Writes benchmarks/RESULTS_adaptive_refine.md (above its earlier runs).
 
@@ -48,6 +56,7 @@ AUTO_CASE = ("stencil:80x50:box", "torus:16x16x16")
 def main() -> int:
     from rankmap.allocation import whole_machine
     from rankmap.machines import parse_machine
+    import rankmap.mappers.refine as refine
     from rankmap.mappers import build_mapping
     from rankmap.mappers.refine import refine_search
     from rankmap.patterns import parse_pattern
@@ -63,70 +72,90 @@ def main() -> int:
         allocation = whole_machine(machine)
         pattern = parse_pattern(pat, default_ranks=allocation.n_cores)
         start = build_mapping(start_name, pattern, machine, allocation).core_of_rank
-        runs = {}
-        for entries in (0, None):
-            def one():
-                router = Adaptive(machine) if entries is None else Adaptive(machine, entries)
-                return refine_search(start, pattern, machine, allocation, 0, budget, router)
-            runs[entries] = median_cpu(one, REPEATS)
-        (off, t_off), (on, t_on) = runs[0], runs[None]
-        same = (np.array_equal(off.cores, on.cores)
-                and (off.proposals, off.accepted, off.stop) == (on.proposals, on.accepted,
-                                                                on.stop))
+        runs = [median_cpu(lambda: _refine(refine_search, Adaptive, cache, targets, start,
+                                           pattern, machine, allocation, budget), REPEATS)
+                for cache, targets in STEPS]
+        first = runs[0][0]
+        same = all(np.array_equal(first.cores, r.cores)
+                   and (first.proposals, first.accepted, first.stop) == (r.proposals,
+                                                                         r.accepted, r.stop)
+                   for r, _t in runs)
         label = f"`{pat}` on `{spec}`, from `{start_name}`"
-        rows.append((label, pattern.n_ranks, on.proposals, on.accepted, on.stop, t_off, t_on,
-                     same))
-        print(f"{label}: {on.proposals} proposals ({on.accepted} kept, {on.stop}); without "
-              f"the cache {t_off:.2f} s, with it {t_on:.2f} s ({t_off / t_on:.2f}x), "
-              f"{'same' if same else 'DIFFERENT'} result", flush=True)
+        times = [t for _r, t in runs]
+        rows.append((label, pattern.n_ranks, first.proposals, first.accepted, first.stop,
+                     times, same))
+        print(f"{label}: {first.proposals} proposals ({first.accepted} kept, {first.stop}); "
+              + ", ".join(f"{t:.2f} s" for t in times)
+              + f" ({times[0] / times[-1]:.2f}x), {'same' if same else 'DIFFERENT'} result",
+              flush=True)
     pat, spec = AUTO_CASE
     machine = parse_machine(spec)
     allocation = whole_machine(machine)
     pattern = parse_pattern(pat, default_ranks=allocation.n_cores)
-    autos = {}
-    for entries in (0, None):
-        router = Adaptive(machine) if entries is None else Adaptive(machine, entries)
+    autos = []
+    for cache, targets in (STEPS[0], STEPS[-1]):
+        refine.COMPILED_TARGETS = targets
+        router = Adaptive(machine) if cache else Adaptive(machine, 0)
         t0 = time.process_time()
         comp = auto_select(pattern, machine, allocation, seed=0, routing=router)
-        autos[entries] = (comp, time.process_time() - t0)
-    (c_off, a_off), (c_on, a_on) = autos[0], autos[None]
+        autos.append((comp, time.process_time() - t0))
+    refine.COMPILED_TARGETS = True
+    (c_off, a_off), (c_on, a_on) = autos
     auto_same = (c_off.best.name == c_on.best.name
                  and np.array_equal(c_off.best.mapping.core_of_rank,
                                     c_on.best.mapping.core_of_rank)
                  and c_off.best.metrics == c_on.best.metrics)
-    print(f"auto on {pat} / {spec}: {a_off:.1f} s without, {a_on:.1f} s with "
+    print(f"auto on {pat} / {spec}: {a_off:.1f} s before, {a_on:.1f} s now "
           f"({a_off / a_on:.2f}x), pick {c_on.best.name}, "
           f"{'same' if auto_same else 'DIFFERENT'} pick and metrics", flush=True)
     load = os.getloadavg()[0]
     lines = [
-        "# `refine` and `auto` under adaptive routing: the template cache",
+        "# `refine` and `auto` under adaptive routing: template cache, compiled targets",
         "",
         "`benchmarks/bench_adaptive_refine.py`: CPU seconds of one `refine_search` call under "
         f"minimal adaptive routing (median of {REPEATS}; a fresh router per call, so its cache "
-        "starts empty), seed 0, with the router keeping no templates "
-        "(`Adaptive(machine, template_entries=0)`, as before the cache) and with its default "
-        "cache. Both must give the same placement, proposals, kept moves and stop.",
+        "starts empty), seed 0: as before (no templates kept: `Adaptive(machine, "
+        "template_entries=0)`; targets from numpy gains: `COMPILED_TARGETS = False`), with the "
+        "template cache, and with the cache and the compiled target choice (the default). All "
+        "three must give the same placement, proposals, kept moves and stop.",
         "",
-        "| problem | ranks | proposals | kept | stop | without (s) | with (s) | speed-up "
-        "| with, per proposal (us) | same result |",
-        "|---|---:|---:|---:|---|---:|---:|---:|---:|---|",
+        "| problem | ranks | proposals | kept | stop | before (s) | cache (s) "
+        "| cache + compiled targets (s) | speed-up | now, per proposal (us) | same result |",
+        "|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---|",
     ]
-    for label, n, props, kept, stop, t_off, t_on, same in rows:
-        lines.append(f"| {label} | {n} | {props} | {kept} | {stop} | {t_off:.2f} | {t_on:.2f} "
-                     f"| {t_off / t_on:.2f}x | {1e6 * t_on / max(props, 1):.0f} "
-                     f"| {'yes' if same else '**no**'} |")
+    for label, n, props, kept, stop, times, same in rows:
+        lines.append(f"| {label} | {n} | {props} | {kept} | {stop} | {times[0]:.2f} "
+                     f"| {times[1]:.2f} | {times[2]:.2f} | {times[0] / times[2]:.2f}x "
+                     f"| {1e6 * times[2] / max(props, 1):.0f} | {'yes' if same else '**no**'} |")
     lines += ["",
               f"The whole `auto` (serial, one run each way, CPU seconds) on `{pat}` on "
-              f"`{spec}` under adaptive routing: {a_off:.1f} s without the cache, {a_on:.1f} s "
-              f"with it ({a_off / a_on:.2f}x); pick `{c_on.best.name}`, "
+              f"`{spec}` under adaptive routing: {a_off:.1f} s before, {a_on:.1f} s now "
+              f"({a_off / a_on:.2f}x); pick `{c_on.best.name}`, "
               f"{'the same pick, placement and metrics' if auto_same else '**a different pick**'}"
-              ". The same `auto` under dimension order takes under 2 s: there the search is "
-              "compiled (`benchmarks/RESULTS_refine.md`).",
+              ". The same `auto` under dimension order takes under 2 s: there the whole search "
+              "is compiled (`benchmarks/RESULTS_refine.md`).",
               "",
               f"Load average (1 min) {load:.1f} after the run."]
     write_results("RESULTS_adaptive_refine.md", "\n".join(lines))
     ok = all(r[-1] for r in rows) and auto_same
     return 0 if ok else 1
+
+
+#: (keep templates, compiled targets): before, the cache alone, both (the default)
+STEPS = [(False, False), (True, False), (True, True)]
+
+
+def _refine(refine_search, adaptive, cache, targets, start, pattern, machine, allocation,
+            budget):
+    """One ``refine_search`` under adaptive routing with a fresh router."""
+    import rankmap.mappers.refine as refine
+
+    refine.COMPILED_TARGETS = targets
+    try:
+        router = adaptive(machine) if cache else adaptive(machine, 0)
+        return refine_search(start, pattern, machine, allocation, 0, budget, router)
+    finally:
+        refine.COMPILED_TARGETS = True
 
 
 if __name__ == "__main__":

@@ -58,6 +58,7 @@ from .hops import position_hop
 from .torus import dor_takes_slot, dor_walk
 
 __all__ = ["refine_step", "refine_batch", "refine_batches", "rank_hop_bytes", "swap_step",
+           "best_target", "moved_hop_bytes",
            "count_at_max", "count_at_top", "flow_weights", "draw_table", "cumulative_weights",
            "draw_from_sums", "window_stop", "COUNT_PACE_MARGIN", "STOP_BUDGET", "STOP_REFUSED",
            "STOP_WORK", "STOP_NO_HOPS", "STOP_SMALL_GAIN", "STOP_BEHIND", "GO_ON"]
@@ -100,8 +101,8 @@ def _tree_takes(s, t, slot, dims):
 
 
 @njit(cache=True, nogil=True)
-def _best_target(mover, tpos, cores, rank_of_core, cpn, w_indptr, w_indices, w_data, w_hb,
-                 pcoords, dims, wrap):
+def best_target(mover, tpos, cores, rank_of_core, cpn, w_indptr, w_indices, w_data, w_hb,
+                pcoords, dims, wrap):
     """The core on the positions ``tpos`` whose move (a swap with its rank, if any) saves
     the most hop-bytes, or -1 when none saves any (rankmap.mappers.refine's
     ``_target_gains``: the first best target in position, then core order).
@@ -110,7 +111,34 @@ def _best_target(mover, tpos, cores, rank_of_core, cpn, w_indptr, w_indices, w_d
     only the distances from where it would go are summed: the mover's once per position,
     a holder's once per core. A core's holder, when one of the mover's partners, has its
     term taken out again (exact: whole-number sums, so the order of additions cannot change
-    a gain)."""
+    a gain).
+
+    Parameters
+    ----------
+    mover : int
+        The rank that moves.
+    tpos : ndarray of int64
+        Allocation positions whose cores are the targets, in order.
+    cores, rank_of_core : ndarray of int64
+        Allocation core of every rank; rank of every core (-1: free).
+    cpn : int
+        Cores per node.
+    w_indptr, w_indices, w_data : ndarray
+        Bytes between ranks, both directions, all phases (CSR, sorted indices).
+    w_hb : ndarray of float64
+        Every rank's hop-bytes under ``cores`` (:func:`rank_hop_bytes`).
+    pcoords : ndarray of int64, shape (positions, ndim)
+        Coordinates of every allocation position's node.
+    dims : ndarray of int64
+        Sides of the torus/mesh (a k-ary n-tree's arity once per level).
+    wrap : ndarray of bool or int8
+        Whether each dimension wraps around (int8 on a k-ary n-tree).
+
+    Returns
+    -------
+    int
+        The target core, or -1.
+    """
     here = cores[mover] // cpn
     a0, a1 = w_indptr[mover], w_indptr[mover + 1]
     best_core = -1
@@ -199,11 +227,33 @@ def _one_rank_hop_bytes(r, cores, cpn, w_indptr, w_indices, w_data, pcoords, dim
 
 
 @njit(cache=True, nogil=True)
-def _moved_hop_bytes(ranks, old_pos, cores, cpn, w_indptr, w_indices, w_data, w_hb, pcoords,
-                     dims, wrap):
+def moved_hop_bytes(ranks, old_pos, cores, cpn, w_indptr, w_indices, w_data, w_hb, pcoords,
+                    dims, wrap):
     """After a kept move (``cores`` updated): each partner of a moved rank that did not move
     has its term with that rank changed, and the moved ranks' hop-bytes are summed again
-    (exact sums)."""
+    (exact sums).
+
+    Parameters
+    ----------
+    ranks : ndarray of int64
+        The ranks that moved.
+    old_pos : ndarray of int64
+        The allocation position each of them left.
+    cores : ndarray of int64
+        Allocation core of every rank, after the move.
+    cpn : int
+        Cores per node.
+    w_indptr, w_indices, w_data : ndarray
+        Bytes between ranks, both directions, all phases (CSR).
+    w_hb : ndarray of float64
+        Every rank's hop-bytes (:func:`rank_hop_bytes`), brought up to date in place.
+    pcoords : ndarray of int64, shape (positions, ndim)
+        Coordinates of every allocation position's node.
+    dims : ndarray of int64
+        Sides of the torus/mesh (a k-ary n-tree's arity once per level).
+    wrap : ndarray of bool or int8
+        Whether each dimension wraps around (int8 on a k-ary n-tree).
+    """
     for k in range(ranks.shape[0]):
         for e in range(w_indptr[ranks[k]], w_indptr[ranks[k] + 1]):
             y = w_indices[e]
@@ -838,7 +888,7 @@ phase_hb, weight, scal : ndarray
     tpos = np.empty(1 + opts.shape[0], dtype=np.int64)
     tpos[0] = ppos
     tpos[1:] = opts
-    best = _best_target(a, tpos, cores, rank_of_core, cpn, w_indptr, w_indices, w_data,
+    best = best_target(a, tpos, cores, rank_of_core, cpn, w_indptr, w_indices, w_data,
                         w_hb, pcoords, dims, wrap)
     if best >= 0:
         c = best
@@ -868,7 +918,7 @@ phase_hb, weight, scal : ndarray
         old_pos[0] = here
         if ranks.shape[0] > 1:
             old_pos[1] = new_cores[0] // cpn
-        _moved_hop_bytes(ranks, old_pos, cores, cpn, w_indptr, w_indices, w_data, w_hb,
+        moved_hop_bytes(ranks, old_pos, cores, cpn, w_indptr, w_indices, w_data, w_hb,
                          pcoords, dims, wrap)
     return 1 if kept else 0
 

@@ -46,7 +46,10 @@ with its table builds and stops in one call (:mod:`rankmap.kernels.refine_grid`)
 placement, 6-19x fewer seconds per proposal. ``refine_search(..., compiled=False)`` keeps the
 Python step. Elsewhere (adaptive routing, ECMP, dragonflies, fractional bytes) the Python step
 refuses most moves that surely add hop-bytes without routing them, where routes are shortest
-and crossings cheap to tell (:data:`WITNESS_REFUSALS`).
+and crossings cheap to tell (:data:`WITNESS_REFUSALS`), and, on a torus, mesh or k-ary n-tree
+whose hop-bytes sums are exact, chooses a move's target core with the compiled step's gains
+(:data:`COMPILED_TARGETS`): the same core, 1.2-1.6x fewer seconds per proposal
+(benchmarks/RESULTS_adaptive_refine.md).
 """
 
 from __future__ import annotations
@@ -58,9 +61,9 @@ import numpy as np
 from ..errors import RankmapError
 from ..kernels.flows import end_flow_csr
 from ..kernels.refine_grid import (GO_ON, STOP_BEHIND, STOP_BUDGET, STOP_NO_HOPS, STOP_REFUSED,
-                                   STOP_SMALL_GAIN, STOP_WORK, count_at_top, flow_weights,
-                                   rank_hop_bytes, refine_batches, refine_step,
-                                   window_stop)
+                                   STOP_SMALL_GAIN, STOP_WORK, best_target, count_at_top,
+                                   flow_weights, moved_hop_bytes, rank_hop_bytes,
+                                   refine_batches, refine_step, window_stop)
 from ..routing import Router, router_for
 from ..routing.groups import grouped_loads
 from .base import MapperInfo
@@ -71,7 +74,8 @@ from .swap_refine import partner_entries, symmetric_bytes
 
 __all__ = ["Refine", "RefineRun", "refine_cores", "refine_search", "check_budget",
            "DEFAULT_BUDGET", "BUDGET_PER_RANK", "MAX_DEFAULT_BUDGET", "default_budget",
-           "MAX_REFUSED", "WITNESS_REFUSALS", "GAIN_WINDOW", "MIN_GAIN", "REFINE_WORK",
+           "MAX_REFUSED", "WITNESS_REFUSALS", "COMPILED_TARGETS", "GAIN_WINDOW", "MIN_GAIN",
+           "REFINE_WORK",
            "REWEIGHT_RATIO", "BEHIND_WINDOWS"]
 
 #: default work bound of one refinement, proposed moves evaluated: :data:`BUDGET_PER_RANK` per
@@ -89,6 +93,11 @@ MAX_REFUSED = 1500
 #: at the busiest value is on none of its flows' old routes (the same decisions; False routes
 #: every move, for checking that)
 WITNESS_REFUSALS = True
+#: the Python step (adaptive routing, ECMP, ...) picks a move's target core with the compiled
+#: step's hop-bytes gains (:func:`rankmap.kernels.refine_grid.best_target`) on a torus, mesh
+#: or k-ary n-tree whose every hop-bytes sum is exact: the same core as its numpy gains
+#: (False: numpy, for checking that)
+COMPILED_TARGETS = True
 #: proposals per window of the small-gain stop
 GAIN_WINDOW = 1000
 #: the weights of the draws (bytes x hops of every flow, O(flows) to build) are rebuilt after
@@ -211,6 +220,19 @@ class _State:
         self.by_witness = (WITNESS_REFUSALS and self.router.minimal
                            and self.router.cheap_crosses and not self.whole_phase)
         self.witness: tuple[int, int] | None = None
+        # the compiled choice of a move's target (:meth:`use_compiled_targets`), or None
+        self.targets: _CompiledTargets | None = None
+
+    def use_compiled_targets(self, wsym) -> bool:
+        """Choose the targets of :meth:`propose` with the compiled gains from now on, where
+        they give the numpy gains' choice (:data:`COMPILED_TARGETS`; every hop-bytes sum
+        exact on a torus, mesh or k-ary n-tree); returns whether it does."""
+        geometry = hop_geometry(self.machine)
+        if (not COMPILED_TARGETS or geometry is None or self.machine.hop_links is not None
+                or not whole_sums_exact(self.f_bytes, self.machine)):
+            return False
+        self.targets = _CompiledTargets(self, wsym, geometry)
+        return True
 
     def _hot(self, i: int) -> np.ndarray:
         """Links of phase ``i`` whose bytes are the busiest link's (over all phases), within
@@ -523,13 +545,50 @@ class _State:
         """Move rank ``a`` to the core near its partner's position ``ppos`` (or ``opts``)
         that saves the most hop-bytes, else to the drawn core ``c``; -1 when that is its own
         core (no proposal), else whether the move was kept (1) or refused (0)."""
-        best = _best_target(a, ppos, opts, self, wsym)
+        if self.targets is not None:
+            best = self.targets.best(self, a, ppos, opts)
+        else:
+            best = _best_target(a, ppos, opts, self, wsym)
         if best >= 0:
             c = best
-        if c == self.cores[a]:
+        here = int(self.cores[a])
+        if c == here:
             return -1
         b = int(self.rank_of_core[c])
-        return int(self.try_move({a: c} if b < 0 else {a: c, b: int(self.cores[a])}))
+        kept = self.try_move({a: c} if b < 0 else {a: c, b: here})
+        if kept and self.targets is not None:
+            self.targets.moved(self, [a] if b < 0 else [a, b],
+                               [here // self.cpn] if b < 0 else [here // self.cpn, c // self.cpn])
+        return int(kept)
+
+
+class _CompiledTargets:
+    """Every rank's hop-bytes and the geometry :func:`rankmap.kernels.refine_grid.best_target`
+    needs, kept up to date for :meth:`_State.propose`: its target is :func:`_best_target`'s
+    (the first core saving the most hop-bytes), from exact sums in another order."""
+
+    def __init__(self, st: _State, wsym, geometry):
+        self.dims, _strides, self.wrap = geometry
+        self.cpn = int(st.cpn)
+        self.w = (wsym.indptr.astype(np.int64), wsym.indices.astype(np.int64),
+                  wsym.data.astype(np.float64))
+        self.pcoords = np.ascontiguousarray(st.machine.coords(st.alloc_nodes), dtype=np.int64)
+        self.w_hb = rank_hop_bytes(st.cores, self.cpn, *self.w, self.pcoords, self.dims,
+                                   self.wrap)
+
+    def best(self, st: _State, a: int, ppos: int, opts) -> int:
+        """The core rank ``a`` moves to (on position ``ppos`` or ``opts``), or -1."""
+        tpos = np.empty(1 + len(opts), dtype=np.int64)
+        tpos[0] = ppos
+        tpos[1:] = opts
+        return int(best_target(a, tpos, st.cores, st.rank_of_core, self.cpn, *self.w,
+                               self.w_hb, self.pcoords, self.dims, self.wrap))
+
+    def moved(self, st: _State, ranks, old_pos) -> None:
+        """Bring the hop-bytes up to date after a kept move of ``ranks`` from ``old_pos``."""
+        moved_hop_bytes(np.array(ranks, dtype=np.int64), np.array(old_pos, dtype=np.int64),
+                        st.cores, self.cpn, *self.w, self.w_hb, self.pcoords, self.dims,
+                        self.wrap)
 
 
 class _GridState:
@@ -837,6 +896,8 @@ def refine_search(start: np.ndarray, pattern, machine, allocation, seed: int = 0
     if applies if compiled is None else compiled:
         st = _GridState(st, pattern, wsym)
         src, dst = st.f_src, st.f_dst
+    else:
+        st.use_compiled_targets(wsym)
     stop = "budget"
     built = 0.0                            # st.work when the weights were built
     stale = False
