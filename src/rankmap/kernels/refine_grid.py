@@ -121,18 +121,10 @@ def best_target(mover, tpos, cores, rank_of_core, cpn, w_indptr, w_indices, w_da
         Allocation positions whose cores are the targets, in order.
     cores, rank_of_core : ndarray of int64
         Allocation core of every rank; rank of every core (-1: free).
-    cpn : int
-        Cores per node.
-    w_indptr, w_indices, w_data : ndarray
-        Bytes between ranks, both directions, all phases (CSR, sorted indices).
+    cpn, w_indptr, w_indices, w_data, pcoords, dims, wrap
+        As :func:`rank_hop_bytes` (the CSR's indices sorted).
     w_hb : ndarray of float64
         Every rank's hop-bytes under ``cores`` (:func:`rank_hop_bytes`).
-    pcoords : ndarray of int64, shape (positions, ndim)
-        Coordinates of every allocation position's node.
-    dims : ndarray of int64
-        Sides of the torus/mesh (a k-ary n-tree's arity once per level).
-    wrap : ndarray of bool or int8
-        Whether each dimension wraps around (int8 on a k-ary n-tree).
 
     Returns
     -------
@@ -241,18 +233,10 @@ def moved_hop_bytes(ranks, old_pos, cores, cpn, w_indptr, w_indices, w_data, w_h
         The allocation position each of them left.
     cores : ndarray of int64
         Allocation core of every rank, after the move.
-    cpn : int
-        Cores per node.
-    w_indptr, w_indices, w_data : ndarray
-        Bytes between ranks, both directions, all phases (CSR).
+    cpn, w_indptr, w_indices, w_data, pcoords, dims, wrap
+        As :func:`rank_hop_bytes`.
     w_hb : ndarray of float64
         Every rank's hop-bytes (:func:`rank_hop_bytes`), brought up to date in place.
-    pcoords : ndarray of int64, shape (positions, ndim)
-        Coordinates of every allocation position's node.
-    dims : ndarray of int64
-        Sides of the torus/mesh (a k-ary n-tree's arity once per level).
-    wrap : ndarray of bool or int8
-        Whether each dimension wraps around (int8 on a k-ary n-tree).
     """
     for k in range(ranks.shape[0]):
         for e in range(w_indptr[ranks[k]], w_indptr[ranks[k] + 1]):
