@@ -562,6 +562,17 @@ class _State:
         return int(kept)
 
 
+def _hop_bytes_terms(st: _State, wsym, dims, wrap) -> tuple:
+    """``(w, w_hb, pcoords)`` of the compiled steps: the bytes between ranks (both
+    directions, all phases) as int64/float64 CSR arrays ``(indptr, indices, data)``, every
+    rank's hop-bytes under ``st.cores`` (:func:`rankmap.kernels.refine_grid.rank_hop_bytes`)
+    and the coordinates of every allocation position's node."""
+    w = (wsym.indptr.astype(np.int64), wsym.indices.astype(np.int64),
+         wsym.data.astype(np.float64))
+    pcoords = np.ascontiguousarray(st.machine.coords(st.alloc_nodes), dtype=np.int64)
+    return w, rank_hop_bytes(st.cores, int(st.cpn), *w, pcoords, dims, wrap), pcoords
+
+
 class _CompiledTargets:
     """Every rank's hop-bytes and the geometry :func:`rankmap.kernels.refine_grid.best_target`
     needs, kept up to date for :meth:`_State.propose`: its target is :func:`_best_target`'s
@@ -570,11 +581,7 @@ class _CompiledTargets:
     def __init__(self, st: _State, wsym, geometry):
         self.dims, _strides, self.wrap = geometry
         self.cpn = int(st.cpn)
-        self.w = (wsym.indptr.astype(np.int64), wsym.indices.astype(np.int64),
-                  wsym.data.astype(np.float64))
-        self.pcoords = np.ascontiguousarray(st.machine.coords(st.alloc_nodes), dtype=np.int64)
-        self.w_hb = rank_hop_bytes(st.cores, self.cpn, *self.w, self.pcoords, self.dims,
-                                   self.wrap)
+        self.w, self.w_hb, self.pcoords = _hop_bytes_terms(st, wsym, self.dims, self.wrap)
 
     def best(self, st: _State, a: int, ppos: int, opts) -> int:
         """The core rank ``a`` moves to (on position ``ppos`` or ``opts``), or -1."""
@@ -610,16 +617,14 @@ class _GridState:
         self.cores, self.rank_of_core = st.cores, st.rank_of_core
         self.alloc_nodes = np.ascontiguousarray(st.alloc_nodes, dtype=np.int64)
         self.cpn = int(st.cpn)
-        w = (wsym.indptr.astype(np.int64), wsym.indices.astype(np.int64),
-             wsym.data.astype(np.float64))
         # on a k-ary n-tree: hosts' base-k digits, the arity once per level, link ids for
         # dense slots, and an int8 ``wrap`` that makes the kernels compile their tree steps
         # (kernels.hops, kernels.refine_grid's _walk and witness test)
         dims, strides, wrap = hop_geometry(m)
         link_of_slot, slot_of_link = link_slots(m)
-        self.pcoords = np.ascontiguousarray(m.coords(self.alloc_nodes), dtype=np.int64)
         # the partners' bytes, and every rank's hop-bytes (kept up to date by the kernels)
-        self.w = w + (rank_hop_bytes(self.cores, self.cpn, *w, self.pcoords, dims, wrap),)
+        w, w_hb, self.pcoords = _hop_bytes_terms(st, wsym, dims, wrap)
+        self.w = w + (w_hb,)
         # every phase's flows one after the other, as the Python state has them
         self.f_off = st.flow_off.astype(np.int64)
         self.f_src, self.f_dst, self.f_bytes = st.f_src, st.f_dst, st.f_bytes

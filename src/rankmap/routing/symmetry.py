@@ -244,10 +244,8 @@ def exact_integer_sums(nbytes, count) -> bool:
 
     Parameters
     ----------
-    nbytes : numpy.ndarray of float64
-        Size of every group's flows, bytes.
-    count : numpy.ndarray of int
-        Number of flows in every group.
+    nbytes, count
+        As :func:`phase_symmetry`.
 
     Returns
     -------
