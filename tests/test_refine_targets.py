@@ -1,7 +1,8 @@
-"""The Python refinement step (adaptive routing, ECMP, dimension order with ``compiled=False``)
-picks a move's target with the compiled hop-bytes gains where every sum is exact: the same
-target as its numpy gains, so the same proposals, kept moves, stop and placement; elsewhere
-(fractional bytes, a machine without grid or tree geometry) it keeps the numpy gains."""
+"""The Python refinement step (ECMP, and adaptive routing or dimension order with
+``compiled=False``) picks a move's target with the compiled hop-bytes gains where every sum is
+exact: the same target as its numpy gains, so the same proposals, kept moves, stop and
+placement; elsewhere (fractional bytes, a machine without grid or tree geometry) it keeps the
+numpy gains."""
 
 import numpy as np
 import pytest
@@ -16,9 +17,9 @@ from rankmap.patterns import parse_pattern
 
 #: (machine, allocation or None, pattern, routing, compiled)
 CASES = [
-    ("torus:4x4x4", None, "stencil:8x8:box", "adaptive", None),
-    ("torus:4x4x2:cores=2", "random:12:seed=2", "lulesh:4x3x2", "adaptive", None),
-    ("mesh:4x3x2:cores=4", None, "fft2d:8x12", "adaptive", None),
+    ("torus:4x4x4", None, "stencil:8x8:box", "adaptive", False),
+    ("torus:4x4x2:cores=2", "random:12:seed=2", "lulesh:4x3x2", "adaptive", False),
+    ("mesh:4x3x2:cores=4", None, "fft2d:8x12", "adaptive", False),
     ("fattree:k=4:levels=3:cores=2", None, "stencil:8x8:box", "ecmp", None),
     ("fattree:k=4:levels=2", None, "pairs:random", "ecmp", None),
     ("torus:6x4:wrap=x:cores=2", None, "stencil:6x8:box", "dor", False),
@@ -84,7 +85,7 @@ def test_the_kept_hop_bytes_follow_the_moves(monkeypatch):
         return real_propose(self, *args)
 
     monkeypatch.setattr(refine._State, "propose", propose)
-    run = refine.refine_search(start, p, m, a, 1, 3000, "adaptive")
+    run = refine.refine_search(start, p, m, a, 1, 3000, "adaptive", compiled=False)
     st_ = seen["state"]
     t = st_.targets
     assert run.accepted > 50

@@ -5,6 +5,10 @@ d-mod-k routing: positions' coordinates are then the hosts' base-k digits, ``dim
 once per level, dense slots the link ids, and ``wrap`` an int8 array whose type marks the tree
 (:func:`rankmap.kernels.hops.position_hop`, :func:`_walk` and the witness test are compiled
 for one or the other: no branch is taken at run time, which cost the grid's search up to 1.9x).
+They also run on tori and meshes under minimal adaptive routing: ``tpl`` is then a template
+store (:mod:`rankmap.kernels.template_store`) and a route is its offset's template placed at
+its source, each link taking its share of the bytes; elsewhere ``tpl`` is None, and the
+kernels are compiled apart for each (a test of ``tpl is None`` is settled when compiling).
 
 :func:`rankmap.mappers.refine.refine_search` draws a proposal (a rank and a core near its
 partner) in Python, then spends about 0.2 ms of numpy call overhead judging it: the core
@@ -33,6 +37,9 @@ The callers run these only where every sum is exact
 (:mod:`rankmap.mappers.exact_grid`: sizes that are whole multiples of a common power of two,
 sums below 2**53 such multiples), so the order of additions (numpy's pairwise sums, BLAS
 dots) cannot change a result and the placements are those of the Python steps, bit for bit.
+Under adaptive routing the link sums round (shares such as 1/3); they are added in the
+Python step's order (:meth:`rankmap.routing.Router.link_sums_by_part`: flow by flow, each
+route in its order), and the hops, hence the hop-bytes, are the minimal hop counts, exact.
 
 State arrays (all updated in place):
 
@@ -55,6 +62,7 @@ from numba import njit
 
 from .fattree import dmodk_takes, dmodk_walk
 from .hops import position_hop
+from .template_store import stored_template
 from .torus import dor_takes_slot, dor_walk
 
 __all__ = ["refine_step", "refine_batch", "refine_batches", "rank_hop_bytes", "swap_step",
@@ -512,20 +520,49 @@ def _compact(i, loads, members, n_members, in_set, busy_len, added_len):
 
 
 @njit(cache=True, nogil=True)
-def _move_sums(src, dst, wgt, part, n_live, scratch, mark, dims, strides, wrap, link_of_slot):
-    """Per part (phase), the links on any entry's dimension-order walk and the signed
-    weights summed on each, added in entry order from 0 (the sums
-    :func:`rankmap.kernels.torus.dor_link_sums` gives, without sorting: a part's links come
-    in first-touch order), and every entry's hops. ``scratch`` and ``mark`` (one per link)
-    are zero and False on entry and on return."""
+def _placed_slot(sc, rel, e, slot, dims, strides):
+    """Dense slot of template entry ``e`` (offsets ``rel[e]``, slot ``slot``) placed at the
+    node of coordinates ``sc``."""
+    nd = dims.shape[0]
+    at = 0
+    for d in range(nd):
+        x = sc[d] + rel[e, d]
+        if x >= dims[d]:
+            x -= dims[d]
+        elif x < 0:
+            x += dims[d]
+        at += x * strides[d]
+    return at * 2 * nd + slot
+
+
+@njit(cache=True, nogil=True)
+def _move_sums(src, dst, wgt, part, n_live, scratch, mark, dims, strides, wrap, link_of_slot,
+               tpl):
+    """Per part (phase), the links on any entry's route and the signed weights summed on each,
+    added in entry order from 0 and, within an entry, in route order (the sums
+    :meth:`rankmap.routing.Router.link_sums_by_part` gives, without sorting: a part's links
+    come in first-touch order), every entry's hops and its route entries. Routes are the
+    dimension-order walks (``tpl`` None), or with a template store ``tpl``
+    (:mod:`.template_store`) the minimal-adaptive templates, each link's share of the weight
+    added. ``scratch``
+    and ``mark`` (one per link) are zero and False on entry and on return."""
+    nd = dims.shape[0]
     longest = 0
-    for d in range(dims.shape[0]):
+    for d in range(nd):
         longest += dims[d]
     buf = np.empty(longest, dtype=np.int64)
     n = src.shape[0]
     hops = np.empty(n, dtype=np.float64)
-    # a part's links are distinct: at most every link per part, at most the walks' length
-    cap = min(n * longest, n_live * scratch.shape[0])
+    entries = np.empty(n, dtype=np.float64)
+    # a part's links are distinct: at most every link per part, at most the routes' entries
+    if tpl is not None:
+        total = 0
+        for f in range(n):
+            _r, sl, _sh, _h = _template(src[f], dst[f], dims, strides, wrap, tpl)
+            total += sl.shape[0]
+        cap = min(total, n_live * scratch.shape[0])
+    else:
+        cap = min(n * longest, n_live * scratch.shape[0])
     links = np.empty(cap, dtype=np.int64)
     sums = np.empty(cap, dtype=np.float64)
     cut = np.zeros(n_live + 1, dtype=np.int64)
@@ -534,16 +571,30 @@ def _move_sums(src, dst, wgt, part, n_live, scratch, mark, dims, strides, wrap, 
     for k in range(n_live):
         first = m
         while f < n and part[f] == k:
-            h = _walk(src[f], dst[f], dims, strides, wrap, buf)
             w = wgt[f]
-            for q in range(h):
-                link = link_of_slot[buf[q]]
-                if not mark[link]:
-                    mark[link] = True
-                    links[m] = link
-                    m += 1
-                scratch[link] += w
-            hops[f] = float(h)
+            if tpl is not None:
+                rel, sl, sh, h = _template(src[f], dst[f], dims, strides, wrap, tpl)
+                sc = tpl[6][src[f]]
+                for e in range(sl.shape[0]):
+                    link = link_of_slot[_placed_slot(sc, rel, e, sl[e], dims, strides)]
+                    if not mark[link]:
+                        mark[link] = True
+                        links[m] = link
+                        m += 1
+                    scratch[link] += sh[e] * w
+                hops[f] = float(h)
+                entries[f] = float(sl.shape[0])
+            else:
+                h = _walk(src[f], dst[f], dims, strides, wrap, buf)
+                for q in range(h):
+                    link = link_of_slot[buf[q]]
+                    if not mark[link]:
+                        mark[link] = True
+                        links[m] = link
+                        m += 1
+                    scratch[link] += w
+                hops[f] = float(h)
+                entries[f] = float(h)
             f += 1
         for j in range(first, m):
             link = links[j]
@@ -551,7 +602,36 @@ def _move_sums(src, dst, wgt, part, n_live, scratch, mark, dims, strides, wrap, 
             scratch[link] = 0.0
             mark[link] = False
         cut[k + 1] = m
-    return links[:m], sums[:m], hops, cut
+    return links[:m], sums[:m], hops, entries, cut
+
+
+@njit(cache=True, nogil=True)
+def _template(s, t, dims, strides, wrap, tpl):
+    """:func:`rankmap.kernels.template_store.stored_template` from the store ``tpl``."""
+    return stored_template(s, t, dims, strides, wrap, tpl[0], tpl[1], tpl[2], tpl[3], tpl[4],
+                           tpl[5], tpl[6])
+
+
+@njit(cache=True, nogil=True)
+def _route_entries(s, t, dims, strides, wrap, tpl):
+    """Route entries of the flow from node s to node t: its template's with a store ``tpl``
+    (its template then kept), else -1 (not known here: its hops)."""
+    if tpl is not None:
+        _r, sl, _sh, _h = _template(s, t, dims, strides, wrap, tpl)
+        return sl.shape[0]
+    return -1
+
+
+@njit(cache=True, nogil=True)
+def _template_takes(s, t, slot, dims, strides, wrap, tpl):
+    """Whether the minimal-adaptive template of the flow from node s to node t puts a share
+    on dense slot ``slot``."""
+    rel, sl, _sh, _h = _template(s, t, dims, strides, wrap, tpl)
+    sc = tpl[6][s]
+    for e in range(sl.shape[0]):
+        if _placed_slot(sc, rel, e, sl[e], dims, strides) == slot:
+            return True
+    return False
 
 
 @njit(cache=True, nogil=True)
@@ -566,12 +646,13 @@ def _new_core(r, ranks, new_cores, cores):
 @njit(cache=True, nogil=True)
 def _refused_by_witness(n_moved, flows, start, ranks, new_cores, cores, cpn, alloc_nodes,
                         f_src, f_dst, f_bytes, f_off, pcoords, loads, scal, dims, strides, wrap,
-                        wit):
+                        wit, tpl):
     """True (and the move's work counted) when the move adds hop-bytes and cannot lower the
-    busiest link: the witness link is at the busiest value and no moved flow's old walk
+    busiest link: the witness link is at the busiest value and no moved flow's old route
     takes it, so it keeps its bytes (see :func:`_try_move`). The hop-bytes change and the
-    work are those :func:`_try_move` computes from the walks (hops are the walks' lengths;
-    every sum is exact)."""
+    work are those :func:`_try_move` computes from the routes (hops are the minimal hop
+    counts; every sum is exact; under adaptive routing, ``tpl`` not None, the work is the
+    templates' entries)."""
     mx = scal[MAX]
     ph, link = wit[0], wit[1]
     if loads[ph, link] < mx - 1e-9 * max(mx, 1.0):
@@ -601,7 +682,10 @@ def _refused_by_witness(n_moved, flows, start, ranks, new_cores, cores, cpn, all
             new_dot += h1 * w
             if i == ph and not crossed and h0 > 0:
                 # the grid's test called here, not through a helper: 7% of a search's time
-                if isinstance(wrap[0], bool):
+                if tpl is not None:
+                    crossed = _template_takes(alloc_nodes[ps], alloc_nodes[pd], wit[2], dims,
+                                              strides, wrap, tpl)
+                elif isinstance(wrap[0], bool):
                     crossed = dor_takes_slot(alloc_nodes[ps], alloc_nodes[pd], wit[2], dims,
                                              strides, wrap)
                 else:
@@ -610,6 +694,25 @@ def _refused_by_witness(n_moved, flows, start, ranks, new_cores, cores, cpn, all
         dhb += new_dot - old_dot
     if crossed or not dhb > 1e-9 * max(scal[HB], 1.0):
         return False
+    if tpl is not None:
+        # the work of routing the templates (their entries), counted only for a refusal
+        work_add = 0.0
+        for i in range(n_moved.shape[0]):
+            m = n_moved[i]
+            if m == 0:
+                continue
+            old_sum = 0.0
+            new_sum = 0.0
+            for j in range(start[i], start[i + 1]):
+                f = f_off[i] + flows[j]
+                old_sum += _route_entries(alloc_nodes[cores[f_src[f]] // cpn],
+                                          alloc_nodes[cores[f_dst[f]] // cpn], dims, strides,
+                                          wrap, tpl)
+                new_sum += _route_entries(
+                    alloc_nodes[_new_core(f_src[f], ranks, new_cores, cores) // cpn],
+                    alloc_nodes[_new_core(f_dst[f], ranks, new_cores, cores) // cpn], dims,
+                    strides, wrap, tpl)
+            work_add += m + (old_sum + new_sum)
     scal[WORK] += work_add
     return True
 
@@ -638,7 +741,7 @@ def _keep_witness(loads, members, n_members, top, scal, slot_of_link, wit):
 def _try_move(ranks, new_cores, cores, rank_of_core, alloc_nodes, cpn, pcoords, f_src, f_dst,
               f_bytes, f_off, rf_indptr, rf_fl, rf_off, loads, members, n_members, in_set, busy_len,
               added_len, top, n_top, phase_hb, weight, scal, scratch, mark, n_links, dims, strides,
-              wrap, link_of_slot, slot_of_link, wit):
+              wrap, link_of_slot, slot_of_link, wit, tpl):
     """Give ``ranks[k]`` the core ``new_cores[k]``; keep it only if the objective drops
     (rankmap.mappers.refine's ``_State.try_move``). Returns whether it was kept.
 
@@ -676,7 +779,7 @@ def _try_move(ranks, new_cores, cores, rank_of_core, alloc_nodes, cpn, pcoords, 
     total = p
     if _refused_by_witness(n_moved, flows, start, ranks, new_cores, cores, cpn, alloc_nodes,
                            f_src, f_dst, f_bytes, f_off, pcoords, loads, scal, dims, strides,
-                           wrap, wit):
+                           wrap, wit, tpl):
         return False
     # route entries: per live phase (in order), the old ends then the new ends
     n_live = 0
@@ -708,8 +811,8 @@ def _try_move(ranks, new_cores, cores, rank_of_core, alloc_nodes, cpn, pcoords, 
                 part[e] = k
                 e += 1
         k += 1
-    links, sums, hops, cut = _move_sums(src, dst, wgt, part, n_live, scratch, mark, dims,
-                                        strides, wrap, link_of_slot)
+    links, sums, hops, entries, cut = _move_sums(src, dst, wgt, part, n_live, scratch, mark,
+                                                 dims, strides, wrap, link_of_slot, tpl)
     # work and hop-bytes change per phase
     dhbs = np.zeros(n_ph, dtype=np.float64)
     work_add = 0.0
@@ -723,8 +826,8 @@ def _try_move(ranks, new_cores, cores, rank_of_core, alloc_nodes, cpn, pcoords, 
         new_dot = 0.0
         for j in range(m):
             w = f_bytes[f_off[i] + flows[start[i] + j]]
-            old_sum += hops[e + j]
-            new_sum += hops[e + m + j]
+            old_sum += entries[e + j]
+            new_sum += entries[e + m + j]
             old_dot += hops[e + j] * w
             new_dot += hops[e + m + j] * w
         e += 2 * m
@@ -812,7 +915,7 @@ def refine_step(a, ppos, opts, c, cores, rank_of_core, alloc_nodes, cpn, w_indpt
                 w_data, w_hb, pcoords, f_src, f_dst, f_bytes, f_off, rf_indptr, rf_fl, rf_off,
                 loads, members, n_members, in_set, busy_len, added_len, top, n_top, phase_hb,
                 weight, scal, scratch, mark, n_links, dims, strides, wrap, link_of_slot,
-                slot_of_link, wit):
+                slot_of_link, wit, tpl):
     """Judge, and keep or refuse, one proposal of the refinement (see the module docstring).
 
     Parameters
@@ -862,6 +965,11 @@ phase_hb, weight, scal : ndarray
     wit : ndarray of int64, shape (3,)
         Phase, link and dense slot of a link at the busiest value, when there is one
         (updated; only speeds refusals up, never changes a decision).
+    tpl : tuple of ndarray or None
+        Under minimal adaptive routing on a torus or mesh, its template store
+        (:func:`rankmap.kernels.template_store.template_store`; filled as flows are routed):
+        routes are then the templates; else None (dimension-order walks, or d-mod-k routes on
+        a tree; the kernels are compiled apart for each, so the walks take no test of it).
 
     Returns
     -------
@@ -895,7 +1003,7 @@ phase_hb, weight, scal : ndarray
     kept = _try_move(ranks, new_cores, cores, rank_of_core, alloc_nodes, cpn, pcoords, f_src,
                      f_dst, f_bytes, f_off, rf_indptr, rf_fl, rf_off, loads, members, n_members,
                      in_set, busy_len, added_len, top, n_top, phase_hb, weight, scal, scratch, mark,
-                     n_links, dims, strides, wrap, link_of_slot, slot_of_link, wit)
+                     n_links, dims, strides, wrap, link_of_slot, slot_of_link, wit, tpl)
     if kept:
         # where the moved ranks were: a here, b (if any) on a's new core
         old_pos = np.empty(ranks.shape[0], dtype=np.int64)
@@ -985,7 +1093,7 @@ def refine_batch(rng, sums, last, batch, src, dst, nb_ptr, nb_pos, counters, win
                  alloc_nodes, cpn, w_indptr, w_indices, w_data, w_hb, pcoords, f_src, f_dst,
                  f_bytes, f_off, rf_indptr, rf_fl, rf_off, loads, members, n_members, in_set,
                  busy_len, added_len, top, n_top, phase_hb, weight, scal, scratch, mark, n_links,
-                 dims, strides, wrap, link_of_slot, slot_of_link, wit):
+                 dims, strides, wrap, link_of_slot, slot_of_link, wit, tpl):
     """One batch of :func:`rankmap.mappers.refine.refine_search`'s proposals, drawn and
     judged as its Python loop does, draw for draw from the same generator.
 
@@ -1030,7 +1138,7 @@ def refine_batch(rng, sums, last, batch, src, dst, nb_ptr, nb_pos, counters, win
     cores, rank_of_core, alloc_nodes, cpn, w_indptr, w_indices, w_data, w_hb, pcoords, \
 f_src, f_dst, f_bytes, f_off, rf_indptr, rf_fl, rf_off, loads, members, n_members, in_set, \
 busy_len, added_len, top, n_top, phase_hb, weight, scal, scratch, mark, n_links, dims, strides, \
-wrap, link_of_slot, slot_of_link, wit
+wrap, link_of_slot, slot_of_link, wit, tpl
         As :func:`refine_step`.
 
     Returns
@@ -1064,7 +1172,7 @@ wrap, link_of_slot, slot_of_link, wit
                            f_off,
                            rf_indptr, rf_fl, rf_off, loads, members, n_members, in_set,
                            busy_len, added_len, top, n_top, phase_hb, weight, scal, scratch, mark,
-                           n_links, dims, strides, wrap, link_of_slot, slot_of_link, wit)
+                           n_links, dims, strides, wrap, link_of_slot, slot_of_link, wit, tpl)
         if kept < 0:
             continue
         counters[LEFT] -= 1
@@ -1092,7 +1200,7 @@ def refine_batches(rng, batch, max_refused, src, dst, nb_ptr, nb_pos, counters, 
                    alloc_nodes, cpn, w_indptr, w_indices, w_data, w_hb, pcoords, f_src,
                    f_dst, f_bytes, f_off, rf_indptr, rf_fl, rf_off, loads, members, n_members,
                    in_set, busy_len, added_len, top, n_top, phase_hb, weight, scal, scratch, mark,
-                   n_links, dims, strides, wrap, link_of_slot, slot_of_link, wit):
+                   n_links, dims, strides, wrap, link_of_slot, slot_of_link, wit, tpl):
     """The whole search loop of :func:`rankmap.mappers.refine.refine_search` in one call:
     batches of :func:`refine_batch`, with the loop's checks before each (budget, refusals
     in a row, work bound) and the draw table (:func:`draw_table`) built first and rebuilt
@@ -1114,7 +1222,7 @@ reweight_ratio
     cores, rank_of_core, alloc_nodes, cpn, w_indptr, w_indices, w_data, w_hb, pcoords, \
 f_src, f_dst, f_bytes, f_off, rf_indptr, rf_fl, rf_off, loads, members, n_members, in_set, \
 busy_len, added_len, top, n_top, phase_hb, weight, scal, scratch, mark, n_links, dims, strides, \
-wrap, link_of_slot, slot_of_link, wit
+wrap, link_of_slot, slot_of_link, wit, tpl
         As :func:`refine_step` (``scal[TOTAL]`` is the draw weights' sum).
 
     Returns
@@ -1149,7 +1257,7 @@ wrap, link_of_slot, slot_of_link, wit
                             rf_fl,
                             rf_off, loads, members, n_members, in_set, busy_len, added_len, top,
                             n_top, phase_hb, weight, scal, scratch, mark, n_links, dims, strides,
-                            wrap, link_of_slot, slot_of_link, wit)
+                            wrap, link_of_slot, slot_of_link, wit, tpl)
         if code != GO_ON:
             return code
     return STOP_BUDGET
@@ -1291,8 +1399,9 @@ def swap_step(u, p, pos_of, unit_at, slots, alloc_nodes, f_src, f_dst, f_bytes, 
         e = first + 2 * m
     if n_live == 0:
         return False
-    links, sums, _hops, cut = _move_sums(src[:e], dst[:e], wgt[:e], part[:e], n_live, scratch,
-                                         mark, dims, strides, wrap, link_of_slot)
+    links, sums, _hops, _entries, cut = _move_sums(src[:e], dst[:e], wgt[:e], part[:e], n_live,
+                                                   scratch, mark, dims, strides, wrap,
+                                                   link_of_slot, None)
     tops = top.copy()
     new_sq = scal[1]
     for k in range(n_live):

@@ -37,13 +37,32 @@ __all__ = ["node_hop_distance", "position_coords", "coords_hop", "side_gain_coor
            "phase_bound_sums", "route_dor", "dor_crosses", "dor_takes_slot", "dor_link_sums",
            "dor_paths", "fold_resource_classes", "class_link_sums",
            "side_gain_grid", "adaptive_templates", "route_adaptive", "adaptive_paths",
+           "adaptive_template", "adaptive_code", "offset",
            "template_fold", "template_class_sums"]
 
 
 @njit(cache=True, nogil=True)
-def _offset(src_c, dst_c, n, wrap):
-    """(hops, direction, tie) to go from coordinate src_c to dst_c (both in 0..n-1) on a
-    ring/line of size n."""
+def offset(src_c, dst_c, n, wrap):
+    """(hops, direction, tie) to go from coordinate src_c to dst_c on a ring or line.
+
+    Parameters
+    ----------
+    src_c, dst_c : int
+        Coordinates, in 0 .. n-1.
+    n : int
+        Nodes on the ring or line.
+    wrap : bool
+        A ring (True) or a line.
+
+    Returns
+    -------
+    hops : int
+        Links on a shortest way.
+    direction : int
+        +1 or -1 (+1 when the way does not move, or on a tie).
+    tie : bool
+        Whether both ways round a ring are shortest (half way round).
+    """
     if wrap:
         delta = dst_c - src_c
         if delta < 0:
@@ -391,7 +410,7 @@ def dor_walk(s, t, dims, strides, wrap, out):
         stride = strides[d]
         c = (node // stride) % n
         tc = (t // stride) % n
-        h, direction, _tie = _offset(c, tc, n, wrap[d])
+        h, direction, _tie = offset(c, tc, n, wrap[d])
         slot = 2 * d + (0 if direction > 0 else 1)
         for _ in range(h):
             out[h_total] = node * 2 * nd + slot
@@ -442,7 +461,7 @@ def dor_takes_slot(s, t, slot, dims, strides, wrap):
             return False
     n = dims[k]
     cs = (s // strides[k]) % n
-    h, direction, _tie = _offset(cs, (t // strides[k]) % n, n, wrap[k])
+    h, direction, _tie = offset(cs, (t // strides[k]) % n, n, wrap[k])
     if h == 0 or direction != (1 if slot % 2 == 0 else -1):
         return False
     step = ((node // strides[k]) % n - cs) * direction
@@ -507,7 +526,7 @@ def route_dor(src, dst, nbytes, counts, dims, strides, wrap, link_bytes, link_st
     total = 0
     for f in range(src.shape[0]):
         for d in range(dims.shape[0]):
-            h, _dir, _tie = _offset(coords[src[f], d], coords[dst[f], d], dims[d], wrap[d])
+            h, _dir, _tie = offset(coords[src[f], d], coords[dst[f], d], dims[d], wrap[d])
             total += h
     if total > RING_SUM_RATIO * link_bytes.shape[0]:
         _dor_ring_sums(src, dst, nbytes, counts, dims, strides, wrap, link_bytes,
@@ -579,7 +598,7 @@ def _dor_ring_sums(src, dst, nbytes, counts, dims, strides, wrap, link_bytes, li
             stride = strides[d]
             c = coords[s_f, d]                  # dimensions not walked yet: the source's
             tc = coords[t, d]
-            h, direction, _tie = _offset(c, tc, n, wrap[d])
+            h, direction, _tie = offset(c, tc, n, wrap[d])
             base = node - c * stride
             if h > 0:
                 if direction > 0:               # links leaving c, c+1, ..., c+h-1 upwards
@@ -616,7 +635,7 @@ def _dor_counts(src, dst, dims, strides, wrap, counts):
         total = 0
         for d in range(nd):
             n = dims[d]
-            h, _dir, _tie = _offset((src[f] // strides[d]) % n, (dst[f] // strides[d]) % n,
+            h, _dir, _tie = offset((src[f] // strides[d]) % n, (dst[f] // strides[d]) % n,
                                     n, wrap[d])
             total += h
         counts[f] = total
@@ -1047,7 +1066,7 @@ def _flow_offsets(src, dst, dims, strides, wrap, flow_hops, codes, sizes):
             n = dims[d]
             sc = (src[f] // strides[d]) % n
             tc = (dst[f] // strides[d]) % n
-            h, _dir, tie = _offset(sc, tc, n, wrap[d])
+            h, _dir, tie = offset(sc, tc, n, wrap[d])
             total += h
             rel = (tc - sc) % n if wrap[d] else tc - sc + n - 1
             code = code * (2 * n) + rel
@@ -1061,12 +1080,61 @@ def _flow_offsets(src, dst, dims, strides, wrap, flow_hops, codes, sizes):
 
 
 @njit(cache=True, nogil=True)
-def _adaptive_template(s, t, dims, strides, wrap):
-    """Equal-split shares of one flow from node s to node t.
+def adaptive_code(s, t, dims, strides, wrap):
+    """The offset code of the flow from node s to node t (:func:`adaptive_templates`' codes:
+    equal codes, same template) and its hop count.
 
-    Returns (rel, slot, share): for each link with a share, its source node's coordinate
-    offsets from s (shape (k, ndim), in steps taken, may be negative), its slot ``2*dim + (0|1)``
-    and the fraction of the flow it carries.
+    Parameters
+    ----------
+    s, t : int
+        Source and destination node.
+    dims, strides : ndarray of int64, shape (ndim,)
+        Sides (nodes) and node-id strides of the torus or mesh.
+    wrap : ndarray of bool, shape (ndim,)
+        Whether each dimension wraps around.
+
+    Returns
+    -------
+    code : int
+        In ``0 .. prod(2 * dims) - 1``.
+    hops : int
+        Links on a minimal path.
+    """
+    code = 0
+    hops = 0
+    for d in range(dims.shape[0]):
+        n = dims[d]
+        sc = (s // strides[d]) % n
+        tc = (t // strides[d]) % n
+        h, _dir, _tie = offset(sc, tc, n, wrap[d])
+        hops += h
+        rel = (tc - sc) % n if wrap[d] else tc - sc + n - 1
+        code = code * (2 * n) + rel
+    return code, hops
+
+
+@njit(cache=True, nogil=True)
+def adaptive_template(s, t, dims, strides, wrap):
+    """Equal-split shares of one flow from node s to node t (its template).
+
+    Parameters
+    ----------
+    s, t : int
+        Source and destination node.
+    dims, strides : ndarray of int64, shape (ndim,)
+        Sides (nodes) and node-id strides of the torus or mesh.
+    wrap : ndarray of bool, shape (ndim,)
+        Whether each dimension wraps around.
+
+    Returns
+    -------
+    rel : ndarray of int64, shape (k, ndim)
+        For each link with a share, its source node's coordinate offsets from s (in steps
+        taken, may be negative).
+    slots : ndarray of int64, shape (k,)
+        Its slot ``2*dim + (0 for +, 1 for -)`` at that node.
+    shares : ndarray of float64, shape (k,)
+        The fraction (0..1) of the flow it carries.
     """
     nd = dims.shape[0]
     hops = np.zeros(nd, dtype=np.int64)
@@ -1080,7 +1148,7 @@ def _adaptive_template(s, t, dims, strides, wrap):
     n_ties = 0
     for d in range(nd):
         n = dims[d]
-        h, direction, tie = _offset((s // strides[d]) % n, (t // strides[d]) % n, n, wrap[d])
+        h, direction, tie = offset((s // strides[d]) % n, (t // strides[d]) % n, n, wrap[d])
         hops[d] = h
         dirs[d] = direction
         ties[d] = tie
@@ -1278,7 +1346,7 @@ def adaptive_templates(src, dst, dims, strides, wrap, use_cap: str = "route_work
     for code, f in zip(uniq.tolist(), first.tolist()):
         template = None if cache is None else cache.get(code)
         if template is None:
-            template = _adaptive_template(src[f], dst[f], dims, strides, wrap)
+            template = adaptive_template(src[f], dst[f], dims, strides, wrap)
             if cache is not None:
                 cache.put(code, template)
         templates.append(template)

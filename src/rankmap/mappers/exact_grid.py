@@ -7,6 +7,11 @@ link bytes in their own order. Float sums depend on their
 order only through rounding, and there is none when every term is a whole multiple of a
 common power of two and every sum stays below 2**53 such multiples: then both steps compute
 the same numbers and take the same decisions. These functions say when that holds.
+
+``refine``'s compiled step also routes by minimal adaptive templates on a torus or mesh
+(:func:`adaptive_steps_apply`). Shares such as 1/3 make link sums round, so it adds every
+link's shares in the Python step's order (flow by flow, each template in its order); its
+hop-bytes use the minimal hop counts, whole numbers, and stay exact.
 """
 
 from __future__ import annotations
@@ -14,12 +19,13 @@ from __future__ import annotations
 import numpy as np
 
 from ..kernels.hops import tree_geometry
+from ..kernels.template_store import MAX_TEMPLATE_CODES
 from ..machines.fattree import FatTree
 from ..machines.torus import Torus
 from ..routing.fattree import DmodK
-from ..routing.torus import DOR
+from ..routing.torus import DOR, Adaptive
 
-__all__ = ["grid_steps_apply", "grid_hops_apply", "tree_steps_apply", "hop_geometry",
+__all__ = ["grid_steps_apply", "adaptive_steps_apply", "largest_template", "grid_hops_apply", "tree_steps_apply", "hop_geometry",
            "link_slots", "whole_sums_exact", "longest_route", "EXACT_LIMIT"]
 
 #: float64 represents every whole number below this exactly
@@ -45,6 +51,54 @@ def grid_steps_apply(router, machine) -> bool:
     """
     return (type(router) is DOR and grid_hops_apply(machine) and machine.n_links > 0
             and machine.hop_links is None)
+
+
+def adaptive_steps_apply(router, machine) -> bool:
+    """Whether ``refine``'s compiled step routes as ``router`` does by minimal adaptive
+    templates: on a torus or mesh whose every link counts as a hop, with at most
+    :data:`~rankmap.kernels.template_store.MAX_TEMPLATE_CODES` offset codes.
+
+    Parameters
+    ----------
+    router : Router
+        The search's router.
+    machine : Machine
+        The machine.
+
+    Returns
+    -------
+    bool
+        True for :class:`~rankmap.routing.torus.Adaptive` on such a
+        :class:`~rankmap.machines.torus.Torus`.
+    """
+    return (type(router) is Adaptive and grid_hops_apply(machine) and machine.n_links > 0
+            and machine.hop_links is None
+            and int(np.prod(2 * np.asarray(machine.dims, dtype=np.int64))) <= MAX_TEMPLATE_CODES)
+
+
+def largest_template(machine) -> float:
+    """Link entries of the largest minimal-adaptive template of a torus or mesh: its farthest
+    offset's (half way round a ring, end to end on a line), the bound
+    :func:`rankmap.kernels.torus.adaptive_templates` checks against the limits.
+
+    Parameters
+    ----------
+    machine : Torus
+        The torus or mesh.
+
+    Returns
+    -------
+    float
+        Entries (a float: it cannot overflow).
+    """
+    states, links = 1.0, 0.0
+    for n, wraps in zip(np.asarray(machine.dims).tolist(), np.asarray(machine.wrap).tolist()):
+        h = n // 2 if wraps else n - 1
+        tie = bool(wraps) and n % 2 == 0 and h > 0
+        k = 2.0 * h + 1.0 if tie else h + 1.0
+        links = links * k + (2.0 * h if tie else 1.0 * h) * states
+        states *= k
+    return links
 
 
 def tree_steps_apply(router, machine) -> bool:

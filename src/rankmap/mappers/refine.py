@@ -39,12 +39,16 @@ All of these count proposals, never seconds, so the same input and seed give the
 placement.
 The result is checked by routing everything again: it is never worse than the start.
 
-On a torus or mesh under dimension-order routing, and on a k-ary n-tree under d-mod-k routing,
-when every sum of the search is exact (:mod:`rankmap.mappers.exact_grid`), the proposals are
-drawn (from the same generator, draw for draw) and judged in compiled batches, the whole loop
-with its table builds and stops in one call (:mod:`rankmap.kernels.refine_grid`): the same
-placement, 6-19x fewer seconds per proposal. ``refine_search(..., compiled=False)`` keeps the
-Python step. Elsewhere (adaptive routing, ECMP, dragonflies, fractional bytes) the Python step
+On a torus or mesh under dimension-order or minimal adaptive routing, and on a k-ary n-tree
+under d-mod-k routing, when every hop-bytes sum of the search is exact
+(:mod:`rankmap.mappers.exact_grid`), the proposals are drawn (from the same generator, draw for
+draw) and judged in compiled batches, the whole loop with its table builds and stops in one
+call (:mod:`rankmap.kernels.refine_grid`): the same placement, 6-19x fewer seconds per
+proposal (3-14x under adaptive routing, where the compiled step keeps every offset's template
+in a store of arrays, :mod:`rankmap.kernels.template_store`, and adds the split shares in the
+Python step's order, so that the rounded link sums are the same bit for bit).
+``refine_search(..., compiled=False)`` keeps the Python step. Elsewhere (ECMP, dragonflies,
+fractional bytes) the Python step
 refuses most moves that surely add hop-bytes without routing them, where routes are shortest
 and crossings cheap to tell (:data:`WITNESS_REFUSALS`), and, on a torus, mesh or k-ary n-tree
 whose hop-bytes sums are exact, chooses a move's target core with the compiled step's gains
@@ -59,16 +63,18 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import RankmapError
+from ..validate import limit
 from ..kernels.flows import end_flow_csr
 from ..kernels.refine_grid import (GO_ON, STOP_BEHIND, STOP_BUDGET, STOP_NO_HOPS, STOP_REFUSED,
                                    STOP_SMALL_GAIN, STOP_WORK, best_target, count_at_top,
                                    flow_weights, moved_hop_bytes, rank_hop_bytes,
                                    refine_batches, refine_step, window_stop)
+from ..kernels.template_store import template_store
 from ..routing import Router, router_for
 from ..routing.groups import grouped_loads
 from .base import MapperInfo
-from .exact_grid import (grid_steps_apply, hop_geometry, link_slots, tree_steps_apply,
-                         whole_sums_exact)
+from .exact_grid import (adaptive_steps_apply, grid_steps_apply, hop_geometry,
+                         largest_template, link_slots, tree_steps_apply, whole_sums_exact)
 from .geometry import check_seed, neighbour_csr
 from .swap_refine import partner_entries, symmetric_bytes
 
@@ -93,7 +99,7 @@ MAX_REFUSED = 1500
 #: at the busiest value is on none of its flows' old routes (the same decisions; False routes
 #: every move, for checking that)
 WITNESS_REFUSALS = True
-#: the Python step (adaptive routing, ECMP, ...) picks a move's target core with the compiled
+#: the Python step (ECMP, ``compiled=False``, ...) picks a move's target core with the compiled
 #: step's hop-bytes gains (:func:`rankmap.kernels.refine_grid.best_target`) on a torus, mesh
 #: or k-ary n-tree whose every hop-bytes sum is exact: the same core as its numpy gains
 #: (False: numpy, for checking that)
@@ -600,16 +606,24 @@ class _CompiledTargets:
 
 class _GridState:
     """:class:`_State` as arrays for the compiled step
-    (:func:`rankmap.kernels.refine_grid.refine_step`): dimension-order routing on a torus or
-    mesh, or d-mod-k on a k-ary n-tree, whole-number bytes. Same proposals, same decisions,
-    same placement."""
+    (:func:`rankmap.kernels.refine_grid.refine_step`): dimension-order or minimal adaptive
+    routing on a torus or mesh, or d-mod-k on a k-ary n-tree, whole-number bytes. Same
+    proposals, same decisions, same placement."""
 
     @staticmethod
     def applies(st: _State) -> bool:
-        """Whether the compiled step gives the Python step's results for this search."""
-        return ((grid_steps_apply(st.router, st.machine)
-                 or tree_steps_apply(st.router, st.machine))
-                and whole_sums_exact(np.concatenate([p.bytes for p in st.phases]), st.machine))
+        """Whether the compiled step gives the Python step's results for this search (under
+        adaptive routing: also where no proposal's routes could pass the route-entry limit,
+        which the Python step checks and the compiled one does not)."""
+        if adaptive_steps_apply(st.router, st.machine):
+            # a proposal routes the flows of two ranks per phase, old and new
+            moved = sum(int(np.sort(np.diff(ip))[-2:].sum()) for ip, _fl in st.csr)
+            if 2.0 * moved * largest_template(st.machine) > limit("route_entries"):
+                return False
+        elif not (grid_steps_apply(st.router, st.machine)
+                  or tree_steps_apply(st.router, st.machine)):
+            return False
+        return whole_sums_exact(np.concatenate([p.bytes for p in st.phases]), st.machine)
 
     def __init__(self, st: _State, pattern, wsym):
         m = st.machine
@@ -659,6 +673,8 @@ class _GridState:
         # moved flows do not take it is refused before any walk (kernels.refine_grid)
         ph, link = np.unravel_index(int(np.argmax(self.loads)), self.loads.shape)
         self.wit = np.array([ph, link, self.grid[-1][link]], dtype=np.int64)
+        # minimal adaptive routing: the templates by offset code, kept as they are met
+        self.tpl = template_store(dims, strides) if adaptive_steps_apply(st.router, m) else None
         self.scratch = np.zeros(n_links, dtype=np.float64)
         self.mark = np.zeros(n_links, dtype=np.bool_)
 
@@ -687,7 +703,7 @@ class _GridState:
                               self.loads, self.members, self.n_members, self.in_set,
                               self.busy_len, self.added_len, self.top, self.n_top, self.phase_hb,
                               self.weight, self.scal, self.scratch, self.mark, *self.grid,
-                              self.wit)
+                              self.wit, self.tpl)
         return _STOPS[int(code)]
 
     def node_of(self, cores):
@@ -703,7 +719,8 @@ class _GridState:
                                self.rf_indptr, self.rf_fl, self.rf_off, self.loads,
                                self.members, self.n_members, self.in_set, self.busy_len,
                                self.added_len, self.top, self.n_top, self.phase_hb, self.weight,
-                               self.scal, self.scratch, self.mark, *self.grid, self.wit))
+                               self.scal, self.scratch, self.mark, *self.grid, self.wit,
+                               self.tpl))
 
 
 def _target_gains(mover: int, targets: np.ndarray, st: _State, wsym) -> np.ndarray:
@@ -853,8 +870,8 @@ def refine_search(start: np.ndarray, pattern, machine, allocation, seed: int = 0
     compiled : bool, optional
         Judge proposals in one compiled call
         (:func:`rankmap.kernels.refine_grid.refine_step`; only where it gives the same
-        results: dimension order on a torus or mesh or d-mod-k on a k-ary n-tree,
-        whole-number bytes) or in Python (False).
+        results: dimension order or minimal adaptive routing on a torus or mesh, or d-mod-k on
+        a k-ary n-tree, whole-number bytes) or in Python (False).
         Default: compiled where it applies.
 
     Returns
@@ -895,9 +912,9 @@ def refine_search(start: np.ndarray, pattern, machine, allocation, seed: int = 0
     wsym = symmetric_bytes([(p.src, p.dst, p.bytes) for p in st.phases], pattern.n_ranks)
     applies = _GridState.applies(st)
     if compiled and not applies:
-        raise ValueError("the compiled refinement step needs dimension-order routing on a "
-                         "torus or mesh, or d-mod-k on a k-ary n-tree, and whole-number "
-                         "bytes")
+        raise ValueError("the compiled refinement step needs dimension-order or minimal "
+                         "adaptive routing on a torus or mesh, or d-mod-k on a k-ary n-tree, "
+                         "and whole-number bytes")
     if applies if compiled is None else compiled:
         st = _GridState(st, pattern, wsym)
         src, dst = st.f_src, st.f_dst

@@ -153,3 +153,29 @@ class Adaptive(_GridRouter):
         """Link bytes, streams, expected hops from the same templates as :meth:`paths`
         (``counts``: see :meth:`Router.loads`)."""
         return self._dense_loads(tk.route_adaptive, src, dst, nbytes, counts)
+
+    def link_sums_by_part(self, src, dst, weight, part, n_parts: int):
+        """Signed weights summed per part and link (see :meth:`Router.link_sums_by_part`),
+        with every flow's hops the minimal hop count, as :meth:`loads` counts them (a
+        template's shares summed, 1/3 and the like, can miss the whole number by a rounding).
+
+        Parameters
+        ----------
+        src, dst : numpy.ndarray of int
+            Source and destination node of every flow.
+        weight : numpy.ndarray of float64
+            Signed weight of every flow (bytes).
+        part : numpy.ndarray of int64
+            Part of every flow (grouped by part, in part order).
+        n_parts : int
+            Number of parts.
+
+        Returns
+        -------
+        tuple of numpy.ndarray
+            ``(keys, sums, flow_hops, flow_entries)`` as :meth:`Router.link_sums_by_part`.
+        """
+        keys, sums, _shares, entries = super().link_sums_by_part(src, dst, weight, part,
+                                                                 n_parts)
+        hops = np.asarray(self.machine.hop_distance(src, dst), dtype=np.float64)
+        return keys, sums, hops, entries
