@@ -137,3 +137,25 @@ def test_compiled_adaptive_step_keeps_clear_of_the_route_entry_limit(monkeypatch
     python = refine_search(start, pattern, machine, allocation, 0, 400, "adaptive")
     assert np.array_equal(python.cores, compiled.cores)
     assert (python.proposals, python.accepted) == (compiled.proposals, compiled.accepted)
+
+
+@pytest.mark.parametrize("spec", ["torus:4x4", "torus:4x3x2", "mesh:3x3x2", "torus:6x4:wrap=x",
+                                  "torus:2x2x2", "torus:5x3", "torus:8", "mesh:4"])
+def test_the_crossing_test_names_exactly_the_templates_links(spec):
+    """adaptive_takes_slot, in O(ndim), is True for exactly the links of the template placed
+    at the source, for every pair of nodes and every link (ties half way round included)."""
+    from rankmap.kernels.torus import adaptive_takes_slot
+
+    m, dims, strides, wrap = _geometry(spec)
+    nd = len(dims)
+    n_slots = m.n_nodes * 2 * nd
+    for s in range(m.n_nodes):
+        sc = (s // strides) % dims
+        for t in range(m.n_nodes):
+            rel, slots, _shares = adaptive_template(s, t, dims, strides, wrap)
+            placed = ((sc[None, :] + rel) % dims[None, :]) @ strides * 2 * nd + slots
+            want = np.zeros(n_slots, dtype=bool)
+            want[placed] = True
+            got = np.array([adaptive_takes_slot(s, t, q, dims, strides, wrap)
+                            for q in range(n_slots)])
+            assert np.array_equal(got, want), (s, t)

@@ -63,7 +63,7 @@ from numba import njit
 from .fattree import dmodk_takes, dmodk_walk
 from .hops import position_hop
 from .template_store import stored_template
-from .torus import dor_takes_slot, dor_walk
+from .torus import adaptive_takes_slot, dor_takes_slot, dor_walk
 
 __all__ = ["refine_step", "refine_batch", "refine_batches", "rank_hop_bytes", "swap_step",
            "best_target", "moved_hop_bytes",
@@ -623,18 +623,6 @@ def _route_entries(s, t, dims, strides, wrap, tpl):
 
 
 @njit(cache=True, nogil=True)
-def _template_takes(s, t, slot, dims, strides, wrap, tpl):
-    """Whether the minimal-adaptive template of the flow from node s to node t puts a share
-    on dense slot ``slot``."""
-    rel, sl, _sh, _h = _template(s, t, dims, strides, wrap, tpl)
-    sc = tpl[6][s]
-    for e in range(sl.shape[0]):
-        if _placed_slot(sc, rel, e, sl[e], dims, strides) == slot:
-            return True
-    return False
-
-
-@njit(cache=True, nogil=True)
 def _new_core(r, ranks, new_cores, cores):
     """The core rank ``r`` has after the move."""
     for q in range(ranks.shape[0]):
@@ -683,8 +671,8 @@ def _refused_by_witness(n_moved, flows, start, ranks, new_cores, cores, cpn, all
             if i == ph and not crossed and h0 > 0:
                 # the grid's test called here, not through a helper: 7% of a search's time
                 if tpl is not None:
-                    crossed = _template_takes(alloc_nodes[ps], alloc_nodes[pd], wit[2], dims,
-                                              strides, wrap, tpl)
+                    crossed = adaptive_takes_slot(alloc_nodes[ps], alloc_nodes[pd], wit[2],
+                                                  dims, strides, wrap)
                 elif isinstance(wrap[0], bool):
                     crossed = dor_takes_slot(alloc_nodes[ps], alloc_nodes[pd], wit[2], dims,
                                              strides, wrap)

@@ -37,7 +37,7 @@ __all__ = ["node_hop_distance", "position_coords", "coords_hop", "side_gain_coor
            "phase_bound_sums", "route_dor", "dor_crosses", "dor_takes_slot", "dor_link_sums",
            "dor_paths", "fold_resource_classes", "class_link_sums",
            "side_gain_grid", "adaptive_templates", "route_adaptive", "adaptive_paths",
-           "adaptive_template", "adaptive_code", "offset",
+           "adaptive_template", "adaptive_code", "adaptive_takes_slot", "offset",
            "template_fold", "template_class_sums"]
 
 
@@ -468,6 +468,61 @@ def dor_takes_slot(s, t, slot, dims, strides, wrap):
     if step < 0:
         step += n
     return step < h
+
+
+@njit(cache=True, nogil=True)
+def adaptive_takes_slot(s, t, slot, dims, strides, wrap):
+    """Whether the minimal-adaptive template of the flow from node s to node t
+    (:func:`adaptive_template`) may put a share on the dense link slot ``slot``, in O(ndim).
+
+    The template's states are every combination of per-dimension progress, all reached
+    (each step splits over every productive link): in a dimension without a tie, the
+    coordinates from s's to t's along the shortest way; in a tie dimension (half way round a
+    ring), every coordinate, s's leaving both ways, the + side's going +, the - side's going -,
+    t's not at all. A link is taken when its node is at such a state in every dimension and
+    the link's own dimension still progresses its way there. That is exactly the template's
+    links, unless shares underflow to zero on a route of thousands of hops: then this says
+    True for links the template lacks, never False for one it has.
+
+    Parameters
+    ----------
+    s, t : int
+        Source and destination node.
+    slot : int
+        Dense link slot (``node*2*ndim + 2*dim + (0 for +, 1 for -)``).
+    dims, strides : ndarray of int64, shape (ndim,)
+        Sides and node-id strides of the torus/mesh.
+    wrap : ndarray of bool, shape (ndim,)
+        Whether each dimension wraps around.
+
+    Returns
+    -------
+    bool
+        True when the template may leave the slot's node by the slot's link.
+    """
+    nd = dims.shape[0]
+    node = slot // (2 * nd)
+    k = (slot % (2 * nd)) // 2
+    plus = slot % 2 == 0
+    for d in range(nd):
+        n = dims[d]
+        cs = (s // strides[d]) % n
+        h, direction, tie = offset(cs, (t // strides[d]) % n, n, wrap[d])
+        delta = (node // strides[d]) % n - cs
+        if tie:
+            if delta < 0:
+                delta += n
+            if d == k and (delta == h or (delta != 0 and (delta < h) != plus)):
+                return False
+            continue
+        step = delta * direction
+        if wrap[d] and step < 0:
+            step += n
+        if step < 0 or step > h:
+            return False
+        if d == k and (step == h or plus != (direction > 0)):
+            return False
+    return True
 
 
 @njit(cache=True, nogil=True)
