@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from rankmap.kernels.template_store import MAX_TEMPLATE_CODES, stored_template, template_store
+from rankmap.kernels.template_store import (MAX_TEMPLATE_CODES, stored_entries, stored_template,
+                                            template_store)
 from rankmap.kernels.torus import adaptive_code, adaptive_template, adaptive_templates
 from rankmap.machines import parse_machine
 from rankmap.routing.torus import Adaptive
@@ -24,8 +25,8 @@ def _geometry(spec):
 @given(st.sampled_from(SPECS), st.integers(0, 2 ** 32 - 1), st.sampled_from([0, 5, 60, 1 << 20]))
 def test_stored_templates_are_the_computed_ones(spec, seed, room):
     """Whatever the store holds (nothing, a few templates, all), every flow gets the template
-    its computation gives, value for value, and its minimal hop count; the store keeps
-    templates up to its room and indexes each by the code of its offsets."""
+    its computation gives, value for value, its minimal hop count and its number of entries;
+    the store keeps templates up to its room and indexes each by the code of its offsets."""
     m, dims, strides, wrap = _geometry(spec)
     store = template_store(dims, strides, room)
     rng = np.random.default_rng(seed)
@@ -37,6 +38,7 @@ def test_stored_templates_are_the_computed_ones(spec, seed, room):
             for got, exp in zip((rel, slots, shares), want):
                 assert got.dtype == exp.dtype and np.array_equal(got, exp)
             assert hops == m.hop_distance(np.array([s]), np.array([t]))[0]
+            assert stored_entries(s, t, dims, strides, wrap, *store) == len(want[1])
     start, length, _rel, _slots, _shares, used, _coords = store
     assert used[0] <= room
     kept = np.flatnonzero(start >= 0)

@@ -62,7 +62,7 @@ from numba import njit
 
 from .fattree import dmodk_takes, dmodk_walk
 from .hops import position_hop
-from .template_store import stored_template
+from .template_store import stored_entries, stored_template
 from .torus import adaptive_takes_slot, dor_takes_slot, dor_walk
 
 __all__ = ["refine_step", "refine_batch", "refine_batches", "rank_hop_bytes", "swap_step",
@@ -558,8 +558,7 @@ def _move_sums(src, dst, wgt, part, n_live, scratch, mark, dims, strides, wrap, 
     if tpl is not None:
         total = 0
         for f in range(n):
-            _r, sl, _sh, _h = _template(src[f], dst[f], dims, strides, wrap, tpl)
-            total += sl.shape[0]
+            total += _route_entries(src[f], dst[f], dims, strides, wrap, tpl)
         cap = min(total, n_live * scratch.shape[0])
     else:
         cap = min(n * longest, n_live * scratch.shape[0])
@@ -617,8 +616,8 @@ def _route_entries(s, t, dims, strides, wrap, tpl):
     """Route entries of the flow from node s to node t: its template's with a store ``tpl``
     (its template then kept), else -1 (not known here: its hops)."""
     if tpl is not None:
-        _r, sl, _sh, _h = _template(s, t, dims, strides, wrap, tpl)
-        return sl.shape[0]
+        return stored_entries(s, t, dims, strides, wrap, tpl[0], tpl[1], tpl[2], tpl[3], tpl[4],
+                              tpl[5], tpl[6])
     return -1
 
 

@@ -28,7 +28,7 @@ from numba import njit
 from .template_cache import TEMPLATE_CACHE_ENTRIES
 from .torus import adaptive_template, offset
 
-__all__ = ["template_store", "stored_template", "MAX_TEMPLATE_CODES"]
+__all__ = ["template_store", "stored_template", "stored_entries", "MAX_TEMPLATE_CODES"]
 
 #: offset codes (``prod(2 * dims)``) a store indexes at most (16 MB of index per array):
 #: a larger machine keeps the Python step
@@ -132,3 +132,32 @@ def stored_template(s, t, dims, strides, wrap, start, length, rel, slots, shares
         length[code] = n
         used[0] = u + n
     return r, sl, sh, hops
+
+
+@njit(cache=True, nogil=True)
+def stored_entries(s, t, dims, strides, wrap, start, length, rel, slots, shares, used, coords):
+    """The number of entries (links) of the template of the flow from node s to node t: read
+    from the store when kept (no array taken), else from :func:`stored_template`.
+
+    Parameters
+    ----------
+    s, t : int
+        Source and destination node.
+    dims, strides : ndarray of int64, shape (ndim,)
+        Sides (nodes) and node-id strides of the torus or mesh.
+    wrap : ndarray of bool, shape (ndim,)
+        Whether each dimension wraps around.
+    start, length, rel, slots, shares, used, coords : ndarray
+        The store (module docstring; updated in place when the template is kept here).
+
+    Returns
+    -------
+    int
+        The template's entries.
+    """
+    code, _hops = _code(coords[s], coords[t], dims, wrap)
+    if start[code] >= 0:
+        return length[code]
+    _r, sl, _sh, _h = stored_template(s, t, dims, strides, wrap, start, length, rel, slots,
+                                      shares, used, coords)
+    return sl.shape[0]
