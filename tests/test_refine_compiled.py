@@ -67,16 +67,24 @@ def _random_grid_state(spec, pat, seed, spare=0):
     return machine, allocation, pattern, wsym, rng, _GridState(st, pattern, wsym)
 
 
+def _random_proposals(seed, n, allocation, wsym, count):
+    """``count`` proposals (arguments of ``propose``): a random rank onto a random core."""
+    rng = np.random.default_rng(seed)
+    for _ in range(count):
+        a = int(rng.integers(n))
+        c = int(rng.integers(allocation.n_cores))
+        yield (a, c // allocation.cores_per_node, np.zeros(0, dtype=np.int64), c, wsym)
+
+
 def _both(pattern, machine, allocation, start, seed, budget, **kw):
     runs = [refine_search(start, pattern, machine, allocation, seed, budget, compiled=c, **kw)
             for c in (False, True)]
     return runs
 
 
-@settings(max_examples=40, deadline=None)
-@given(st.sampled_from(MACHINES), st.integers(0, 10 ** 6), st.integers(1, 3),
-       st.booleans(), st.integers(50, 1500), st.sampled_from([0.0, 1e-3, 0.05]))
-def test_compiled_step_equals_python_step(spec, seed, phases, scattered, budget, min_gain):
+def _random_search_both_ways(spec, seed, phases, scattered, budget, min_gain, routing=None):
+    """A random weighted graph on ``spec`` (scattered allocation or not) refined by the Python
+    step and the compiled step: both runs."""
     machine = parse_machine(spec)
     allocation = whole_machine(machine)
     if scattered and allocation.n_nodes > 4:
@@ -85,8 +93,15 @@ def test_compiled_step_equals_python_step(spec, seed, phases, scattered, budget,
     n = allocation.n_cores - (seed % 3)
     pattern = _pattern(n, seed, phases, [1, 3, 1024, 65536, 1 << 20])
     start = np.random.default_rng(seed).permutation(allocation.n_cores)[:n]
-    py, comp = _both(pattern, machine, allocation, start, seed, budget, min_gain=min_gain,
-                     window=97)
+    return _both(pattern, machine, allocation, start, seed, budget, routing=routing,
+                 min_gain=min_gain, window=97)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.sampled_from(MACHINES), st.integers(0, 10 ** 6), st.integers(1, 3),
+       st.booleans(), st.integers(50, 1500), st.sampled_from([0.0, 1e-3, 0.05]))
+def test_compiled_step_equals_python_step(spec, seed, phases, scattered, budget, min_gain):
+    py, comp = _random_search_both_ways(spec, seed, phases, scattered, budget, min_gain)
     assert np.array_equal(py.cores, comp.cores)
     assert (py.proposals, py.accepted, py.windows, py.stop) == \
         (comp.proposals, comp.accepted, comp.windows, comp.stop)
@@ -105,16 +120,8 @@ def test_compiled_adaptive_step_equals_python_step(spec, seed, phases, scattered
     """Under minimal adaptive routing (shares such as 1/3: link sums round) the compiled
     step adds every link's shares in the Python step's order: the same placement, proposals,
     kept moves, windows and stop."""
-    machine = parse_machine(spec)
-    allocation = whole_machine(machine)
-    if scattered and allocation.n_nodes > 4:
-        allocation = parse_allocation(f"random:{allocation.n_nodes - 2}:seed={seed % 97}",
-                                      machine)
-    n = allocation.n_cores - (seed % 3)
-    pattern = _pattern(n, seed, phases, [1, 3, 1024, 65536, 1 << 20])
-    start = np.random.default_rng(seed).permutation(allocation.n_cores)[:n]
-    py, comp = _both(pattern, machine, allocation, start, seed, budget, routing="adaptive",
-                     min_gain=min_gain, window=97)
+    py, comp = _random_search_both_ways(spec, seed, phases, scattered, budget, min_gain,
+                                        "adaptive")
     assert np.array_equal(py.cores, comp.cores)
     assert (py.proposals, py.accepted, py.windows, py.stop) == \
         (comp.proposals, comp.accepted, comp.windows, comp.stop)
@@ -139,12 +146,8 @@ def test_compiled_adaptive_loads_are_the_python_loads_bit_for_bit(spec, pat):
     comp = _GridState(_State(pattern, machine, allocation, "adaptive", start.copy()), pattern,
                       wsym)
     assert len(comp.tpl[0]) > 0                          # the template store is in use
-    rng = np.random.default_rng(9)
     kept = 0
-    for _ in range(300):
-        a = int(rng.integers(n))
-        c = int(rng.integers(allocation.n_cores))
-        args = (a, c // allocation.cores_per_node, np.zeros(0, dtype=np.int64), c, wsym)
+    for args in _random_proposals(9, n, allocation, wsym, 300):
         got = py.propose(*args)
         assert comp.propose(*args) == got
         kept += max(got, 0)
@@ -326,12 +329,8 @@ def test_the_witness_link_only_speeds_refusals_up(spec, pat):
     idle = np.flatnonzero(slow.loads[0] == 0)
     if len(idle):
         slow.wit[:] = [0, idle[0], machine.dense_slot_of_link[idle[0]]]
-    rng = np.random.default_rng(8)
     kept = 0
-    for _ in range(600):
-        a = int(rng.integers(n))
-        c = int(rng.integers(allocation.n_cores))
-        args = (a, c // allocation.cores_per_node, np.zeros(0, dtype=np.int64), c, wsym)
+    for args in _random_proposals(8, n, allocation, wsym, 600):
         got = fast.propose(*args)
         assert slow.propose(*args) == got
         kept += max(got, 0)

@@ -63,7 +63,7 @@ from numba import njit
 from .fattree import dmodk_takes, dmodk_walk
 from .hops import position_hop
 from .template_store import stored_entries, stored_template
-from .torus import adaptive_takes_slot, dor_takes_slot, dor_walk
+from .torus import adaptive_takes_slot, dor_takes_slot, dor_walk, placed_slot
 
 __all__ = ["refine_step", "refine_batch", "refine_batches", "rank_hop_bytes", "swap_step",
            "best_target", "moved_hop_bytes",
@@ -520,22 +520,6 @@ def _compact(i, loads, members, n_members, in_set, busy_len, added_len):
 
 
 @njit(cache=True, nogil=True)
-def _placed_slot(sc, rel, e, slot, dims, strides):
-    """Dense slot of template entry ``e`` (offsets ``rel[e]``, slot ``slot``) placed at the
-    node of coordinates ``sc``."""
-    nd = dims.shape[0]
-    at = 0
-    for d in range(nd):
-        x = sc[d] + rel[e, d]
-        if x >= dims[d]:
-            x -= dims[d]
-        elif x < 0:
-            x += dims[d]
-        at += x * strides[d]
-    return at * 2 * nd + slot
-
-
-@njit(cache=True, nogil=True)
 def _move_sums(src, dst, wgt, part, n_live, scratch, mark, dims, strides, wrap, link_of_slot,
                tpl):
     """Per part (phase), the links on any entry's route and the signed weights summed on each,
@@ -575,7 +559,7 @@ def _move_sums(src, dst, wgt, part, n_live, scratch, mark, dims, strides, wrap, 
                 rel, sl, sh, h = _template(src[f], dst[f], dims, strides, wrap, tpl)
                 sc = tpl[6][src[f]]
                 for e in range(sl.shape[0]):
-                    link = link_of_slot[_placed_slot(sc, rel, e, sl[e], dims, strides)]
+                    link = link_of_slot[placed_slot(sc, rel, e, sl[e], dims, strides)]
                     if not mark[link]:
                         mark[link] = True
                         links[m] = link

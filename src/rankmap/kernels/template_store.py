@@ -95,12 +95,8 @@ def stored_template(s, t, dims, strides, wrap, start, length, rel, slots, shares
 
     Parameters
     ----------
-    s, t : int
-        Source and destination node.
-    dims, strides : ndarray of int64, shape (ndim,)
-        Sides (nodes) and node-id strides of the torus or mesh.
-    wrap : ndarray of bool, shape (ndim,)
-        Whether each dimension wraps around.
+    s, t, dims, strides, wrap
+        As :func:`rankmap.kernels.torus.adaptive_code`.
     start, length, rel, slots, shares, used, coords : ndarray
         The store (module docstring; updated in place).
 
@@ -141,14 +137,8 @@ def stored_entries(s, t, dims, strides, wrap, start, length, rel, slots, shares,
 
     Parameters
     ----------
-    s, t : int
-        Source and destination node.
-    dims, strides : ndarray of int64, shape (ndim,)
-        Sides (nodes) and node-id strides of the torus or mesh.
-    wrap : ndarray of bool, shape (ndim,)
-        Whether each dimension wraps around.
-    start, length, rel, slots, shares, used, coords : ndarray
-        The store (module docstring; updated in place when the template is kept here).
+    s, t, dims, strides, wrap, start, length, rel, slots, shares, used, coords
+        As :func:`stored_template`.
 
     Returns
     -------

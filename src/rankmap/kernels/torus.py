@@ -37,7 +37,7 @@ __all__ = ["node_hop_distance", "position_coords", "coords_hop", "side_gain_coor
            "phase_bound_sums", "route_dor", "dor_crosses", "dor_takes_slot", "dor_link_sums",
            "dor_paths", "fold_resource_classes", "class_link_sums",
            "side_gain_grid", "adaptive_templates", "route_adaptive", "adaptive_paths",
-           "adaptive_template", "adaptive_code", "adaptive_takes_slot", "offset",
+           "adaptive_template", "adaptive_code", "adaptive_takes_slot", "offset", "placed_slot",
            "template_fold", "template_class_sums"]
 
 
@@ -486,14 +486,8 @@ def adaptive_takes_slot(s, t, slot, dims, strides, wrap):
 
     Parameters
     ----------
-    s, t : int
-        Source and destination node.
-    slot : int
-        Dense link slot (``node*2*ndim + 2*dim + (0 for +, 1 for -)``).
-    dims, strides : ndarray of int64, shape (ndim,)
-        Sides and node-id strides of the torus/mesh.
-    wrap : ndarray of bool, shape (ndim,)
-        Whether each dimension wraps around.
+    s, t, slot, dims, strides, wrap
+        As :func:`dor_takes_slot`.
 
     Returns
     -------
@@ -1174,12 +1168,8 @@ def adaptive_template(s, t, dims, strides, wrap):
 
     Parameters
     ----------
-    s, t : int
-        Source and destination node.
-    dims, strides : ndarray of int64, shape (ndim,)
-        Sides (nodes) and node-id strides of the torus or mesh.
-    wrap : ndarray of bool, shape (ndim,)
-        Whether each dimension wraps around.
+    s, t, dims, strides, wrap
+        As :func:`adaptive_code`.
 
     Returns
     -------
@@ -1473,6 +1463,40 @@ def _template_fill(src, tid, ptr, rel, slots, shares, dims, strides, link_of_slo
 
 
 @njit(cache=True, nogil=True)
+def placed_slot(sc, rel, e, slot, dims, strides):
+    """The dense slot of a template's entry ``e`` placed at a node.
+
+    Parameters
+    ----------
+    sc : ndarray of int64, shape (ndim,)
+        The node's coordinates.
+    rel : ndarray of int64, shape (entries, ndim)
+        The template's offsets (:func:`adaptive_template`).
+    e : int
+        The entry.
+    slot : int
+        Its slot ``2*dim + (0 for +, 1 for -)``.
+    dims, strides : ndarray of int64, shape (ndim,)
+        Sides and node-id strides of the torus/mesh.
+
+    Returns
+    -------
+    int
+        ``node*2*ndim + slot`` of the entry's link's node.
+    """
+    nd = dims.shape[0]
+    at = 0
+    for d in range(nd):
+        x = sc[d] + rel[e, d]
+        if x >= dims[d]:
+            x -= dims[d]
+        elif x < 0:
+            x += dims[d]
+        at += x * strides[d]
+    return at * 2 * nd + slot
+
+
+@njit(cache=True, nogil=True)
 def _template_row(node, t, ptr, rel, slots, dims, strides, link_of_slot, sc, out):
     """Write the link ids of template ``t`` placed at ``node`` into ``out`` (``sc``: a
     scratch array of one coordinate per dimension); return how many."""
@@ -1481,15 +1505,7 @@ def _template_row(node, t, ptr, rel, slots, dims, strides, link_of_slot, sc, out
         sc[d] = (node // strides[d]) % dims[d]
     k = 0
     for e in range(ptr[t], ptr[t + 1]):
-        at = 0
-        for d in range(nd):
-            x = sc[d] + rel[e, d]
-            if x >= dims[d]:
-                x -= dims[d]
-            elif x < 0:
-                x += dims[d]
-            at += x * strides[d]
-        out[k] = link_of_slot[at * 2 * nd + slots[e]]
+        out[k] = link_of_slot[placed_slot(sc, rel, e, slots[e], dims, strides)]
         k += 1
     return k
 

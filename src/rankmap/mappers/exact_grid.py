@@ -60,10 +60,8 @@ def adaptive_steps_apply(router, machine) -> bool:
 
     Parameters
     ----------
-    router : Router
-        The search's router.
-    machine : Machine
-        The machine.
+    router, machine
+        As :func:`grid_steps_apply`.
 
     Returns
     -------
