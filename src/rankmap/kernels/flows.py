@@ -131,7 +131,7 @@ def group_flows(src, dst, nbytes, n_nodes):
     mark = np.full(n_nodes, -1, dtype=np.int64)
     head = np.empty(n_nodes, dtype=np.int64)
     first = np.empty(n, dtype=np.int64)
-    count = np.zeros(n, dtype=np.int64)
+    count = np.empty(n, dtype=np.int64)  # set when a group opens: only g entries touched
     chain = np.empty(n, dtype=np.int64)
     inverse = np.empty(n, dtype=np.int64)
     remap = np.empty(n, dtype=np.int64)
