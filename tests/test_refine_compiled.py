@@ -134,6 +134,8 @@ def test_compiled_adaptive_loads_are_the_python_loads_bit_for_bit(spec, pat):
     """Given the same proposals, the compiled state's link loads, busiest values, hop-bytes
     and work equal the Python state's bit for bit after every one, though the loads are not
     whole numbers (split shares round): the sums are added in the same order."""
+    from rankmap.kernels.refine_grid import flow_route_entries
+    from rankmap.mappers.exact_grid import hop_geometry
     from rankmap.mappers.refine import _GridState, _State
 
     machine = parse_machine(spec)
@@ -155,6 +157,10 @@ def test_compiled_adaptive_loads_are_the_python_loads_bit_for_bit(spec, pat):
         assert np.array_equal(py.loads_2d, comp.loads)
         assert (py.max, py.at_max, py.hb, py.work) == comp.progress() + (comp.work,)
     assert kept > 10
+    # every flow's route entries, kept through the kept moves, are those of its route now
+    entries = flow_route_entries(comp.cores, comp.cpn, comp.alloc_nodes, comp.f_src, comp.f_dst,
+                                 *hop_geometry(machine), comp.tpl[:7])
+    assert np.array_equal(comp.tpl[7], entries)
     # the same loads routed afresh, summed in another order: equal but for rounding
     fresh = _State(pattern, machine, allocation, "adaptive", comp.cores.copy()).loads_2d
     assert np.allclose(fresh, comp.loads, rtol=1e-12)

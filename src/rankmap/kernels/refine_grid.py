@@ -66,6 +66,7 @@ from .template_store import stored_entries, stored_template
 from .torus import adaptive_takes_slot, dor_takes_slot, dor_walk, placed_slot
 
 __all__ = ["refine_step", "refine_batch", "refine_batches", "rank_hop_bytes", "swap_step",
+           "flow_route_entries",
            "best_target", "moved_hop_bytes",
            "count_at_max", "count_at_top", "flow_weights", "draw_table", "cumulative_weights",
            "draw_from_sums", "window_stop", "COUNT_PACE_MARGIN", "STOP_BUDGET", "STOP_REFUSED",
@@ -596,6 +597,38 @@ def _template(s, t, dims, strides, wrap, tpl):
 
 
 @njit(cache=True, nogil=True)
+def flow_route_entries(cores, cpn, alloc_nodes, f_src, f_dst, dims, strides, wrap, store):
+    """Every flow's route entries under minimal adaptive routing: its template's links (the
+    templates are kept in ``store`` as they are met).
+
+    Parameters
+    ----------
+    cores, cpn
+        As :func:`rank_hop_bytes`.
+    alloc_nodes : ndarray of int64
+        Machine node of every allocation position.
+    f_src, f_dst : ndarray of int64
+        Source and destination rank of every flow.
+    dims, strides, wrap
+        As :func:`rankmap.kernels.torus.adaptive_code`.
+    store : tuple of ndarray
+        A template store (:func:`rankmap.kernels.template_store.template_store`).
+
+    Returns
+    -------
+    ndarray of float64
+        Entries of every flow's route (0 inside a node).
+    """
+    out = np.empty(f_src.shape[0], dtype=np.float64)
+    for f in range(f_src.shape[0]):
+        out[f] = stored_entries(alloc_nodes[cores[f_src[f]] // cpn],
+                                alloc_nodes[cores[f_dst[f]] // cpn], dims, strides, wrap,
+                                store[0], store[1], store[2], store[3], store[4], store[5],
+                                store[6])
+    return out
+
+
+@njit(cache=True, nogil=True)
 def _route_entries(s, t, dims, strides, wrap, tpl):
     """Route entries of the flow from node s to node t: its template's with a store ``tpl``
     (its template then kept), else -1 (not known here: its hops)."""
@@ -623,7 +656,7 @@ def _refused_by_witness(n_moved, flows, start, ranks, new_cores, cores, cpn, all
     takes it, so it keeps its bytes (see :func:`_try_move`). The hop-bytes change and the
     work are those :func:`_try_move` computes from the routes (hops are the minimal hop
     counts; every sum is exact; under adaptive routing, ``tpl`` not None, the work is the
-    templates' entries)."""
+    templates' entries: the old routes' kept in ``tpl``, the new ones' looked up)."""
     mx = scal[MAX]
     ph, link = wit[0], wit[1]
     if loads[ph, link] < mx - 1e-9 * max(mx, 1.0):
@@ -676,9 +709,7 @@ def _refused_by_witness(n_moved, flows, start, ranks, new_cores, cores, cpn, all
             new_sum = 0.0
             for j in range(start[i], start[i + 1]):
                 f = f_off[i] + flows[j]
-                old_sum += _route_entries(alloc_nodes[cores[f_src[f]] // cpn],
-                                          alloc_nodes[cores[f_dst[f]] // cpn], dims, strides,
-                                          wrap, tpl)
+                old_sum += tpl[7][f]
                 new_sum += _route_entries(
                     alloc_nodes[_new_core(f_src[f], ranks, new_cores, cores) // cpn],
                     alloc_nodes[_new_core(f_dst[f], ranks, new_cores, cores) // cpn], dims,
@@ -846,6 +877,8 @@ def _try_move(ranks, new_cores, cores, rank_of_core, alloc_nodes, cpn, pcoords, 
             w_new = hops[e + m + j] * f_bytes[f]
             scal[TOTAL] += w_new - weight[f]
             weight[f] = w_new
+            if tpl is not None:
+                tpl[7][f] = entries[e + m + j]
         e += 2 * m
         phase_hb[i] += dhbs[i]
         same_top = tops[i] == top[i]
@@ -938,9 +971,11 @@ phase_hb, weight, scal : ndarray
         (updated; only speeds refusals up, never changes a decision).
     tpl : tuple of ndarray or None
         Under minimal adaptive routing on a torus or mesh, its template store
-        (:func:`rankmap.kernels.template_store.template_store`; filled as flows are routed):
-        routes are then the templates; else None (dimension-order walks, or d-mod-k routes on
-        a tree; the kernels are compiled apart for each, so the walks take no test of it).
+        (:func:`rankmap.kernels.template_store.template_store`; filled as flows are routed)
+        and, last, every flow's route entries under ``cores`` (:func:`flow_route_entries`;
+        updated when kept): routes are then the templates; else None (dimension-order walks,
+        or d-mod-k routes on a tree; the kernels are compiled apart for each, so the walks
+        take no test of it).
 
     Returns
     -------

@@ -67,8 +67,8 @@ from ..validate import limit
 from ..kernels.flows import end_flow_csr
 from ..kernels.refine_grid import (GO_ON, STOP_BEHIND, STOP_BUDGET, STOP_NO_HOPS, STOP_REFUSED,
                                    STOP_SMALL_GAIN, STOP_WORK, best_target, count_at_top,
-                                   flow_weights, moved_hop_bytes, rank_hop_bytes,
-                                   refine_batches, refine_step, window_stop)
+                                   flow_route_entries, flow_weights, moved_hop_bytes,
+                                   rank_hop_bytes, refine_batches, refine_step, window_stop)
 from ..kernels.template_store import template_store
 from ..routing import Router, router_for
 from ..routing.groups import grouped_loads
@@ -673,8 +673,14 @@ class _GridState:
         # moved flows do not take it is refused before any walk (kernels.refine_grid)
         ph, link = np.unravel_index(int(np.argmax(self.loads)), self.loads.shape)
         self.wit = np.array([ph, link, self.grid[-1][link]], dtype=np.int64)
-        # minimal adaptive routing: the templates by offset code, kept as they are met
-        self.tpl = template_store(dims, strides) if adaptive_steps_apply(st.router, m) else None
+        # minimal adaptive routing: the templates by offset code, kept as they are met, and
+        # every flow's route entries (the work of a move refused unrouted)
+        self.tpl = None
+        if adaptive_steps_apply(st.router, m):
+            store = template_store(dims, strides)
+            self.tpl = store + (flow_route_entries(self.cores, self.cpn, self.alloc_nodes,
+                                                   self.f_src, self.f_dst, dims, strides, wrap,
+                                                   store),)
         self.scratch = np.zeros(n_links, dtype=np.float64)
         self.mark = np.zeros(n_links, dtype=np.bool_)
 
