@@ -610,7 +610,7 @@ def flow_route_entries(cores, cpn, alloc_nodes, f_src, f_dst, dims, strides, wra
     f_src, f_dst : ndarray of int64
         Source and destination rank of every flow.
     dims, strides, wrap
-        As :func:`rankmap.kernels.torus.adaptive_code`.
+        As :func:`rankmap.kernels.torus.adaptive_template`.
     store : tuple of ndarray
         A template store (:func:`rankmap.kernels.template_store.template_store`).
 
@@ -621,21 +621,17 @@ def flow_route_entries(cores, cpn, alloc_nodes, f_src, f_dst, dims, strides, wra
     """
     out = np.empty(f_src.shape[0], dtype=np.float64)
     for f in range(f_src.shape[0]):
-        out[f] = stored_entries(alloc_nodes[cores[f_src[f]] // cpn],
-                                alloc_nodes[cores[f_dst[f]] // cpn], dims, strides, wrap,
-                                store[0], store[1], store[2], store[3], store[4], store[5],
-                                store[6])
+        out[f] = _route_entries(alloc_nodes[cores[f_src[f]] // cpn],
+                                alloc_nodes[cores[f_dst[f]] // cpn], dims, strides, wrap, store)
     return out
 
 
 @njit(cache=True, nogil=True)
 def _route_entries(s, t, dims, strides, wrap, tpl):
-    """Route entries of the flow from node s to node t: its template's with a store ``tpl``
-    (its template then kept), else -1 (not known here: its hops)."""
-    if tpl is not None:
-        return stored_entries(s, t, dims, strides, wrap, tpl[0], tpl[1], tpl[2], tpl[3], tpl[4],
-                              tpl[5], tpl[6])
-    return -1
+    """Route entries of the flow from node s to node t: its template's, from the store
+    ``tpl`` (its first seven arrays; the template is kept there)."""
+    return stored_entries(s, t, dims, strides, wrap, tpl[0], tpl[1], tpl[2], tpl[3], tpl[4],
+                          tpl[5], tpl[6])
 
 
 @njit(cache=True, nogil=True)
@@ -680,8 +676,11 @@ def _refused_by_witness(n_moved, flows, start, ranks, new_cores, cores, cpn, all
             h1 = float(_hop(pcoords, _new_core(f_src[f], ranks, new_cores, cores) // cpn,
                             _new_core(f_dst[f], ranks, new_cores, cores) // cpn, dims, wrap))
             w = f_bytes[f]
-            old_sum += h0
-            new_sum += h1
+            if tpl is None:
+                old_sum += h0
+                new_sum += h1               # a walk's entries are its hops
+            else:
+                old_sum += tpl[7][f]        # the new routes' entries: only for a refusal
             old_dot += h0 * w
             new_dot += h1 * w
             if i == ph and not crossed and h0 > 0:
@@ -699,22 +698,14 @@ def _refused_by_witness(n_moved, flows, start, ranks, new_cores, cores, cpn, all
     if crossed or not dhb > 1e-9 * max(scal[HB], 1.0):
         return False
     if tpl is not None:
-        # the work of routing the templates (their entries), counted only for a refusal
-        work_add = 0.0
+        # the entries of the moved flows' new templates (whole numbers: any order sums alike)
         for i in range(n_moved.shape[0]):
-            m = n_moved[i]
-            if m == 0:
-                continue
-            old_sum = 0.0
-            new_sum = 0.0
             for j in range(start[i], start[i + 1]):
                 f = f_off[i] + flows[j]
-                old_sum += tpl[7][f]
-                new_sum += _route_entries(
+                work_add += _route_entries(
                     alloc_nodes[_new_core(f_src[f], ranks, new_cores, cores) // cpn],
                     alloc_nodes[_new_core(f_dst[f], ranks, new_cores, cores) // cpn], dims,
                     strides, wrap, tpl)
-            work_add += m + (old_sum + new_sum)
     scal[WORK] += work_add
     return True
 
@@ -987,7 +978,7 @@ phase_hb, weight, scal : ndarray
     tpos[0] = ppos
     tpos[1:] = opts
     best = best_target(a, tpos, cores, rank_of_core, cpn, w_indptr, w_indices, w_data,
-                        w_hb, pcoords, dims, wrap)
+                       w_hb, pcoords, dims, wrap)
     if best >= 0:
         c = best
     if c == cores[a]:
@@ -1017,7 +1008,7 @@ phase_hb, weight, scal : ndarray
         if ranks.shape[0] > 1:
             old_pos[1] = new_cores[0] // cpn
         moved_hop_bytes(ranks, old_pos, cores, cpn, w_indptr, w_indices, w_data, w_hb,
-                         pcoords, dims, wrap)
+                        pcoords, dims, wrap)
     return 1 if kept else 0
 
 
