@@ -26,7 +26,7 @@ import numpy as np
 from numba import njit
 
 from .template_cache import TEMPLATE_CACHE_ENTRIES
-from .torus import adaptive_template, offset
+from .torus import adaptive_code, adaptive_template
 
 __all__ = ["template_store", "stored_template", "stored_entries", "MAX_TEMPLATE_CODES"]
 
@@ -70,25 +70,6 @@ def template_store(dims, strides, max_entries: int = TEMPLATE_CACHE_ENTRIES) -> 
 
 
 @njit(cache=True, nogil=True)
-def _code(cs, ct, dims, wrap):
-    """:func:`rankmap.kernels.torus.adaptive_code` from the two nodes' coordinates."""
-    code = 0
-    hops = 0
-    for d in range(dims.shape[0]):
-        n = dims[d]
-        h, _dir, _tie = offset(cs[d], ct[d], n, wrap[d])
-        hops += h
-        if wrap[d]:
-            rel = ct[d] - cs[d]
-            if rel < 0:
-                rel += n
-        else:
-            rel = ct[d] - cs[d] + n - 1
-        code = code * (2 * n) + rel
-    return code, hops
-
-
-@njit(cache=True, nogil=True)
 def stored_template(s, t, dims, strides, wrap, start, length, rel, slots, shares, used, coords):
     """The template of the flow from node s to node t, from the store (kept there first when
     it is not yet and fits).
@@ -96,7 +77,7 @@ def stored_template(s, t, dims, strides, wrap, start, length, rel, slots, shares
     Parameters
     ----------
     s, t, dims, strides, wrap
-        As :func:`rankmap.kernels.torus.adaptive_code`.
+        As :func:`rankmap.kernels.torus.adaptive_template`.
     start, length, rel, slots, shares, used, coords : ndarray
         The store (module docstring; updated in place).
 
@@ -112,7 +93,7 @@ def stored_template(s, t, dims, strides, wrap, start, length, rel, slots, shares
     hops : int
         The flow's hop count.
     """
-    code, hops = _code(coords[s], coords[t], dims, wrap)
+    code, hops = adaptive_code(coords[s], coords[t], dims, wrap)
     k = start[code]
     if k >= 0:
         n = length[code]
@@ -145,7 +126,7 @@ def stored_entries(s, t, dims, strides, wrap, start, length, rel, slots, shares,
     int
         The template's entries.
     """
-    code, _hops = _code(coords[s], coords[t], dims, wrap)
+    code, _hops = adaptive_code(coords[s], coords[t], dims, wrap)
     if start[code] >= 0:
         return length[code]
     _r, sl, _sh, _h = stored_template(s, t, dims, strides, wrap, start, length, rel, slots,

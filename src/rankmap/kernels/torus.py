@@ -37,12 +37,12 @@ __all__ = ["node_hop_distance", "position_coords", "coords_hop", "side_gain_coor
            "phase_bound_sums", "route_dor", "dor_crosses", "dor_takes_slot", "dor_link_sums",
            "dor_paths", "fold_resource_classes", "class_link_sums",
            "side_gain_grid", "adaptive_templates", "route_adaptive", "adaptive_paths",
-           "adaptive_template", "adaptive_code", "adaptive_takes_slot", "offset", "placed_slot",
+           "adaptive_template", "adaptive_code", "adaptive_takes_slot", "placed_slot",
            "template_fold", "template_class_sums"]
 
 
 @njit(cache=True, nogil=True)
-def offset(src_c, dst_c, n, wrap):
+def _offset(src_c, dst_c, n, wrap):
     """(hops, direction, tie) to go from coordinate src_c to dst_c on a ring or line.
 
     Parameters
@@ -410,7 +410,7 @@ def dor_walk(s, t, dims, strides, wrap, out):
         stride = strides[d]
         c = (node // stride) % n
         tc = (t // stride) % n
-        h, direction, _tie = offset(c, tc, n, wrap[d])
+        h, direction, _tie = _offset(c, tc, n, wrap[d])
         slot = 2 * d + (0 if direction > 0 else 1)
         for _ in range(h):
             out[h_total] = node * 2 * nd + slot
@@ -461,7 +461,7 @@ def dor_takes_slot(s, t, slot, dims, strides, wrap):
             return False
     n = dims[k]
     cs = (s // strides[k]) % n
-    h, direction, _tie = offset(cs, (t // strides[k]) % n, n, wrap[k])
+    h, direction, _tie = _offset(cs, (t // strides[k]) % n, n, wrap[k])
     if h == 0 or direction != (1 if slot % 2 == 0 else -1):
         return False
     step = ((node // strides[k]) % n - cs) * direction
@@ -501,7 +501,7 @@ def adaptive_takes_slot(s, t, slot, dims, strides, wrap):
     for d in range(nd):
         n = dims[d]
         cs = (s // strides[d]) % n
-        h, direction, tie = offset(cs, (t // strides[d]) % n, n, wrap[d])
+        h, direction, tie = _offset(cs, (t // strides[d]) % n, n, wrap[d])
         delta = (node // strides[d]) % n - cs
         if tie:
             if delta < 0:
@@ -575,7 +575,7 @@ def route_dor(src, dst, nbytes, counts, dims, strides, wrap, link_bytes, link_st
     total = 0
     for f in range(src.shape[0]):
         for d in range(dims.shape[0]):
-            h, _dir, _tie = offset(coords[src[f], d], coords[dst[f], d], dims[d], wrap[d])
+            h, _dir, _tie = _offset(coords[src[f], d], coords[dst[f], d], dims[d], wrap[d])
             total += h
     if total > RING_SUM_RATIO * link_bytes.shape[0]:
         _dor_ring_sums(src, dst, nbytes, counts, dims, strides, wrap, link_bytes,
@@ -647,7 +647,7 @@ def _dor_ring_sums(src, dst, nbytes, counts, dims, strides, wrap, link_bytes, li
             stride = strides[d]
             c = coords[s_f, d]                  # dimensions not walked yet: the source's
             tc = coords[t, d]
-            h, direction, _tie = offset(c, tc, n, wrap[d])
+            h, direction, _tie = _offset(c, tc, n, wrap[d])
             base = node - c * stride
             if h > 0:
                 if direction > 0:               # links leaving c, c+1, ..., c+h-1 upwards
@@ -684,7 +684,7 @@ def _dor_counts(src, dst, dims, strides, wrap, counts):
         total = 0
         for d in range(nd):
             n = dims[d]
-            h, _dir, _tie = offset((src[f] // strides[d]) % n, (dst[f] // strides[d]) % n,
+            h, _dir, _tie = _offset((src[f] // strides[d]) % n, (dst[f] // strides[d]) % n,
                                     n, wrap[d])
             total += h
         counts[f] = total
@@ -1115,7 +1115,7 @@ def _flow_offsets(src, dst, dims, strides, wrap, flow_hops, codes, sizes):
             n = dims[d]
             sc = (src[f] // strides[d]) % n
             tc = (dst[f] // strides[d]) % n
-            h, _dir, tie = offset(sc, tc, n, wrap[d])
+            h, _dir, tie = _offset(sc, tc, n, wrap[d])
             total += h
             rel = (tc - sc) % n if wrap[d] else tc - sc + n - 1
             code = code * (2 * n) + rel
@@ -1129,16 +1129,16 @@ def _flow_offsets(src, dst, dims, strides, wrap, flow_hops, codes, sizes):
 
 
 @njit(cache=True, nogil=True)
-def adaptive_code(s, t, dims, strides, wrap):
-    """The offset code of the flow from node s to node t (:func:`adaptive_templates`' codes:
-    equal codes, same template) and its hop count.
+def adaptive_code(cs, ct, dims, wrap):
+    """The offset code of the flow between two nodes given by their coordinates (the codes of
+    :func:`adaptive_templates`: equal codes, same template) and its hop count.
 
     Parameters
     ----------
-    s, t : int
-        Source and destination node.
-    dims, strides : ndarray of int64, shape (ndim,)
-        Sides (nodes) and node-id strides of the torus or mesh.
+    cs, ct : ndarray of int64, shape (ndim,)
+        Coordinates of the source and destination nodes.
+    dims : ndarray of int64, shape (ndim,)
+        Sides of the torus or mesh (nodes).
     wrap : ndarray of bool, shape (ndim,)
         Whether each dimension wraps around.
 
@@ -1153,11 +1153,14 @@ def adaptive_code(s, t, dims, strides, wrap):
     hops = 0
     for d in range(dims.shape[0]):
         n = dims[d]
-        sc = (s // strides[d]) % n
-        tc = (t // strides[d]) % n
-        h, _dir, _tie = offset(sc, tc, n, wrap[d])
+        h, _dir, _tie = _offset(cs[d], ct[d], n, wrap[d])
         hops += h
-        rel = (tc - sc) % n if wrap[d] else tc - sc + n - 1
+        if wrap[d]:
+            rel = ct[d] - cs[d]
+            if rel < 0:
+                rel += n
+        else:
+            rel = ct[d] - cs[d] + n - 1
         code = code * (2 * n) + rel
     return code, hops
 
@@ -1169,7 +1172,7 @@ def adaptive_template(s, t, dims, strides, wrap):
     Parameters
     ----------
     s, t, dims, strides, wrap
-        As :func:`adaptive_code`.
+        As :func:`dor_takes_slot`.
 
     Returns
     -------
@@ -1193,7 +1196,7 @@ def adaptive_template(s, t, dims, strides, wrap):
     n_ties = 0
     for d in range(nd):
         n = dims[d]
-        h, direction, tie = offset((s // strides[d]) % n, (t // strides[d]) % n, n, wrap[d])
+        h, direction, tie = _offset((s // strides[d]) % n, (t // strides[d]) % n, n, wrap[d])
         hops[d] = h
         dirs[d] = direction
         ties[d] = tie
