@@ -116,3 +116,46 @@ def test_the_installed_script_prints_and_exits_as_main_says(tmp_path):
                          capture_output=True, text=True, cwd=tmp_path)
     assert bad.returncode == 2 and bad.stdout == ""
     assert bad.stderr.count("\n") == 1 and "nope" in bad.stderr
+
+
+def _run_python(code: str) -> str:
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True).stdout
+
+
+def test_a_default_compare_loads_neither_scipy_sparse_nor_scipy_linalg():
+    """The default path needs neither: scipy.sparse loads only in the functions that build
+    matrices, and numba's BLAS probe is answered without scipy.linalg (the finder then leaves
+    sys.meta_path); scipy.linalg still loads for whoever asks afterwards."""
+    code = ("import sys; from rankmap.cli import main\n"
+            "from rankmap.kernels.blas_probe import BlasProbeFinder\n"
+            "assert main(['compare', '-m', 'torus:4x4x4', '-p', 'stencil:4x4x4:box',"
+            " '--mappings', 'TXYZ']) == 0\n"
+            "print('LOADED', [m for m in ('scipy.sparse', 'scipy.linalg') if m in sys.modules])\n"
+            "print('FINDERS', [f for f in sys.meta_path if isinstance(f, BlasProbeFinder)])\n"
+            "import numba.np.arraymath as am\n"
+            "print('BLAS', am._HAVE_BLAS)\n"
+            "import scipy.linalg, scipy.stats\n"
+            "print('SOLVE', scipy.linalg.solve([[2.0]], [4.0]))\n")
+    out = _run_python(code)
+    assert "LOADED []" in out
+    assert "FINDERS []" in out
+    assert "BLAS False" in out
+    assert "SOLVE [2.]" in out
+
+
+def test_the_blas_probe_finder_refuses_nobody_else():
+    """Installed, the finder lets any other import of scipy.linalg through and stays for the
+    probe; it is not installed twice, nor once the probe has run."""
+    code = ("import sys\n"
+            "from rankmap.kernels.blas_probe import BlasProbeFinder, decline_blas_probe\n"
+            "finder = decline_blas_probe()\n"
+            "print('AGAIN', decline_blas_probe())\n"
+            "import scipy.linalg\n"
+            "print('STAYS', finder in sys.meta_path)\n"
+            "import numba.np.arraymath as am\n"
+            "print('BLAS', am._HAVE_BLAS, 'AFTER', decline_blas_probe())\n")
+    out = _run_python(code)
+    assert "AGAIN None" in out
+    assert "STAYS True" in out
+    assert "BLAS True AFTER None" in out

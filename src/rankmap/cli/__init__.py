@@ -127,9 +127,11 @@ def main(argv: list[str] | None = None, *, freeze_loaded: bool = False) -> int:
     """
     import warnings
 
+    from ..kernels.blas_probe import decline_blas_probe
     from ..threads import limit_blas_threads
 
     limit_blas_threads()  # before numpy and scipy load (rankmap.threads says why)
+    decline_blas_probe()  # numba's first kernel load without scipy.linalg (the module says why)
     command = "rankmap"
     try:
         from ..io.atomic import install_signal_cleanup

@@ -23,7 +23,6 @@ from itertools import combinations
 from math import comb
 
 import numpy as np
-import scipy.sparse as sp
 
 from .node_partition import node_parts
 
@@ -36,6 +35,7 @@ EXACT_LIMIT = 20000
 def _pair_bytes(pattern, pos_of_rank: np.ndarray):
     """Bytes between every two ranks of one node, summed over phases and directions:
     (i, j, w) with i < j, and the node position of each pair."""
+    import scipy.sparse as sp
     src, dst, w = [], [], []
     for ph in pattern.phases:
         s, d = np.asarray(ph.src, dtype=np.int64), np.asarray(ph.dst, dtype=np.int64)
@@ -83,6 +83,7 @@ def _two_way_exact(n: int, li, lj, w, cap0: int, cap1: int) -> np.ndarray | None
 def _split(n: int, li, lj, w, caps: list[int], seed: int) -> np.ndarray:
     """Part (index into ``caps``) of each of n vertices, at most caps[p] in part p, few bytes
     between parts."""
+    import scipy.sparse as sp
     k = len(caps)
     if k == 1 or n == 0:
         return np.zeros(n, dtype=np.int64)

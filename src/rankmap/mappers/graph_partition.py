@@ -15,12 +15,16 @@ included, and any machine that provides coordinates.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import scipy.sparse as sp
 
 from ..errors import RankmapError
 from .geometry import bisect_order, flows_all_phases
 from .node_partition import KAHIP_IMBALANCE, KAHIP_MODE, int_weights
+
+if TYPE_CHECKING:  # scipy.sparse loads in the functions that build matrices
+    import scipy.sparse as sp
 
 __all__ = ["SMALL_PART", "communication_graph", "drb_cores", "graph_mapping", "graph_bisect"]
 
@@ -43,6 +47,7 @@ def communication_graph(pattern) -> sp.csr_matrix:
         Symmetric ranks x ranks matrix: entry (a, b) is the bytes a and b exchange in both
         directions; no diagonal.
     """
+    import scipy.sparse as sp
     src, dst, nbytes = flows_all_phases(pattern)
     n = pattern.n_ranks
     keep = src != dst

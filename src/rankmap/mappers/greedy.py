@@ -27,7 +27,6 @@ allocated links (compact rule); only when none is free is every free node scanne
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
 
 from ..errors import RankmapError
 from ..kernels.greedy import greedy_walk_grid
@@ -192,6 +191,7 @@ def partner_csr(pattern) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     nbytes : numpy.ndarray
         float64 bytes exchanged with each partner, both directions summed.
     """
+    import scipy.sparse as sp
     n = pattern.n_ranks
     src, dst, w = flows_all_phases(pattern)
     keep = src != dst

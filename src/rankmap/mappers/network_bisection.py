@@ -23,15 +23,18 @@ from __future__ import annotations
 
 import functools
 import itertools
+from typing import TYPE_CHECKING
 
 import numpy as np
-import scipy.sparse as sp
 
 from ..kernels.bisection import (bisect_finish, bisect_prep, bisect_small_domains, cut_cost,
                                  place_leaf_grid)
 from .exact_grid import hop_geometry, whole_sums_exact
 from .node_partition import KAHIP_IMBALANCE, KAHIP_MODE, int_weights
 from .swap_refine import partner_entries
+
+if TYPE_CHECKING:  # scipy.sparse loads in the functions that build matrices
+    import scipy.sparse as sp
 
 __all__ = ["map_graph_to_nodes", "SMALL_DOMAIN", "LEAF_DOMAIN", "SWAP_PASSES",
            "MAX_LEVEL_DOMAINS", "MAX_LEAF_PLACEMENTS"]
@@ -71,6 +74,7 @@ def _induced(rows: _Rows, verts: np.ndarray) -> sp.csr_matrix:
     that follows its rows (scipy's column indexing costs the whole graph's width, which made
     the recursion quadratic). Entries keep their order within each row, so the arrays are the
     ones scipy's indexing gives."""
+    import scipy.sparse as sp
     n_cols = rows.n_cols
     local = np.full(n_cols, -1, dtype=np.int64) if n_cols <= 4 * len(rows.col) + 64 \
         else None

@@ -18,10 +18,14 @@ on fft2d:128x128 (4.2 M entries) with 4,096 parts, ``graph`` took 31.4 s with on
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import scipy.sparse as sp
 
 from ..errors import RankmapError
+
+if TYPE_CHECKING:  # scipy.sparse loads in the functions that build matrices
+    import scipy.sparse as sp
 
 __all__ = ["int_weights", "kway_parts", "node_parts", "two_level_parts", "quotient_graph",
            "KAHIP_MODE", "KAHIP_IMBALANCE", "KAHIP_MAX_WEIGHT", "KAHIP_WEIGHT_TOTAL",
@@ -251,6 +255,7 @@ def quotient_graph(graph: sp.csr_matrix, part: np.ndarray, k: int) -> sp.csr_mat
     scipy.sparse.csr_matrix
         k x k matrix of bytes between parts.
     """
+    import scipy.sparse as sp
     n = graph.shape[0]
     a = sp.csr_matrix((np.ones(n), (np.arange(n), part)), shape=(n, k))
     q = (a.T @ graph @ a).tocsr()

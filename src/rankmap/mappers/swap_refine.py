@@ -32,8 +32,9 @@ seconds; neither ever makes its own objective worse.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import scipy.sparse as sp
 from numba import njit
 
 from ..kernels.flows import end_flow_csr
@@ -45,6 +46,9 @@ from ..routing import Router, router_for
 from ..routing.groups import grouped_loads
 from .exact_grid import (grid_steps_apply, hop_geometry, link_slots, tree_steps_apply,
                          whole_sums_exact)
+
+if TYPE_CHECKING:  # scipy.sparse loads in the functions that build matrices
+    import scipy.sparse as sp
 
 __all__ = ["UnitPlacement", "hop_swap_passes", "link_swaps", "hop_bytes", "unit_phases",
            "placement_key", "flows_over_link", "side_gain", "side_gain_vectorised",
@@ -131,6 +135,7 @@ def hop_bytes(w: sp.csr_matrix, place: UnitPlacement, machine) -> float:
     float
         Sum over unit pairs of bytes x hops (bytes).
     """
+    import scipy.sparse as sp
     coo = sp.triu(w, k=1).tocoo()
     n = place.node(place.pos_of)
     return float(np.dot(coo.data, machine.hop_distance(n[coo.row], n[coo.col])))
@@ -700,6 +705,7 @@ def symmetric_bytes(phases, n_units) -> sp.csr_matrix:
     scipy.sparse.csr_matrix
         Symmetric (n_units x n_units) bytes, duplicates summed, indices sorted.
     """
+    import scipy.sparse as sp
     s = np.concatenate([p[0] for p in phases])
     d = np.concatenate([p[1] for p in phases])
     b = np.concatenate([p[2] for p in phases])
@@ -892,6 +898,7 @@ def unit_phases(pattern, unit_of_rank: np.ndarray, n_units: int):
     list of (numpy.ndarray, numpy.ndarray, numpy.ndarray)
         Per phase: int64 source units, int64 destination units, float64 bytes.
     """
+    import scipy.sparse as sp
     out = []
     for ph in pattern.phases:
         s, d = unit_of_rank[ph.src], unit_of_rank[ph.dst]

@@ -17,13 +17,17 @@ inter-node flow but are not hops.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import scipy.sparse as sp
 
 from ..kernels import dragonfly as dk
 from ..validate import check_limit
 from .base import LinkLoads, Router
 from .ugal import ugal_valiant_pairs
+
+if TYPE_CHECKING:  # scipy.sparse loads in the functions that build matrices
+    import scipy.sparse as sp
 
 __all__ = ["DragonflyMinimal", "Valiant", "UGAL", "CACHED_FLOWS_MAX", "MINIMAL_WALK_MAX_L"]
 
@@ -105,6 +109,7 @@ class _DragonflyRouter(Router):
             m.glob0, m.g_src, m.g_dst, m.n_links)
 
     def _stage(self, stage: int, valiant: bool, a, b) -> sp.csr_matrix:
+        import scipy.sparse as sp
         indptr, links, frac = self._kernel_rows(stage, valiant, a, b)
         return sp.csr_matrix((frac, links, indptr), shape=(len(a), self.machine.n_links))
 
@@ -216,6 +221,7 @@ class _DragonflyRouter(Router):
     def paths(self, src, dst, nbytes=None) -> sp.csr_matrix:
         """Flows x links fractions, injection and ejection links included (see
         :class:`Router`), from :meth:`path_arrays`."""
+        import scipy.sparse as sp
         indptr, links, frac = self.path_arrays(src, dst, nbytes)
         return sp.csr_matrix((frac, links, indptr), shape=(len(indptr) - 1, self.machine.n_links))
 
@@ -223,6 +229,7 @@ class _DragonflyRouter(Router):
         """Link bytes and streams, expected router-to-router hops per flow and their split
         by link class (row, column, global), from one pass over the stages (``counts``: see
         :meth:`Router.loads`)."""
+        import scipy.sparse as sp
         m = self.machine
         src = np.asarray(src, dtype=np.int64)
         dst = np.asarray(dst, dtype=np.int64)

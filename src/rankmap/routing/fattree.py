@@ -4,12 +4,16 @@ there is one path per pair and both give it. Rules: :mod:`rankmap.kernels.fattre
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import scipy.sparse as sp
 
 from ..kernels import fattree as fk
 from ..machines.fattree import FatTree
 from .base import LinkLoads, Router
+
+if TYPE_CHECKING:  # scipy.sparse loads in the functions that build matrices
+    import scipy.sparse as sp
 
 __all__ = ["DmodK", "ECMP"]
 
@@ -29,6 +33,7 @@ class _TreeRouter(Router):
 
     def paths(self, src, dst, nbytes=None) -> sp.csr_matrix:
         """Flows x links fractions (see :class:`Router`); host links included."""
+        import scipy.sparse as sp
         indptr, links, frac = self._rows(src, dst)
         return sp.csr_matrix((frac, links, indptr), shape=(len(indptr) - 1, self.machine.n_links))
 

@@ -3,12 +3,16 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import scipy.sparse as sp
 
 from ..kernels import torus as tk
 from ..kernels.template_cache import TEMPLATE_CACHE_ENTRIES, TemplateCache
 from .base import LinkLoads, Router
+
+if TYPE_CHECKING:  # scipy.sparse loads in the functions that build matrices
+    import scipy.sparse as sp
 
 __all__ = ["DOR", "Adaptive"]
 
@@ -36,6 +40,7 @@ class _GridRouter(Router):
 
     def paths(self, src, dst, nbytes=None) -> sp.csr_matrix:
         """The routes (see :class:`Router`), from :meth:`path_arrays`."""
+        import scipy.sparse as sp
         indptr, links, frac = self.path_arrays(src, dst, nbytes)
         return sp.csr_matrix((np.ascontiguousarray(frac), links, indptr),
                              shape=(len(indptr) - 1, self.machine.n_links))
