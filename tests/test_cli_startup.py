@@ -56,10 +56,89 @@ def test_the_script_freezes_the_collector_and_keeps_mains_status(monkeypatch):
     calls = []
     monkeypatch.setattr(cli, "main", lambda **kw: calls.append(("main", kw)) or 3)
     monkeypatch.setattr(cli.gc, "freeze", lambda: calls.append("freeze"))
+    # (this process's own exit must keep its teardown: the handler is recorded, not registered)
+    monkeypatch.setattr(cli.atexit, "register", lambda fn, *a: calls.append(("exit", fn, a)))
     with pytest.raises(SystemExit) as exc:
         cli.console()
     assert exc.value.code == 3
-    assert calls == [("main", {"freeze_loaded": True}), "freeze"]
+    ((_, handler, (status,)), main_call, freeze) = calls
+    assert handler is cli._exit_without_teardown and status == [3]
+    assert (main_call, freeze) == (("main", {"freeze_loaded": True}), "freeze")
+
+
+_SCRIPT_EXIT = """
+import atexit, os, sys, threading, time
+import rankmap.cli as cli
+
+def command(**kw):
+    print("OUT")  # a pipe: buffered, flushed only at exit
+    import ctypes
+    libc = ctypes.CDLL(None)
+    c_stdout = ctypes.c_void_p.in_dll(libc, "stdout")
+    libc.setvbuf(c_stdout, None, 0, 4096)  # fully buffered, as a C library's output to a pipe
+    libc.printf(b"C-OUT ")  # in the C library's buffer: flushed as sys.exit is handled
+    atexit.register(lambda: os.write(2, b"HANDLER\\n"))
+    def late():
+        time.sleep(0.2)
+        open(sys.argv[1], "w").write("joined")
+    threading.Thread(target=late).start()
+    return int(sys.argv[2])
+
+cli.main = command
+cli.console()
+"""
+
+
+@pytest.mark.parametrize("status", [0, 2])
+def test_the_script_exits_without_teardown_after_threads_handlers_and_output(tmp_path, status):
+    """The installed script's exit: non-daemon threads joined, the command's exit handlers
+    run, buffered output flushed (a pipe, unbuffered mode off; Python's and the C
+    library's), main's status kept."""
+    import os
+    mark = tmp_path / "thread"
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    proc = subprocess.run([sys.executable, "-c", _SCRIPT_EXIT, str(mark), str(status)],
+                          capture_output=True, text=True, timeout=60, env=env)
+    assert proc.returncode == status
+    assert sorted(proc.stdout.split()) == ["C-OUT", "OUT"]
+    assert "HANDLER" in proc.stderr
+    assert mark.read_text() == "joined"
+
+
+def test_the_last_exit_handler_flushes_and_leaves_with_the_status(monkeypatch):
+    """``_exit_without_teardown`` flushes stdout and stderr and ends the process with the
+    status (os._exit: no teardown); a failed flush of stdout turns 0 into 120, as the
+    interpreter's own exit does, and keeps any other status; without a status (main raised)
+    or under MPI it does nothing."""
+    import rankmap.cli as cli
+
+    class Out:
+        def __init__(self, fail):
+            self.fail, self.flushed = fail, False
+
+        def flush(self):
+            if self.fail:
+                raise BrokenPipeError(32, "Broken pipe")
+            self.flushed = True
+
+    for fail, status, expected in ((False, 0, 0), (False, 2, 2), (True, 0, 120), (True, 2, 2),
+                                   (False, None, None)):
+        out, err, left = Out(fail), Out(False), []
+        monkeypatch.setattr(cli.sys, "stdout", out)
+        monkeypatch.setattr(cli.sys, "stderr", err)
+        monkeypatch.setattr(cli.os, "_exit", left.append)
+        cli._exit_without_teardown([status])
+        if status is None:  # main did not return: the interpreter's own exit goes on
+            assert left == [] and not err.flushed and not out.flushed
+            continue
+        assert left == [expected]
+        assert err.flushed and out.flushed is not fail
+    # under MPI the interpreter's own exit runs (mpi4py finalises MPI after the teardown)
+    left = []
+    monkeypatch.setattr(cli.os, "_exit", left.append)
+    monkeypatch.setitem(sys.modules, "mpi4py.MPI", object())
+    cli._exit_without_teardown([0])
+    assert left == []
 
 
 @pytest.mark.parametrize("freeze_loaded", [False, True])
@@ -159,3 +238,16 @@ def test_the_blas_probe_finder_refuses_nobody_else():
     assert "AGAIN None" in out
     assert "STAYS True" in out
     assert "BLAS True AFTER None" in out
+
+
+def test_a_system_exit_inside_main_keeps_its_status():
+    """A ``SystemExit`` raised inside main (an MPI worker's, a signal handler's) leaves
+    through the interpreter's own exit, with that exit's status."""
+    script = ("import rankmap.cli as cli\n"
+              "def command(**kw):\n"
+              "    raise SystemExit(5)\n"
+              "cli.main = command\n"
+              "cli.console()\n")
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 5
