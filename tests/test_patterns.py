@@ -110,3 +110,33 @@ def test_bad_graph_csv_names_line(tmp_path, text, needle):
     f.write_text(text)
     with pytest.raises(RankmapError, match=needle):
         parse_pattern(f"graph:{f}")
+
+
+@given(st.lists(st.integers(1, 5), min_size=1, max_size=3).flatmap(
+    lambda g: st.tuples(st.just(g), st.lists(st.booleans(), min_size=len(g), max_size=len(g)),
+                        st.lists(st.lists(st.integers(-2, 2), min_size=len(g),
+                                          max_size=len(g)), min_size=1, max_size=6),
+                        st.lists(st.floats(0.5, 1e6), min_size=6, max_size=6))))
+def test_sized_stencil_flows_are_the_indexed_flows_with_their_offsets_sizes(case):
+    """The flows built with their sizes, and the indexed ones, are those of a plain loop over
+    ranks (row-major) and offsets: wrapped or dropped at the edges, no flow to itself."""
+    import itertools
+
+    from rankmap.patterns.stencil import stencil_flows_indexed, stencil_flows_sized
+    grid, periodic, offsets, sizes = case
+    sizes = np.asarray(sizes[:len(offsets)])
+    want = []
+    for r, coords in enumerate(itertools.product(*(range(g) for g in grid))):
+        for o, off in enumerate(offsets):
+            x = [c + d for c, d in zip(coords, off)]
+            if any(not p and not 0 <= xi < g for xi, g, p in zip(x, grid, periodic)):
+                continue
+            t = int(np.ravel_multi_index([xi % g for xi, g in zip(x, grid)], grid))
+            if t != r:
+                want.append((r, t, o))
+    want = np.array(want, dtype=np.int64).reshape(-1, 3)
+    src, dst, oidx = stencil_flows_indexed(grid, periodic, offsets)
+    s2, d2, b2 = stencil_flows_sized(grid, periodic, offsets, sizes)
+    assert np.array_equal(np.stack([src, dst, oidx], axis=1), want)
+    assert np.array_equal(s2, want[:, 0]) and np.array_equal(d2, want[:, 1])
+    assert b2.dtype == np.float64 and np.array_equal(b2, sizes[want[:, 2]])

@@ -27,8 +27,8 @@ from ..errors import RankmapError
 from .base import Pattern, Phase
 
 __all__ = ["stencil_offsets", "offset_classes", "stencil_flows", "stencil_flows_indexed",
-           "make_stencil", "diagonal_offsets", "make_diagonal", "check_stencil_offsets",
-           "check_radius", "CLASS_NAMES", "DIRECTIONS"]
+           "stencil_flows_sized", "make_stencil", "diagonal_offsets", "make_diagonal",
+           "check_stencil_offsets", "check_radius", "CLASS_NAMES", "DIRECTIONS"]
 
 #: neighbour-class names accepted as options, by class (coordinates that differ)
 CLASS_NAMES = {1: "face", 2: "edge", 3: "corner"}
@@ -107,8 +107,9 @@ def diagonal_offsets(grid: tuple[int, ...]) -> np.ndarray:
 
 
 @njit(cache=True)
-def _stencil_kernel(grid, periodic, offsets, src, dst, oidx):
-    """Fill src/dst/oidx with every (rank, neighbour, offset) triple; returns flows written."""
+def _stencil_kernel(grid, periodic, offsets, per_offset, src, dst, out):
+    """Fill src/dst with every (rank, neighbour) pair and out with its offset's entry of
+    ``per_offset`` (the offset's row, or its size); returns flows written."""
     nd = grid.shape[0]
     n = 1
     for d in range(nd):
@@ -137,7 +138,7 @@ def _stencil_kernel(grid, periodic, offsets, src, dst, oidx):
             if ok and target != r:
                 src[k] = r
                 dst[k] = target
-                oidx[k] = o
+                out[k] = per_offset[o]
                 k += 1
     return k
 
@@ -161,6 +162,38 @@ def stencil_flows_indexed(grid, periodic, offsets) -> tuple[np.ndarray, np.ndarr
     """
     grid = np.asarray(grid, dtype=np.int64)
     offsets = np.ascontiguousarray(np.asarray(offsets, dtype=np.int64).reshape(-1, len(grid)))
+    return _flows_with(grid, periodic, offsets, np.arange(len(offsets), dtype=np.int64))
+
+
+def stencil_flows_sized(grid, periodic, offsets, sizes
+                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Flows of every rank of ``grid`` to every offset neighbour, rank-major, with their sizes.
+
+    The flows of :func:`stencil_flows_indexed`, each with its offset's size written as it is
+    found (no offset-row array, no second pass: 27 MB and a gather fewer at 3.4 M flows).
+
+    Parameters
+    ----------
+    grid, periodic, offsets
+        As :func:`stencil_flows_indexed`.
+    sizes : array_like of float, shape (offsets,)
+        Bytes sent to each offset's neighbour.
+
+    Returns
+    -------
+    src, dst : numpy.ndarray of int64
+        Sender and receiver rank of every flow.
+    nbytes : numpy.ndarray of float64
+        Size of every flow, bytes.
+    """
+    grid = np.asarray(grid, dtype=np.int64)
+    offsets = np.ascontiguousarray(np.asarray(offsets, dtype=np.int64).reshape(-1, len(grid)))
+    return _flows_with(grid, periodic, offsets,
+                       np.ascontiguousarray(sizes, dtype=np.float64).reshape(len(offsets)))
+
+
+def _flows_with(grid, periodic, offsets, per_offset):
+    """The kernel's flows, with ``per_offset[offset]`` for each (its dtype)."""
     per = np.asarray(periodic, dtype=np.bool_)
     # exact on a mesh, an upper bound with wrapped dimensions: no over-allocation for long
     # offsets (diagonals, radius) that most ranks cannot use
@@ -169,9 +202,9 @@ def stencil_flows_indexed(grid, periodic, offsets) -> tuple[np.ndarray, np.ndarr
     cap = int(np.prod(reach, axis=1).sum()) if len(offsets) else 0
     src = np.empty(cap, dtype=np.int64)
     dst = np.empty(cap, dtype=np.int64)
-    oidx = np.empty(cap, dtype=np.int64)
-    k = _stencil_kernel(grid, per, offsets, src, dst, oidx)
-    return src[:k], dst[:k], oidx[:k]
+    out = np.empty(cap, dtype=per_offset.dtype)
+    k = _stencil_kernel(grid, per, offsets, per_offset, src, dst, out)
+    return src[:k], dst[:k], out[:k]
 
 
 def stencil_flows(grid, periodic, offsets) -> tuple[np.ndarray, np.ndarray]:
@@ -329,17 +362,17 @@ def make_stencil(spec_text: str, grid: tuple[int, ...], box: bool = False,
         raise RankmapError(f"bad pattern {spec_text!r}: every neighbour has 0 bytes: "
                            "at least one size must be positive")
     offs, sizes = offs[keep], sizes[keep]
-    src, dst, oidx = stencil_flows_indexed(grid, per, offs)
+    src, dst, flow_bytes = stencil_flows_sized(grid, per, offs, sizes)
     if to != "both":
         sel = dst < src if to == "lower" else dst > src
-        src, dst, oidx = src[sel], dst[sel], oidx[sel]
+        src, dst, flow_bytes = src[sel], dst[sel], flow_bytes[sel]
     uniform = len(np.unique(sizes)) == 1
     params = {"box": box if not explicit else None,
               "bytes": int(sizes[0]) if uniform and not explicit and radius == 1
               and to == "both" and keep.all() else None,
               "radius": radius, "to": to, "offsets": offs, "offset_bytes": sizes}
     return Pattern(spec=spec_text, kind="stencil", n_ranks=int(np.prod(grid)),
-                   phases=[Phase(name, src, dst, sizes[oidx])], grid=tuple(grid),
+                   phases=[Phase(name, src, dst, flow_bytes)], grid=tuple(grid),
                    periodic=per, params=params)
 
 
