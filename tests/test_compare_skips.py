@@ -80,3 +80,22 @@ def test_auto_leaves_out_a_candidate_whose_evaluation_is_refused(monkeypatch, ex
     serial = auto_select(p, m, a, seed=0, routing="adaptive")
     assert comp.best.name == serial.best.name and comp.best.metrics == serial.best.metrics
     assert comp.skipped == serial.skipped
+
+
+def test_skip_reasons_are_given_once_with_the_candidates_they_stopped():
+    from rankmap.selection.candidates import skip_summary
+
+    fit = "576 ranks do not fit"
+    assert skip_summary({"TXYZ": fit}) == f"{fit} (TXYZ)"
+    assert skip_summary({n: fit for n in ("TXYZ", "TZXY", "rcb")}) == f"{fit} (all 3 candidates)"
+    mixed = {"a": "r1", "b": "r2", "c": "r1", "d": "r1", "e": "r1", "f": "r1", "g": "r1"}
+    assert skip_summary(mixed) == "r1 (a, c, d, e and 2 more); r2 (b)"
+    assert skip_summary(mixed, shown=6) == "r1 (a, c, d, e, f, g); r2 (b)"
+
+
+def test_a_problem_no_candidate_fits_is_one_line_with_the_reason_once():
+    proc = _rankmap("compare", "-m", "torus:8x8x8", "-p", "stencil:9x8x8", env_cap=False)
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].count("do not fit") == 1
+    assert "candidates)" in lines[0]

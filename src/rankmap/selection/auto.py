@@ -55,7 +55,7 @@ from ..mappers.refine import BUDGET_PER_RANK, default_budget, refine_cores
 from ..metrics import DEFAULT_PLATEAU_Y
 from .bounds import (Bound, Pruner, link_bytes_time_bound, placement_bound, ranking_bound_kind,
                      ranking_value, routed_time_bound)
-from .candidates import evaluate_candidates, job_size, sort_best_first
+from .candidates import evaluate_candidates, job_size, skip_summary, sort_best_first
 from .parallel import Filler
 
 __all__ = ["auto_select", "candidate_names", "refine_catch", "GRAPH_RANK_LIMIT", "REFINE_TOP",
@@ -181,7 +181,7 @@ def auto_select(pattern, machine, allocation, seed: int = 0, routing=None,
     results, pruned = _evaluate_in_bound_order(evaluator, prepared, kind, progress)
     skipped.update(pruned)
     if not results:
-        raise RankmapError("auto: no candidate could be placed: " + "; ".join(skipped.values()))
+        raise RankmapError("auto: no candidate could be placed: " + skip_summary(skipped))
     results = sort_best_first(results)
 
     starts = {}

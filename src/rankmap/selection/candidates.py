@@ -12,7 +12,7 @@ from ..metrics import best_first_order
 from .parallel import Executor, Filler, Outcome, SerialExecutor
 
 __all__ = ["expand_names", "evaluate_candidates", "sort_best_first", "dispatch_order",
-           "is_slow", "job_size", "SLOW_MAPPERS"]
+           "is_slow", "job_size", "skip_summary", "SLOW_MAPPERS"]
 
 #: mappers that take much longer than routing a candidate (partitioning, local search): parallel
 #: workers start them first, so that the cheap ones fill the other workers meanwhile
@@ -87,6 +87,37 @@ def _twins(todo: list[str], same_as: Callable[[str], str | None]) -> dict[str, s
         if other is not None and other != name and other in todo and same_as(other) is None:
             twins[name] = other
     return twins
+
+
+def skip_summary(skipped: dict[str, str], shown: int = 4) -> str:
+    """Why candidates were skipped, each reason once, with the candidates it stopped.
+
+    Parameters
+    ----------
+    skipped : dict of str to str
+        The reason of every skipped candidate, by name, in the order they were tried.
+    shown : int
+        Names listed with one reason before the rest are counted (``and 3 more``).
+
+    Returns
+    -------
+    str
+        ``"REASON (a, b and 3 more)"`` per reason, in the order first met, joined by ``"; "``;
+        ``"REASON (all 8 candidates)"`` when one reason stopped every one of several.
+    """
+    by_reason: dict[str, list[str]] = {}
+    for name, reason in skipped.items():
+        by_reason.setdefault(reason, []).append(name)
+    parts = []
+    for reason, names in by_reason.items():
+        if len(by_reason) == 1 and len(names) > 1:
+            who = f"all {len(names)} candidates"
+        elif len(names) > shown:
+            who = f"{', '.join(names[:shown])} and {len(names) - shown} more"
+        else:
+            who = ", ".join(names)
+        parts.append(f"{reason} ({who})")
+    return "; ".join(parts)
 
 
 def sort_best_first(results: list[Evaluation]) -> list[Evaluation]:

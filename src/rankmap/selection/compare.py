@@ -8,7 +8,7 @@ from ..errors import RankmapError
 from ..evaluation import Comparison, Evaluator
 from ..mappers import same_placement_as
 from ..metrics import DEFAULT_PLATEAU_Y
-from .candidates import evaluate_candidates, expand_names, sort_best_first
+from .candidates import evaluate_candidates, expand_names, skip_summary, sort_best_first
 from .names import build_placement, is_auto
 
 __all__ = ["compare"]
@@ -70,6 +70,6 @@ def compare(machine, allocation, pattern, names, routing=None, seed: int = 0,
         stage=stage, in_parent=is_auto,
         same_as=lambda n: same_placement_as(n, pattern, machine, allocation))
     if not results:
-        raise RankmapError("no candidate could be placed: " + "; ".join(skipped.values()))
+        raise RankmapError("no candidate could be placed: " + skip_summary(skipped))
     return Comparison(machine, allocation, pattern, evaluator.routing, sort_best_first(results),
                       skipped)
