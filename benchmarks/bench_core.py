@@ -40,7 +40,7 @@ from timing_util import median_time, write_results  # noqa: E402
 HERE = os.path.dirname(os.path.abspath(__file__))
 MACHINE = "torus:32x32x32:cores=4"
 PATTERN = "stencil:64x64x32:box:periodic"
-REPEATS = int(os.environ.get("RANKMAP_BENCH_REPEATS", "5"))
+REPEATS = int(os.environ.get("RANKMAP_BENCH_REPEATS", "7"))
 
 
 def rankmap_exe() -> list[str]:
@@ -62,32 +62,45 @@ def timed_process(cmd: list[str]) -> tuple[float, float, float, float]:
     return wall, usage.ru_maxrss / 1024.0, usage.ru_utime, usage.ru_stime
 
 
-def c_reference(mapping: str) -> tuple[float, float] | None:
-    """Median seconds of the C DOR loop on the same flows, and its total link bytes."""
-    if shutil.which("gcc") is None:
-        return None
-    from rankmap.allocation import whole_machine
-    from rankmap.machines import parse_machine
-    from rankmap.mappers import build_mapping
-    from rankmap.patterns import parse_pattern
+class CLoop:
+    """The C DOR loop (benchmarks/c/route_dor.c, gcc -O2) built once, with the node-level flows
+    of each mapping written once, run again in every round of the benchmark."""
 
-    m = parse_machine(MACHINE)
-    a = whole_machine(m)
-    p = parse_pattern(PATTERN)
-    nodes = build_mapping(mapping, p, m, a).nodes(a)
-    ph = p.phases[0]
-    with tempfile.TemporaryDirectory() as tmp:
-        exe = os.path.join(tmp, "route_dor")
-        subprocess.run(["gcc", "-O2", "-o", exe, os.path.join(HERE, "c", "route_dor.c")], check=True)
-        flows = os.path.join(tmp, "flows.bin")
-        with open(flows, "wb") as fh:
+    def __init__(self, tmp: str):
+        self.tmp = tmp
+        self.exe = os.path.join(tmp, "route_dor")
+        subprocess.run(["gcc", "-O2", "-o", self.exe, os.path.join(HERE, "c", "route_dor.c")],
+                       check=True)
+        self.flows = {}
+        self.dims = ()
+
+    def prepare(self, mapping: str) -> None:
+        """Write the flows of ``mapping`` (the placement's nodes) for the loop."""
+        from rankmap.allocation import whole_machine
+        from rankmap.machines import parse_machine
+        from rankmap.mappers import build_mapping
+        from rankmap.patterns import parse_pattern
+
+        m = parse_machine(MACHINE)
+        a = whole_machine(m)
+        p = parse_pattern(PATTERN)
+        nodes = build_mapping(mapping, p, m, a).nodes(a)
+        ph = p.phases[0]
+        path = os.path.join(self.tmp, f"flows-{mapping}.bin")
+        with open(path, "wb") as fh:
             np.array([ph.n_flows], dtype=np.int64).tofile(fh)
             nodes[ph.src].astype(np.int64).tofile(fh)
             nodes[ph.dst].astype(np.int64).tofile(fh)
             ph.bytes.astype(np.float64).tofile(fh)
-        out = subprocess.run([exe, flows, "3", *map(str, m.dims), str(REPEATS)], check=True,
+        self.flows[mapping] = path
+        self.dims = tuple(m.dims)
+
+    def run(self, mapping: str, repeats: int = 3) -> float:
+        """Median seconds of ``repeats`` loops in one run of the program."""
+        out = subprocess.run([self.exe, self.flows[mapping], str(len(self.dims)),
+                              *map(str, self.dims), str(repeats)], check=True,
                              capture_output=True, text=True).stdout.split()
-    return float(out[0]), float(out[1])
+        return float(out[0])
 
 
 def in_process(mapping: str) -> dict:
@@ -129,22 +142,38 @@ def main() -> int:
                            "TXY"], check=True, capture_output=True)
     cases = [(r, m, "off") for r in ("dor", "adaptive") for m in ("TXYZ", "TZXY")]
     cases += [(r, m, "on") for r in ("dor", "adaptive") for m in ("TXYZ", "TZXY")]
-    for routing, mapping, tm in cases:
-        cmd = cmd0 + ["compare", "-m", MACHINE, "-p", PATTERN, "--mappings", mapping,
-                      "--routing", routing, "--time-model", tm]
-        runs = [timed_process(cmd) for _ in range(REPEATS)]
-        wall = statistics.median(r[0] for r in runs)
-        mem = max(r[1] for r in runs)
-        user = statistics.median(r[2] for r in runs)
-        system = statistics.median(r[3] for r in runs)
+    runs = {case: [] for case in cases}
+    c_runs = {"TXYZ": [], "TZXY": []}
+    with tempfile.TemporaryDirectory() as tmp:
+        c_loop = CLoop(tmp) if shutil.which("gcc") else None
+        if c_loop is not None:
+            for mapping in c_runs:
+                c_loop.prepare(mapping)
+        # rounds: every case once per round, the C loop too, so that the machine's drift
+        # (other tenants, memory given to the process) falls on all of them alike
+        for _ in range(REPEATS):
+            for routing, mapping, tm in cases:
+                cmd = cmd0 + ["compare", "-m", MACHINE, "-p", PATTERN, "--mappings", mapping,
+                              "--routing", routing, "--time-model", tm]
+                runs[(routing, mapping, tm)].append(timed_process(cmd))
+            if c_loop is not None:
+                for mapping in c_runs:
+                    c_runs[mapping].append(c_loop.run(mapping))
+    rows = []
+    for (routing, mapping, tm), rs in runs.items():
+        wall = statistics.median(r[0] for r in rs)
+        mem = max(r[1] for r in rs)
+        user = statistics.median(r[2] for r in rs)
+        system = statistics.median(r[3] for r in rs)
         rows.append((routing, mapping, tm, wall, mem, user, system))
         print(f"rankmap compare {routing:8s} {mapping} time model {tm}: median {wall:.2f} s over "
               f"{REPEATS} runs, peak {mem:.0f} MiB", flush=True)
-    ref = {m: c_reference(m) for m in ("TXYZ", "TZXY")}
+    ref = {m: (statistics.median(ts),) for m, ts in c_runs.items() if ts}
     lines = ["# Core engine benchmark", "",
              f"`{PATTERN}` (131,072 ranks, 26 neighbours, 3.4 M flows of 1 MiB) on `{MACHINE}`.",
              f"Whole `rankmap compare` process with one candidate (start-up included, numba cache warm); "
-             f"median of {REPEATS} runs on this 2-core machine; peak resident memory.", "",
+             f"median of {REPEATS} runs on this 2-core machine, taken in rounds (each case and "
+             f"the C loop once per round); peak resident memory.", "",
              "| routing | mapping | time model | median wall (s) | user CPU (s) | system CPU (s) "
              "| peak memory (MiB) | C DOR loop (s) | ratio to C |",
              "|---|---|---|---|---|---|---|---|---|"]
@@ -166,7 +195,8 @@ def main() -> int:
             ratio = f"{t / c[0]:.1f}x" if c else ""
             lines.append(f"| {mapping} | {key} | {t:.3f} | {ratio} |")
     lines += ["", "The C loop (benchmarks/c/route_dor.c, gcc -O2, single thread) only routes the "
-              "same node-level flows by dimension order; its time excludes reading the flows. "
+              "same node-level flows by dimension order; its time excludes reading the flows "
+              "(the median over the rounds of each run's median of 3 loops). "
               "Targets (issue 11): the default (dor, time model on: the max-min bandwidth sharing "
               "prediction included) within 4x of the C loop; routing alone (time model off) "
               "within 2x; adaptive with the time model within 10x. User and system CPU are medians "
