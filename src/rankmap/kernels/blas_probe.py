@@ -1,12 +1,13 @@
-"""Answer numba's BLAS probe without loading scipy.linalg (0.09 s of every kernel command).
+"""Answer numba's BLAS probe without loading scipy.linalg (0.16 s where nothing else needs it).
 
 numba's first kernel load, from its cache as much as when compiling, imports every one of its
 implementation modules. One of them, ``numba.np.arraymath``, asks once whether ``np.dot`` in
 compiled code may call BLAS: it imports ``scipy.linalg.cython_blas``, and with it all of
 ``scipy.linalg`` and scipy's array-API layer (which copies numpy's namespace, importing
 ``numpy.f2py``, ``numpy.testing`` and ``numpy.ma``). No rankmap kernel calls ``np.dot`` or
-``numpy.linalg``, and nothing else on the default path needs scipy: on the 131,072-rank
-``compare`` of issue 11 the probe was 0.09 of 0.83 s.
+``numpy.linalg``, and nothing else on the default path needs scipy (``scipy.sparse`` loads
+only where a matrix is built): on the 131,072-rank ``compare`` of issue 11, the probe and
+``scipy.sparse`` were 0.09 of 0.83 s, and either alone loads the array-API layer.
 
 :func:`decline_blas_probe` puts a finder at the head of :data:`sys.meta_path` that refuses
 ``scipy.linalg`` to that one probe (``_check_blas`` in ``numba.np.arraymath``, seen on the
