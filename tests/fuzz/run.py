@@ -56,11 +56,12 @@ def warm_up(folder: str) -> list[list[str]]:
 
 
 def _neutral(text: str, folder: str) -> str:
-    """``text`` with the input folder's name (whole, relative to the root as a mutated input
-    may give it, or cut short by a message that bounds a long path) replaced by one
-    placeholder."""
+    """``text`` with the input folder's name (whole, relative to the root or with doubled
+    slashes as a mutated input may give it, or cut short by a message that bounds a long
+    path) replaced by a placeholder."""
     text = text.replace(folder, "{folder}").replace(folder.lstrip(os.sep), "{folder}")
     base = os.path.basename(folder)
+    text = text.replace(base, "{name}")  # the rest: a path spelt otherwise ("/tmp///...")
     for n in range(len(base), 0, -1):  # a prefix of the name, cut by "..."
         text = text.replace(base[:n] + "...", "{cut}...")
     return text
@@ -156,11 +157,12 @@ def main(argv=None) -> int:
                     issues = problems(res, folder)
                     if sampled:
                         try:
-                            # the folder named absolutely or, by a mutated input, relative
-                            # to the working folder ("tmp/rankmap-fuzz-..."): both name the
-                            # twin, so both runs' messages neutralise alike
-                            rel, twin_rel = folder.lstrip(os.sep), twin.lstrip(os.sep)
-                            sub = run_entry_point([a.replace(rel, twin_rel) for a in argv_i],
+                            # the folder named absolutely, relative to the working folder
+                            # ("tmp/rankmap-fuzz-...") or with doubled slashes by a mutated
+                            # input: its unique name names the twin in all of them, so both
+                            # runs write apart and their messages neutralise alike
+                            name, twin_name = os.path.basename(folder), os.path.basename(twin)
+                            sub = run_entry_point([a.replace(name, twin_name) for a in argv_i],
                                                   memory=args.memory, cpu=args.cpu,
                                                   wall=args.wall)
                             issues += [f"rankmap script: {p}" for p in problems(sub, twin)]
