@@ -53,7 +53,8 @@ REFINE_REPEATS = int(os.environ.get("RANKMAP_BENCH_REPEATS_REFINE", "3"))
 COMMANDS = [["--version"], ["compare", "-m", "torus:4x4x4", "-p", "stencil:4x4x4"]]
 REFINE_CASES = [("stencil:16x16x16:box", "torus:8x8x16:cores=4"),
                 ("fft2d:32x32", "torus:8x8x8:cores=2")]
-_LAUNCH = "import sys; from rankmap.cli import main; sys.argv[0] = 'rankmap'; sys.exit(main())"
+#: what the installed ``rankmap`` script runs (its entry point, :func:`rankmap.cli.console`)
+_LAUNCH = "import sys; from rankmap.cli import console; sys.argv[0] = 'rankmap'; console()"
 
 
 def _children_cpu() -> float:
