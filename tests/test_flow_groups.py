@@ -72,6 +72,28 @@ def test_a_sources_groups_in_order_by_insertion_or_merge(per_source):
     assert np.array_equal(g.inverse, inverse)
 
 
+@pytest.mark.parametrize("per_source", [2, INSERTION_MAX, INSERTION_MAX + 1, 300])
+@pytest.mark.parametrize("in_order", [True, False])
+def test_a_sources_destinations_in_order_with_one_size_each(per_source, in_order):
+    """One size per node pair (a stencil's case: each destination one group, found in one
+    pass and put in order by insertion or by a sort), sources in order or not, a second
+    flow to some destinations: numpy's groups."""
+    rng = np.random.default_rng(per_source + 7 * in_order)
+    n_src = 5
+    src = np.repeat(np.arange(n_src), per_source + 3)
+    dst = np.concatenate([np.concatenate([rng.permutation(per_source),
+                                          rng.integers(0, per_source, 3)])
+                          for _ in range(n_src)])
+    size = np.array([8.0, 1.0, 2.5, 4096.0, 3.0])[src]  # one size per source
+    if not in_order:
+        shuffle = rng.permutation(len(src))
+        src, dst, size = src[shuffle], dst[shuffle], size[shuffle]
+    g = flow_groups(src.astype(np.int64), dst.astype(np.int64), size)
+    first, count, inverse = _reference(src, dst, size)
+    assert np.array_equal(g.src, src[first]) and np.array_equal(g.dst, dst[first])
+    assert np.array_equal(g.count, count) and np.array_equal(g.inverse, inverse)
+
+
 def test_groups_of_a_stencil_with_four_ranks_per_node():
     # ranks 0..15 on 4 nodes of 4, ring neighbours: every node pair (i, i+1) carries 1 flow
     # from the last rank of one node to the first of the next, and flows inside nodes

@@ -6,12 +6,14 @@ same share of every link under max-min sharing and arrive at the same time, so r
 time model can work on one representative per group with its multiplicity. The grouping is
 linear in the flows: a counting sort by source node (stable, so flows keep their order inside
 a source; none when they come sorted by source, as rank orders give them), then, per source, a
-marker array over destination nodes (one entry per node, reset by the source's id) finds a
-flow's group in constant time; flows of one pair with different sizes are chained. The groups
-of a source are then ordered by (destination, size) (by insertion when they are few, as a
-stencil's are: no allocation per source), so the groups come out in the order of the sorted
-keys ``(source * n_nodes + destination, size)`` -- the order
-``numpy.unique`` and ``numpy.lexsort`` give -- each represented by its first flow.
+marker array over destination nodes (one entry per node, reset by the source's id) lists the
+source's destinations, which are put in order (by insertion when they are few, as a
+stencil's are: no allocation per source); when every pair has one size, as in a stencil, each
+destination is one group and a second pass gives every flow its group. A pair with several
+sizes sends the source to the general grouping: its flows' groups are chained by size, then
+ordered by (destination, size). Either way the groups come out in the order of the sorted
+keys ``(source * n_nodes + destination, size)`` -- the order ``numpy.unique`` and
+``numpy.lexsort`` give -- each represented by its first flow.
 """
 
 from __future__ import annotations
@@ -117,7 +119,9 @@ def group_flows(src, dst, nbytes, n_nodes):
         start[src[f] + 1] += 1
         if f > 0 and src[f] < src[f - 1]:
             in_order = False
+    widest = 0
     for s in range(n_nodes):
+        widest = max(widest, start[s + 1])
         start[s + 1] += start[s]
     if in_order:
         order = np.empty(0, dtype=np.int64)
@@ -136,34 +140,89 @@ def group_flows(src, dst, nbytes, n_nodes):
     inverse = np.empty(n, dtype=np.int64)
     remap = np.empty(n, dtype=np.int64)
     idx = np.empty(INSERTION_MAX, dtype=np.int64)
+    ends = np.empty(widest, dtype=np.int64)  # one source's destinations
     g = 0
     for s in range(n_nodes):
+        a, b = start[s], start[s + 1]
+        if a == b:
+            continue
         lo = g
-        for i in range(start[s], start[s + 1]):
+        # the source's destinations, in order: one group each when every pair has one size
+        m = 0
+        for i in range(a, b):
+            d = dst[i if in_order else order[i]]
+            if mark[d] != 2 * s:
+                mark[d] = 2 * s
+                ends[m] = d
+                m += 1
+        if m <= INSERTION_MAX:
+            for i in range(1, m):
+                d = ends[i]
+                j = i - 1
+                while j >= 0 and ends[j] > d:
+                    ends[j + 1] = ends[j]
+                    j -= 1
+                ends[j + 1] = d
+        else:
+            ends[:m] = np.sort(ends[:m])
+        for k in range(m):
+            head[ends[k]] = lo + k
+            first[lo + k] = -1
+        one_size = True
+        for i in range(a, b):
             f = i if in_order else order[i]
-            d = dst[f]
-            if mark[d] != s:
-                mark[d] = s
-                head[d] = g
-                g = _open_group(g, f, first, count, chain, inverse)
-                continue
-            t = head[d]
-            while True:
-                if nbytes[first[t]] == nbytes[f]:
-                    count[t] += 1
-                    inverse[f] = t
-                    break
-                if chain[t] < 0:
-                    chain[t] = g
-                    g = _open_group(g, f, first, count, chain, inverse)
-                    break
-                t = chain[t]
-        if g - lo > 1 and _sort_source_groups(lo, g, dst, nbytes, first, count, remap, idx):
-            for i in range(start[s], start[s + 1]):
-                f = i if in_order else order[i]
-                inverse[f] = remap[inverse[f] - lo]
+            t = head[dst[f]]
+            ft = first[t]
+            if ft < 0:
+                first[t] = f
+                count[t] = 1
+            elif nbytes[ft] == nbytes[f]:
+                count[t] += 1
+            else:
+                one_size = False
+                break
+            inverse[f] = t
+        if one_size:
+            g = lo + m
+        else:  # a pair with several sizes: chained groups, ordered by (destination, size)
+            g = _chained_source(a, b, lo, 2 * s + 1, in_order, order, dst, nbytes, mark, head,
+                                first, count, chain, inverse, remap, idx)
     # views: the arrays' untouched tails take no memory (a copy would write 2 x 8 x g bytes)
     return first[:g], count[:g], inverse
+
+
+@njit(cache=True, nogil=True)
+def _chained_source(a, b, lo, tag, in_order, order, dst, nbytes, mark, head, first, count,
+                    chain, inverse, remap, idx):
+    """Group one source's flows ``a..b-1`` (in ``order`` unless ``in_order``) from group
+    ``lo`` on, when a destination takes several sizes: a marker (``tag``) per destination
+    finds its groups, chained by size, which are then ordered by (destination, size).
+    Returns the next group id."""
+    g = lo
+    for i in range(a, b):
+        f = i if in_order else order[i]
+        d = dst[f]
+        if mark[d] != tag:
+            mark[d] = tag
+            head[d] = g
+            g = _open_group(g, f, first, count, chain, inverse)
+            continue
+        t = head[d]
+        while True:
+            if nbytes[first[t]] == nbytes[f]:
+                count[t] += 1
+                inverse[f] = t
+                break
+            if chain[t] < 0:
+                chain[t] = g
+                g = _open_group(g, f, first, count, chain, inverse)
+                break
+            t = chain[t]
+    if g - lo > 1 and _sort_source_groups(lo, g, dst, nbytes, first, count, remap, idx):
+        for i in range(a, b):
+            f = i if in_order else order[i]
+            inverse[f] = remap[inverse[f] - lo]
+    return g
 
 
 @njit(cache=True, nogil=True)
