@@ -110,3 +110,48 @@ def test_unknown_mapping_lists_choices():
     m = parse_machine("torus:4x4")
     with pytest.raises(RankmapError, match="unknown mapping 'TXYQ'.*inorder"):
         build_mapping("TXYQ", parse_pattern("stencil:4"), m, parse_allocation(None, m))
+
+
+def _lexsort_reference(order, machine, allocation):
+    """Cores sorted by the letters' keys in turn, the first letter fastest (numpy.lexsort)."""
+    cpn = allocation.cores_per_node
+    cores = np.arange(allocation.n_cores)
+    coords = machine.coords(allocation.nodes)
+    keys = [cores % cpn if letter == "T"
+            else np.repeat(coords[:, machine.letters.index(letter)], cpn) for letter in order]
+    return cores[np.lexsort(keys)]
+
+
+@given(st.lists(st.integers(1, 5), min_size=1, max_size=3), st.integers(1, 3),
+       st.randoms(use_true_random=False), st.data())
+def test_rank_orders_sort_cores_as_lexsort_does(dims, cores, rnd, data):
+    """Any order of T and the machine's letters, on the whole machine or a scattered
+    allocation in scheduler order: the cores lexsort gives, letter by letter."""
+    from rankmap.mappers.rank_order import rank_order_cores
+
+    m = parse_machine("torus:" + "x".join(map(str, dims)) + f":cores={cores}")
+    nodes = list(range(m.n_nodes))
+    rnd.shuffle(nodes)
+    nodes = nodes[:data.draw(st.integers(1, m.n_nodes))]
+    a = parse_allocation(",".join(map(str, nodes)), m)
+    order = "".join(rnd.sample(["T"] + list(m.letters), m.ndim + 1))
+    assert np.array_equal(rank_order_cores(order, m, a), _lexsort_reference(order, m, a))
+
+
+def test_rank_orders_with_keys_too_wide_for_one_integer_sort_letter_by_letter():
+    """Coordinates whose mixed-radix key would pass 2**62 take the letter-by-letter sort."""
+    from rankmap.mappers.rank_order import rank_order_cores
+
+    class Wide:  # a machine whose coordinates reach 2**40 (no real one does)
+        letters = "XY"
+
+        def coords(self, nodes):
+            nodes = np.asarray(nodes)
+            return np.stack([(nodes * 7919) % 5 * 2 ** 40, nodes % 3 * 2 ** 30], axis=1)
+
+    class Alloc:
+        nodes, cores_per_node, n_cores = np.arange(12), 2, 24
+
+    m, a = Wide(), Alloc()
+    for order in ("TXY", "YXT", "XTY"):
+        assert np.array_equal(rank_order_cores(order, m, a), _lexsort_reference(order, m, a))
