@@ -251,3 +251,18 @@ def test_a_system_exit_inside_main_keeps_its_status():
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                           timeout=60)
     assert proc.returncode == 5
+
+
+@pytest.mark.parametrize("argv", [["compare", "-m", "torus:4x4", "-p", "stencil:4x4",
+                                   "--mappings", "TXY"], ["--version"]])
+def test_a_closed_stdout_drops_the_output_without_a_traceback(argv):
+    """``rankmap ... >&-``: Python gives no stdout; the output is dropped as print drops it,
+    and the command succeeds instead of failing on a question to the stream."""
+    import os
+
+    proc = subprocess.run([sys.executable, "-c", "import sys; from rankmap.cli import console;"
+                           " sys.argv[0] = 'rankmap'; console()", *argv],
+                          stderr=subprocess.PIPE, text=True, timeout=300,
+                          preexec_fn=lambda: os.close(1))
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr

@@ -169,6 +169,11 @@ def main(argv: list[str] | None = None, *, freeze_loaded: bool = False) -> int:
         from ..io.atomic import install_signal_cleanup
 
         install_signal_cleanup()
+        # a stream the caller closed (`rankmap ... >&-`) is None in Python: its output is
+        # dropped, as print drops it, instead of failing where a command asks it a question
+        for name in ("stdout", "stderr"):
+            if getattr(sys, name) is None:
+                setattr(sys, name, open(os.devnull, "w"))
         # a path given as non-UTF-8 bytes (kept by Python as surrogates) is echoed escaped,
         # as stderr already does, instead of failing the print after the work is done
         if hasattr(sys.stdout, "reconfigure"):
