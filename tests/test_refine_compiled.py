@@ -67,6 +67,17 @@ def _random_grid_state(spec, pat, seed, spare=0):
     return machine, allocation, pattern, wsym, rng, _GridState(st, pattern, wsym)
 
 
+def _scattered_problem(spec, pat, seed):
+    """Machine, whole allocation, pattern (one rank per core by default), symmetric bytes and
+    a random start placement (seeded) of one test problem."""
+    machine = parse_machine(spec)
+    allocation = whole_machine(machine)
+    pattern = parse_pattern(pat, default_ranks=allocation.n_cores)
+    wsym = _symmetric_bytes(pattern)
+    start = np.random.default_rng(seed).permutation(allocation.n_cores)[:pattern.n_ranks]
+    return machine, allocation, pattern, wsym, start
+
+
 def _random_proposals(seed, n, allocation, wsym, count):
     """``count`` proposals (arguments of ``propose``): a random rank onto a random core."""
     rng = np.random.default_rng(seed)
@@ -138,12 +149,8 @@ def test_compiled_adaptive_loads_are_the_python_loads_bit_for_bit(spec, pat):
     from rankmap.mappers.exact_grid import hop_geometry
     from rankmap.mappers.refine import _GridState, _State
 
-    machine = parse_machine(spec)
-    allocation = whole_machine(machine)
-    pattern = parse_pattern(pat, default_ranks=allocation.n_cores)
+    machine, allocation, pattern, wsym, start = _scattered_problem(spec, pat, 4)
     n = pattern.n_ranks
-    wsym = _symmetric_bytes(pattern)
-    start = np.random.default_rng(4).permutation(allocation.n_cores)[:n]
     py = _State(pattern, machine, allocation, "adaptive", start.copy())
     comp = _GridState(_State(pattern, machine, allocation, "adaptive", start.copy()), pattern,
                       wsym)
@@ -324,12 +331,8 @@ def test_the_witness_link_only_speeds_refusals_up(spec, pat):
     stays a link at the busiest value through kept moves."""
     from rankmap.mappers.refine import _GridState, _State
 
-    machine = parse_machine(spec)
-    allocation = whole_machine(machine)
-    pattern = parse_pattern(pat, default_ranks=allocation.n_cores)
+    machine, allocation, pattern, wsym, start = _scattered_problem(spec, pat, 2)
     n = pattern.n_ranks
-    wsym = _symmetric_bytes(pattern)
-    start = np.random.default_rng(2).permutation(allocation.n_cores)[:n]
     fast = _GridState(_State(pattern, machine, allocation, None, start.copy()), pattern, wsym)
     slow = _GridState(_State(pattern, machine, allocation, None, start.copy()), pattern, wsym)
     idle = np.flatnonzero(slow.loads[0] == 0)

@@ -25,8 +25,9 @@ from ..machines.torus import Torus
 from ..routing.fattree import DmodK
 from ..routing.torus import DOR, Adaptive
 
-__all__ = ["grid_steps_apply", "adaptive_steps_apply", "largest_template", "grid_hops_apply", "tree_steps_apply", "hop_geometry",
-           "link_slots", "whole_sums_exact", "longest_route", "EXACT_LIMIT"]
+__all__ = ["grid_steps_apply", "adaptive_steps_apply", "largest_template", "grid_hops_apply",
+           "tree_steps_apply", "hop_geometry", "link_slots", "whole_sums_exact",
+           "longest_route", "EXACT_LIMIT"]
 
 #: float64 represents every whole number below this exactly
 EXACT_LIMIT = float(2 ** 53)
@@ -49,8 +50,7 @@ def grid_steps_apply(router, machine) -> bool:
         True for :class:`~rankmap.routing.torus.DOR` on a
         :class:`~rankmap.machines.torus.Torus` with links and no ``hop_links``.
     """
-    return (type(router) is DOR and grid_hops_apply(machine) and machine.n_links > 0
-            and machine.hop_links is None)
+    return type(router) is DOR and _every_link_a_hop(machine)
 
 
 def adaptive_steps_apply(router, machine) -> bool:
@@ -69,9 +69,13 @@ def adaptive_steps_apply(router, machine) -> bool:
         True for :class:`~rankmap.routing.torus.Adaptive` on such a
         :class:`~rankmap.machines.torus.Torus`.
     """
-    return (type(router) is Adaptive and grid_hops_apply(machine) and machine.n_links > 0
-            and machine.hop_links is None
+    return (type(router) is Adaptive and _every_link_a_hop(machine)
             and int(np.prod(2 * np.asarray(machine.dims, dtype=np.int64))) <= MAX_TEMPLATE_CODES)
+
+
+def _every_link_a_hop(machine) -> bool:
+    """A torus or mesh with links, every one of them counted as a hop (no ``hop_links``)."""
+    return grid_hops_apply(machine) and machine.n_links > 0 and machine.hop_links is None
 
 
 def largest_template(machine) -> float:
