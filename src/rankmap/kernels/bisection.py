@@ -16,15 +16,15 @@ additions cannot change the pick.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from .fattree import ktree_hop
+from .jit import kernel
 from .torus import node_hop_distance
 
 __all__ = ["place_leaf_grid", "bisect_prep", "cut_cost", "bisect_finish", "bisect_small_domains"]
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def place_leaf_grid(indptr, indices, data, verts, nodes, in_dom, centre_of, perms, dims,
                     strides, wrap):
     """Order of ``nodes`` for ``verts`` minimising internal plus external hop-bytes.
@@ -97,7 +97,7 @@ def place_leaf_grid(indptr, indices, data, verts, nodes, in_dom, centre_of, perm
     return perms[best].copy()
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def bisect_prep(indptr, indices, data, verts, in_dom, centre_of, local_of, c0, c1, dims,
                 strides, wrap):
     """The cut problem of one domain: pulls towards each half and the domain's subgraph.
@@ -171,7 +171,7 @@ def bisect_prep(indptr, indices, data, verts, in_dom, centre_of, local_of, c0, c
     return ext0, ext1, sub_indptr, sub_indices[:m].copy(), sub_data[:m].copy(), d01
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def cut_cost(side0, sub_indptr, sub_indices, sub_data, ext0, ext1, d01):
     """Cost of a two-way cut: hops between the halves x bytes across, plus each vertex's
     pull towards the half it is not in (rankmap.mappers.network_bisection's ``_Cut.cost``).
@@ -206,7 +206,7 @@ def cut_cost(side0, sub_indptr, sub_indices, sub_data, ext0, ext1, d01):
     return d01 * cut + (e0 + e1)
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _gains(side0, sub_indptr, sub_indices, sub_data, ext0, ext1, d01):
     """Cost drop of moving each vertex alone to the other side."""
     n = side0.shape[0]
@@ -222,7 +222,7 @@ def _gains(side0, sub_indptr, sub_indices, sub_data, ext0, ext1, d01):
     return out
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _weight(sub_indptr, sub_indices, sub_data, a, b):
     """Bytes between local vertices a and b (0 when not linked)."""
     w = 0.0
@@ -232,7 +232,7 @@ def _weight(sub_indptr, sub_indices, sub_data, a, b):
     return w
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def bisect_finish(side0, n0, sub_indptr, sub_indices, sub_data, ext0, ext1, d01, passes):
     """Make half 0 exactly ``n0`` vertices (best-gain vertices cross), then pairwise swaps
     across the cut, best gains first, while the cost drops (rankmap.mappers.
@@ -304,7 +304,7 @@ def bisect_finish(side0, n0, sub_indptr, sub_indices, sub_data, ext0, ext1, d01,
     return side0
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _split_rows(geo, rows):
     """``rows`` sorted along their longest axis (first widest), ties by coordinate 0, 1, ...,
     then by position (``network_bisection._split_nodes``' lexsort); the first half holds
@@ -333,7 +333,7 @@ def _split_rows(geo, rows):
     return out
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _row_after(geo, a, b, axis):
     """Whether row ``a`` sorts strictly after row ``b`` (longest axis, then 0, 1, ...)."""
     if geo[a, axis] != geo[b, axis]:
@@ -344,7 +344,7 @@ def _row_after(geo, a, b, axis):
     return False
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _centre_row(geo, rows):
     """The row of ``rows`` nearest the centroid (the first on ties;
     ``network_bisection._centre_nodes``' sums for fewer than 8 axes)."""
@@ -369,7 +369,7 @@ def _centre_row(geo, rows):
     return best
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def bisect_small_domains(verts, rows, ptr, geo, node_of_row, positions, indptr, indices, data,
                          local_of, place, centre_of, in_dom, perm_flat, perm_off, leaf_domain,
                          swap_passes, max_level_domains, leaf_sweeps, max_leaf_placements, dims,

@@ -25,14 +25,14 @@ alternative paths of the same key appears once, with the fractions added).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from .jit import kernel
 from .link_sums import part_flush
 
 __all__ = ["stage_rows", "gather_rows", "minimal_link_sums", "min_router_hops"]
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _add(link, w, scratch, touched, nt):
     """Add weight ``w`` to ``link`` in the scratch row; return the new touched count."""
     if scratch[link] == 0.0:
@@ -42,7 +42,7 @@ def _add(link, w, scratch, touched, nt):
     return nt
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _intra(u, v, w, R, C, row0, col0, scratch, touched, nt):
     """Minimal path between routers u and v of one group, weight w (split on two orders)."""
     if u == v:
@@ -69,14 +69,14 @@ def _intra(u, v, w, R, C, row0, col0, scratch, touched, nt):
     return nt
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _gidx(g1, g2, l, G, L):
     """Index (among global links) of parallel link l from group g1 to group g2."""
     j = (g2 - g1 - 1) % G
     return (g1 * (G - 1) + j) * L + l
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _room(ids, vals, pos, more):
     """``ids`` and ``vals`` (their first ``pos`` entries kept), grown by doubling when
     ``more`` entries do not fit after them."""
@@ -90,7 +90,7 @@ def _room(ids, vals, pos, more):
     return grown_i, grown_v
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _flush(k, scratch, touched, nt, rows_k, out_l, out_w, pos):
     """Move the scratch row into the output arrays and clear it (dropping cancelled links:
     a real share is at least 1/(2*G*L*L), far above the rounding left by a subtraction)."""
@@ -106,7 +106,7 @@ def _flush(k, scratch, touched, nt, rows_k, out_l, out_w, pos):
     return pos
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _spread(u, own, src_side, G, R, C, L, row0, col0, g_src, g_dst, tot, tt, ntt):
     """Into ``tot``: the Valiant share (1/((G-2)L) per global link) of the intra-group paths
     between router u and every global link of u's group towards (``src_side``) or from every
@@ -125,7 +125,7 @@ def _spread(u, own, src_side, G, R, C, L, row0, col0, g_src, g_dst, tot, tt, ntt
     return ntt
 
 
-@njit(cache=True)
+@kernel
 def stage_rows(stage, valiant, a, b, G, R, C, L, row0, col0, glob0, g_src, g_dst, n_links):
     """Links and fractions of every key (a[k], b[k]) of one stage.
 
@@ -249,7 +249,7 @@ def stage_rows(stage, valiant, a, b, G, R, C, L, row0, col0, glob0, g_src, g_dst
     return indptr, out_l[:pos].copy(), out_w[:pos].copy()
 
 
-@njit(cache=True)
+@kernel
 def min_router_hops(us, vs, G, R, C, L, g_src, g_dst):
     """Links on a shortest router path between routers us[i] and vs[i] (row/col/global).
 
@@ -291,7 +291,7 @@ def min_router_hops(us, vs, G, R, C, L, g_src, g_dst):
     return out
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def gather_rows(flows, key, key_start, key_end, key_links, key_frac, fill, out_links,
                 out_frac):
     """Append one stage's key rows to the rows of the flows that have them.
@@ -326,7 +326,7 @@ def gather_rows(flows, key, key_start, key_end, key_links, key_frac, fill, out_l
         fill[f] = p
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _emit(scratch, touched, nt, w, acc, seen, links, na, hops, n):
     """Add the scratch row (links in touched order, times ``w``) to the part's sums ``acc``,
     dropping cancelled links as :func:`_flush` does, and clear it; returns the part's
@@ -347,7 +347,7 @@ def _emit(scratch, touched, nt, w, acc, seen, links, na, hops, n):
     return na, hops, n
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _end_link(lk, w, acc, seen, links, na):
     """Add ``w`` (a whole flow on an injection or ejection link) to the part's sums."""
     if not seen[lk]:
@@ -358,7 +358,7 @@ def _end_link(lk, w, acc, seen, links, na):
     return na
 
 
-@njit(cache=True)
+@kernel
 def minimal_link_sums(src, dst, weight, part, N, n_nodes, G, R, C, L, row0, col0, glob0,
                       g_src, g_dst, n_links):
     """Signed flow weights summed per (part, link) along minimal dragonfly routes.

@@ -14,13 +14,14 @@ with ``H = k^n`` hosts and ``S = k^(n-1)`` switches per level.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from .jit import kernel
 
 __all__ = ["ktree_rows", "ktree_accumulate", "ktree_entry_counts", "ktree_crosses",
            "ktree_hop", "ktree_hops", "dmodk_walk", "dmodk_takes", "dmodk_ends", "tree_rows"]
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _nca_level(s, d, k):
     """Level of the nearest common ancestor switch of hosts s != d."""
     m = 1
@@ -31,7 +32,7 @@ def _nca_level(s, d, k):
     return m
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def dmodk_walk(s, d, k, n, out):
     """Write the link ids of the d-mod-k route from host s to host d into ``out`` (host up,
     host down, then an up and a down link per level below the common switch, the order of
@@ -75,7 +76,7 @@ def dmodk_walk(s, d, k, n, out):
     return pos
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def dmodk_takes(s, d, link, k, n):
     """Whether the d-mod-k route from host s to host d takes ``link`` (the links of
     :func:`dmodk_walk`, tested as they are found: nothing is written).
@@ -162,7 +163,7 @@ def dmodk_ends(link: int, k: int, n: int) -> tuple[str, np.ndarray]:
     return ("src", below) if len(below) <= len(picked) else ("dst", picked)
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _ktree_flow(s, d, k, n, ecmp, links, frac, pos):
     """Write the route of one flow s != d at ``pos``; return the new position."""
     if not ecmp:
@@ -198,7 +199,7 @@ def _ktree_flow(s, d, k, n, ecmp, links, frac, pos):
     return pos
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _ktree_entries(s, d, k, ecmp):
     if s == d:
         return 0
@@ -213,7 +214,7 @@ def _ktree_entries(s, d, k, ecmp):
     return total
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _ktree_max_entries(k, n):
     """The most entries a route has on a k-ary n-tree (an ECMP route through the top)."""
     cap = 2
@@ -224,7 +225,7 @@ def _ktree_max_entries(k, n):
     return cap
 
 
-@njit(cache=True)
+@kernel
 def ktree_rows(src, dst, k, n, ecmp):
     """CSR rows (indptr, links, fractions) of the routes of flows src[f] -> dst[f].
 
@@ -264,7 +265,7 @@ def ktree_rows(src, dst, k, n, ecmp):
     return indptr, links, frac
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def ktree_hop(a, b, k):
     """Links between hosts ``a`` and ``b``: 2m, m the level of their nearest common ancestor
     switch (0 for the same host).
@@ -286,7 +287,7 @@ def ktree_hop(a, b, k):
     return 2 * _nca_level(a, b, k)
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def ktree_hops(a, b, k):
     """Hop distance 2m of every pair of hosts (m: the level of their nearest common ancestor
     switch; 0 for the same host).
@@ -309,7 +310,7 @@ def ktree_hops(a, b, k):
     return out
 
 
-@njit(cache=True)
+@kernel
 def ktree_entry_counts(src, dst, k, ecmp):
     """Route entries (links listed, a split route's every share counted) of every flow.
 
@@ -333,7 +334,7 @@ def ktree_entry_counts(src, dst, k, ecmp):
     return out
 
 
-@njit(cache=True)
+@kernel
 def ktree_crosses(src, dst, k, n, ecmp, link):
     """Whether each flow's route (:func:`ktree_rows`) puts bytes on ``link``.
 
@@ -370,7 +371,7 @@ def ktree_crosses(src, dst, k, n, ecmp, link):
     return out
 
 
-@njit(cache=True)
+@kernel
 def ktree_accumulate(src, dst, nbytes, counts, k, n, ecmp, link_bytes, link_streams, hops):
     """Add the flows' bytes and stream counts into per-link arrays; hops per flow (links).
 
@@ -416,7 +417,7 @@ def ktree_accumulate(src, dst, nbytes, counts, k, n, ecmp, link_bytes, link_stre
         hops[f] = h
 
 
-@njit(cache=True)
+@kernel
 def tree_rows(src, dst, parent, depth, up_link, down_link):
     """CSR rows of flows on a tree: up from src to the lowest common ancestor, down to dst.
 

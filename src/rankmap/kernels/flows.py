@@ -19,7 +19,8 @@ keys ``(source * n_nodes + destination, size)`` -- the order ``numpy.unique`` an
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from .jit import kernel
 
 __all__ = ["group_flows", "group_max", "end_flow_csr", "INSERTION_MAX"]
 
@@ -29,7 +30,7 @@ __all__ = ["group_flows", "group_max", "end_flow_csr", "INSERTION_MAX"]
 INSERTION_MAX = 32
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _sort_source_groups(lo, hi, dst, nbytes, first, count, remap, idx):
     """Order the groups lo..hi-1 (one source's) by (destination, size) in place, stably;
     remap[g - lo] gets each old group's new index (``idx`` is scratch of at least hi - lo).
@@ -79,7 +80,7 @@ def _sort_source_groups(lo, hi, dst, nbytes, first, count, remap, idx):
     return True
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _open_group(g, f, first, count, chain, inverse):
     """Start group g with flow f (no other size of its pair yet); return the next group id."""
     first[g] = f
@@ -89,7 +90,7 @@ def _open_group(g, f, first, count, chain, inverse):
     return g + 1
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def group_flows(src, dst, nbytes, n_nodes):
     """Groups of identical flows (same source node, destination node and size).
 
@@ -191,7 +192,7 @@ def group_flows(src, dst, nbytes, n_nodes):
     return first[:g], count[:g], inverse
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _chained_source(a, b, lo, tag, in_order, order, dst, nbytes, mark, head, first, count,
                     chain, inverse, remap, idx):
     """Group one source's flows ``a..b-1`` (in ``order`` unless ``in_order``) from group
@@ -225,7 +226,7 @@ def _chained_source(a, b, lo, tag, in_order, order, dst, nbytes, mark, head, fir
     return g
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def end_flow_csr(src, dst, n_ends):
     """The flows touching each end (rank or unit), as a CSR: a counting sort of the ends.
 
@@ -267,7 +268,7 @@ def end_flow_csr(src, dst, n_ends):
     return indptr, flows
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def group_max(inverse, values, n_groups):
     """The largest of ``values`` over the flows of every group.
 

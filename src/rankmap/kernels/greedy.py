@@ -18,21 +18,21 @@ first over the allocation's links), or every free node when none of them is free
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from .hops import position_hop
+from .jit import kernel
 from .torus import position_coords
 
 __all__ = ["greedy_walk_grid"]
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _free_core(lo, hi, k, core):
     """The free core of position k nearest to ``core`` in number (seed 003's choice)."""
     return hi[k] if hi[k] < core else lo[k]
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _ball(k, radius, nb_ptr, nbrs, seen, out):
     """Positions within ``radius`` links of position k (k included) into ``out``; returns
     their count. ``seen`` is all False on entry and left so."""
@@ -56,7 +56,7 @@ def _ball(k, radius, nb_ptr, nbrs, seen, out):
     return n
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def greedy_walk_grid(ranks, ref_pos, start, cpn, nodes, dims, strides, wrap, nb_ptr, nbrs,
                      p_ptr, p_nbr, p_w, use_partners, tie_window):
     """The greedy walk's allocation core of every walk position.

@@ -11,14 +11,14 @@ gets code with one path and no branch at run time.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from .jit import kernel
 from .torus import coords_hop
 
 __all__ = ["position_hop", "tree_geometry"]
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def position_hop(pcoords, p, q, dims, wrap):
     """Links between the nodes of allocation positions ``p`` and ``q``.
 

@@ -10,12 +10,13 @@ adds them -- so the sums are the same, bit for bit, as the array-at-a-time versi
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from .jit import kernel
 
 __all__ = ["row_link_sums", "part_flush"]
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def part_flush(p, n_links, touched, na, acc, seen, keys, sums, pos):
     """Write the part's sums as sorted keys ``p * n_links + link`` from ``pos`` and clear
     them for the next part.
@@ -55,7 +56,7 @@ def part_flush(p, n_links, touched, na, acc, seen, keys, sums, pos):
     return pos
 
 
-@njit(cache=True)
+@kernel
 def row_link_sums(indptr, links, frac, weight, part, n_links, hop, use_hop):
     """Signed weights of flows summed along their rows, per part and link.
 

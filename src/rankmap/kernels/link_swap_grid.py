@@ -22,17 +22,17 @@ grid's code is the same.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from .fattree import dmodk_takes
 from .hops import position_hop
+from .jit import kernel
 from .refine_grid import swap_step
 from .torus import dor_takes_slot, side_gain_coords
 
 __all__ = ["attack_link_grid", "flows_over_slot"]
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _targets(mover, partner, pos_of, slots, nb_ptr, nb_pos):
     """Positions ``mover`` may take: every slot of its partner's node, of the nodes linked to
     it and of the nodes linked to its own node, not its own node, in increasing order."""
@@ -61,7 +61,7 @@ def _targets(mover, partner, pos_of, slots, nb_ptr, nb_pos):
     return out[:m]
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def flows_over_slot(end_nodes, by_src, n_nodes, at, alloc_nodes, rf_indptr, rf_fl, src, dst,
                     nbytes, hops, most, slot, dims, strides, wrap):
     """The flows whose dimension-order walk (a tree's d-mod-k route) takes a link, most
@@ -145,7 +145,7 @@ def flows_over_slot(end_nodes, by_src, n_nodes, at, alloc_nodes, rf_indptr, rf_f
     return hit[np.argsort(key, kind="mergesort")[:most]]
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _tree_side_gains(indptr, indices, data, units, other, at_from, at_to, at_of_unit, coords,
                      dims, wrap):
     """:func:`rankmap.kernels.torus.side_gain_coords`'s sums on a k-ary n-tree: per
@@ -171,7 +171,7 @@ def _tree_side_gains(indptr, indices, data, units, other, at_from, at_to, at_of_
     return out
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def attack_link_grid(cross, src, dst, rng, slot, exact_tries, tried, max_proposals,
                      w_indptr, w_indices, w_data, nb_ptr, nb_pos, coords, pos_of, unit_at, slots,
                      alloc_nodes, f_src, f_dst, f_bytes, f_off, rf_indptr, rf_fl, rf_off,

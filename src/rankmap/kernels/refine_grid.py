@@ -58,10 +58,10 @@ State arrays (all updated in place):
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from .fattree import dmodk_takes, dmodk_walk
 from .hops import position_hop
+from .jit import kernel
 from .template_store import stored_entries, stored_template
 from .torus import adaptive_takes_slot, dor_takes_slot, dor_walk, placed_slot
 
@@ -92,7 +92,7 @@ COUNT_PACE_MARGIN = 2.0
 _hop = position_hop
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _walk(s, t, dims, strides, wrap, out):
     """The links of the route from node s to node t written into ``out``, their number:
     dense slots of the dimension-order walk on a torus or mesh (``wrap`` bool), link ids of
@@ -102,14 +102,14 @@ def _walk(s, t, dims, strides, wrap, out):
     return dmodk_walk(s, t, dims[0], dims.shape[0], out)
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _tree_takes(s, t, slot, dims):
     """Whether the d-mod-k route from host s to host t takes link ``slot`` (``dims``: the
     tree's arity per level)."""
     return dmodk_takes(s, t, slot, dims[0], dims.shape[0])
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def best_target(mover, tpos, cores, rank_of_core, cpn, w_indptr, w_indices, w_data, w_hb,
                 pcoords, dims, wrap):
     """The core on the positions ``tpos`` whose move (a swap with its rank, if any) saves
@@ -184,7 +184,7 @@ def best_target(mover, tpos, cores, rank_of_core, cpn, w_indptr, w_indices, w_da
     return -1
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def rank_hop_bytes(cores, cpn, w_indptr, w_indices, w_data, pcoords, dims, wrap):
     """Every rank's hop-bytes: its bytes with each partner (both directions, all phases)
     times the hops between their nodes.
@@ -217,7 +217,7 @@ def rank_hop_bytes(cores, cpn, w_indptr, w_indices, w_data, pcoords, dims, wrap)
     return out
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _one_rank_hop_bytes(r, cores, cpn, w_indptr, w_indices, w_data, pcoords, dims, wrap):
     """Rank ``r``'s hop-bytes under ``cores`` (:func:`rank_hop_bytes`)."""
     pr = cores[r] // cpn
@@ -227,7 +227,7 @@ def _one_rank_hop_bytes(r, cores, cpn, w_indptr, w_indices, w_data, pcoords, dim
     return s
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def moved_hop_bytes(ranks, old_pos, cores, cpn, w_indptr, w_indices, w_data, w_hb, pcoords,
                     dims, wrap):
     """After a kept move (``cores`` updated): each partner of a moved rank that did not move
@@ -264,7 +264,7 @@ def moved_hop_bytes(ranks, old_pos, cores, cpn, w_indptr, w_indices, w_data, w_h
                                              w_data, pcoords, dims, wrap)
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def flow_weights(cores, cpn, src, dst, nbytes, pcoords, dims, wrap):
     """Draw weight of every flow, bytes x hops under the placement, and their total.
 
@@ -302,7 +302,7 @@ def flow_weights(cores, cpn, src, dst, nbytes, pcoords, dims, wrap):
     return weight, total
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def draw_table(weight, total):
     """The cumulative draw table of :func:`rankmap.mappers.refine.refine_search`: the
     weights divided by their total, summed in flow order, divided by the last sum (numpy's
@@ -327,7 +327,7 @@ def draw_table(weight, total):
     return cdf
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def cumulative_weights(weight, total, out):
     """The first pass of :func:`draw_table`: the weights divided by their total, summed in
     flow order, into ``out`` (not yet divided by the last sum).
@@ -353,7 +353,7 @@ def cumulative_weights(weight, total, out):
     return out[weight.shape[0] - 1]
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def draw_from_sums(sums, last, r):
     """``numpy.searchsorted(draw_table, r, side="right")`` from the running sums of
     :func:`cumulative_weights`, dividing only the entries the binary search looks at: the
@@ -384,14 +384,14 @@ def draw_from_sums(sums, last, r):
     return lo
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _at_top_change(cur, delta, value):
     """How the count of links at ``value`` changes (-1, 0 or +1) when a link carrying
     ``cur`` bytes gets ``delta`` more."""
     return (1 if cur + delta >= value else 0) - (1 if cur >= value else 0)
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _hot_count(i, loads, members, n_members, top, scal):
     """Links of phase ``i`` at the busiest value (over all phases), within tolerance; adds
     the phase's loaded links looked at to the work (rankmap.mappers.refine's ``_hot``)."""
@@ -408,7 +408,7 @@ def _hot_count(i, loads, members, n_members, top, scal):
     return c
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def count_at_max(loads, members, n_members, top, scal):
     """Links (over all phases) at the busiest value, within tolerance, counting the loaded
     links looked at as work.
@@ -435,7 +435,7 @@ def count_at_max(loads, members, n_members, top, scal):
     return c
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _top_after(i, links, delta, lo, hi, loads, members, n_members, top, n_top):
     """Busiest link bytes of phase ``i`` after adding ``delta[lo:hi]`` on ``links[lo:hi]``:
     from the changed links, unless one of them is a busiest link now and no other link is
@@ -470,7 +470,7 @@ def _top_after(i, links, delta, lo, hi, loads, members, n_members, top, n_top):
     return out
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def count_at_top(i, loads, members, n_members, top, n_links):
     """Links of phase ``i`` whose bytes equal its busiest value ``top[i]`` (every link when
     the phase carries nothing).
@@ -503,7 +503,7 @@ def count_at_top(i, loads, members, n_members, top, n_links):
     return c
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _compact(i, loads, members, n_members, in_set, busy_len, added_len):
     """Drop the links of phase ``i`` that carry nothing from its set; restart the count of
     links added since."""
@@ -520,7 +520,7 @@ def _compact(i, loads, members, n_members, in_set, busy_len, added_len):
     added_len[i] = 0
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _move_sums(src, dst, wgt, part, n_live, scratch, mark, dims, strides, wrap, link_of_slot,
                tpl):
     """Per part (phase), the links on any entry's route and the signed weights summed on each,
@@ -589,14 +589,14 @@ def _move_sums(src, dst, wgt, part, n_live, scratch, mark, dims, strides, wrap, 
     return links[:m], sums[:m], hops, entries, cut
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _template(s, t, dims, strides, wrap, tpl):
     """:func:`rankmap.kernels.template_store.stored_template` from the store ``tpl``."""
     return stored_template(s, t, dims, strides, wrap, tpl[0], tpl[1], tpl[2], tpl[3], tpl[4],
                            tpl[5], tpl[6])
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def flow_route_entries(cores, cpn, alloc_nodes, f_src, f_dst, dims, strides, wrap, store):
     """Every flow's route entries under minimal adaptive routing: its template's links (the
     templates are kept in ``store`` as they are met).
@@ -626,7 +626,7 @@ def flow_route_entries(cores, cpn, alloc_nodes, f_src, f_dst, dims, strides, wra
     return out
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _route_entries(s, t, dims, strides, wrap, tpl):
     """Route entries of the flow from node s to node t: its template's, from the store
     ``tpl`` (its first seven arrays; the template is kept there)."""
@@ -634,7 +634,7 @@ def _route_entries(s, t, dims, strides, wrap, tpl):
                           tpl[5], tpl[6])
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _new_core(r, ranks, new_cores, cores):
     """The core rank ``r`` has after the move."""
     for q in range(ranks.shape[0]):
@@ -643,7 +643,7 @@ def _new_core(r, ranks, new_cores, cores):
     return cores[r]
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _refused_by_witness(n_moved, flows, start, ranks, new_cores, cores, cpn, alloc_nodes,
                         f_src, f_dst, f_bytes, f_off, pcoords, loads, scal, dims, strides, wrap,
                         wit, tpl):
@@ -710,7 +710,7 @@ def _refused_by_witness(n_moved, flows, start, ranks, new_cores, cores, cpn, all
     return True
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _keep_witness(loads, members, n_members, top, scal, slot_of_link, wit):
     """After a kept move: when the witness link is no longer at the busiest value, take the
     first link at it (phases in order, each phase's loaded links); no work is counted."""
@@ -730,7 +730,7 @@ def _keep_witness(loads, members, n_members, top, scal, slot_of_link, wit):
                 return
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _try_move(ranks, new_cores, cores, rank_of_core, alloc_nodes, cpn, pcoords, f_src, f_dst,
               f_bytes, f_off, rf_indptr, rf_fl, rf_off, loads, members, n_members, in_set, busy_len,
               added_len, top, n_top, phase_hb, weight, scal, scratch, mark, n_links, dims, strides,
@@ -905,7 +905,7 @@ def _try_move(ranks, new_cores, cores, rank_of_core, alloc_nodes, cpn, pcoords, 
     return True
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def refine_step(a, ppos, opts, c, cores, rank_of_core, alloc_nodes, cpn, w_indptr, w_indices,
                 w_data, w_hb, pcoords, f_src, f_dst, f_bytes, f_off, rf_indptr, rf_fl, rf_off,
                 loads, members, n_members, in_set, busy_len, added_len, top, n_top, phase_hb,
@@ -1016,7 +1016,7 @@ phase_hb, weight, scal : ndarray
 LEFT, PROPOSALS, ACCEPTED, WINDOWS, REFUSED, STALE = 0, 1, 2, 3, 4, 5
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _small_gain(before, scal, min_gain, windows_left):
     """True when no figure of ``before`` (busiest link, links at it, hop-bytes) dropped by
     ``min_gain`` (relative) in the state now. Fewer links at an unchanged busiest value count
@@ -1033,7 +1033,7 @@ def _small_gain(before, scal, min_gain, windows_left):
     return True
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def window_stop(counters, window_start, behind, window, min_gain, scal):
     """Whether a refinement search ends after the window it has just completed, and why
     (both loops of :func:`rankmap.mappers.refine.refine_search` call it): when no figure
@@ -1084,7 +1084,7 @@ def window_stop(counters, window_start, behind, window, min_gain, scal):
     return GO_ON
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def refine_batch(rng, sums, last, batch, src, dst, nb_ptr, nb_pos, counters, window_start,
                  behind, window, min_gain, max_work, reweight_ratio, built, cores, rank_of_core,
                  alloc_nodes, cpn, w_indptr, w_indices, w_data, w_hb, pcoords, f_src, f_dst,
@@ -1191,7 +1191,7 @@ wrap, link_of_slot, slot_of_link, wit, tpl
     return GO_ON
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def refine_batches(rng, batch, max_refused, src, dst, nb_ptr, nb_pos, counters, window_start,
                    behind, window, min_gain, max_work, reweight_ratio, cores, rank_of_core,
                    alloc_nodes, cpn, w_indptr, w_indices, w_data, w_hb, pcoords, f_src,
@@ -1260,7 +1260,7 @@ wrap, link_of_slot, slot_of_link, wit, tpl
     return STOP_BUDGET
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _swapped(x, pos, u, v, p, q):
     """Position of unit x (now at ``pos``) once u goes to p and v (if any) to u's place q."""
     if x == u:
@@ -1270,7 +1270,7 @@ def _swapped(x, pos, u, v, p, q):
     return pos
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _count_at(loads, i, value):
     """Links of phase ``i`` carrying at least ``value`` bytes (every link of the row)."""
     c = 0
@@ -1280,7 +1280,7 @@ def _count_at(loads, i, value):
     return c
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def swap_step(u, p, pos_of, unit_at, slots, alloc_nodes, f_src, f_dst, f_bytes, f_off,
               rf_indptr, rf_fl, rf_off, loads, top, n_top, scal, scratch, mark, dims, strides,
               wrap, link_of_slot):

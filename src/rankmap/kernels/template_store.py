@@ -23,8 +23,8 @@ that routes otherwise passes None instead of a store.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from .jit import kernel
 from .template_cache import TEMPLATE_CACHE_ENTRIES
 from .torus import adaptive_code, adaptive_template
 
@@ -69,7 +69,7 @@ def template_store(dims, strides, max_entries: int = TEMPLATE_CACHE_ENTRIES) -> 
             np.empty(cap, dtype=np.float64), np.zeros(1, dtype=np.int64), coords)
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def stored_template(s, t, dims, strides, wrap, start, length, rel, slots, shares, used, coords):
     """The template of the flow from node s to node t, from the store (kept there first when
     it is not yet and fits).
@@ -111,7 +111,7 @@ def stored_template(s, t, dims, strides, wrap, start, length, rel, slots, shares
     return r, sl, sh, hops
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def stored_entries(s, t, dims, strides, wrap, start, length, rel, slots, shares, used, coords):
     """The number of entries (links) of the template of the flow from node s to node t: read
     from the store when kept (no array taken), else from :func:`stored_template`.

@@ -25,9 +25,9 @@ in an order where every state comes after the states feeding it; each state pass
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from ..validate import check_limit
+from .jit import kernel
 
 #: ``route_dor`` sums runs per ring (:func:`_dor_ring_sums`) when the paths hold more than
 #: this many link visits per dense link slot, and walks every path otherwise
@@ -41,7 +41,7 @@ __all__ = ["node_hop_distance", "position_coords", "coords_hop", "side_gain_coor
            "template_fold", "template_class_sums"]
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _offset(src_c, dst_c, n, wrap):
     """(hops, direction, tie) to go from coordinate src_c to dst_c on a ring or line.
 
@@ -80,7 +80,7 @@ def _offset(src_c, dst_c, n, wrap):
     return -delta, -1, False
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _node_coords(dims, strides, n_nodes):
     """Coordinates of every node, shape (n_nodes, ndim)."""
     nd = dims.shape[0]
@@ -91,7 +91,7 @@ def _node_coords(dims, strides, n_nodes):
     return out
 
 
-@njit(cache=True, nogil=True, inline="always")
+@kernel(nogil=True, inline="always")
 def _axis_hops(d, side, wraps):
     """Links along one dimension between coordinates ``d`` apart on a side of ``side``
     nodes: ``|d|``, or the way round when the dimension ``wraps`` and that is shorter."""
@@ -102,7 +102,7 @@ def _axis_hops(d, side, wraps):
     return d
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def hop_distances(a, b, dims, strides, wrap):
     """Shortest hop count between nodes ``a[i]`` and ``b[i]`` (int64 arrays of node ids) of
     a torus/mesh with sides ``dims``, id strides ``strides`` and per-dimension ``wrap``."""
@@ -126,7 +126,7 @@ def hop_distances(a, b, dims, strides, wrap):
     return out
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def node_hop_distance(a, b, dims, strides, wrap):
     """Shortest hop count between nodes a and b (the rule of :func:`hop_distances`).
 
@@ -151,7 +151,7 @@ def node_hop_distance(a, b, dims, strides, wrap):
     return h
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def phase_bound_sums(node_of_rank, src, dst, nbytes, n_nodes, dims, strides, wrap):
     """One pass over a phase's flows for the bounds of ``rankmap.selection.bounds``: the
     flows between nodes (their hop counts and bytes, in flow order), every node's bytes out
@@ -221,7 +221,7 @@ def phase_bound_sums(node_of_rank, src, dst, nbytes, n_nodes, dims, strides, wra
     return hops[:k], net_bytes[:k], out_bytes, in_bytes, inside_bytes, inside_max, n_inside
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def position_coords(nodes, dims, strides):
     """Coordinates of the nodes of every allocation position (one division per position and
     dimension, once, instead of in every hop count).
@@ -246,7 +246,7 @@ def position_coords(nodes, dims, strides):
     return out
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def coords_hop(coords, pa, pb, dims, wrap):
     """Shortest hop count between positions ``pa`` and ``pb`` from their coordinates (the
     count :func:`node_hop_distance` gives their nodes).
@@ -273,7 +273,7 @@ def coords_hop(coords, pa, pb, dims, wrap):
     return h
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def side_gain_coords(indptr, indices, data, units, other, pos_from, pos_to, pos_of_unit,
                      coords, dims, wrap):
     """:func:`side_gain_grid` from the coordinates of allocation positions: the same sums,
@@ -305,7 +305,7 @@ def side_gain_coords(indptr, indices, data, units, other, pos_from, pos_to, pos_
                        coords, dims, dims, wrap, True)       # (strides unused with coords)
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _side_gains(indptr, indices, data, units, other, at_from, at_to, at_of_unit, coords,
                 dims, strides, wrap, by_coords):
     """The sums of :func:`side_gain_grid` and :func:`side_gain_coords`: hop counts from
@@ -333,7 +333,7 @@ def _side_gains(indptr, indices, data, units, other, at_from, at_to, at_of_unit,
     return out
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def side_gain_grid(indptr, indices, data, units, other, node_from, node_to, node_of_unit,
                    dims, strides, wrap):
     """Hop-bytes saved by moving each of ``units`` from node ``node_from`` to ``node_to``.
@@ -377,7 +377,7 @@ def side_gain_grid(indptr, indices, data, units, other, node_from, node_to, node
                        wrap, table)
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def dor_walk(s, t, dims, strides, wrap, out):
     """Write the dense link slots of the dimension-order path from node s to node t into
     ``out`` (in path order); return the number of links (0 when s == t).
@@ -425,7 +425,7 @@ def dor_walk(s, t, dims, strides, wrap, out):
     return h_total
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def dor_takes_slot(s, t, slot, dims, strides, wrap):
     """Whether the dimension-order walk from node s to node t (:func:`dor_walk`) takes the
     dense link slot ``slot``, in O(ndim) without walking.
@@ -470,7 +470,7 @@ def dor_takes_slot(s, t, slot, dims, strides, wrap):
     return step < h
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def adaptive_takes_slot(s, t, slot, dims, strides, wrap):
     """Whether the minimal-adaptive template of the flow from node s to node t
     (:func:`adaptive_template`) may put a share on the dense link slot ``slot``, in O(ndim).
@@ -519,7 +519,7 @@ def adaptive_takes_slot(s, t, slot, dims, strides, wrap):
     return True
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def dor_crosses(src, dst, dims, strides, wrap, slot):
     """Whether the dimension-order walk of every flow takes the dense link slot ``slot``.
 
@@ -545,7 +545,7 @@ def dor_crosses(src, dst, dims, strides, wrap, slot):
     return out
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def route_dor(src, dst, nbytes, counts, dims, strides, wrap, link_bytes, link_streams,
               flow_hops):
     """Add dimension-order routed flows into the dense link arrays; hops into flow_hops.
@@ -593,7 +593,7 @@ def route_dor(src, dst, nbytes, counts, dims, strides, wrap, link_bytes, link_st
         flow_hops[f] = h
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _mark_piece(diff_b, diff_s, base, stride, n, slot, nd2, lo, hi, b, c):
     """Mark ring positions lo .. hi-1 (0 <= lo < hi <= n) of the ring starting at ``base``."""
     i = (base + lo * stride) * nd2 + slot
@@ -605,7 +605,7 @@ def _mark_piece(diff_b, diff_s, base, stride, n, slot, nd2, lo, hi, b, c):
         diff_s[j] -= c
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _mark_run(diff_b, diff_s, base, stride, n, slot, nd2, lo, h, b, c):
     """Mark ring positions lo .. lo+h-1 (mod n; -n < lo < n, 0 < h <= n) of the ring
     starting at node ``base``: one piece, or two when the run passes position 0; ``b``
@@ -619,7 +619,7 @@ def _mark_run(diff_b, diff_s, base, stride, n, slot, nd2, lo, h, b, c):
     _mark_piece(diff_b, diff_s, base, stride, n, slot, nd2, lo, hi, b, c)
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _dor_ring_sums(src, dst, nbytes, counts, dims, strides, wrap, link_bytes, link_streams,
                    flow_hops, coords):
     """:func:`route_dor` in time that follows the flows and the links, not the path lengths.
@@ -676,7 +676,7 @@ def _dor_ring_sums(src, dst, nbytes, counts, dims, strides, wrap, link_bytes, li
                         link_streams[i] += acc_s
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _dor_counts(src, dst, dims, strides, wrap, counts):
     """Number of links on the dimension-order path of every flow (0 inside a node)."""
     nd = dims.shape[0]
@@ -690,7 +690,7 @@ def _dor_counts(src, dst, dims, strides, wrap, counts):
         counts[f] = total
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _dor_fill_links(src, dst, dims, strides, wrap, indptr, links, link_of_slot):
     """Write each flow's dimension-order path as a CSR row of link ids
     (``link_of_slot[dense slot]``), through a one-path buffer."""
@@ -705,7 +705,7 @@ def _dor_fill_links(src, dst, dims, strides, wrap, indptr, links, link_of_slot):
             links[pos + k] = link_of_slot[buf[k]]
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def dor_link_sums(src, dst, weight, part, n_links, dims, strides, wrap, link_of_slot, hop,
                   use_hop):
     """Signed flow weights summed per (part, link) along the dimension-order walks.
@@ -806,7 +806,7 @@ def dor_link_sums(src, dst, weight, part, n_links, dims, strides, wrap, link_of_
     return keys[:m].copy(), sums[:m].copy(), flow_hops
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def fold_resource_classes(indptr, indices, data, cap, n_links, n_nodes, dense_slot_of_link,
                           cell_of_node, n_cells, nd2):
     """A flows x resources incidence summed onto resource classes, row by row.
@@ -859,7 +859,7 @@ def fold_resource_classes(indptr, indices, data, cap, n_links, n_nodes, dense_sl
     return ptr, out_cls[:m], out_frac[:m], class_cap
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _fold_arrays(n_cls, n_rows, n_entries):
     """The work arrays of a fold onto ``n_cls`` classes (sums and marks, zero and False),
     class capacities (``inf``) and the output CSR sized for ``n_entries`` entries."""
@@ -870,7 +870,7 @@ def _fold_arrays(n_cls, n_rows, n_entries):
             np.empty(n_entries, dtype=np.float64))
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _fold_row(indices, data, lo, hi, cap, n_links, n_nodes, dense_slot_of_link, cell_of_node,
               n_cells, nd2, acc, used, touched, class_cap, out_cls, out_frac, m):
     """Fold the entries ``lo:hi`` of one row onto their classes (see
@@ -902,7 +902,7 @@ def _fold_row(indices, data, lo, hi, cap, n_links, n_nodes, dense_slot_of_link, 
     return m
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def template_fold(src, dst, tid, ptr, rel, slots, shares, dims, strides, link_of_slot, use_nic,
                   cap, n_links, n_nodes, dense_slot_of_link, cell_of_node, n_cells, nd2):
     """:func:`fold_resource_classes` of the minimal-adaptive rows of flows ``src -> dst``
@@ -964,7 +964,7 @@ def template_fold(src, dst, tid, ptr, rel, slots, shares, dims, strides, link_of
     return out_ptr, out_cls[:m], out_frac[:m], class_cap
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def class_link_sums(indptr, links, frac, weight, count, link_class, n_cls):
     """Bytes (``frac * weight[row]``) and streams (``count[row]``) of every route entry summed
     per link class, in entry order.
@@ -1003,7 +1003,7 @@ def class_link_sums(indptr, links, frac, weight, count, link_class, n_cls):
     return class_bytes, class_streams
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def template_class_sums(src, tid, ptr, rel, slots, shares, dims, strides, link_of_slot, weight,
                         count, link_class, n_cls):
     """:func:`class_link_sums` of the minimal-adaptive rows of flows from ``src`` (their
@@ -1095,7 +1095,7 @@ def dor_paths(src, dst, dims, strides, wrap, link_of_slot):
     return indptr, links, np.broadcast_to(np.float64(1.0), links.shape)
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _flow_offsets(src, dst, dims, strides, wrap, flow_hops, codes, sizes):
     """Hop count, a code of the offset vector (equal codes = same split) and the template
     size bound of every flow.
@@ -1128,7 +1128,7 @@ def _flow_offsets(src, dst, dims, strides, wrap, flow_hops, codes, sizes):
         sizes[f] = links
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def adaptive_code(cs, ct, dims, wrap):
     """The offset code of the flow between two nodes given by their coordinates (the codes of
     :func:`adaptive_templates`: equal codes, same template) and its hop count.
@@ -1165,7 +1165,7 @@ def adaptive_code(cs, ct, dims, wrap):
     return code, hops
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def adaptive_template(s, t, dims, strides, wrap):
     """Equal-split shares of one flow from node s to node t (its template).
 
@@ -1277,7 +1277,7 @@ def adaptive_template(s, t, dims, strides, wrap):
     return rel[:k_out], slots[:k_out], share_out[:k_out]
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _scatter_templates(src, nbytes, count, tid, ptr, rel, slots, shares, dims, strides,
                        link_bytes, link_streams):
     """Add template ``tid[f]`` at source ``src[f]`` with ``nbytes[f]`` bytes, ``count[f]`` streams.
@@ -1452,7 +1452,7 @@ def route_adaptive(src, dst, nbytes, counts, dims, strides, wrap, link_bytes, li
     flow_hops[:] = hops[inverse]
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _template_fill(src, tid, ptr, rel, slots, shares, dims, strides, link_of_slot, indptr,
                    indices, data):
     """Write the templates ``tid[f]`` placed at ``src[f]`` as CSR rows (``indptr`` given):
@@ -1465,7 +1465,7 @@ def _template_fill(src, tid, ptr, rel, slots, shares, dims, strides, link_of_slo
         data[indptr[f]:indptr[f + 1]] = shares[ptr[t]:ptr[t + 1]]
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def placed_slot(sc, rel, e, slot, dims, strides):
     """The dense slot of a template's entry ``e`` placed at a node.
 
@@ -1499,7 +1499,7 @@ def placed_slot(sc, rel, e, slot, dims, strides):
     return at * 2 * nd + slot
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _template_row(node, t, ptr, rel, slots, dims, strides, link_of_slot, sc, out):
     """Write the link ids of template ``t`` placed at ``node`` into ``out`` (``sc``: a
     scratch array of one coordinate per dimension); return how many."""

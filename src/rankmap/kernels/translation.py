@@ -12,7 +12,8 @@ when every group matches exactly, so a collision can cost the symmetry, never a 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from .jit import kernel
 
 __all__ = ["translation_signature", "match_translates"]
 
@@ -20,7 +21,7 @@ _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@kernel(nogil=True, inline="always")
 def _mix(x):
     """splitmix64's finaliser of an unsigned 64-bit integer, wrapping."""
     x = (x ^ (x >> np.uint64(30))) * _M1
@@ -28,7 +29,7 @@ def _mix(x):
     return x ^ (x >> np.uint64(31))
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def translation_signature(src, dst, nbytes_bits, mult_bits, dims, strides, n_nodes):
     """Offsets of the flow groups and every node's order-free hash of its groups.
 
@@ -73,7 +74,7 @@ def translation_signature(src, dst, nbytes_bits, mult_bits, dims, strides, n_nod
     return offset, sig
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def match_translates(src, offset, nbytes, mult, cell_node, n_nodes):
     """Whether every node sends the groups of the cell node it translates to, and the
     representative of every group.

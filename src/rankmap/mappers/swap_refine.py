@@ -35,9 +35,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import numpy as np
-from numba import njit
 
 from ..kernels.flows import end_flow_csr
+from ..kernels.jit import kernel
 from ..kernels.link_swap_grid import attack_link_grid, flows_over_slot
 from ..kernels.refine_grid import swap_step
 from ..kernels.torus import position_coords, side_gain_grid
@@ -141,7 +141,7 @@ def hop_bytes(w: sp.csr_matrix, place: UnitPlacement, machine) -> float:
     return float(np.dot(coo.data, machine.hop_distance(n[coo.row], n[coo.col])))
 
 
-@njit(cache=True)
+@kernel
 def _pick_independent(order, u, v, indptr, indices, n_units):
     """Proposals (indices into u/v, in ``order``) that share no unit and no partner."""
     locked = np.zeros(n_units, dtype=np.bool_)
@@ -176,7 +176,7 @@ def _pick_independent(order, u, v, indptr, indices, n_units):
     return out[:m]
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _row_argmax(indptr, values):
     """Entry of the largest value of every CSR row (the first of equals; -1 for an empty
     row)."""
@@ -189,7 +189,7 @@ def _row_argmax(indptr, values):
     return out
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _flows_on_a_shortest_path(src, dst, at, hops, to_a, from_b):
     """Flows (in order) that leave their node and can cross link a -> b on a shortest path:
     ``to_a[at[src]] + 1 + from_b[at[dst]] == hops``, in one pass without temporaries."""

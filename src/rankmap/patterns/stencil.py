@@ -21,9 +21,9 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
-from numba import njit
 
 from ..errors import RankmapError
+from ..kernels.jit import kernel
 from .base import Pattern, Phase
 
 __all__ = ["stencil_offsets", "offset_classes", "stencil_flows", "stencil_flows_indexed",
@@ -106,7 +106,7 @@ def diagonal_offsets(grid: tuple[int, ...]) -> np.ndarray:
     return (ks[:, None, None] * dirs[None, :, :]).reshape(-1, nd)
 
 
-@njit(cache=True)
+@kernel
 def _stencil_kernel(grid, periodic, offsets, per_offset, src, dst, out):
     """Fill src/dst with every (rank, neighbour) pair and out with its offset's entry of
     ``per_offset`` (the offset's row, or its size); returns flows written."""

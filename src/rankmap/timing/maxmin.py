@@ -24,12 +24,13 @@ from __future__ import annotations
 import heapq
 
 import numpy as np
-from numba import njit
+
+from ..kernels.jit import kernel
 
 __all__ = ["completion_times", "maxmin_rates"]
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _columns(indptr, indices, n_cols):
     """CSC structure (col_ptr, rows) of a CSR matrix: which rows use each column.
 
@@ -53,7 +54,7 @@ def _columns(indptr, indices, n_cols):
     return col_ptr, rows
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def maxmin_rates(indptr, indices, data, cap, active, rate, mult):
     """Max-min fair rates (bytes/s) of the ``active`` flows, written into ``rate``.
 
@@ -102,7 +103,7 @@ def maxmin_rates(indptr, indices, data, cap, active, rate, mult):
                  np.empty(n_res, dtype=np.int64))
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _compact(indptr, indices, data, keep):
     """CSR of the rows flagged in ``keep`` (in order)."""
     n_keep = 0
@@ -128,7 +129,7 @@ def _compact(indptr, indices, data, keep):
     return ptr, idx, val
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _fill(ptr, idx, val, col_ptr, col_rows, cap, use, rate, mult, flows, n_flows_open,
           start_level, frozen, weight, count, touched, touched_list):
     """Progressive filling of the flows ``flows[:n_flows_open]`` from ``start_level`` up.
@@ -207,7 +208,7 @@ def _fill(ptr, idx, val, col_ptr, col_rows, cap, use, rate, mult, flows, n_flows
     return steps
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _release(ptr, idx, val, use, mult, f, flow_rate):
     """Take flow ``f``'s usage at ``flow_rate`` off the resources it crosses."""
     if flow_rate == np.inf:
@@ -216,7 +217,7 @@ def _release(ptr, idx, val, use, mult, f, flow_rate):
         use[idx[k]] -= val[k] * mult[f] * flow_rate
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _next(order, pos, heap, active, version):
     """Skip finished or moved flows at ``order[pos:]`` and at the top of ``heap``.
 
@@ -235,7 +236,7 @@ def _next(order, pos, heap, active, version):
     return pos
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _rates_never_refill(remaining, rate, tolerance):
     """Whether the event loop of :func:`completion_times` would never refill a flow.
 
@@ -268,7 +269,7 @@ def _rates_never_refill(remaining, rate, tolerance):
     return True
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def completion_times(indptr, indices, data, cap, nbytes, tolerance, mult, retire_fraction):
     """Finish time (s) of every flow of a phase under max-min sharing with re-sharing.
 
@@ -324,7 +325,7 @@ def completion_times(indptr, indices, data, cap, nbytes, tolerance, mult, retire
                              retire_fraction, True)
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _completion_times(indptr, indices, data, cap, nbytes, tolerance, mult, retire_fraction,
                       shortcut):
     """:func:`completion_times`; ``shortcut`` lets a phase whose rates can never change

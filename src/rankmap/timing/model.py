@@ -22,9 +22,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
 
 from ..errors import RankmapError
+from ..kernels.jit import kernel
 from ..routing import Router, router_for
 from ..kernels.flows import group_max
 from ..routing.groups import FlowGroups, flow_groups
@@ -171,7 +171,7 @@ def parse_time_options(nic: str | None = None, mem: str | None = None,
                        socket_bw=bw(socket, "inter-socket bandwidth", DEFAULT_SOCKET_BW))
 
 
-@njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _augment(indptr, indices, data, src, dst, n_links, n_nodes, use_nic, use_mem):
     """Add NIC (injection n_links+node, ejection n_links+n_nodes+node) and memory
     (n_links+2*n_nodes+node) columns to a flow x link CSR."""

@@ -1,0 +1,112 @@
+"""rankmap.kernels.jit: kernels load from numba's cache without refreshing its compiler, and
+whatever still needs compiling afterwards compiles as before."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+
+from rankmap.kernels.jit import KernelDispatcher, QuickLoadCache, kernel
+
+#: counts numba's compiler refreshes (its typing and lowering registries) in a subprocess
+_COUNT_REFRESHES = textwrap.dedent("""\
+    import sys
+    from numba.core import base
+    REFRESHES = []
+    _refresh = base.BaseContext.refresh
+    def counted(self):
+        REFRESHES.append(type(self).__name__)
+        _refresh(self)
+    base.BaseContext.refresh = counted
+    sys.path.insert(0, sys.argv[1])
+    """)
+
+#: a module of kernels: one loaded from the cache, one needing numba's implementation of sort
+_MODULE = textwrap.dedent("""\
+    import numpy as np
+    from rankmap.kernels.jit import kernel
+
+    @kernel(nogil=True)
+    def doubled(values):
+        out = np.empty_like(values)
+        for i in range(values.size):
+            out[i] = 2 * values[i]
+        return out
+
+    @kernel
+    def sorted_copy(values):
+        return np.sort(values)
+    """)
+
+
+def _python(code: str, folder) -> str:
+    proc = subprocess.run([sys.executable, "-c", _COUNT_REFRESHES + code, str(folder)],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+def test_a_cached_kernel_loads_without_a_compiler_refresh_and_compiling_still_works(tmp_path):
+    """The first process compiles (numba refreshes its compiler); the next loads the kernel
+    with no refresh at all and the same result, then compiles a kernel that needs numba's
+    implementation registries (np.sort), which refreshes the compiler and sorts right."""
+    (tmp_path / "jit_probe.py").write_text(_MODULE)
+    first = _python("import numpy as np, jit_probe\n"
+                    "print('DOUBLED', jit_probe.doubled(np.arange(4.0)).tolist())\n"
+                    "print('REFRESHED', len(REFRESHES) > 0)\n", tmp_path)
+    assert "DOUBLED [0.0, 2.0, 4.0, 6.0]" in first and "REFRESHED True" in first
+    second = _python("import numpy as np, jit_probe\n"
+                     "print('DOUBLED', jit_probe.doubled(np.arange(4.0)).tolist())\n"
+                     "print('LOADED', sum(jit_probe.doubled.stats.cache_hits.values()))\n"
+                     "print('REFRESHES', len(REFRESHES))\n"
+                     "print('SORTED', jit_probe.sorted_copy(np.array([3, 1, 2])).tolist())\n"
+                     "print('AFTER', len(REFRESHES) > 0)\n", tmp_path)
+    assert "DOUBLED [0.0, 2.0, 4.0, 6.0]" in second
+    assert "REFRESHES 0" in second
+    assert "LOADED 1" in second
+    assert "SORTED [1, 2, 3]" in second and "AFTER True" in second
+
+
+def test_a_default_compare_refreshes_numba_s_compiler_nowhere(tmp_path):
+    """Once its kernels are cached, a compare loads every one of them without refreshing
+    numba's compiler, and prints what it printed while they were being compiled."""
+    run = ("from rankmap.cli import main\n"
+           "main(['compare', '-m', 'torus:4x4x4:cores=2', '-p', 'stencil:8x4x4:box:periodic',"
+           " '--mappings', 'TXYZ,ZYXT'])\n"
+           "print('REFRESHES', len(REFRESHES))\n")
+    warm = _python(run, tmp_path)
+    again = _python(run, tmp_path)
+    assert "REFRESHES 0" in again
+    assert warm.split("REFRESHES")[0] == again.split("REFRESHES")[0]
+
+
+def test_the_decorator_builds_a_cached_dispatcher_with_the_options_given():
+    """``kernel`` with and without options gives numba's CPU dispatcher with the quick-load
+    cache, nopython mode and the options passed (nogil, inline), and computes right."""
+    def add(a, b):
+        return a + b
+
+    plain = kernel(add)
+    inlined = kernel(nogil=True, inline="always")(add)
+    for dispatcher in (plain, inlined):
+        assert isinstance(dispatcher, KernelDispatcher)
+        assert isinstance(dispatcher._cache, QuickLoadCache)
+        assert dispatcher.targetoptions["nopython"] is True
+    assert inlined.targetoptions["nogil"] is True and inlined.targetoptions["inline"] == "always"
+    assert "nogil" not in plain.targetoptions
+    assert plain(np.int64(2), np.int64(3)) == 5
+
+
+def test_numba_s_disable_jit_leaves_the_python_function():
+    """Under ``NUMBA_DISABLE_JIT=1`` the decorator returns the function itself."""
+    code = ("from rankmap.kernels.jit import kernel\n"
+            "def f(x):\n    return x + 1\n"
+            "print('SAME', kernel(f) is f, kernel(nogil=True)(f) is f)\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env={**os.environ, "NUMBA_DISABLE_JIT": "1"},
+                          timeout=120)
+    assert "SAME True True" in proc.stdout, proc.stderr
