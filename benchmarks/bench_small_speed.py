@@ -76,6 +76,9 @@ def _run(argv: list[str], src: str | None) -> tuple[float, float, bytes]:
 def startup_rows() -> list[dict]:
     """Part 1: medians of CPU and wall time per command and source tree."""
     before = os.environ.get("RANKMAP_BENCH_BEFORE")
+    if before and not os.path.isdir(os.path.join(before, "src", "rankmap")):
+        # a wrong folder would silently time the installed code twice
+        raise SystemExit(f"RANKMAP_BENCH_BEFORE={before}: no src/rankmap in it")
     trees = [("now", None)] + ([("before", os.path.join(before, "src"))] if before else [])
     rows = []
     for argv in COMMANDS:
