@@ -40,7 +40,25 @@ _MODULE = textwrap.dedent("""\
     @kernel
     def sorted_copy(values):
         return np.sort(values)
+
+    @kernel(nogil=True)
+    def distinct(values):
+        seen = set()
+        for v in values:
+            seen.add(v)
+        return len(seen)
+
+    @kernel
+    def seeded_sum(n):
+        np.random.seed(7)
+        return np.random.random(n).sum()
     """)
+
+#: calls the kernels that load from the cache in the second process (hashing, random state)
+_CALLS = ("import numpy as np, jit_probe\n"
+          "print('DOUBLED', jit_probe.doubled(np.arange(4.0)).tolist())\n"
+          "print('DISTINCT', jit_probe.distinct(np.array([3, 1, 3, 2])))\n"
+          "print('SEEDED', repr(jit_probe.seeded_sum(5)))\n")
 
 
 def _python(code: str, folder) -> str:
@@ -51,23 +69,26 @@ def _python(code: str, folder) -> str:
 
 
 def test_a_cached_kernel_loads_without_a_compiler_refresh_and_compiling_still_works(tmp_path):
-    """The first process compiles (numba refreshes its compiler); the next loads the kernel
-    with no refresh at all and the same result, then compiles a kernel that needs numba's
-    implementation registries (np.sort), which refreshes the compiler and sorts right."""
+    """The first process compiles (numba refreshes its compiler); the next loads the kernels
+    with no refresh at all and the same results (a set, which needs the hash secret's
+    symbols, and numpy's seeded random numbers, which need numba's random state, included),
+    then compiles a kernel that needs numba's implementation registries (np.sort), which
+    refreshes the compiler and sorts right."""
     (tmp_path / "jit_probe.py").write_text(_MODULE)
-    first = _python("import numpy as np, jit_probe\n"
-                    "print('DOUBLED', jit_probe.doubled(np.arange(4.0)).tolist())\n"
-                    "print('REFRESHED', len(REFRESHES) > 0)\n", tmp_path)
+    first = _python(_CALLS + "print('REFRESHED', len(REFRESHES) > 0)\n", tmp_path)
     assert "DOUBLED [0.0, 2.0, 4.0, 6.0]" in first and "REFRESHED True" in first
-    second = _python("import numpy as np, jit_probe\n"
-                     "print('DOUBLED', jit_probe.doubled(np.arange(4.0)).tolist())\n"
-                     "print('LOADED', sum(jit_probe.doubled.stats.cache_hits.values()))\n"
+    assert "DISTINCT 3" in first
+    seeded = first.split("SEEDED ")[1].splitlines()[0]
+    second = _python(_CALLS +
+                     "print('LOADED', sum(sum(k.stats.cache_hits.values()) for k in"
+                     " (jit_probe.doubled, jit_probe.distinct, jit_probe.seeded_sum)))\n"
                      "print('REFRESHES', len(REFRESHES))\n"
                      "print('SORTED', jit_probe.sorted_copy(np.array([3, 1, 2])).tolist())\n"
                      "print('AFTER', len(REFRESHES) > 0)\n", tmp_path)
     assert "DOUBLED [0.0, 2.0, 4.0, 6.0]" in second
+    assert "DISTINCT 3" in second and f"SEEDED {seeded}" in second
     assert "REFRESHES 0" in second
-    assert "LOADED 1" in second
+    assert "LOADED 3" in second
     assert "SORTED [1, 2, 3]" in second and "AFTER True" in second
 
 
