@@ -9,7 +9,7 @@ import pytest
 from rankmap.cli import main
 from rankmap.evaluation import Comparison
 from rankmap.metrics import NEAR_TIE, best_first_order, near_tie_band, ranking_key
-from rankmap.report.render import explain_pick, pick_facts
+from rankmap.report.render import explain, explain_pick, pick_facts
 
 MiB = 2.0 ** 20
 
@@ -70,9 +70,46 @@ def test_exact_tie_goes_to_busiest_link_then_hop_bytes():
     f = pick_facts(comp)
     assert f["winner"] == "rcb" and f["decided_by"] == "tie"
     assert f["band"] == ["rcb", "graph", "TXYZ"]
-    assert explain_pick(comp).startswith("rcb: predicted 32 ms, as fast as 2 more; ahead of "
-                                         "them on busiest link, then hop-bytes; hop-bytes "
-                                         "0.78x graph's")
+    assert explain_pick(comp).startswith("rcb: predicted 32 ms, as fast as 2 more: a lighter "
+                                         "busiest link than TXYZ, the same busiest link and "
+                                         "fewer hop-bytes than graph; hop-bytes 0.78x graph's")
+
+
+def test_a_tie_on_every_metric_says_the_order_decided():
+    """Equal on predicted time, busiest link and hop-bytes: neither line claims the winner is
+    faster or lighter; the pick says it was given first."""
+    comp = comparison([("TXYZ", met(2.47, 1, 0.28)), ("rcb", met(2.47, 1, 0.28))])
+    assert pick_facts(comp)["decided_by"] == "tie"
+    assert explain_pick(comp) == ("TXYZ: predicted 2.47 ms, as fast as 1 more: the same busiest "
+                                  "link and hop-bytes as rcb, and given before; hop-bytes 1.00x "
+                                  "rcb's; busiest link 1.0 MiB vs 1.0 MiB; 2 candidates "
+                                  "evaluated, 1 skipped")
+    assert explain(comp) == ("TXYZ: the same predicted time and busiest link as rcb, "
+                             "hop-bytes 1.00x rcb's")
+    three = comparison([("TXYZ", met(2.47, 1, 0.28)), ("rcb", met(2.47, 1, 0.28)),
+                        ("XYZT", met(2.47, 1, 0.28)), ("inorder", met(2.47, 2, 0.5))])
+    assert "as fast as 3 more: a lighter busiest link than inorder, the same busiest link and " \
+           "hop-bytes as 2 of them, and given before" in explain_pick(three)
+
+
+def test_the_reference_line_gives_small_gains_in_percent_and_losses_as_such():
+    """A gain that two decimals would show as 1.00x is given in percent; a heavier busiest
+    link is called heavier."""
+    comp = comparison([("TXYZ", met(10.0, 3, 1.0)), ("inorder", met(10.004, 2, 1.0))])
+    assert explain(comp) == ("TXYZ: predicted time 0.04% shorter, busiest link 1.50x heavier "
+                             "than inorder, hop-bytes 1.00x inorder's")
+
+
+def test_a_near_tie_band_pick_says_it_went_to_fewer_hop_bytes():
+    """With the API's near-tie tolerance the band is ordered by hop-bytes, so an exact tie can
+    go to the candidate with the heavier busiest link: the line says so."""
+    named = [("graph", met(32.0, 13, 90.0)), ("TXYZ", met(32.0, 14, 10.0))]
+    cands = [SimpleNamespace(name=n, metrics=m) for n, m in named]
+    order = best_first_order([c.metrics for c in cands], 0.05)
+    comp = Comparison(None, None, None, "dor", [cands[i] for i in order], {})
+    assert comp.candidates[0].name == "TXYZ"
+    assert "as fast as 1 more: fewer hop-bytes than graph, inside the near-tie band" \
+        in explain_pick(comp)
 
 
 def test_cli_compare_prints_why_and_json_has_pick(capsys):

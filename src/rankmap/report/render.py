@@ -63,23 +63,51 @@ def explain(comp: Comparison) -> str:
     if len(comp.candidates) == 1:
         return f"{best.name}: the only candidate"
     if best is ref:
-        return f"{best.name}: best of {len(comp.candidates)} candidates (the default order is already best)"
+        return (f"{best.name}: best of {len(comp.candidates)} candidates (the default order "
+                "is already best)")
     mb, mr = best.metrics, ref.metrics
-    parts = []
+    parts, same = [], []
     if "predicted_time_s" in mb and mb["predicted_time_s"] > 0:
-        parts.append(f"predicted time {mr['predicted_time_s'] / mb['predicted_time_s']:.2f}x shorter")
+        if _same_time(mb, mr):
+            same.append("predicted time")
+        else:
+            parts.append("predicted time " + _ratio_text(mr["predicted_time_s"],
+                                                         mb["predicted_time_s"],
+                                                         "shorter", "longer"))
     if mb["max_link_bytes"] > 0:
-        ratio = mr["max_link_bytes"] / mb["max_link_bytes"]
-        parts.append(f"busiest link {ratio:.2f}x lighter" if ratio >= 1
-                     else "busiest link carries traffic the reference's does not" if ratio == 0
-                     else f"busiest link {1 / ratio:.2f}x heavier")
+        if mr["max_link_bytes"] == mb["max_link_bytes"]:
+            same.append("busiest link")
+        elif mr["max_link_bytes"] == 0:
+            parts.append("busiest link carries traffic the reference's does not")
+        else:
+            parts.append("busiest link " + _ratio_text(mr["max_link_bytes"],
+                                                       mb["max_link_bytes"], "lighter",
+                                                       "heavier"))
     elif mr["max_link_bytes"] > 0:
         parts.append("no network traffic at all")
     text = f"{best.name}: " + ", ".join(parts) + (f" than {ref.name}" if parts else "")
+    if same:
+        text += ("; " if parts else "") + f"the same {' and '.join(same)} as {ref.name}"
     if mr["hop_bytes"] > 0:
-        text += (", " if parts else "") + (f"hop-bytes {mb['hop_bytes'] / mr['hop_bytes']:.2f}x "
-                                           f"{ref.name}'s")
+        text += (", " if parts or same else "") + (
+            f"hop-bytes {mb['hop_bytes'] / mr['hop_bytes']:.2f}x {ref.name}'s")
     return text
+
+
+def _same_time(a: dict, b: dict) -> bool:
+    """Whether two predicted times are a tie of the ranking rule (9 significant digits)."""
+    return f"{a['predicted_time_s']:.9g}" == f"{b['predicted_time_s']:.9g}"
+
+
+def _ratio_text(reference: float, value: float, better: str, worse: str) -> str:
+    """``value`` against ``reference`` (both positive, unequal) as "1.25x better" or, when
+    two decimals would show 1.00x, as "0.04% better" (worse: ``worse``)."""
+    ratio = reference / value
+    word = better if ratio > 1 else worse
+    ratio = max(ratio, 1 / ratio)
+    if ratio >= 1.005:
+        return f"{ratio:.2f}x {word}"
+    return f"{abs(1 - value / reference):.2%} {word}"
 
 
 def _time_text(seconds: float) -> str:
@@ -103,10 +131,12 @@ def pick_facts(comp: Comparison) -> dict:
     -------
     dict
         ``winner``; ``decided_by`` (``"only candidate"``; ``"faster"``; ``"tie"``: as fast
-        as others, ahead on busiest link then hop-bytes, design.md's tie rule); ``runner_up`` (the next candidate) and ``fastest``
-        names; ``margin`` (1 - winner's primary figure / runner-up's: how far below the
-        next the winner is); ``band`` (names as fast as the winner, itself included); the winner's and runner-up's predicted time, busiest link and
-        hop-bytes; ``evaluated`` and ``skipped`` counts; ``text``, the same in one line.
+        as others, ahead on busiest link then hop-bytes, design.md's tie rule, or given first
+        when equal on both); ``runner_up`` (the next candidate) and ``fastest`` names;
+        ``margin`` (1 - winner's primary figure / runner-up's: how far below the next the
+        winner is); ``band`` (names as fast as the winner, itself included); the winner's and
+        runner-up's predicted time, busiest link and hop-bytes; ``evaluated`` and ``skipped``
+        counts; ``text``, the same in one line.
     """
     cands = comp.candidates
     best = cands[0]
@@ -136,8 +166,9 @@ def pick_facts(comp: Comparison) -> dict:
     if len(band) > 1:
         # an exact tie on the primary figure: ranking_key's busiest link, then hop-bytes
         facts["decided_by"] = "tie"
-        parts[0] += (f", as fast as {len(band) - 1} more; ahead of them on busiest link, "
-                     "then hop-bytes")
+        parts[0] += (f", as fast as {len(band) - 1} more: "
+                     + _tie_text(mb, [(c.name, c.metrics) for c in cands
+                                      if c.name in band[1:]]))
         if mn["hop_bytes"] > 0:
             parts.append(f"hop-bytes {mb['hop_bytes'] / mn['hop_bytes']:.2f}x {nxt.name}'s")
     else:
@@ -150,6 +181,35 @@ def pick_facts(comp: Comparison) -> dict:
     parts.append(tail)
     facts["text"] = "; ".join(parts)
     return facts
+
+
+def _tie_text(mb: dict, others: list[tuple[str, dict]]) -> str:
+    """How the winner (metrics ``mb``) ranks ahead of the candidates exactly as fast as it
+    (``others``, names and metrics): a lighter busiest link, the same one with fewer
+    hop-bytes, or neither (then it was given before them)."""
+    groups = {"lighter": [], "fewer": [], "equal": [], "band": []}
+    for name, m in others:
+        link, hop = m["max_link_bytes"] - mb["max_link_bytes"], m["hop_bytes"] - mb["hop_bytes"]
+        # "band": the other's busiest link is lighter; a near-tie band ranked it behind on
+        # hop-bytes (a tolerance of the Python API's ranking)
+        groups["lighter" if link > 0 else "band" if link < 0 else
+               "fewer" if hop > 0 else "equal"].append(name)
+
+    def whom(names):
+        return (names[0] if len(names) == 1 else "them" if len(names) == len(others)
+                else f"{len(names)} of them")
+
+    bits = []
+    if groups["lighter"]:
+        bits.append(f"a lighter busiest link than {whom(groups['lighter'])}")
+    if groups["fewer"]:
+        bits.append(f"the same busiest link and fewer hop-bytes than {whom(groups['fewer'])}")
+    if groups["band"]:
+        bits.append(f"fewer hop-bytes than {whom(groups['band'])}, inside the near-tie band")
+    if groups["equal"]:
+        bits.append(f"the same busiest link and hop-bytes as {whom(groups['equal'])}, "
+                    "and given before")
+    return ", ".join(bits)
 
 
 def explain_pick(comp: Comparison) -> str:
