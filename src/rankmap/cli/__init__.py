@@ -198,7 +198,9 @@ def main(argv: list[str] | None = None, *, freeze_loaded: bool = False) -> int:
             parser.print_help()
             return 2
         command = f"rankmap {args.command}"
+        from .compile_notice import announce_compiles
         from .notes import drop_notes, flush_notes
+        announce_compiles()   # a first run compiles the kernels: say so on a terminal
         drop_notes()
         with warnings.catch_warnings():
             # numpy's floating-point warnings never reach the user: results are validated

@@ -10,21 +10,39 @@ was 0.05-0.06 s of 0.70 s, and the first kernel load 0.11-0.13 s instead of 0.05
 :func:`kernel` builds numba's CPU dispatcher, as ``njit(cache=True)`` does, with a cache
 (:class:`QuickLoadCache`) that initialises the runtime and loads. A kernel missing from the
 cache, or stale, is compiled as numba always compiles: its compiler refreshes itself first
-(``CompilerBase``), as does the typing of one kernel called from another.
+(``CompilerBase``), as does the typing of one kernel called from another. Such a compile is
+logged (:data:`LOGGER`, level INFO) before it starts: the command line tells the user once
+why the first run waits (:mod:`rankmap.cli.compile_notice`).
 """
 
 from __future__ import annotations
+
+import logging
 
 from numba.core import config
 from numba.core.caching import FunctionCache
 from numba.core.registry import CPUDispatcher
 from numba.core.runtime import nrt
 
-__all__ = ["KernelDispatcher", "QuickLoadCache", "kernel"]
+__all__ = ["KernelDispatcher", "LOGGER", "QuickLoadCache", "kernel"]
+
+#: logs, at level INFO, every kernel the cache does not have, before numba compiles it
+LOGGER = logging.getLogger("rankmap.kernels.jit")
 
 
 class QuickLoadCache(FunctionCache):
-    """numba's on-disk cache of a function, loading without refreshing the compiler."""
+    """numba's on-disk cache of a function, loading without refreshing the compiler.
+
+    Parameters
+    ----------
+    py_func : callable
+        The kernel's Python function.
+    """
+
+    def __init__(self, py_func):
+        super().__init__(py_func)
+        #: the kernel's module and qualified name, for the compile log
+        self.kernel_name = f"{py_func.__module__}.{py_func.__qualname__}"
 
     def load_overload(self, sig, target_context):
         """Load the compiled kernel of one signature, or None when the cache has none.
@@ -42,9 +60,12 @@ class QuickLoadCache(FunctionCache):
             The kernel; None when the cache has no current entry (numba then compiles).
         """
         nrt.rtsys.initialize(target_context)
+        loaded = None   # stays None when the guard swallows an I/O error: numba compiles
         with self._guard_against_spurious_io_errors():
-            return self._load_overload(sig, target_context)
-        return None   # the guard swallowed an I/O error: numba compiles instead
+            loaded = self._load_overload(sig, target_context)
+        if loaded is None:
+            LOGGER.info("compiling %s%s", self.kernel_name, sig)
+        return loaded
 
 
 class KernelDispatcher(CPUDispatcher):
