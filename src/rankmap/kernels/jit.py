@@ -5,7 +5,7 @@ implementation modules (strings, typed containers, random numbers, linear algebr
 and installs their typing and lowering registries. Compiling needs them; loading does not:
 a cached kernel is machine code that calls numba's runtime (NRT) to allocate arrays. On the
 131,072-rank ``compare`` of issue 11, where every kernel comes from the cache, that refresh
-was 0.05-0.06 s of 0.70 s, and the first kernel load 0.11-0.13 s instead of 0.05 s.
+was 0.05-0.06 s of 0.70 s, and the first kernel load 0.11-0.13 s instead of 0.04-0.05 s.
 
 :func:`kernel` builds numba's CPU dispatcher, as ``njit(cache=True)`` does, with a cache
 (:class:`QuickLoadCache`) that initialises the runtime and loads. A kernel missing from the
@@ -13,6 +13,10 @@ cache, or stale, is compiled as numba always compiles: its compiler refreshes it
 (``CompilerBase``), as does the typing of one kernel called from another. Such a compile is
 logged (:data:`LOGGER`, level INFO) before it starts: the command line tells the user once
 why the first run waits (:mod:`rankmap.cli.compile_notice`).
+
+The cache loads through two methods of numba's ``FunctionCache`` that are not public API
+(``_load_overload`` and its I/O guard, there since numba 0.4x); ``tests/test_kernel_jit.py``
+checks on the installed numba that kernels load without a refresh and compile after one.
 """
 
 from __future__ import annotations
