@@ -68,7 +68,7 @@ def explain(comp: Comparison) -> str:
     mb, mr = best.metrics, ref.metrics
     parts, same = [], []
     if "predicted_time_s" in mb and mb["predicted_time_s"] > 0:
-        if _same_time(mb, mr):
+        if ranking_key(mb)[0] == ranking_key(mr)[0]:   # a tie of the ranking rule
             same.append("predicted time")
         else:
             parts.append("predicted time " + _ratio_text(mr["predicted_time_s"],
@@ -92,11 +92,6 @@ def explain(comp: Comparison) -> str:
         text += (", " if parts or same else "") + (
             f"hop-bytes {mb['hop_bytes'] / mr['hop_bytes']:.2f}x {ref.name}'s")
     return text
-
-
-def _same_time(a: dict, b: dict) -> bool:
-    """Whether two predicted times are a tie of the ranking rule (9 significant digits)."""
-    return f"{a['predicted_time_s']:.9g}" == f"{b['predicted_time_s']:.9g}"
 
 
 def _ratio_text(reference: float, value: float, better: str, worse: str) -> str:
