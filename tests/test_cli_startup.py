@@ -204,20 +204,23 @@ def _run_python(code: str) -> str:
 
 def test_a_default_compare_loads_neither_scipy_sparse_nor_scipy_linalg():
     """The default path needs neither: scipy.sparse loads only in the functions that build
-    matrices, and numba's BLAS probe is answered without scipy.linalg (the finder then leaves
-    sys.meta_path); scipy.linalg still loads for whoever asks afterwards."""
+    matrices, and numba's BLAS probe does not run while kernels only load (numba's array
+    modules are not imported, rankmap.kernels.jit); when it runs, it is answered without
+    scipy.linalg (the finder then leaves sys.meta_path); scipy.linalg still loads for whoever
+    asks afterwards."""
     code = ("import sys; from rankmap.cli import main\n"
             "from rankmap.kernels.blas_probe import BlasProbeFinder\n"
             "assert main(['compare', '-m', 'torus:4x4x4', '-p', 'stencil:4x4x4:box',"
             " '--mappings', 'TXYZ']) == 0\n"
             "print('LOADED', [m for m in ('scipy.sparse', 'scipy.linalg') if m in sys.modules])\n"
-            "print('FINDERS', [f for f in sys.meta_path if isinstance(f, BlasProbeFinder)])\n"
+            "print('PROBED', 'numba.np.arraymath' in sys.modules)\n"
             "import numba.np.arraymath as am\n"
+            "print('FINDERS', [f for f in sys.meta_path if isinstance(f, BlasProbeFinder)])\n"
             "print('BLAS', am._HAVE_BLAS)\n"
             "import scipy.linalg, scipy.stats\n"
             "print('SOLVE', scipy.linalg.solve([[2.0]], [4.0]))\n")
     out = _run_python(code)
-    assert "LOADED []" in out
+    assert "LOADED []" in out and "PROBED False" in out
     assert "FINDERS []" in out
     assert "BLAS False" in out
     assert "SOLVE [2.]" in out

@@ -10,7 +10,7 @@ import textwrap
 
 import numpy as np
 
-from rankmap.kernels.jit import KernelDispatcher, QuickLoadCache, kernel
+from rankmap.kernels.jit import KernelDispatcher, QuickLoadCache, kernel, rebuild_environment
 
 #: counts numba's compiler refreshes (its typing and lowering registries) in a subprocess
 _COUNT_REFRESHES = textwrap.dedent("""\
@@ -83,13 +83,68 @@ def test_a_cached_kernel_loads_without_a_compiler_refresh_and_compiling_still_wo
                      "print('LOADED', sum(sum(k.stats.cache_hits.values()) for k in"
                      " (jit_probe.doubled, jit_probe.distinct, jit_probe.seeded_sum)))\n"
                      "print('REFRESHES', len(REFRESHES))\n"
+                     "print('ARRAYOBJ', 'numba.np.arrayobj' in sys.modules)\n"
                      "print('SORTED', jit_probe.sorted_copy(np.array([3, 1, 2])).tolist())\n"
                      "print('AFTER', len(REFRESHES) > 0)\n", tmp_path)
     assert "DOUBLED [0.0, 2.0, 4.0, 6.0]" in second
     assert "DISTINCT 3" in second and f"SEEDED {seeded}" in second
-    assert "REFRESHES 0" in second
+    assert "REFRESHES 0" in second and "ARRAYOBJ False" in second
     assert "LOADED 3" in second
     assert "SORTED [1, 2, 3]" in second and "AFTER True" in second
+
+
+#: a kernel first compiled after jit_probe's kernels were loaded, calling one of them
+_LATER_MODULE = textwrap.dedent("""\
+    from rankmap.kernels.jit import kernel
+    from jit_probe import doubled
+
+    @kernel
+    def quadrupled(values):
+        return doubled(doubled(values))
+    """)
+
+
+def test_a_kernel_compiled_after_lazy_environments_caches_and_loads_them(tmp_path):
+    """Loading a kernel that allocates imports none of numba's array implementation modules
+    (their functions' environments are rebuilt from the module's name); a kernel compiled
+    after that, which links the loaded one, is cached with those environments and loads and
+    runs in the next process."""
+    (tmp_path / "jit_probe.py").write_text(_MODULE)
+    (tmp_path / "jit_later.py").write_text(_LATER_MODULE)
+    _python(_CALLS, tmp_path)
+    call_later = ("import numpy as np, jit_probe\n"
+                  "print('DOUBLED', jit_probe.doubled(np.arange(3.0)).tolist())\n"
+                  "print('ARRAYOBJ', 'numba.np.arrayobj' in sys.modules)\n"
+                  "import jit_later\n"
+                  "print('QUAD', jit_later.quadrupled(np.arange(3.0)).tolist())\n"
+                  "print('HITS', sum(jit_later.quadrupled.stats.cache_hits.values()))\n")
+    compiled = _python(call_later, tmp_path)
+    assert "ARRAYOBJ False" in compiled and "QUAD [0.0, 4.0, 8.0]" in compiled
+    assert "HITS 0" in compiled
+    loaded = _python(call_later, tmp_path)
+    assert "ARRAYOBJ False" in loaded and "QUAD [0.0, 4.0, 8.0]" in loaded
+    assert "HITS 1" in loaded
+
+
+def test_environments_are_rebuilt_as_numba_does_but_for_numba_modules_not_yet_imported():
+    """A numba module not imported gives an environment holding only its name and the
+    constants, kept under its symbol name; an imported module, or any other module, gives
+    numba's environment of that module's globals."""
+    import json
+
+    from numba.core import environment
+
+    absent = "numba.rankmap_test_absent_module"
+    env = rebuild_environment(absent, [1.5, "c"], "_ZN08NumbaEnvRankmapTestAbsent")
+    assert env.globals == {"__name__": absent} and list(env.consts) == [1.5, "c"]
+    assert env.can_cache()
+    assert environment.lookup_environment("_ZN08NumbaEnvRankmapTestAbsent") is env
+    assert rebuild_environment(absent, [], "_ZN08NumbaEnvRankmapTestAbsent") is env
+    imported = rebuild_environment("numba.core.environment", [], "_ZN08NumbaEnvRankmapTestIn")
+    assert imported.globals is environment.__dict__
+    other = rebuild_environment("json", [], "_ZN08NumbaEnvRankmapTestJson")
+    assert other.globals is json.__dict__
+    del env, imported, other
 
 
 def test_a_default_compare_refreshes_numba_s_compiler_nowhere(tmp_path):

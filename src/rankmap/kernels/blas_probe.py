@@ -1,7 +1,8 @@
 """Answer numba's BLAS probe without loading scipy.linalg (0.16 s where nothing else needs it).
 
-numba's first kernel load, from its cache as much as when compiling, imports every one of its
-implementation modules. One of them, ``numba.np.arraymath``, asks once whether ``np.dot`` in
+numba's compiler, before its first compile in a process, imports every one of its
+implementation modules (a kernel loaded from the cache imports none of them:
+:mod:`rankmap.kernels.jit`). One of them, ``numba.np.arraymath``, asks once whether ``np.dot`` in
 compiled code may call BLAS: it imports ``scipy.linalg.cython_blas``, and with it all of
 ``scipy.linalg`` and scipy's array-API layer (which copies numpy's namespace, importing
 ``numpy.f2py``, ``numpy.testing`` and ``numpy.ma``). No rankmap kernel calls ``np.dot`` or

@@ -14,24 +14,103 @@ cache, or stale, is compiled as numba always compiles: its compiler refreshes it
 logged (:data:`LOGGER`, level INFO) before it starts: the command line tells the user once
 why the first run waits (:mod:`rankmap.cli.compile_notice`).
 
-The cache loads through two methods of numba's ``FunctionCache`` that are not public API
-(``_load_overload`` and its I/O guard, there since numba 0.4x); ``tests/test_kernel_jit.py``
-checks on the installed numba that kernels load without a refresh and compile after one.
+A kernel's cached data names the module of every numba function compiled into it, and
+numba's loader imports each of them to rebuild the function's environment (the module's
+globals, which only object-mode code reads). A kernel that allocates an array carries
+numba's array implementations, so the first such load imported ``numba.np.arrayobj`` and the
+string, hashing and sorting modules it pulls in, and the time model's kernel numba's math
+and ufunc modules: 25-40 ms of every command's start. Kernels here are compiled in nopython
+mode, so :class:`QuickLoadCacheFile` rebuilds the environment of a function of a numba module
+not yet imported with the module's name as its only global (its constants are kept): the
+name is what numba writes back when a kernel compiled later links it, and nothing reads the
+rest. Any other module's environment is rebuilt as numba does.
+
+numba's runtime is initialised from cached machine code (:mod:`rankmap.kernels.runtime`).
+
+The cache loads through methods and attributes of numba's ``FunctionCache`` and its cache
+file that are not public API (``_load_overload`` and its I/O guard, ``_cache_file``,
+``_cache_path``, ``_impl``, ``_load_data``, ``_data_path``, there since numba 0.4x), and the
+environments' memo; ``tests/test_kernel_jit.py`` checks on the installed numba that kernels
+load without a refresh and without those imports, and compile after them.
 """
 
 from __future__ import annotations
 
+import io
 import logging
+import pickle
+import sys
 
-from numba.core import config
-from numba.core.caching import FunctionCache
+from numba.core import config, environment
+from numba.core.caching import FunctionCache, IndexDataCacheFile
 from numba.core.registry import CPUDispatcher
-from numba.core.runtime import nrt
 
-__all__ = ["KernelDispatcher", "LOGGER", "QuickLoadCache", "kernel"]
+from .runtime import initialize_runtime
+
+__all__ = ["KernelDispatcher", "LOGGER", "QuickLoadCache", "QuickLoadCacheFile", "kernel",
+           "rebuild_environment"]
 
 #: logs, at level INFO, every kernel the cache does not have, before numba compiles it
 LOGGER = logging.getLogger("rankmap.kernels.jit")
+
+
+def rebuild_environment(modname, consts, env_name):
+    """A compiled function's environment, as numba rebuilds it, without importing numba's
+    implementation modules.
+
+    Parameters
+    ----------
+    modname : str or None
+        The module the function was defined in.
+    consts : list
+        The environment's constant Python objects.
+    env_name : str
+        The environment's symbol name.
+
+    Returns
+    -------
+    numba.core.environment.Environment
+        The one already loaded under ``env_name``; for a function of a ``numba`` module not
+        imported yet, an environment whose globals are only that module's ``__name__``;
+        otherwise numba's (the module imported, its globals).
+    """
+    if modname is None or modname in sys.modules or not modname.startswith("numba."):
+        return environment._rebuild_env(modname, consts, env_name)
+    env = environment.lookup_environment(env_name)
+    if env is None:
+        env = environment.Environment({"__name__": modname})
+        env.consts[:] = consts
+        env.env_name = env_name
+        environment.Environment._memo[env_name] = env
+    return env
+
+
+class _EnvironmentUnpickler(pickle.Unpickler):
+    """Unpickles a cached kernel, its environments by :func:`rebuild_environment`."""
+
+    def find_class(self, module, name):
+        if module == "numba.core.environment" and name == "_rebuild_env":
+            return rebuild_environment
+        return super().find_class(module, name)
+
+
+class QuickLoadCacheFile(IndexDataCacheFile):
+    """numba's index and data files of a kernel's cache, read by :class:`_EnvironmentUnpickler`.
+
+    Parameters
+    ----------
+    cache_path : str
+        The cache's directory.
+    filename_base : str
+        The kernel's file name stem.
+    source_stamp : tuple
+        The source file's modification time and size.
+    """
+
+    def _load_data(self, name):
+        with open(self._data_path(name), "rb") as fh:
+            data = fh.read()
+        return _EnvironmentUnpickler(io.BytesIO(data)).load()
 
 
 class QuickLoadCache(FunctionCache):
@@ -45,6 +124,9 @@ class QuickLoadCache(FunctionCache):
 
     def __init__(self, py_func):
         super().__init__(py_func)
+        self._cache_file = QuickLoadCacheFile(cache_path=self._cache_path,
+                                              filename_base=self._impl.filename_base,
+                                              source_stamp=self._impl.locator.get_source_stamp())
         #: the kernel's module and qualified name, for the compile log
         self.kernel_name = f"{py_func.__module__}.{py_func.__qualname__}"
 
@@ -56,14 +138,15 @@ class QuickLoadCache(FunctionCache):
         sig : numba signature
             The argument types.
         target_context : numba.core.base.BaseContext
-            numba's CPU target context; only its runtime is initialised here.
+            numba's CPU target context; only its runtime is initialised here
+            (:func:`rankmap.kernels.runtime.initialize_runtime`).
 
         Returns
         -------
         numba.core.compiler.CompileResult or None
             The kernel; None when the cache has no current entry (numba then compiles).
         """
-        nrt.rtsys.initialize(target_context)
+        initialize_runtime(target_context)
         loaded = None   # stays None when the guard swallows an I/O error: numba compiles
         with self._guard_against_spurious_io_errors():
             loaded = self._load_overload(sig, target_context)
