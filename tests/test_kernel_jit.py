@@ -186,3 +186,40 @@ def test_numba_s_disable_jit_leaves_the_python_function():
                           env={**os.environ, "NUMBA_DISABLE_JIT": "1"},
                           timeout=120)
     assert "SAME True True" in proc.stdout, proc.stderr
+
+
+def test_object_files_name_the_symbols_numba_finds_in_their_bitcode(tmp_path, monkeypatch):
+    """For every library cached for the probe kernels (an array, a sort with numba's
+    helpers, a set, random numbers), the symbols the object file defines are exactly those
+    numba records from the bitcode walk it no longer does; other bytes give None and are
+    left to numba."""
+    import pickle
+
+    from llvmlite import binding as ll
+
+    from rankmap.kernels.code_library import elf_defined_symbols, load_object_library
+
+    (tmp_path / "jit_probe.py").write_text(_MODULE)
+    cache = tmp_path / "cache"
+    proc = subprocess.run([sys.executable, "-c", _CALLS + "print('SORTED', jit_probe"
+                           ".sorted_copy(np.array([2, 1])).tolist())", str(tmp_path)],
+                          capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "NUMBA_CACHE_DIR": str(cache),
+                               "PYTHONPATH": str(tmp_path)})
+    assert proc.returncode == 0, proc.stderr
+    files = sorted(cache.rglob("*.nbc"))
+    assert len(files) >= 4
+    monkeypatch.syspath_prepend(str(tmp_path))     # the environments name jit_probe
+    for path in files:
+        payload = pickle.loads(path.read_bytes())
+        _name, kind, (object_code, bitcode) = payload[0]
+        assert kind == "object"
+        module = ll.parse_bitcode(bitcode)
+        walked = {g.name for gs in (module.functions, module.global_variables) for g in gs
+                  if not g.is_declaration}
+        assert elf_defined_symbols(object_code) == walked, path.name
+        assert elf_defined_symbols(object_code[: len(object_code) // 3]) is None
+    assert elf_defined_symbols(b"\x7fELF\x01\x01\x01" + bytes(100)) is None
+    assert elf_defined_symbols(b"") is None
+    assert load_object_library(None, ("name", "bitcode", b"")) is None
+    assert load_object_library(None, ("name", "object", (b"MZ not elf", b""))) is None

@@ -25,12 +25,14 @@ not yet imported with the module's name as its only global (its constants are ke
 name is what numba writes back when a kernel compiled later links it, and nothing reads the
 rest. Any other module's environment is rebuilt as numba does.
 
-numba's runtime is initialised from cached machine code (:mod:`rankmap.kernels.runtime`).
+numba's runtime is initialised from cached machine code (:mod:`rankmap.kernels.runtime`),
+and a kernel's machine code is loaded without parsing its bitcode until a compile links it
+(:class:`QuickLoadCacheImpl`, :mod:`rankmap.kernels.code_library`).
 
 The cache loads through methods and attributes of numba's ``FunctionCache`` and its cache
 file that are not public API (``_load_overload`` and its I/O guard, ``_cache_file``,
-``_cache_path``, ``_impl``, ``_load_data``, ``_data_path``, there since numba 0.4x), and the
-environments' memo; ``tests/test_kernel_jit.py`` checks on the installed numba that kernels
+``_cache_path``, ``_impl``, ``_load_data``, ``_data_path``, there since numba 0.4x), the
+environments' memo, and builds numba's compile result as its own ``_rebuild`` does; ``tests/test_kernel_jit.py`` checks on the installed numba that kernels
 load without a refresh and without those imports, and compile after them.
 """
 
@@ -42,13 +44,15 @@ import pickle
 import sys
 
 from numba.core import config, environment
-from numba.core.caching import FunctionCache, IndexDataCacheFile
+from numba.core.caching import CompileResultCacheImpl, FunctionCache, IndexDataCacheFile
+from numba.core.compiler import CompileResult
 from numba.core.registry import CPUDispatcher
 
+from .code_library import load_object_library
 from .runtime import initialize_runtime
 
-__all__ = ["KernelDispatcher", "LOGGER", "QuickLoadCache", "QuickLoadCacheFile", "kernel",
-           "rebuild_environment"]
+__all__ = ["KernelDispatcher", "LOGGER", "QuickLoadCache", "QuickLoadCacheFile",
+           "QuickLoadCacheImpl", "kernel", "rebuild_environment"]
 
 #: logs, at level INFO, every kernel the cache does not have, before numba compiles it
 LOGGER = logging.getLogger("rankmap.kernels.jit")
@@ -113,6 +117,55 @@ class QuickLoadCacheFile(IndexDataCacheFile):
         return _EnvironmentUnpickler(io.BytesIO(data)).load()
 
 
+class QuickLoadCacheImpl(CompileResultCacheImpl):
+    """numba's rebuilding of a cached compile result, its library loaded by
+    :func:`rankmap.kernels.code_library.load_object_library`.
+
+    Parameters
+    ----------
+    py_func : callable
+        The kernel's Python function.
+    """
+
+    def rebuild(self, target_context, payload):
+        """The compile result of a cached kernel.
+
+        Parameters
+        ----------
+        target_context : numba.core.base.BaseContext
+            numba's CPU target context.
+        payload : tuple
+            What numba cached: the serialised library, the function's descriptor, its
+            environment, signature, object-mode flag, lifted loops, type annotation,
+            initialisers to run again and the environments it references.
+
+        Returns
+        -------
+        numba.core.compiler.CompileResult
+            As numba rebuilds it; numba rebuilds it itself when the payload has
+            initialisers to run or its library is not machine code this module reads.
+        """
+        if len(payload) != 9:
+            return super().rebuild(target_context, payload)
+        (libdata, fndesc, env, signature, objectmode, lifted, typeann, reload_init,
+         referenced_envs) = payload
+        library = None if reload_init else load_object_library(target_context.codegen(),
+                                                               libdata)
+        if library is None:
+            return super().rebuild(target_context, payload)
+        entry_point = target_context.get_executable(library, fndesc, env)
+        result = CompileResult(target_context=target_context,
+                               typing_context=target_context.typing_context,
+                               library=library, environment=env, entry_point=entry_point,
+                               fndesc=fndesc, type_annotation=typeann, signature=signature,
+                               objectmode=objectmode, lifted=lifted, typing_error=None,
+                               call_helper=None, metadata=None, reload_init=reload_init,
+                               referenced_envs=referenced_envs)
+        for referenced in referenced_envs:
+            library.codegen.set_env(referenced.env_name, referenced)
+        return result
+
+
 class QuickLoadCache(FunctionCache):
     """numba's on-disk cache of a function, loading without refreshing the compiler.
 
@@ -121,6 +174,8 @@ class QuickLoadCache(FunctionCache):
     py_func : callable
         The kernel's Python function.
     """
+
+    _impl_class = QuickLoadCacheImpl
 
     def __init__(self, py_func):
         super().__init__(py_func)
