@@ -7,6 +7,7 @@ Evaluates a 131,072-rank 3-D box stencil (stencil:64x64x32:box:periodic, 26 neig
   routing, metrics, table), median of several runs, and its peak memory;
 * the same evaluation's steps in one process (routing, evaluation with and without the time
   model), median CPU seconds after a warm-up;
+* the default's kernel loads from numba's cache: how many, and their time in all (median);
 * for reference, a single-threaded C loop (benchmarks/c/route_dor.c, gcc -O2) that only routes
   the same flows by dimension order.
 
@@ -131,6 +132,44 @@ def in_process(mapping: str) -> dict:
     return out
 
 
+#: runs the default compare in a child, timing every kernel load numba's dispatcher asks of
+#: rankmap's cache (rankmap.kernels.jit.QuickLoadCache.load_overload)
+_KERNEL_LOADS = """\
+import sys, time
+from rankmap.kernels import jit
+LOADS = []
+_load = jit.QuickLoadCache.load_overload
+def timed(self, sig, ctx):
+    t = time.perf_counter()
+    try:
+        return _load(self, sig, ctx)
+    finally:
+        LOADS.append((time.perf_counter() - t, self.kernel_name.rsplit('.', 1)[-1]))
+jit.QuickLoadCache.load_overload = timed
+from rankmap.cli import main
+main(sys.argv[1:])
+print('LOADS', len(LOADS), sum(t for t, _ in LOADS),
+      ' '.join(f'{n}:{t * 1e3:.1f}' for t, n in sorted(LOADS, reverse=True)[:3]))
+"""
+
+
+def kernel_loads(mapping: str) -> tuple[int, float, str]:
+    """How many kernels the default compare of ``mapping`` loads from numba's cache, the
+    median of their total load time (seconds) over REPEATS processes, and the slowest three of
+    the median run."""
+    runs = []
+    for _ in range(REPEATS):
+        out = subprocess.run([sys.executable, "-c", _KERNEL_LOADS, "compare", "-m", MACHINE,
+                              "-p", PATTERN, "--mappings", mapping], capture_output=True,
+                             text=True, check=True, env=child_environ()).stdout
+        fields = out.split("LOADS ", 1)[1].split(maxsplit=2)
+        runs.append((float(fields[1]), int(fields[0]), fields[2].strip() if len(fields) > 2
+                     else ""))
+    runs.sort()
+    total, count, slowest = runs[len(runs) // 2]
+    return count, total, slowest
+
+
 def main() -> int:
     rows = []
     load = os.getloadavg()
@@ -194,6 +233,15 @@ def main() -> int:
         for key, t in st.items():
             ratio = f"{t / c[0]:.1f}x" if c else ""
             lines.append(f"| {mapping} | {key} | {t:.3f} | {ratio} |")
+    loads = {m: kernel_loads(m) for m in ("TXYZ", "TZXY")}
+    lines += ["", "Kernel loads of the default (dor, time model on): how many kernels the "
+              "process loads from numba's cache (none is compiled: the cache is warm), the median "
+              f"over {REPEATS} processes of the time they take in all, and the slowest three of "
+              "that run (ms).", "",
+              "| mapping | kernels loaded | load time, all (ms) | slowest three (ms) |",
+              "|---|---:|---:|---|"]
+    for mapping, (count, total, slowest) in loads.items():
+        lines.append(f"| {mapping} | {count} | {total * 1e3:.1f} | {slowest} |")
     lines += ["", "The C loop (benchmarks/c/route_dor.c, gcc -O2, single thread) only routes the "
               "same node-level flows by dimension order; its time excludes reading the flows "
               "(the median over the rounds of each run's median of 3 loops). "

@@ -12,8 +12,9 @@ kernel.
 from the object file's own symbol table (:func:`elf_defined_symbols`: the same names as the
 bitcode walk on all 693 libraries cached for the package on the reference box, 0.09 s
 against 5.5 s, and on the probe kernels of ``tests/test_kernel_jit.py``), and keeps the
-bitcode unparsed until a compile links the library (:class:`LazyLinkLibrary`). Object files other than 64-bit little-endian ELF (this
-module reads only that format) are left to numba.
+bitcode unparsed until a compile links the library (:class:`LazyLinkLibrary`). Object
+files other than 64-bit little-endian ELF (this module reads only that format) are left to
+numba.
 
 It uses numba's JIT library class and three of its non-public members (``_set_compiled_object``,
 ``_finalize_final_module``, the engine's ``_defined_symbols``), there since numba 0.4x.

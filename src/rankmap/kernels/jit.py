@@ -31,9 +31,10 @@ and a kernel's machine code is loaded without parsing its bitcode until a compil
 
 The cache loads through methods and attributes of numba's ``FunctionCache`` and its cache
 file that are not public API (``_load_overload`` and its I/O guard, ``_cache_file``,
-``_cache_path``, ``_impl``, ``_load_data``, ``_data_path``, there since numba 0.4x), the
-environments' memo, and builds numba's compile result as its own ``_rebuild`` does; ``tests/test_kernel_jit.py`` checks on the installed numba that kernels
-load without a refresh and without those imports, and compile after them.
+``_cache_path``, ``_impl``, ``_load_data``, ``_data_path``, there since numba 0.4x) and the
+environments' memo, and builds numba's compile result as numba's own ``_rebuild`` does;
+``tests/test_kernel_jit.py`` checks on the installed numba that kernels load without a
+refresh and without those imports, and compile after them.
 """
 
 from __future__ import annotations
