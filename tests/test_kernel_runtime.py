@@ -129,3 +129,20 @@ def test_without_a_cache_directory_the_runtime_has_no_file(monkeypatch):
 
     monkeypatch.setattr(runtime, "FunctionCache", no_locator)
     assert runtime.runtime_cache_path(cpu_target.target_context) is None
+
+
+def test_the_runtime_file_has_the_permissions_of_numba_s_cache_files(tmp_path):
+    """Written through a file of the process's own name and renamed: readable by whoever
+    may read numba's cache (the umask's mode, not a private temporary file's), and no
+    temporary file is left."""
+    (tmp_path / "runtime_probe.py").write_text(_MODULE)
+    cache = tmp_path / "cache"
+    _run(tmp_path, cache)
+    path = _runtime_files(cache)[0]
+    kernels = list(cache.rglob("*.nbi"))      # numba's own files, the probe kernel's index
+    assert kernels
+    umask = os.umask(0)
+    os.umask(umask)
+    assert path.stat().st_mode & 0o777 == 0o666 & ~umask
+    assert all(k.stat().st_mode & 0o777 == path.stat().st_mode & 0o777 for k in kernels)
+    assert not list(path.parent.glob(".rankmap-nrt-*"))

@@ -26,7 +26,6 @@ import hashlib
 import os
 import pickle
 import sys
-import tempfile
 
 import llvmlite
 from llvmlite import binding as ll
@@ -114,15 +113,13 @@ def _load_library(codegen, path: str):
 
 
 def _save_library(library, path: str) -> None:
-    """Write the library's serialised form to ``path`` atomically; nothing when it cannot."""
+    """Write the library's serialised form to ``path`` atomically (through a file of this
+    process's own name, with the permissions the user's umask gives, as numba's cache files
+    have); nothing when it cannot."""
     state = library.serialize_using_object_code()
-    folder = os.path.dirname(path)
+    tmp = os.path.join(os.path.dirname(path), f".rankmap-nrt-{os.getpid()}.tmp")
     try:
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".nrt-", suffix=".tmp")
-    except OSError:
-        return
-    try:
-        with os.fdopen(fd, "wb") as fh:
+        with open(tmp, "wb") as fh:
             pickle.dump(state, fh, protocol=pickle.HIGHEST_PROTOCOL)
         os.replace(tmp, path)
     except OSError:
