@@ -9,6 +9,8 @@ import sys
 import textwrap
 
 import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from rankmap.kernels.jit import KernelDispatcher, QuickLoadCache, kernel, rebuild_environment
 
@@ -223,3 +225,60 @@ def test_object_files_name_the_symbols_numba_finds_in_their_bitcode(tmp_path, mo
     assert elf_defined_symbols(b"") is None
     assert load_object_library(None, ("name", "bitcode", b"")) is None
     assert load_object_library(None, ("name", "object", (b"MZ not elf", b""))) is None
+
+
+def _object_file() -> bytes:
+    """A small relocatable object file emitted by LLVM for this machine: two functions, a
+    constant and a call to an undefined symbol."""
+    from llvmlite import binding as ll
+
+    ll.initialize_native_target()
+    ll.initialize_native_asmprinter()
+    module = ll.parse_assembly("""
+        @table = constant [2 x i64] [i64 3, i64 5]
+        declare i64 @elsewhere(i64)
+        define i64 @twice(i64 %x) {
+          %y = add i64 %x, %x
+          %z = call i64 @elsewhere(i64 %y)
+          ret i64 %z
+        }
+        define internal i64 @helper(i64 %x) {
+          ret i64 %x
+        }
+        define i64 @first() {
+          %p = getelementptr [2 x i64], [2 x i64]* @table, i64 0, i64 0
+          %v = load i64, i64* %p
+          %w = call i64 @helper(i64 %v)
+          ret i64 %w
+        }
+        """)
+    target = ll.Target.from_default_triple().create_target_machine(opt=0)
+    return target.emit_object(module)
+
+
+_OBJECT = _object_file()
+
+
+def test_an_emitted_object_names_its_defined_symbols_only():
+    """LLVM's own object file: the functions and the constant it defines are named, the
+    undefined callee is not."""
+    from rankmap.kernels.code_library import elf_defined_symbols
+
+    names = elf_defined_symbols(_OBJECT)
+    assert {"twice", "first", "table"} <= names and "elsewhere" not in names
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, len(_OBJECT) - 1), st.integers(0, 255)),
+                max_size=12),
+       st.integers(0, len(_OBJECT)))
+def test_reading_symbols_of_damaged_objects_gives_names_or_none(changes, keep):
+    """A real object file with bytes changed and cut short: the reader returns a set of names
+    or None, and never raises (a damaged cache is left to numba)."""
+    from rankmap.kernels.code_library import elf_defined_symbols
+
+    data = bytearray(_OBJECT)
+    for at, value in changes:
+        data[at] = value
+    names = elf_defined_symbols(bytes(data[:keep]))
+    assert names is None or (isinstance(names, set) and all(isinstance(n, str) for n in names))
