@@ -282,3 +282,16 @@ def test_reading_symbols_of_damaged_objects_gives_names_or_none(changes, keep):
         data[at] = value
     names = elf_defined_symbols(bytes(data[:keep]))
     assert names is None or (isinstance(names, set) and all(isinstance(n, str) for n in names))
+
+
+def test_numba_s_cache_log_still_names_every_data_file_loaded(tmp_path):
+    """Under ``NUMBA_DEBUG_CACHE=1`` a warm load prints numba's "data loaded" line for the
+    kernel's data file, as numba's own loader does."""
+    (tmp_path / "jit_probe.py").write_text(_MODULE)
+    _python(_CALLS, tmp_path)
+    proc = subprocess.run([sys.executable, "-c", _COUNT_REFRESHES + _CALLS, str(tmp_path)],
+                          capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "NUMBA_DEBUG_CACHE": "1"})
+    assert proc.returncode == 0, proc.stderr
+    loaded = [line for line in proc.stdout.splitlines() if line.startswith("[cache] data loaded")]
+    assert len(loaded) == 3 and all("jit_probe." in line and ".nbc'" in line for line in loaded)

@@ -113,9 +113,13 @@ class QuickLoadCacheFile(IndexDataCacheFile):
     """
 
     def _load_data(self, name):
-        with open(self._data_path(name), "rb") as fh:
+        path = self._data_path(name)
+        with open(path, "rb") as fh:
             data = fh.read()
-        return _EnvironmentUnpickler(io.BytesIO(data)).load()
+        loaded = _EnvironmentUnpickler(io.BytesIO(data)).load()
+        if config.DEBUG_CACHE:          # numba's own line under NUMBA_DEBUG_CACHE=1
+            print(f"[cache] data loaded from {path!r}")
+        return loaded
 
 
 class QuickLoadCacheImpl(CompileResultCacheImpl):
