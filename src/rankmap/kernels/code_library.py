@@ -80,7 +80,7 @@ def elf_defined_symbols(object_code: bytes) -> set[str] | None:
                 end = object_code.index(b"\0", start)
                 names.add(object_code[start:end].decode("utf-8"))
         return names
-    except (struct.error, ValueError, IndexError, UnicodeDecodeError):
+    except (struct.error, ValueError, IndexError, OverflowError, UnicodeDecodeError):
         return None
 
 
