@@ -39,7 +39,6 @@ refresh and without those imports, and compile after them.
 
 from __future__ import annotations
 
-import io
 import logging
 import pickle
 import sys
@@ -115,8 +114,7 @@ class QuickLoadCacheFile(IndexDataCacheFile):
     def _load_data(self, name):
         path = self._data_path(name)
         with open(path, "rb") as fh:
-            data = fh.read()
-        loaded = _EnvironmentUnpickler(io.BytesIO(data)).load()
+            loaded = _EnvironmentUnpickler(fh).load()
         if config.DEBUG_CACHE:          # numba's own line under NUMBA_DEBUG_CACHE=1
             print(f"[cache] data loaded from {path!r}")
         return loaded
