@@ -21,6 +21,7 @@ import numpy as np
 
 from ..errors import RankmapError
 from .geometry import bisect_order, flows_all_phases
+from .kahip_cut import kahip_blocks
 from .node_partition import KAHIP_IMBALANCE, KAHIP_MODE, int_weights
 
 if TYPE_CHECKING:  # scipy.sparse loads in the functions that build matrices
@@ -68,12 +69,8 @@ def _bipartition(sub: sp.csr_matrix, n1: int, seed: int) -> np.ndarray:
         side0 = np.zeros(n, dtype=bool)
         side0[:n1] = True
         return side0
-    import kahip
-
-    _cut, blocks = kahip.kaffpa(np.ones(n, dtype=np.int32), sub.indptr.astype(np.int32),
-                                int_weights(sub.data), sub.indices.astype(np.int32), 2,
-                                KAHIP_IMBALANCE, True, int(seed) % (2 ** 31), KAHIP_MODE)
-    side0 = np.asarray(blocks) == 0
+    side0 = kahip_blocks(sub.indptr, sub.indices, int_weights(sub.data), 2, KAHIP_IMBALANCE,
+                         seed, KAHIP_MODE) == 0
     # the larger KaHIP block goes where more cores are
     if (side0.sum() - n1) * 1.0 * (n - n1 - n1) < 0 and abs(side0.sum() - n1) > abs((~side0).sum() - n1):
         side0 = ~side0

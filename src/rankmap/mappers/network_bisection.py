@@ -30,6 +30,7 @@ import numpy as np
 from ..kernels.bisection import (bisect_finish, bisect_prep, bisect_small_domains, cut_cost,
                                  place_leaf_grid)
 from .exact_grid import hop_geometry, whole_sums_exact
+from .kahip_cut import kahip_blocks
 from .node_partition import KAHIP_IMBALANCE, KAHIP_MODE, int_weights
 from .swap_refine import partner_entries
 
@@ -189,12 +190,8 @@ def _first_side(n: int, n0: int, indptr, indices, data, ext0, ext1, seed: int,
     for small domains and domains without edges, the ``n0`` vertices pulled most towards
     side 0 (``ext0 - ext1`` lowest)."""
     if n > SMALL_DOMAIN and len(data):
-        import kahip
-
-        _c, blocks = kahip.kaffpa(np.ones(n, dtype=np.int32), indptr.astype(np.int32),
-                                  int_weights(data), indices.astype(np.int32), 2,
-                                  KAHIP_IMBALANCE, True, int(seed) % (2 ** 31), KAHIP_MODE)
-        side0 = np.asarray(blocks) == 0
+        side0 = kahip_blocks(indptr, indices, int_weights(data), 2, KAHIP_IMBALANCE, seed,
+                             KAHIP_MODE) == 0
         return ~side0 if cost(~side0) < cost(side0) else side0
     side0 = np.zeros(n, dtype=bool)
     side0[np.argsort(ext0 - ext1, kind="stable")[:n0]] = True

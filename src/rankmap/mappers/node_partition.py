@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..errors import RankmapError
+from .kahip_cut import kahip_blocks
 
 if TYPE_CHECKING:  # scipy.sparse loads in the functions that build matrices
     import scipy.sparse as sp
@@ -115,15 +116,8 @@ def kway_parts(graph: sp.csr_matrix, k: int, seed: int, mode: int | None = None)
         return np.zeros(n, dtype=np.int64)
     if graph.nnz == 0:
         return np.arange(n, dtype=np.int64) * k // max(n, 1)
-    import kahip
-
-    if mode is None:
-        mode = KAHIP_MODE
-
-    _cut, blocks = kahip.kaffpa(np.ones(n, dtype=np.int32), graph.indptr.astype(np.int32),
-                                int_weights(graph.data), graph.indices.astype(np.int32), int(k),
-                                KAHIP_IMBALANCE, True, int(seed) % (2 ** 31), int(mode))
-    return np.asarray(blocks, dtype=np.int64)
+    return kahip_blocks(graph.indptr, graph.indices, int_weights(graph.data), k,
+                        KAHIP_IMBALANCE, seed, KAHIP_MODE if mode is None else mode)
 
 
 def _fix_balance(graph: sp.csr_matrix, part: np.ndarray, k: int, cap) -> np.ndarray:

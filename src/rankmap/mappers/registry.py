@@ -28,6 +28,7 @@ from .geometry import needs_grid
 from .graph_multilevel import graph
 from .graph_partition import graph_bisect
 from .greedy import greedy
+from .kahip_cut import memoised_cuts
 from .mueller_resch import mueller_resch
 from .rank_order import inorder, parse_rank_order, random_mapping, rank_order_names
 from .rcb import rcb, rcb_same_as
@@ -321,7 +322,8 @@ def build_mapping(name: str, pattern, machine, allocation, seed: int = 0, *, rou
     mapper = info.fn
     if isinstance(mapper, Refine):
         mapper = dataclasses.replace(mapper, budget=budget, router=router)
-    cores = mapper(pattern, machine, allocation, seed)
+    with memoised_cuts():
+        cores = mapper(pattern, machine, allocation, seed)
     if in_node:
         cores = info.in_node_step(cores, pattern, machine, allocation, seed)
     return validate_mapping(info.name, cores, pattern.n_ranks, allocation)
