@@ -4,6 +4,9 @@ do not change."""
 
 import kahip
 import numpy as np
+import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
 import pytest
 
 from rankmap.allocation import whole_machine
@@ -96,3 +99,29 @@ def test_graph_on_fft2d_cuts_less_and_places_as_without_memory(counted, monkeypa
     built = build_mapping("graph", p, m, a, 3, in_node=False)
     assert np.array_equal(built.core_of_rank, plain)
     assert 0 < len(counted) - every <= every // 2
+
+
+@st.composite
+def _graphs(draw):
+    """A small symmetric weighted graph with at least one edge, as CSR arrays."""
+    n = draw(st.integers(min_value=3, max_value=40))
+    pairs = draw(st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1),
+                                    st.integers(1, 1000)), min_size=1, max_size=3 * n))
+    pairs = [(a, b, w) for a, b, w in pairs if a != b] or [(0, 1, 1)]
+    src, dst, w = (np.array(x) for x in zip(*pairs))
+    g = sp.coo_matrix((w, (src, dst)), shape=(n, n)).tocsr()
+    g = (g + g.T).tocsr()
+    g.sum_duplicates()
+    g.sort_indices()
+    return g.indptr, g.indices, g.data.astype(np.int32)
+
+
+@settings(max_examples=40, deadline=None)
+@given(_graphs(), st.integers(min_value=2, max_value=5), st.integers(min_value=0, max_value=9))
+def test_a_remembered_cut_is_kahip_s_cut(graph, k, seed):
+    direct = kahip_blocks(*graph, k, 0.03, seed, 0)
+    with memoised_cuts():
+        first = kahip_blocks(*graph, k, 0.03, seed, 0)
+        second = kahip_blocks(*graph, k, 0.03, seed, 0)
+    assert np.array_equal(first, direct) and np.array_equal(second, direct)
+    assert direct.min() >= 0 and direct.max() < k
