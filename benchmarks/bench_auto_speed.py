@@ -110,8 +110,7 @@ def _critical_path(marks, spans, end) -> dict:
     refines = {}
     for i in refining:
         name = marks[i][1]
-        refines[name] = spans.get((name, "refining"), 0.0) + (
-            spans.get((name, "routing"), 0.0) if name.startswith("refine:") else 0.0)
+        refines[name] = spans.get((name, "refining"), 0.0) + spans.get((name, "routing"), 0.0)
     b = max(builds.items(), key=lambda kv: kv[1], default=("-", 0.0))
     r = max(refines.items(), key=lambda kv: kv[1], default=("-", 0.0))
     return {"build": b, "evaluating": evaluating, "refine": r,
