@@ -8,12 +8,12 @@ sums are exact
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import assume, given, settings, strategies as st
 
 from rankmap.allocation import parse_allocation, whole_machine
 from rankmap.machines import parse_machine
 from rankmap.mappers import swap_refine
-from rankmap.mappers.exact_grid import whole_sums_exact
+from rankmap.mappers.exact_grid import EXACT_LIMIT, longest_route, whole_sums_exact
 from rankmap.mappers.geometry import neighbour_csr
 from rankmap.mappers.swap_refine import UnitPlacement, link_swaps
 
@@ -60,13 +60,10 @@ def _problem(spec, seed, n_phases, scattered, sizes):
     return machine, allocation, slots, n_pos, n, _phases(n, seed, n_phases, sizes)
 
 
-@settings(max_examples=40, deadline=None)
-@given(st.sampled_from(MACHINES), st.integers(0, 10 ** 6), st.integers(1, 3), st.booleans(),
-       st.sampled_from([[1, 2, 5], [1 << 20, 3 << 20], [64, 4096, 1 << 16]]))
-def test_compiled_swap_decides_as_python(spec, seed, n_phases, scattered, sizes):
-    machine, allocation, slots, n_pos, n, phases = _problem(spec, seed, n_phases, scattered,
-                                                            sizes)
-    assert whole_sums_exact(np.concatenate([b for _s, _d, b in phases]), machine, squares=True)
+def _swap_alike(machine, allocation, slots, n_pos, n, phases, spec, seed, exact=False):
+    """Offer the same 150 random swaps to the compiled and the Python step and check they
+    decide alike, with the same objective, busiest links and loads after each (``exact``:
+    the sum of squares is also the whole-number sum of the loads' squares)."""
     pos = np.random.default_rng(seed).permutation(n_pos)[:n]
     a_place = UnitPlacement(pos, n_pos, slots, allocation)
     b_place = UnitPlacement(pos, n_pos, slots, allocation)
@@ -89,10 +86,60 @@ def test_compiled_swap_decides_as_python(spec, seed, n_phases, scattered, sizes)
         # the count of links at each phase's busiest value is the count over the loads
         g = compiled.grid
         assert np.array_equal(g.n_top, (g.loads >= g.top[:, None]).sum(axis=1))
+        if exact and got:
+            whole = [int(x) for ld in python.loads for x in ld]
+            assert python.sq == sum(x * x for x in whole)
     assert np.array_equal(a_place.pos_of, b_place.pos_of)
     assert np.array_equal(a_place.unit_at, b_place.unit_at)
     for x, y in zip(compiled.loads, python.loads):
         assert np.array_equal(x, y)
+    return kept
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.sampled_from(MACHINES), st.integers(0, 10 ** 6), st.integers(1, 3), st.booleans(),
+       st.sampled_from([[1, 2, 5], [1 << 20, 3 << 20], [64, 4096, 1 << 16]]))
+def test_compiled_swap_decides_as_python(spec, seed, n_phases, scattered, sizes):
+    machine, allocation, slots, n_pos, n, phases = _problem(spec, seed, n_phases, scattered,
+                                                            sizes)
+    assert whole_sums_exact(np.concatenate([b for _s, _d, b in phases]), machine, squares=True)
+    _swap_alike(machine, allocation, slots, n_pos, n, phases, spec, seed)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.sampled_from(MACHINES), st.integers(0, 10 ** 6), st.integers(1, 3), st.booleans())
+def test_swaps_exact_below_the_busiest_link_bound(spec, seed, n_phases, scattered):
+    """Sizes scaled by an odd factor so that the bytes times the longest route, B, are about
+    2**27 in units of 1: (B / g)**2 passes 2**53, but 2 x busiest x B stays below it. The
+    compiled step is used there, decides as the Python step does, and both keep the sum of
+    squares exact."""
+    machine, allocation, slots, n_pos, n, phases = _problem(spec, seed, n_phases, scattered,
+                                                            [1, 2, 5])
+    total = sum(float(b.sum()) for _s, _d, b in phases)
+    factor = int(2 ** 27 / (total * (longest_route(machine) + 1))) | 1
+    phases = [(s, d, b * factor) for s, d, b in phases]
+    nbytes = np.concatenate([b for _s, _d, b in phases])
+    assert not whole_sums_exact(nbytes, machine, squares=True)
+    place = UnitPlacement(np.random.default_rng(seed).permutation(n_pos)[:n], n_pos, slots,
+                          allocation)
+    busiest = swap_refine._Loads(phases, place, machine, _routing(spec), n).max
+    assume(whole_sums_exact(nbytes, machine, squares=True, busiest=busiest))
+    _swap_alike(machine, allocation, slots, n_pos, n, phases, spec, seed, exact=True)
+
+
+def test_the_busiest_link_bound():
+    """2 x busiest x B against 2**53, with B below 2**53; no usable busiest value keeps
+    the (B / g)**2 bound."""
+    machine = parse_machine("torus:8")              # longest route 8: B = 9 x total bytes
+    sizes = np.full(4, 2.0 ** 22 + 1)               # g = 1, B about 2**27.2
+    b = 9 * float(sizes.sum())
+    assert not whole_sums_exact(sizes, machine, squares=True)
+    below = float(int(EXACT_LIMIT / (2 * b)))
+    assert whole_sums_exact(sizes, machine, squares=True, busiest=below)
+    assert not whole_sums_exact(sizes, machine, squares=True, busiest=below + 2)
+    for odd in (-1.0, float("nan"), 2 * b):      # not a link's bytes under these flows
+        assert not whole_sums_exact(sizes, machine, squares=True, busiest=odd)
+    assert whole_sums_exact(np.full(4, 2.0 ** 20), machine, squares=True, busiest=2.0 ** 22)
 
 
 @pytest.mark.parametrize("spec", ["torus:4x4x4:cores=2", "mesh:6x5", "fattree:k=4:levels=3"])

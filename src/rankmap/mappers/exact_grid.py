@@ -205,13 +205,23 @@ def grid_hops_apply(machine) -> bool:
     return type(machine) is Torus
 
 
-def whole_sums_exact(nbytes: np.ndarray, machine, squares: bool = False) -> bool:
+def whole_sums_exact(nbytes: np.ndarray, machine, squares: bool = False,
+                     busiest: float | None = None) -> bool:
     """Whether every sum of the search is exact for flows of these sizes on this machine.
 
     With ``g`` the largest power of two dividing every size (sizes must be whole numbers),
     a link's bytes, a phase's hop-bytes and a move's change are whole multiples of ``g``
     bounded by ``B`` = (total bytes) x (longest route); with ``squares``, squared link bytes
     are multiples of ``g**2`` summing to at most ``B**2``.
+
+    Given ``busiest``, the busiest link's bytes where a search that keeps only moves that do
+    not raise it starts (``graph``'s link swaps), every link a kept move leaves stays at or
+    below it, so a phase's squared link bytes sum to at most ``busiest`` x its hop-bytes
+    and all phases' to at most ``busiest x B``; a move's sums add at most as much again.
+    A move that puts a link above ``busiest`` is refused on the busiest link alone (exact,
+    and at least ``g`` above it: more than the searches' tolerance of ``1e-9 x busiest``,
+    as ``busiest / g`` is then below ``2**26``), whatever its inexact squares. So the bound
+    is ``2 x busiest x B`` instead of ``B**2``.
 
     Parameters
     ----------
@@ -221,11 +231,15 @@ def whole_sums_exact(nbytes: np.ndarray, machine, squares: bool = False) -> bool
         The torus, mesh or tree (:func:`longest_route`).
     squares : bool
         Whether sums of squared link bytes are taken too (``graph``'s link swaps).
+    busiest : float, optional
+        With ``squares``: the busiest link's bytes at the search's start (bytes), which no
+        kept move raises.
 
     Returns
     -------
     bool
-        True when ``B / g`` (``(B / g)**2`` with ``squares``) is below :data:`EXACT_LIMIT`.
+        True when ``B / g`` is below :data:`EXACT_LIMIT` and, with ``squares``,
+        ``(B / g)**2`` (given ``busiest``, ``2 x (busiest / g) x (B / g)``) is too.
     """
     b = np.asarray(nbytes, dtype=np.float64)
     if b.size == 0 or not np.all(np.isfinite(b)) or np.any(b < 0) \
@@ -235,4 +249,8 @@ def whole_sums_exact(nbytes: np.ndarray, machine, squares: bool = False) -> bool
     nonzero = whole[whole > 0]
     g = float(np.min(nonzero & -nonzero)) if nonzero.size else 1.0
     bound = float(b.sum()) * (longest_route(machine) + 1.0) / g
-    return (bound * bound if squares else bound) < EXACT_LIMIT
+    if not squares:
+        return bound < EXACT_LIMIT
+    if busiest is None or not 0 <= busiest <= bound * g:
+        return bound * bound < EXACT_LIMIT
+    return bound < EXACT_LIMIT and 2.0 * (busiest / g) * bound < EXACT_LIMIT

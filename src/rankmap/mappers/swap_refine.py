@@ -505,7 +505,7 @@ class _Loads:
                 and (grid_steps_apply(self.router, machine)
                      or tree_steps_apply(self.router, machine)) \
                 and whole_sums_exact(np.concatenate([b for _s, _d, b in self.phases]), machine,
-                                     squares=True):
+                                     squares=True, busiest=self.max):
             self.grid = _GridSwaps(self, place, machine)
             self.loads = list(self.grid.loads)          # row views: one copy of the loads
 
