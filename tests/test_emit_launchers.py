@@ -152,6 +152,31 @@ def test_bad_rankfiles(tmp_path, text, message):
         openmpi.read_rankfile(path, machine, alloc)
 
 
+def test_rankfile_gives_a_rank_of_t_threads_its_t_cores(tmp_path):
+    """Without a node structure a rank of T threads is bound to cores slot*T .. slot*T+T-1
+    (``slot=A-B``), read back to the same placement; a range that is not a rank's cores is
+    refused."""
+    machine = parse_machine("torus:4x4:cores=4")
+    alloc = parse_allocation(None, machine).with_threads(2)
+    mapping = build_mapping("XYT", parse_pattern("stencil:4x8"), machine, alloc)
+    lines = openmpi.format_rankfile(mapping, machine, alloc).splitlines()
+    assert lines[0] == "rank 0=node0-0 slot=0-1" and lines[16] == "rank 16=node0-0 slot=2-3"
+    path = _write(tmp_path, "rf", "\n".join(lines) + "\n")
+    back = openmpi.read_rankfile(path, machine, alloc, 32)
+    assert np.array_equal(back.core_of_rank, mapping.core_of_rank)
+    # one core names the slot it starts
+    one = _write(tmp_path, "one", "rank 0=node0-0 slot=2\nrank 1=node0-0 slot=0\n")
+    assert openmpi.read_rankfile(one, machine, alloc).core_of_rank.tolist() == [1, 0]
+    for bad in ("slot=1-2", "slot=0-2", "slot=1", "slot=2-1"):
+        path = _write(tmp_path, "bad", f"rank 0=node0-0 {bad}\n")
+        with pytest.raises(RankmapError, match=f"line 1: {bad} is not a rank's cores "
+                                               r"\(2 threads per rank"):
+            openmpi.read_rankfile(path, machine, alloc)
+    plain = _write(tmp_path, "plain", "rank 0=node0-0 slot=0-1\n")
+    with pytest.raises(RankmapError, match=r"slot=0-1 is not a rank's cores \(1 thread per"):
+        openmpi.read_rankfile(plain, machine, parse_allocation(None, machine))
+
+
 def test_bad_host_files(tmp_path):
     machine, alloc, _ = _txy()
     five = _write(tmp_path, "h", "node0-0\n" * 5)

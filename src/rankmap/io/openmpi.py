@@ -5,7 +5,8 @@ binds rank N to core S of ``host``. Example line: ``rank 5=nid00012 slot=1``. On
 whose nodes have a structure (``node=``) the slot is written ``socket:core``
 (``rank 5=nid00012 slot=1:3``: core 3 of socket 1, hwloc's logical numbering, the core
 within its socket), so the binding holds whatever order the OS numbers cores in; a rank of
-T threads gets its T cores (``slot=1:2-3``, or ``0:7,1:0`` across sockets).
+T threads gets its T cores (``slot=1:2-3``, or ``0:7,1:0`` across sockets). Without a node
+structure a rank of T threads gets cores ``slot*T`` to ``slot*T + T - 1`` (``slot=4-5``).
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ from ..mappers.base import Placement, validate_mapping
 from .hostnames import check_host_name, position_lookup, rank_hosts, read_lines
 
 _LINE = re.compile(r"^rank\s+(\d{1,12})\s*=\s*(\S+)\s+slot\s*=\s*"
-                   r"(?:(\d{1,12})|(\d{1,6}):(\d{1,6})(?:-\d{1,6})?(?:,\d{1,6}:\d{1,6})*)$")
+                   r"(?:(\d{1,12})(?:-(\d{1,12}))?|(\d{1,6}):(\d{1,6})(?:-\d{1,6})?"
+                   r"(?:,\d{1,6}:\d{1,6})*)$")
 
 __all__ = ["format_rankfile", "read_rankfile", "socket_core_slots"]
 
@@ -79,9 +81,11 @@ def format_rankfile(mapping: Placement, machine, allocation: Allocation) -> str:
     for h in dict.fromkeys(hosts):  # first bad name in rank order, the same in every run
         check_host_name(h)
     slots = mapping.slots(allocation)
+    threads = int(allocation.extra.get("threads", 1))
     if machine.node_structure is not None:
-        text = socket_core_slots(slots, machine.node_structure,
-                                 int(allocation.extra.get("threads", 1)))
+        text = socket_core_slots(slots, machine.node_structure, threads)
+    elif threads > 1:
+        text = [f"{s * threads}-{s * threads + threads - 1}" for s in slots.tolist()]
     else:
         text = slots.tolist()
     return "".join(f"rank {r}={h} slot={s}\n" for r, (h, s) in enumerate(zip(hosts, text)))
@@ -101,6 +105,21 @@ def _slot_of_socket_core(sock: int, core: int, machine, allocation: Allocation,
         raise RankmapError(f"{where}: slot {sock}:{core} is not a rank's first core on a node "
                            f"of {structure.n_packages} sockets ({structure.source})")
     return int(hit[0]) // threads
+
+
+def _slot_of_cores(first: int, last: str | None, allocation: Allocation, where: str) -> int:
+    """The slot of a plain ``slot=C`` or ``slot=A-B``: with T threads a rank's cores are
+    ``slot*T`` to ``slot*T + T - 1``; one core names the slot it starts (with one thread,
+    the slot itself)."""
+    threads = int(allocation.extra.get("threads", 1))
+    end = first if last is None else int(last)
+    if first % threads or (last is not None and end != first + threads - 1):
+        text = str(first) if last is None else f"{first}-{end}"
+        want = ("one core" if threads == 1
+                else f"{threads} cores starting at a multiple of {threads}")
+        raise RankmapError(f"{where}: slot={text} is not a rank's cores ({threads} thread"
+                           f"{'s' if threads > 1 else ''} per rank: {want})")
+    return first // threads
 
 
 def read_rankfile(path: str, machine, allocation: Allocation,
@@ -135,9 +154,10 @@ def read_rankfile(path: str, machine, allocation: Allocation,
                                f"'slot=SOCKET:CORE', got {show(text)}")
         rank, host = int(m.group(1)), m.group(2)
         if m.group(3) is not None:
-            slot = int(m.group(3))
+            slot = _slot_of_cores(int(m.group(3)), m.group(4), allocation,
+                                  f"{path}: line {lineno}")
         else:
-            slot = _slot_of_socket_core(int(m.group(4)), int(m.group(5)), machine, allocation,
+            slot = _slot_of_socket_core(int(m.group(5)), int(m.group(6)), machine, allocation,
                                         f"{path}: line {lineno}")
         if rank in seen:
             raise RankmapError(f"{path}: lines {seen[rank]} and {lineno} both place rank {rank}")
