@@ -141,6 +141,11 @@ def test_launch_search_job_gets_the_switch():
                          alloc, "out")
     inner = cmd[:cmd.index("--")]
     assert inner[inner.index("--in-node") + 1] == "keep"
+    assert "--threads" not in inner
     args.in_node = None
     assert "--in-node" not in search_command(args, NODE_MACHINE, ["mpirun", "./app"],
                                              "openmpi", "h", alloc, "out")
+    # the search job binds ranks as the program's placement file will
+    args.threads = 2
+    inner = search_command(args, NODE_MACHINE, ["mpirun", "./app"], "openmpi", "h", alloc, "out")
+    assert inner[inner.index("--threads") + 1] == "2"

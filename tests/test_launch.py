@@ -135,6 +135,24 @@ def test_dry_run_openmpi_with_nodes_and_env_machine(slurm_job, tmp_path, capsys)
         list(range(16))
 
 
+def test_threads_bind_each_rank_of_the_job_to_its_cores(slurm_job, tmp_path, capsys):
+    """--threads T: the job's 2 slots per node stay its ranks per node, and the rankfile
+    gives each rank T cores; more than the node's cores is refused."""
+    slurm_job.setenv("SLURM_TASKS_PER_NODE", "2(x4)")
+    rc = main(["launch", "-m", "torus:4x4:cores=4", "-p", "stencil:2x4", "--mapping", "TXY",
+               "--threads", "2", "--dry-run", "-o", "rf", "--", "mpirun", "-n", "8", "./app"])
+    assert rc == 0
+    text = (tmp_path / "rf").read_text().splitlines()
+    assert text[:3] == ["rank 0=node0-0 slot=0-1", "rank 1=node0-0 slot=2-3",
+                        "rank 2=node0-1 slot=0-1"]
+    capsys.readouterr()
+    rc = main(["launch", "-m", "torus:4x4:cores=4", "-p", "stencil:2x4", "--threads", "4",
+               "--dry-run", "-o", "rf2", "--", "mpirun", "-n", "8", "./app"])
+    assert rc == 2
+    assert "bad --threads 4: 2 ranks per node need 8 cores, the machine's nodes have 4" in \
+        capsys.readouterr().err
+
+
 @pytest.mark.parametrize("argv,message", [
     (["-p", "stencil:8x8", "--", "srun", "./app"], "allocation too small (Slurm): 64 ranks"),
     (["-p", "stencil:4x4", "--", "srun", "-n", "8", "./app"],

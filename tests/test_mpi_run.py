@@ -185,3 +185,30 @@ def test_launch_runs_open_mpi_with_the_rankfile(tmp_path):
     by_slot = sorted(slots, key=slots.get)
     assert min(bound[by_slot[0]]) < min(bound[by_slot[1]]), (slots, bound)
     assert slots != {0: 0, 1: 1}  # the seed swaps them, so the order really came from the file
+
+
+def test_rankfile_binds_a_rank_of_two_threads_to_two_cores(tmp_path):
+    """End to end with the real mpirun: with --threads 2 on nodes without a structure the
+    rankfile line is ``slot=0-1`` and the rank may run on both cores (not on one)."""
+    _need_mpi()
+    if not hasattr(os, "sched_getaffinity") or len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("needs 2 usable cores to check core binding")
+    import socket
+    host = socket.gethostname()
+    hostfile = tmp_path / "hf"
+    hostfile.write_text(f"{host} slots=1\n")   # the job: one rank on the node
+    rankmap = shutil.which("rankmap") or str(Path(sys.executable).parent / "rankmap")
+    probe = ("import json, os; "
+             f"p = os.path.join({str(tmp_path)!r}, 'bound'); "
+             "open(p + '.tmp', 'w').write(json.dumps(sorted(os.sched_getaffinity(0)))); "
+             "os.replace(p + '.tmp', p)")
+    argv = [rankmap, "launch", "-m", "torus:1:cores=2", "-p", "stencil:1", "--threads", "2",
+            "--mapping", "inorder", "--hostfile", str(hostfile), "--nodes", "0", "-o", "rf",
+            "--", "mpirun", "-n", "1", "--hostfile", str(hostfile)]
+    if os.geteuid() == 0:
+        argv.append("--allow-run-as-root")
+    proc = subprocess.run(argv + [sys.executable, "-c", probe], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=TIMEOUT)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert (tmp_path / "rf").read_text() == f"rank 0={host} slot=0-1\n"
+    assert len(json.loads((tmp_path / "bound").read_text())) == 2

@@ -18,11 +18,11 @@ from ..selection import build_placement
 from ..mappers.base import check_fits
 from ..mpi.nodes import MACHINE_ENV
 from ..patterns import parse_pattern
-from .argtypes import SEED, int_arg
+from .argtypes import SEED, THREADS, int_arg
 from .common import (PATTERN_HELP, add_force, add_in_node, add_jobs, example, in_node, is_root,
                      search_executor, search_progress, time_options)
 
-__all__ = ["add_parser", "reorder_environment", "run"]
+__all__ = ["add_parser", "reorder_environment", "run", "with_job_threads"]
 
 
 def add_parser(sub) -> None:
@@ -67,6 +67,10 @@ def add_parser(sub) -> None:
                    help="placement file to write (default: rankmap-<job id>.<format>; "
                    "cray: MPICH_RANK_ORDER)")
     p.add_argument("--seed", type=SEED, default=0, help="seed for random placements (default 0)")
+    p.add_argument("--threads", type=THREADS, default=1, metavar="T",
+                   help="threads per rank: the job's slots per node are its ranks per node, "
+                   "and each rank gets T cores of the placement file (slots x T must fit the "
+                   "machine's cores per node; default 1)")
     p.add_argument("--reorder", action="store_true",
                    help="preload the rankmap PMPI library so that the program's "
                    "MPI_Cart_create/MPI_Graph_create/MPI_Dist_graph_create(_adjacent) with "
@@ -208,6 +212,8 @@ def search_command(args, spec: str, argv: list[str], fmt: str, hostfile: str,
              "--nodes", ",".join(str(int(n)) for n in allocation.nodes),
              "-p", file_arg(args.pattern), "--mapping", args.mapping,
              "--seed", str(args.seed), "--format", fmt, "-o", os.path.abspath(path)]
+    if getattr(args, "threads", 1) != 1:
+        inner += ["--threads", str(args.threads)]
     if args.jobs is not None:
         inner += ["--jobs", str(args.jobs)]
     if getattr(args, "in_node", None) is not None:
@@ -250,6 +256,40 @@ def run_search_job(args, spec, argv, fmt, job, allocation, path) -> str:
         raise RankmapError(f"the placement search ({cmd[0]} -n {args.search_procs}) wrote no "
                            f"{path}")
     return "auto" if is_auto(args.mapping) else args.mapping
+
+
+def with_job_threads(allocation, machine, threads: int):
+    """The job's allocation with ``threads`` cores per rank: its slots per node stay its
+    ranks per node, and the placement file binds each rank to ``threads`` cores.
+
+    Parameters
+    ----------
+    allocation : Allocation
+        The job's allocation (slots per node as cores per node).
+    machine : Machine
+        The machine (cores per node).
+    threads : int
+        Threads (cores) per rank.
+
+    Returns
+    -------
+    Allocation
+        ``allocation`` itself for one thread, else a copy that records the threads.
+
+    Raises
+    ------
+    RankmapError
+        The slots times ``threads`` exceed the machine's cores per node.
+    """
+    if threads == 1:
+        return allocation
+    need = allocation.cores_per_node * threads
+    if need > machine.cores_per_node:
+        raise RankmapError(f"bad --threads {threads}: {allocation.cores_per_node} ranks per node "
+                           f"need {need} cores, the machine's nodes have "
+                           f"{machine.cores_per_node}")
+    from dataclasses import replace
+    return replace(allocation, extra={**allocation.extra, "threads": int(threads)})
 
 
 def run(args) -> int:
@@ -299,7 +339,8 @@ def run(args) -> int:
         raise RankmapError(f"no machine: pass --machine or set ${MACHINE_ENV}")
     machine = parse_machine(spec)
     job = job_hosts(hostfile=args.hostfile)
-    allocation = job_allocation(job, machine, args.nodes)
+    allocation = with_job_threads(job_allocation(job, machine, args.nodes), machine,
+                                  getattr(args, "threads", 1))
     n_launch = launcher_ranks(argv)
     pattern = parse_pattern(args.pattern, default_ranks=n_launch or allocation.n_cores)
     if n_launch is not None and n_launch != pattern.n_ranks:
