@@ -2,6 +2,11 @@
 
 Every value is finite and within a physical range (see :data:`MAX_SIZE`, :data:`BANDWIDTH_RANGE`,
 :data:`MAX_TIME`): ``1e400`` or ``bw=1e-320`` is an error, never an infinite prediction.
+
+The case of the ``b`` matters, as in networking: ``B`` is bytes, ``b`` bits. A bandwidth in
+bits (``10Gb/s``) is converted (1.25e9 bytes/s); a size in bits is refused, never read as
+bytes. A time given as text needs its unit (``100`` could be seconds or nanoseconds): only
+``0`` may go without one.
 """
 
 from __future__ import annotations
@@ -32,17 +37,35 @@ BANDWIDTH_RANGE = (1.0, 1e15)
 MAX_TIME = 3600.0
 
 
-def _number(text, pattern_units: dict, what: str, hint: str) -> float:
+def _split(text, units: dict, what: str, hint: str) -> tuple[float, str | None]:
+    """The number and the unit as written of a value (``""``: text without a unit; None: a
+    number, not text); the unit must be known (in any case), else an error names the value."""
     if isinstance(text, bool):
         raise RankmapError(f"bad {what} {show(text)}: {hint}")
     if isinstance(text, (int, float)):
         value = float(text) if not isinstance(text, int) or abs(text) < 1 << 1000 else math.inf
+        unit = None
     else:
         s = str(text).strip()
         m = re.fullmatch(_NUM + r"\s*([a-zA-Z]*)", s) if len(s) <= 60 else None
-        if not m or m.group(2).lower() not in pattern_units:
+        if not m or m.group(2).lower() not in units:
             raise RankmapError(f"bad {what} {show(text)}: {hint}")
-        value = float(m.group(1)) * pattern_units[m.group(2).lower()]
+        value, unit = float(m.group(1)), m.group(2)
+    if not math.isfinite(value):
+        raise RankmapError(f"bad {what} {show(text)}: not a finite number")
+    return value, unit
+
+
+def _in_bits(unit: str | None) -> bool:
+    """Whether a size unit as written counts bits: it ends in a lower-case ``b``."""
+    return bool(unit) and unit.endswith("b")
+
+
+def _number(text, pattern_units: dict, what: str, hint: str) -> float:
+    value, unit = _split(text, pattern_units, what, hint)
+    if unit is None:
+        return value
+    value *= pattern_units[unit.lower()]
     if not math.isfinite(value):
         raise RankmapError(f"bad {what} {show(text)}: not a finite number")
     return value
@@ -67,8 +90,12 @@ def parse_size(text: str | int | float, what: str = "size", allow_zero: bool = F
     int
         Bytes.
     """
-    value = _number(text, _SIZE_UNITS, what, "expected a number with an optional unit "
-                    "such as 64, 8KiB, 1MiB or 1MB")
+    hint = "expected a number with an optional unit such as 64, 8KiB, 1MiB or 1MB"
+    _value, unit = _split(text, _SIZE_UNITS, what, hint)
+    if _in_bits(unit):
+        raise RankmapError(f"bad {what} {show(text)}: a lower-case b is bits; sizes are bytes "
+                           f"(B: 8KB, 8KiB)")
+    value = _number(text, _SIZE_UNITS, what, hint)
     if value < 0 or (value == 0 and not allow_zero):
         raise RankmapError(f"bad {what} {show(text)}: must be positive")
     if value > MAX_SIZE:
@@ -79,7 +106,8 @@ def parse_size(text: str | int | float, what: str = "size", allow_zero: bool = F
 
 
 def parse_bandwidth(text: str | float, what: str = "bandwidth") -> float:
-    """Return bytes per second from ``425MB/s``, ``10GB/s``, ``1GiB/s`` or a plain number.
+    """Return bytes per second from ``425MB/s``, ``10GB/s``, ``1GiB/s``, bits per second
+    (``10Gb/s``: a lower-case b) or a plain number of bytes per second.
 
     Parameters
     ----------
@@ -95,7 +123,9 @@ def parse_bandwidth(text: str | float, what: str = "bandwidth") -> float:
     t = text
     if isinstance(t, str) and t.strip().lower().endswith("/s"):
         t = t.strip()[:-2]
-    value = _number(t, _SIZE_UNITS, what, "expected e.g. 425MB/s or 10GB/s")
+    value = _number(t, _SIZE_UNITS, what, "expected e.g. 425MB/s, 10GB/s or 100Gb/s (bits)")
+    if _in_bits(_split(t, _SIZE_UNITS, what, "")[1]):
+        value /= 8.0
     if not value > 0:
         raise RankmapError(f"bad {what} {show(text)}: must be positive")
     lo, hi = BANDWIDTH_RANGE
@@ -105,7 +135,8 @@ def parse_bandwidth(text: str | float, what: str = "bandwidth") -> float:
 
 
 def parse_time(text: str | float, what: str = "time", allow_zero: bool = True) -> float:
-    """Return seconds from ``50ns``, ``2us``, ``1.5ms``, ``3s`` or a plain number of seconds.
+    """Return seconds from ``50ns``, ``2us``, ``1.5ms`` or ``3s`` (text needs its unit, but
+    for ``0``), or from a number of seconds (int or float, as TOML files give it).
 
     Parameters
     ----------
@@ -119,7 +150,13 @@ def parse_time(text: str | float, what: str = "time", allow_zero: bool = True) -
     float
         Seconds, at most :data:`MAX_TIME`.
     """
-    value = _number(text, _TIME_UNITS, what, "expected e.g. 50ns, 2us, 1ms or 0.5s")
+    hint = "expected e.g. 50ns, 2us, 1ms or 0.5s"
+    value, unit = _split(text, _TIME_UNITS, what, hint)
+    if unit == "" and value != 0:
+        num = str(text).strip()
+        raise RankmapError(f"bad {what} {show(text)}: give its unit, e.g. {num}ns, {num}us "
+                           f"or {num}s")
+    value = _number(text, _TIME_UNITS, what, hint)
     if value < 0 or (value == 0 and not allow_zero):
         raise RankmapError(f"bad {what} {show(text)}: must be positive")
     if value > MAX_TIME:

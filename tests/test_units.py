@@ -1,0 +1,61 @@
+"""Units as written: bytes (B) and bits (b), times with their unit."""
+
+import pytest
+from hypothesis import given, strategies as st
+
+from rankmap.cli import main
+from rankmap.errors import RankmapError
+from rankmap.units import parse_bandwidth, parse_size, parse_time
+
+
+def test_a_lower_case_b_is_bits_in_a_bandwidth():
+    assert parse_bandwidth("10Gb/s") == 1.25e9
+    assert parse_bandwidth("10GB/s") == 1e10
+    assert parse_bandwidth("100gb/s") == 1.25e10
+    assert parse_bandwidth("8Kib/s") == 1024.0
+    assert parse_bandwidth("1GiB/s") == 1024.0 ** 3
+    assert parse_bandwidth("425000000") == 4.25e8          # a plain number: bytes/s
+
+
+def test_a_size_in_bits_is_refused_not_read_as_bytes():
+    assert parse_size("8kB") == parse_size("8KB") == 8000
+    assert parse_size("64B") == parse_size("64") == 64
+    for bits in ("8kb", "1Mb", "64b", "2Gib"):
+        with pytest.raises(RankmapError, match=f"bad size '{bits}': a lower-case b is bits"):
+            parse_size(bits)
+
+
+def test_a_time_as_text_needs_its_unit():
+    assert parse_time("100ns") == pytest.approx(1e-7)
+    assert parse_time("0") == 0.0
+    assert parse_time(1e-7) == 1e-7                         # a number (TOML): seconds
+    with pytest.raises(RankmapError, match=r"bad time '100': give its unit, e\.g\. 100ns, "
+                                           r"100us or 100s"):
+        parse_time("100")
+
+
+@given(st.sampled_from(["", "k", "K", "M", "G", "Ki", "Mi", "Gi"]),
+       st.integers(8, 10 ** 5))
+def test_bits_are_an_eighth_of_bytes(prefix, n):
+    assert parse_bandwidth(f"{n}{prefix}b/s") * 8 == pytest.approx(
+        parse_bandwidth(f"{n}{prefix}B/s"), rel=1e-15)
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["-m", "torus:4x4:lat=100"], "bad per-hop latency '100': give its unit"),
+    (["-m", "torus:4x4", "--msg-overhead", "5"], "bad per-message overhead '5': give its unit"),
+    (["-m", "torus:4x4", "-p", "stencil:4x4:bytes=8kb"], "a lower-case b is bits"),
+])
+def test_cli_refuses_values_without_units(capsys, argv, message):
+    if "-p" not in argv:
+        argv = argv + ["-p", "stencil:4x4"]
+    assert main(["compare", *argv, "--mappings", "TXY"]) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1
+
+
+def test_cli_link_bandwidth_in_bits(capsys):
+    import json
+    assert main(["compare", "-m", "torus:4x4:bw=10Gb/s", "-p", "stencil:4x4", "--mappings",
+                 "TXY", "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["machine"]["link_bandwidth_Bps"] == 1.25e9
