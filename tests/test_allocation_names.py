@@ -65,6 +65,20 @@ def test_missing_node_file_is_reported_as_missing():
         parse_allocation("nodes.txt", XC)
 
 
+@pytest.mark.parametrize("blank", ["", " ", "\n"])
+def test_blank_nodes_are_an_error_not_the_whole_machine(blank, capsys):
+    """--nodes "$(cat nodes.txt)" of an empty file: one line, never every node."""
+    machine = parse_machine("torus:4x4")
+    with pytest.raises(RankmapError, match="lists no nodes"):
+        parse_allocation(blank, machine)
+    assert parse_allocation(None, machine).n_nodes == 16
+    assert main(["compare", "-m", "torus:4x4", "-p", "stencil:2x2", "--nodes", blank,
+                 "--mappings", "TXY"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.endswith("lists no nodes (leave --nodes out for the whole machine)")
+    assert len(err.splitlines()) == 1
+
+
 def test_host_list_file(tmp_path):
     f = tmp_path / "nodes.txt"
     f.write_text("# my job\nnid[00010-00011]\nnid00003\n")

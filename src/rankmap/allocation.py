@@ -73,7 +73,7 @@ def parse_allocation(text: str | None, machine: Machine) -> Allocation:
     text : str or None
         The ``--nodes`` value: ids and ranges (``0-15,32-47``), a file of ids, host lists,
         Cray names, a topology CSV, ``random:N[:seed=S]``, ``contiguous:N[:start=S]``; None
-        or blank for the whole machine.
+        for the whole machine (blank text is an error: a list that came out empty).
     machine : Machine
         The machine.
 
@@ -87,8 +87,12 @@ def parse_allocation(text: str | None, machine: Machine) -> Allocation:
     RankmapError
         A malformed value, an unknown or repeated node.
     """
-    if text is None or (isinstance(text, str) and not text.strip()):
+    if text is None:
         return whole_machine(machine)
+    if isinstance(text, str) and not text.strip():
+        # "$(cat nodes.txt)" of an empty file: never silently the whole machine
+        raise RankmapError(f"--nodes {show(text)} lists no nodes (leave --nodes out for the "
+                           "whole machine)")
     text = text.strip()
     alloc = parse_named_allocation(text, machine)  # host lists, Cray names, topology files
     if alloc is not None:

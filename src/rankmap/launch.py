@@ -267,7 +267,7 @@ def job_allocation(job: JobHosts, machine, nodes: str | None = None) -> Allocati
         cannot be resolved, or two hosts map to the same machine node.
     """
     from .mpi.nodes import resolve_node_labels
-    if nodes:
+    if nodes is not None:
         alloc = parse_allocation(nodes, machine)
         if alloc.n_nodes != len(job.hosts):
             raise RankmapError(f"--nodes gives {alloc.n_nodes} nodes, the job has "
