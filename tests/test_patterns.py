@@ -75,6 +75,20 @@ def test_graph_metis_scotch_mtx_agree(tmp_path):
     assert set(p.phases[0].bytes) == {5 * 1024}
 
 
+def test_a_graph_that_moves_nothing_is_refused(tmp_path):
+    """Only self-loops (or only zero weights between ranks) is an error, not an empty
+    pattern whose every placement scores 0."""
+    (tmp_path / "loops.csv").write_text("src,dst,bytes\n0,0,100\n3,3,5\n")
+    with pytest.raises(RankmapError, match="moves nothing: every edge is a self-loop"):
+        parse_pattern(f"graph:{tmp_path / 'loops.csv'}")
+    (tmp_path / "zero.mtx").write_text("%%MatrixMarket matrix coordinate real general\n"
+                                       "3 3 2\n1 2 0\n2 2 4\n")
+    with pytest.raises(RankmapError, match="moves nothing: every edge between two ranks has 0"):
+        parse_pattern(f"graph:{tmp_path / 'zero.mtx'}")
+    (tmp_path / "one.csv").write_text("src,dst,bytes\n0,0,100\n0,1,5\n")
+    assert parse_pattern(f"graph:{tmp_path / 'one.csv'}").phases[0].n_flows == 1
+
+
 def test_toml_phases(tmp_path):
     f = tmp_path / "app.toml"
     f.write_text('[[phase]]\npattern = "stencil:4x4:periodic"\nname = "halo"\n'

@@ -505,7 +505,8 @@ def make_graph_pattern(spec_text: str, path: str, nbytes: int | None = None,
     ------
     RankmapError
         When the file is missing, its extension unknown, its contents bad (see the readers),
-        a weight negative, or it uses more ranks than ``n_ranks``.
+        a weight negative, no edge between two ranks carries bytes, or it uses more ranks
+        than ``n_ranks``.
     """
     if not os.path.isfile(path):
         raise RankmapError(f"graph file {show(path)} not found")
@@ -529,6 +530,10 @@ def make_graph_pattern(spec_text: str, path: str, nbytes: int | None = None,
             raise RankmapError(f"graph file {show(path)} has a negative edge weight")
         sizes = weights * (unit if unit is not None else 1.0)
     keep = src != dst
+    if not (sizes[keep] > 0).any():
+        why = "every edge is a self-loop (a rank to itself)" if not keep.any() \
+            else "every edge between two ranks has 0 bytes"
+        raise RankmapError(f"graph file {show(path)} moves nothing: {why}")
     src, dst, sizes = src[keep], dst[keep], sizes[keep]
     if phase_names is None:
         phases = [Phase("graph", src, dst, sizes)]
