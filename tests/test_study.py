@@ -82,6 +82,33 @@ def test_study_cli(tmp_path, capsys):
     assert main(argv + ["--force"]) == 0
 
 
+def test_study_time_model_option_and_full_precision_csv(tmp_path, capsys):
+    """--time-model off is the busiest link's time (as the first spelling --time
+    busiest-link), and the CSV gives every float as it reads back."""
+    argv = ["study", "--machine", TINY, "--pattern", "minighost", "--nodes-sweep", "2",
+            "--threads", "1", "--allocs", "1", "--mappings", "random", "--format", "json"]
+    runs = {}
+    for extra in (["--time-model", "off"], ["--time", "busiest-link"], ["--time-model", "on"]):
+        assert main(argv + extra) == 0
+        runs[extra[-1]] = json.loads(capsys.readouterr().out)
+    assert runs["off"] == runs["busiest-link"]
+    assert runs["off"]["params"]["time"] == "busiest-link"
+    assert runs["on"]["params"]["time"] == "model"
+    assert main(argv + ["--time-model", "on", "--time", "busiest-link"]) == 2
+    assert "disagree" in capsys.readouterr().err
+    csv_argv = argv[:-1] + ["csv", "--out", str(tmp_path / "st")]
+    assert main(csv_argv) == 0
+    text = capsys.readouterr().out
+    assert (tmp_path / "st" / "summary.csv").read_text() == text
+    header, *rows = text.splitlines()
+    cols = header.split(",")
+    got = {(r.split(",")[cols.index("mapping")]): float(r.split(",")[cols.index("median_time_s")])
+           for r in rows}
+    assert main(argv) == 0
+    want = {r["mapping"]: r["median_time_s"] for r in json.loads(capsys.readouterr().out)["summary"]}
+    assert got == want
+
+
 @pytest.mark.parametrize("argv,msg", [
     (["--nodes-sweep", "2,100"], "asks for 100 nodes"),
     (["--threads", "3"], "bad --threads 3"),

@@ -401,14 +401,16 @@ def summary_csv(rows: list[dict]) -> str:
     Returns
     -------
     str
-        A header line and one line per row (bytes, seconds, ratios; empty where None).
+        A header line and one line per row (bytes, seconds, ratios in full precision;
+        empty where None).
     """
     cols = ["nodes", "threads", "ranks", "total_threads", "mapping", "allocations",
             "median_max_link_bytes", "median_time_s", "bytes_vs_inorder", "time_vs_inorder",
             "time_source"]
     lines = [",".join(cols)]
     for r in rows:
-        lines.append(",".join("" if r[c] is None else (f"{r[c]:.6g}" if isinstance(r[c], float)
+        # floats in full (repr: the shortest text that reads back to the same number)
+        lines.append(",".join("" if r[c] is None else (repr(r[c]) if isinstance(r[c], float)
                                                         else str(r[c])) for c in cols))
     return "\n".join(lines) + "\n"
 

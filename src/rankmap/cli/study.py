@@ -54,9 +54,12 @@ def add_parser(sub) -> None:
     p.add_argument("--routing", "-r", metavar="NAME", help="routing model (default: the "
                    "machine's first)")
     p.add_argument("--seed", type=SEED, default=0, help="base seed of allocations and mappers")
-    p.add_argument("--time", choices=("model", "busiest-link"), default="model",
-                   help="time of a point: the time model's prediction (default) or, much "
-                   "faster on big machines, the busiest link's bytes / bandwidth")
+    p.add_argument("--time-model", choices=("on", "off"), default=None,
+                   help="time of a point: the time model's prediction (on, the default) or, "
+                   "much faster on big machines, the busiest link's bytes / bandwidth (off)")
+    # the option's first spelling, kept working for scripts
+    p.add_argument("--time", choices=("model", "busiest-link"), default=None,
+                   help=argparse.SUPPRESS)
     p.add_argument("--out", metavar="DIR", help="save points here (results.jsonl, study.json, "
                    "summary.csv) and resume an interrupted study")
     p.add_argument("--plot", metavar="FILE.png", help="write the Figure-1-style plot")
@@ -86,6 +89,19 @@ def default_threads(cores: int) -> list[int]:
     return sorted({powers[0], powers[len(powers) // 2], powers[-1]})
 
 
+def _time_source(args) -> str:
+    """The study's time of a point, ``model`` or ``busiest-link``, from ``--time-model``
+    (or its first spelling ``--time``)."""
+    if args.time_model is not None and args.time is not None:
+        want = "model" if args.time_model == "on" else "busiest-link"
+        if want != args.time:
+            raise RankmapError(f"--time-model {args.time_model} and --time {args.time} "
+                               "disagree: give --time-model only")
+    if args.time_model is not None:
+        return "model" if args.time_model == "on" else "busiest-link"
+    return args.time or "model"
+
+
 def run(args) -> int:
     """Run or resume the study, print the summary, write the plot; exit status 0.
 
@@ -109,7 +125,7 @@ def run(args) -> int:
                          nodes=parse_sweep(args.nodes_sweep, "--nodes-sweep"),
                          threads=threads,
                          mappings=list(dict.fromkeys(mappings)), allocs=args.allocs,
-                         routing=args.routing, seed=args.seed, time=args.time,
+                         routing=args.routing, seed=args.seed, time=_time_source(args),
                          in_node=in_node(args))
     if args.plot:
         if not args.plot.lower().endswith(".png"):
