@@ -160,6 +160,10 @@ def _machine_from_toml(path: str) -> Machine:
         raise RankmapError(f"machine file {show(path)} is not valid TOML: {exc}") from None
     except RecursionError:
         raise RankmapError(f"machine file {show(path)} nests too deeply") from None
+    unknown = sorted(set(data) - {"machine", "node"})
+    if unknown:
+        raise RankmapError(f"machine file {show(path)}: unknown key {show(unknown[0])} "
+                           "(a machine file has machine = \"<spec>\" and optionally node = ...)")
     spec = data.get("machine")
     if not isinstance(spec, str):
         raise RankmapError(f"machine file {show(path)} needs a line machine = \"<spec>\"")
