@@ -127,3 +127,13 @@ def test_cli_compare_prints_why_and_json_has_pick(capsys):
     t = [c["metrics"]["predicted_time_s"] for c in doc["candidates"][:2]]
     assert pick["margin"] == pytest.approx(1 - t[0] / t[1])
     assert pick["text"].startswith(f"{doc['best']}: predicted ")
+
+
+def test_explain_says_why_when_nothing_crosses_the_network():
+    """Every rank on one node: no figure differs, and the line still gives a reason."""
+    zero = {"max_link_bytes": 0.0, "hop_bytes": 0.0}
+    comp = comparison([("TXY", dict(zero)), ("inorder", dict(zero))])
+    assert explain(comp) == ("TXY: no traffic crosses the network under it or inorder: "
+                             "a tie, given first")
+    assert main(["compare", "-m", "torus:4x4:cores=16", "-p", "stencil:4x4", "--nodes", "0",
+                 "--time-model", "off", "--mappings", "TXY,inorder"]) == 0

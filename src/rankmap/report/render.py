@@ -91,6 +91,9 @@ def explain(comp: Comparison) -> str:
     if mr["hop_bytes"] > 0:
         text += (", " if parts or same else "") + (
             f"hop-bytes {mb['hop_bytes'] / mr['hop_bytes']:.2f}x {ref.name}'s")
+    elif not parts and not same:
+        # nothing crosses the network under either (every rank on one node, or no bytes)
+        text += f"no traffic crosses the network under it or {ref.name}: a tie, given first"
     return text
 
 
