@@ -1,5 +1,7 @@
 """The rubik placement algebra: tiles, div, mod, tilt, zigzag, transpose, presets, errors."""
 
+import json
+
 import numpy as np
 import pytest
 
@@ -104,3 +106,17 @@ def test_cli_bad_statement_exit_2(capsys, tmp_path):
     rc = main(["map", "--machine", "torus:4x4x2", "--pattern", "stencil:2x4x4",
                "--mapping", "rubik: tilt q x 1", "--emit", "bgp", "-o", str(tmp_path / "m")])
     assert rc == 2 and "bad axis 'q'" in capsys.readouterr().err
+
+
+def test_a_mapping_list_keeps_a_rubik_spec_s_commas(capsys):
+    """--mappings splits at commas, but a rubik: spec's sizes stay whole (compare and
+    study, as map and evaluate take the spec)."""
+    from rankmap.selection import split_names
+    spec = "rubik: app tile 1,8,16; net tile 8,8,2; tilt z x 1"
+    assert split_names(f"inorder, {spec},rcb") == ["inorder", spec, "rcb"]
+    assert split_names(f"refine:{spec}") == [f"refine:{spec}"]
+    assert split_names("TXYZ,,XYZT") == ["TXYZ", "XYZT"]
+    assert main(["compare", "-m", "torus:8x8x32", "-p", "stencil:16x8x16", "--mappings",
+                 f"inorder,{spec}", "--time-model", "off", "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert sorted(c["mapping"] for c in doc["candidates"]) == sorted(["inorder", spec])

@@ -10,6 +10,7 @@ import sys
 from ..errors import RankmapError
 from ..machines import parse_machine
 from ..io.atomic import check_writable, write_atomic
+from ..selection import split_names
 from ..study import StudyParams, parse_sweep, plot_study, run_study, summary_csv
 from .common import (MACHINE_HELP, PATTERN_HELP, add_force, add_in_node, add_jobs, example,
                      in_node, progress_bar, search_executor)
@@ -116,7 +117,7 @@ def run(args) -> int:
         Exit status: 0 (bad input raises RankmapError, which :func:`rankmap.cli.main` turns
         into one line and status 2).
     """
-    mappings = [m.strip() for m in args.mappings.split(",") if m.strip()]
+    mappings = split_names(args.mappings)
     if "inorder" not in mappings:
         mappings.insert(0, "inorder")
     threads = (parse_sweep(args.threads, "--threads") if args.threads is not None

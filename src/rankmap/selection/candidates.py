@@ -11,12 +11,37 @@ from ..mappers import all_candidate_names
 from ..metrics import best_first_order
 from .parallel import Executor, Filler, Outcome, SerialExecutor
 
-__all__ = ["expand_names", "evaluate_candidates", "sort_best_first", "dispatch_order",
+__all__ = ["split_names", "expand_names", "evaluate_candidates", "sort_best_first", "dispatch_order",
            "is_slow", "job_size", "skip_summary", "SLOW_MAPPERS"]
 
 #: mappers that take much longer than routing a candidate (partitioning, local search): parallel
 #: workers start them first, so that the cheap ones fill the other workers meanwhile
 SLOW_MAPPERS = ("graph", "refine", "swap:", "auto", "greedy")
+
+
+def split_names(text: str) -> list[str]:
+    """Split a comma list of mapping names, keeping a ``rubik:`` spec's sizes whole.
+
+    A ``rubik: app tile 1,8,16; ...`` spec has commas of its own: a piece that starts
+    with a digit continues the ``rubik:`` spec before it (no mapping name starts with one).
+
+    Parameters
+    ----------
+    text : str
+        ``--mappings``' value, e.g. ``inorder,rubik: app tile 1,8,16; net tile 8,8,2,rcb``.
+
+    Returns
+    -------
+    list of str
+        The names, stripped, empty pieces dropped.
+    """
+    out: list[str] = []
+    for piece in text.split(","):
+        if out and "rubik:" in out[-1].lower() and piece.strip()[:1].isdigit():
+            out[-1] += "," + piece.strip()
+        elif piece.strip():
+            out.append(piece.strip())
+    return out
 
 
 def expand_names(names: list[str] | str, pattern, machine, allocation) -> list[str]:
@@ -35,7 +60,7 @@ def expand_names(names: list[str] | str, pattern, machine, allocation) -> list[s
         Distinct names in order.
     """
     if isinstance(names, str):
-        names = [n.strip() for n in names.split(",") if n.strip()]
+        names = split_names(names)
     out: list[str] = []
     for n in names:
         if n.lower() == "all":
