@@ -228,3 +228,39 @@ def test_map_cli_errors(tmp_path, capsys):
     rc = main(["map", "--machine", "torus:4x4", "--pattern", "stencil:4x4", "--mapping", "TXY",
                "--emit", "hostfile", "-o", str(tmp_path / "y"), "--names", "n{bad}"])
     assert rc == 2 and "unknown field 'bad'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("fmt", ["bgp", "cray", "slurm", "openmpi", "mpich", "hostfile"])
+def test_evaluate_reads_back_every_launcher_format(tmp_path, capsys, fmt):
+    """evaluate --mapfile takes any file map --emit writes (format told by its first line)
+    and gives the metrics of the placement written."""
+    import json
+    inputs = ["-m", "torus:4x4:cores=4", "-p", "stencil:8x8"]
+    out = str(tmp_path / f"{fmt}.out")
+    assert main(["map", *inputs, "--mapping", "XYT", "--emit", fmt, "-o", out]) == 0
+    capsys.readouterr()
+    metrics = []
+    for how in (["--mapfile", out], ["--mapfile", out, "--mapfile-format", fmt],
+                ["--mapping", "XYT"]):
+        assert main(["evaluate", *inputs, *how]) == 0
+        metrics.append(json.loads(capsys.readouterr().out)["candidates"][0]["metrics"])
+    assert metrics[0] == metrics[1] == metrics[2]
+
+
+def test_placement_file_formats_are_told_by_their_first_line(tmp_path):
+    from rankmap.io.read_placement import detect_format
+    cases = {"# a comment\nrank 0=n1 slot=0\n": "openmpi", "0 0 0 1\n": "bgp",
+             "0,1,16,17\n": "cray", "7\n": "cray", "nid00012:4\n": "mpich",
+             "nid00012\n": "hostfile"}
+    for i, (text, fmt) in enumerate(cases.items()):
+        assert detect_format(_write(tmp_path, f"f{i}", text)) == fmt
+    bad = _write(tmp_path, "bad", "a b = c\n")
+    with pytest.raises(RankmapError, match="line 1: 'a b = c' is not a line of a placement "
+                                           "file rankmap knows; name its format"):
+        detect_format(bad)
+
+
+def test_mapfile_format_needs_a_mapfile(capsys):
+    assert main(["evaluate", "-m", "torus:4x4", "-p", "stencil:4x4", "--mapping", "XY" + "T",
+                 "--mapfile-format", "bgp"]) == 2
+    assert "--mapfile-format bgp: applies to --mapfile only" in capsys.readouterr().err

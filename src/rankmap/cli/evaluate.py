@@ -7,7 +7,8 @@ import argparse
 from ..errors import RankmapError
 from ..evaluation import Comparison, Evaluator
 from ..io.atomic import write_atomic
-from ..io.bgmap import read_mapfile
+from ..io.emit import EMITTERS
+from ..io.read_placement import read_placement
 from ..io.links_csv import format_links_csv
 from ..selection import build_placement
 from ..validate import json_text
@@ -36,8 +37,15 @@ def add_parser(sub) -> None:
     add_input_options(p)
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--mapfile", metavar="FILE",
-                     help="Blue Gene mapfile: one line per rank, node coordinates then core")
+                     help="a placement file, as map --emit writes them for launchers: Blue "
+                     "Gene mapfile (x y z t), Cray MPICH_RANK_ORDER, SLURM_HOSTFILE or host "
+                     "list, Open MPI rankfile, MPICH machinefile; the format is told by the "
+                     "first line (host-only formats fix each rank's node, its core follows "
+                     "rank order)")
     src.add_argument("--mapping", metavar="NAME", help="a mapping name instead (e.g. TXYZ)")
+    p.add_argument("--mapfile-format", choices=tuple(EMITTERS), metavar="FORMAT",
+                   help=f"the --mapfile's format when its first line does not tell: "
+                   f"{', '.join(EMITTERS)}")
     p.add_argument("--format", choices=("table", "json", "csv"), default="json",
                    help="output: json on stdout (default, shaped like compare's), a readable "
                    "table, or csv")
@@ -87,8 +95,11 @@ def run(args) -> int:
     if args.mapfile and args.in_node is not None:
         raise RankmapError(f"--in-node {args.in_node}: applies to --mapping, not to a --mapfile "
                            "(its cores are evaluated as written)")
+    if args.mapfile_format and not args.mapfile:
+        raise RankmapError(f"--mapfile-format {args.mapfile_format}: applies to --mapfile only")
     if args.mapfile:
-        mapping = read_mapfile(args.mapfile, machine, allocation, pattern.n_ranks)
+        mapping = read_placement(args.mapfile, machine, allocation, pattern.n_ranks,
+                                 args.mapfile_format)
     evaluator = Evaluator(machine, allocation, pattern, args.routing, args.y,
                           time_options=time_options(args))
     if not args.mapfile:

@@ -1,6 +1,7 @@
 """Launcher placement formats, by name (``rankmap map --emit NAME``).
 
-Each emitter turns a Placement into the text a launcher reads. :data:`EMITTERS` lists them,
+Each emitter turns a Placement into the text a launcher reads, and its reader turns such a
+file back into a Placement (``rankmap evaluate --mapfile``). :data:`EMITTERS` lists them,
 once, with a one-line description and the launcher command that uses the file.
 """
 
@@ -14,47 +15,52 @@ import numpy as np
 
 from ..errors import RankmapError
 from . import bgq, cray, hostfile, mpich, openmpi, slurm
-from .bgmap import format_mapfile
+from .bgmap import format_mapfile, read_mapfile
 
 __all__ = ["Emitter", "EMITTERS", "get_emitter", "usage_text"]
 
 
 @dataclass(frozen=True)
 class Emitter:
-    """A placement file format: ``write(mapping, machine, allocation) -> text``."""
+    """A placement file format: ``write(mapping, machine, allocation) -> text`` and
+    ``read(path, machine, allocation, n_ranks) -> Placement``."""
 
     name: str
     write: Callable
     description: str
     #: printed after writing, e.g. the launcher options that use the file ({path} substituted)
     usage: str = ""
+    #: reads such a file back (errors name the file and line)
+    read: Callable | None = None
 
 
 #: every format, by name (read-only)
 EMITTERS = MappingProxyType({e.name: e for e in (
     Emitter("bgp", format_mapfile,
             "Blue Gene/L-P mapfile: one line per rank, 'x y z t' (e.g. '0 0 0 1')",
-            usage="mpirun -mapfile {path} ...   (Blue Gene/P: or BG_MAPPING={path})"),
+            usage="mpirun -mapfile {path} ...   (Blue Gene/P: or BG_MAPPING={path})",
+            read=read_mapfile),
     Emitter("bgq", bgq.format_bgq_mapfile,
             "Blue Gene/Q mapfile: one line per rank, 'a b c d e t' (e.g. '0 1 0 0 1 3')",
-            usage="runjob --mapping {path} --np {n_ranks} : ./app"),
+            usage="runjob --mapping {path} --np {n_ranks} : ./app", read=bgq.read_bgq_mapfile),
     Emitter("cray", cray.format_rank_order,
             "Cray MPICH_RANK_ORDER: ranks in core order, one line per node (e.g. '0,1,16,17')",
-            usage=cray.USAGE),
+            usage=cray.USAGE, read=cray.read_rank_order),
     Emitter("slurm", slurm.format_slurm_hostfile,
             "SLURM_HOSTFILE for srun --distribution=arbitrary: host of rank r on line r "
-            "(e.g. 'nid00012')", usage=slurm.SRUN_USAGE),
+            "(e.g. 'nid00012')", usage=slurm.SRUN_USAGE, read=slurm.read_slurm_hostfile),
     Emitter("openmpi", openmpi.format_rankfile,
             "Open MPI rankfile: 'rank N=host slot=S' (e.g. 'rank 5=nid00012 slot=1')",
             usage="mpirun --rankfile {path} -n {n_ranks} ./app   "
-                  "(Open MPI 5: --map-by rankfile:file={path})"),
+                  "(Open MPI 5: --map-by rankfile:file={path})", read=openmpi.read_rankfile),
     Emitter("mpich", mpich.format_machinefile,
             "MPICH Hydra machinefile in rank order: 'host:count' (e.g. 'nid00012:4')",
-            usage="mpiexec -f {path} -n {n_ranks} ./app"),
+            usage="mpiexec -f {path} -n {n_ranks} ./app", read=mpich.read_machinefile),
     Emitter("hostfile", hostfile.format_hostfile,
             "one host per line in rank order, as SimGrid smpirun reads it (e.g. 'nid00012')",
             usage="rankmap simgrid platform --machine '{machine}' -o platform.xml\n"
-                  "smpirun -hostfile {path} -platform platform.xml -np {n_ranks} ./app"),
+                  "smpirun -hostfile {path} -platform platform.xml -np {n_ranks} ./app",
+            read=hostfile.read_hostfile),
 )})
 
 

@@ -1,0 +1,100 @@
+"""Reading a placement file of any launcher format (``rankmap evaluate --mapfile``).
+
+The format is told by the file's first line (comments and blank lines skipped), or given:
+
+* ``rank N=host slot=S``: an Open MPI rankfile (``openmpi``);
+* numbers separated by spaces (``x y z t``): a Blue Gene mapfile (``bgp``; the BG/Q layout
+  is the same with five coordinates);
+* ranks separated by commas, or one rank (``0,1,16,17``): Cray ``MPICH_RANK_ORDER``
+  (``cray``);
+* ``host:count``: an MPICH Hydra machinefile (``mpich``);
+* one host name: a host of every rank in rank order (``hostfile``; ``slurm``'s
+  ``SLURM_HOSTFILE`` is the same).
+
+Host-only formats (``slurm``, ``mpich``, ``hostfile``) fix the node of every rank, not its
+core: ranks on a node take its cores in rank order.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..allocation import Allocation
+from ..errors import RankmapError
+from ..mappers.base import Placement
+from ..validate import show
+from .emit import EMITTERS
+from .hostnames import read_lines
+
+__all__ = ["detect_format", "read_placement"]
+
+#: first-line shapes, in the order tried, and the format each tells
+_SHAPES = (
+    (re.compile(r"rank\s+\d+\s*=.*"), "openmpi"),
+    (re.compile(r"-?\d+(?:\s+-?\d+)+"), "bgp"),
+    (re.compile(r"\d+(?:\s*,\s*\d+)*"), "cray"),
+    (re.compile(r"[^\s:,]+:\d+"), "mpich"),
+    (re.compile(r"[^\s,=]+"), "hostfile"),
+)
+
+
+def detect_format(path: str) -> str:
+    """The launcher format of a placement file, told by its first line.
+
+    Parameters
+    ----------
+    path : str
+        The file.
+
+    Returns
+    -------
+    str
+        A key of :data:`rankmap.io.emit.EMITTERS` (``openmpi``, ``bgp``, ``cray``,
+        ``mpich`` or ``hostfile``).
+
+    Raises
+    ------
+    RankmapError
+        The file is missing, places no ranks, or its first line has none of the shapes.
+    """
+    lineno, first = read_lines(path)[0]
+    for shape, name in _SHAPES:
+        if shape.fullmatch(first):
+            return name
+    raise RankmapError(f"{path}: line {lineno}: {show(first)} is not a line of a placement "
+                       f"file rankmap knows; name its format with --mapfile-format "
+                       f"({', '.join(EMITTERS)})")
+
+
+def read_placement(path: str, machine, allocation: Allocation, n_ranks: int,
+                   fmt: str | None = None) -> Placement:
+    """Read a placement file written for a launcher (any :data:`EMITTERS` format).
+
+    Parameters
+    ----------
+    path : str
+        The file.
+    machine : Machine
+        The machine whose nodes it names.
+    allocation : Allocation
+        The allocation; every rank must land on one of its cores.
+    n_ranks : int
+        Ranks of the pattern (the file must place exactly these).
+    fmt : str, optional
+        The format (default: :func:`detect_format`).
+
+    Returns
+    -------
+    Placement
+        The validated placement.
+
+    Raises
+    ------
+    RankmapError
+        An unknown format, or the reader's error (naming the file and line).
+    """
+    name = detect_format(path) if fmt is None else fmt
+    if name not in EMITTERS:
+        raise RankmapError(f"unknown --mapfile-format {name!r}: choose from "
+                           f"{', '.join(EMITTERS)}")
+    return EMITTERS[name].read(path, machine, allocation, n_ranks)
