@@ -161,10 +161,18 @@ def test_cli_map_auto_prints_table_reason_and_writes_winner(capsys, tmp_path):
     assert len(lines) == 256
 
 
-def test_cli_budget_rejects_negative(capsys, tmp_path):
+@pytest.mark.parametrize("bad", ["-2", "99999999999999999999", "1.5"])
+def test_cli_budget_rejects_bad_values_as_written(capsys, bad):
     rc = main(["compare", "--machine", "torus:4x4", "--pattern", "stencil:4x4",
-               "--mappings", "refine:rcb", "--budget", "-2"])
-    assert rc == 2 and "--budget -2" in capsys.readouterr().err
+               "--mappings", "refine:rcb", "--budget", bad])
+    err = capsys.readouterr().err
+    assert rc == 2 and f"bad --budget {bad}: must be a whole number of moves from 0" in err
+
+
+def test_a_single_candidate_is_counted_in_the_singular(capsys):
+    assert main(["compare", "--machine", "torus:4x4", "--pattern", "stencil:4x4",
+                 "--mappings", "rcb", "--time-model", "off"]) == 0
+    assert "; 1 candidate evaluated" in capsys.readouterr().out
 
 
 def test_refine_stops_on_its_route_entry_bound(monkeypatch):

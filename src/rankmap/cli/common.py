@@ -246,7 +246,7 @@ def add_budget(p: argparse.ArgumentParser) -> None:
     p : argparse.ArgumentParser
         A command's parser.
     """
-    p.add_argument("--budget", type=float, default=None, metavar="MOVES",
+    p.add_argument("--budget", default=None, metavar="MOVES",  # text: errors echo it as given
                    help="work bound of each refinement (refine:NAME, auto): proposed moves "
                    f"evaluated at most (default {BUDGET_PER_RANK} per rank, {DEFAULT_BUDGET} to "
                    f"{MAX_DEFAULT_BUDGET}; 0 = no refinement); a search "

@@ -162,7 +162,8 @@ def check_budget(budget) -> int:
     except (TypeError, ValueError):
         raise RankmapError(f"bad --budget {budget}: must be a whole number of moves") from None
     if not value >= 0 or value != int(value) or value > 1e12:
-        raise RankmapError(f"bad --budget {budget}: must be a whole number of moves >= 0")
+        raise RankmapError(f"bad --budget {budget}: must be a whole number of moves from 0 to "
+                           "10^12")
     return int(value)
 
 

@@ -143,7 +143,7 @@ def pick_facts(comp: Comparison) -> dict:
     facts = {"winner": best.name, "band": band,
              "evaluated": len(cands), "skipped": len(comp.skipped)}
     mb = best.metrics
-    tail = f"{len(cands)} candidates evaluated" + (
+    tail = f"{len(cands)} candidate{'s' if len(cands) != 1 else ''} evaluated" + (
         f", {len(comp.skipped)} skipped" if comp.skipped else "")
     if len(cands) == 1:
         facts.update(decided_by="only candidate", text=f"{best.name}: the only candidate "
