@@ -247,3 +247,25 @@ def test_refine_counts_every_share_of_a_split_route_as_work():
     assert not kept                       # (a kept move also counts the busiest links found)
     assert st.work - before == len(moved) + entries
     assert entries > 1.5 * hops
+
+
+def test_auto_reports_the_default_placement_even_when_its_bound_pruned_it(monkeypatch):
+    """inorder (what a job gets without rankmap) is evaluated after the search when its bound
+    pruned it, so the pick is said against it; the search, its pick and every other
+    candidate are unchanged."""
+    from rankmap.report.render import reference
+    from rankmap.selection import auto, compare
+    m = parse_machine("torus:8x8x8")
+    a = parse_allocation(None, m)
+    p = parse_pattern("stencil:32x16:box")
+    with monkeypatch.context() as mp:
+        mp.setattr(auto, "BASELINE", "no such placement")
+        before = auto_select(p, m, a)
+    after = auto_select(p, m, a)
+    assert "inorder" in before.skipped and before.find("inorder") is None
+    assert "inorder" not in after.skipped and reference(after).name == "inorder"
+    assert [(e.name, e.metrics) for e in after.candidates if e.name != "inorder"] == \
+        [(e.name, e.metrics) for e in before.candidates]
+    alone = compare(m, a, p, ["inorder"]).candidates[0]
+    assert after.find("inorder").metrics == alone.metrics
+    assert after.best.metrics["predicted_time_s"] < alone.metrics["predicted_time_s"]

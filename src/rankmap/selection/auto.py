@@ -216,7 +216,31 @@ def auto_select(pattern, machine, allocation, seed: int = 0, routing=None,
                                   executor=executor, stage=stage, building="refining",
                                   item_work=_refine_work(pattern, budget), same_as=same_start)
     results = sort_best_first(results + more)
+    results = _with_baseline(evaluator, prepared, skipped, results)
     return Comparison(machine, allocation, pattern, evaluator.routing, results, skipped)
+
+
+#: the placement a job gets without rankmap: ``auto`` always reports it, so that what the pick
+#: gains over it can be said
+BASELINE = "inorder"
+
+
+def _with_baseline(evaluator: Evaluator, prepared: list, skipped: dict,
+                   results: list[Evaluation]) -> list[Evaluation]:
+    """``results`` with :data:`BASELINE` evaluated after the search when its bound pruned it
+    (it cannot have won: the search and its pick are unchanged; it sorts after every
+    candidate it ties), and taken out of ``skipped``."""
+    if BASELINE not in skipped or any(e.name == BASELINE for e in results):
+        return results
+    cand = next((c for c in prepared if c.name == BASELINE), None)
+    if cand is None:
+        return results
+    ev, _refused = evaluate_candidates(evaluator, [BASELINE], lambda _n: cand.mapping,
+                                       skip_inapplicable=True)
+    if not ev:
+        return results
+    del skipped[BASELINE]
+    return sort_best_first(results + ev)
 
 
 def refine_catch(best: Evaluation) -> float | None:
