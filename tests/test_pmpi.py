@@ -401,6 +401,33 @@ def test_mpich_fortran_dist_graph(mpich, kind):
     assert r["moved"] > 0 and all(k // 2 == p % 4 for p, k in enumerate(r["ranks"]))
 
 
+def test_record_under_mpich_builds_the_library_for_mpich(mpich, tmp_path, capsys,
+                                                          monkeypatch):
+    """rankmap record -- mpirun.mpich ...: the library is built with mpicc.mpich (mpicc is
+    Open MPI's here), so the MPICH program records instead of failing in its first call."""
+    from rankmap.pmpi.environment import mpicc_for_launcher
+    monkeypatch.delenv("RANKMAP_MPICC", raising=False)
+    assert mpicc_for_launcher("mpirun.mpich") == "mpicc.mpich"
+    assert mpicc_for_launcher("mpirun.mpich", "mpicc") == "mpicc"      # --mpicc wins
+    monkeypatch.setenv("RANKMAP_MPICC", "mpicc")
+    assert mpicc_for_launcher("mpirun.mpich") is None                   # so does the variable
+    monkeypatch.delenv("RANKMAP_MPICC")
+    monkeypatch.setenv("PATH", RANKMAP_DIR + os.pathsep + os.environ["PATH"])
+    out = tmp_path / "known.csv"
+    assert cli_main(["record", "-o", str(out), "--", "mpirun.mpich", "-n", "6",
+                     mpich["record_known"], "known"]) == 0
+    rows, _lines = read_csv(out)
+    assert rows == dict(expected_known(6))
+
+
+def test_launch_reorder_under_mpich_preloads_the_mpich_build(mpich, capsys, monkeypatch):
+    monkeypatch.delenv("RANKMAP_MPICC", raising=False)
+    assert cli_main(["launch", "--reorder", "-m", "torus:3:cores=2", "--dry-run", "--",
+                     "mpirun.mpich", "-n", "6", mpich["topo_check"]]) == 0
+    line = capsys.readouterr().out
+    assert f"LD_PRELOAD={mpich['lib']}" in line and "-genvlist" in line
+
+
 # ---- command line (no MPI run) -------------------------------------------------------------
 
 def test_place_request_errors_are_one_line(tmp_path, capsys):

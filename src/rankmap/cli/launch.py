@@ -80,7 +80,8 @@ def add_parser(sub) -> None:
                    "file is written and used too")
     p.add_argument("--mpicc", metavar="CMD",
                    help="with --reorder: MPI C compiler wrapper of the program's MPI "
-                   "(default: $RANKMAP_MPICC or mpicc)")
+                   "(default: $RANKMAP_MPICC, else the launcher's: mpicc.mpich under MPICH's "
+                   "mpirun.mpich or mpiexec.hydra, else mpicc)")
     p.add_argument("--dry-run", action="store_true",
                    help="write the placement file and print the command instead of running it")
     p.add_argument("--search-procs", type=int_arg(1, 1 << 20, what="--search-procs"),
@@ -118,7 +119,7 @@ def _engine_path() -> str:
     return os.path.abspath(found or sys.argv[0])
 
 
-def reorder_environment(args, spec: str) -> dict[str, str]:
+def reorder_environment(args, spec: str, launcher: str = "") -> dict[str, str]:
     """Variables that make the preloaded PMPI library reorder the program's topologies.
 
     Parameters
@@ -127,6 +128,9 @@ def reorder_environment(args, spec: str) -> dict[str, str]:
         The parsed ``launch`` command line (``--mpicc``, ``--mapping``, ...).
     spec : str
         The machine spec or TOML file the library passes to ``rankmap pmpi place``.
+    launcher : str
+        The launcher command: the library is built for its MPI when ``--mpicc`` is not given
+        (:func:`rankmap.pmpi.environment.mpicc_for_launcher`).
 
     Returns
     -------
@@ -135,7 +139,8 @@ def reorder_environment(args, spec: str) -> dict[str, str]:
         ``RANKMAP_SEED``, ``RANKMAP_BIN`` and every ``RANKMAP_*`` variable already set.
     """
     from ..pmpi.build import library_path
-    lib = library_path(args.mpicc)
+    from ..pmpi.environment import mpicc_for_launcher
+    lib = library_path(mpicc_for_launcher(launcher, args.mpicc) if launcher else args.mpicc)
     preload = os.environ.get("LD_PRELOAD", "")
     env = {k: v for k, v in os.environ.items() if k.startswith("RANKMAP_")}
     env.update({"LD_PRELOAD": lib + (":" + preload if preload else ""),
@@ -327,7 +332,7 @@ def run(args) -> int:
         parse_machine(spec)  # a bad spec fails here, not silently in every process
         if not args.dry_run and shutil.which(argv[0]) is None:
             raise RankmapError(f"launcher {argv[0]!r} not found on PATH")
-        renv = reorder_environment(args, spec)
+        renv = reorder_environment(args, spec, argv[0])
         if not args.pattern:
             print(f"rankmap launch: {args.mapping} reordering of the program's topologies on "
                   f"{spec} (PMPI library {renv['LD_PRELOAD'].split(':')[0]})", file=sys.stderr)

@@ -11,6 +11,7 @@ from ..errors import RankmapError
 from ..threads import child_environ
 from ..io.atomic import check_writable
 from ..pmpi.build import library_path
+from ..pmpi.environment import mpicc_for_launcher
 from ..pmpi.environment import launcher_env_args
 from ..pmpi.recording import summarize_recording
 from .common import add_force, example
@@ -46,7 +47,9 @@ def add_parser(sub) -> None:
     p.add_argument("--no-collectives", action="store_true",
                    help="record point-to-point sends only")
     p.add_argument("--mpicc", metavar="CMD",
-                   help="MPI C compiler wrapper of the program's MPI (default: mpicc)")
+                   help="MPI C compiler wrapper of the program's MPI (default: "
+                   "$RANKMAP_MPICC, else the launcher's: mpicc.mpich under MPICH's "
+                   "mpirun.mpich or mpiexec.hydra, else mpicc)")
     add_force(p)
     p.add_argument("launcher_argv", nargs=argparse.REMAINDER, metavar="-- LAUNCHER ARGS",
                    help="the launcher command line, after '--'")
@@ -81,7 +84,7 @@ def run(args) -> int:
                            "--format mat or a .csv name")
     path = os.path.abspath(args.output)
     check_writable(path, args.force)
-    lib = library_path(args.mpicc)
+    lib = library_path(mpicc_for_launcher(argv[0], args.mpicc))
     preload = os.environ.get("LD_PRELOAD", "")
     env = {"LD_PRELOAD": lib + (":" + preload if preload else ""), "RANKMAP_RECORD": path,
            "RANKMAP_RECORD_FORMAT": fmt,

@@ -6,7 +6,7 @@ import os
 import shutil
 import subprocess
 
-__all__ = ["ENV_VARS", "launcher_kind", "launcher_env_args"]
+__all__ = ["ENV_VARS", "launcher_kind", "launcher_env_args", "mpicc_for_launcher"]
 
 #: every variable the library (or its engine) reads, with what it does
 ENV_VARS = {
@@ -102,3 +102,36 @@ def launcher_env_args(argv: list[str], names: list[str]) -> list[str]:
     else:
         extra = []
     return head + extra + rest
+
+
+#: the C compiler wrapper of each launcher family's MPI (Debian installs both families side by
+#: side: mpicc is one of them, chosen by the alternatives system)
+_FAMILY_MPICC = {"openmpi": "mpicc.openmpi", "hydra": "mpicc.mpich"}
+
+
+def mpicc_for_launcher(launcher: str, mpicc: str | None = None) -> str | None:
+    """The MPI C compiler wrapper the PMPI library must be built with to run under
+    ``launcher``: the one given, else ``$RANKMAP_MPICC``, else the wrapper of the launcher's
+    MPI family when it is installed (``mpirun.mpich``: ``mpicc.mpich``), else None (mpicc).
+
+    A library built with another MPI than the program's makes every process fail in its
+    first MPI call, so under MPICH's hydra the MPICH build is taken even where ``mpicc`` is
+    Open MPI's.
+
+    Parameters
+    ----------
+    launcher : str
+        The launcher command (name or path), e.g. ``mpirun.mpich``.
+    mpicc : str, optional
+        The wrapper given on the command line (``--mpicc``).
+
+    Returns
+    -------
+    str or None
+        The wrapper's name, or None for the default (``mpicc``).
+    """
+    from .build import MPICC_ENV
+    if mpicc or os.environ.get(MPICC_ENV, "").strip():
+        return mpicc or None
+    family = _FAMILY_MPICC.get(launcher_kind(launcher))
+    return family if family and shutil.which(family) else None
