@@ -13,7 +13,7 @@ from rankmap.errors import RankmapError
 from rankmap.io.openmpi import read_rankfile
 from rankmap.io.slurm import read_slurm_hostfile
 from rankmap.launch import (command_for, expand_slurm_counts, job_allocation, job_hosts,
-                            launcher_format, launcher_ranks)
+                            launcher_format, launcher_ranks, program_index)
 from rankmap.machines import parse_machine
 from rankmap.mappers import build_mapping
 from rankmap.patterns import parse_pattern
@@ -220,3 +220,41 @@ def test_cray_node_names_from_slurm(slurm_job, tmp_path, capsys):
     assert capsys.readouterr().out.strip() == "mpiexec.hydra -f rankmap-4242.mpich -n 16 ./app"
     assert (tmp_path / "rankmap-4242.mpich").read_text().splitlines() == [
         "nid00005:4", "nid00006:4", "nid00009:4", "nid00010:4"]
+
+
+@pytest.mark.parametrize("argv,index,ranks", [
+    (["mpirun", "./app", "-n", "3"], 1, None),               # the program's own -n
+    (["mpirun", "-n", "8", "./app", "-n", "3"], 3, 8),
+    (["mpirun", "--oversubscribe", "-np", "4", "./app"], 4, 4),
+    (["mpirun", "--mca", "btl", "self", "-n", "2", "./app", "-np", "9"], 6, 2),
+    (["mpirun", "-x", "OMP_NUM_THREADS", "./app"], 3, None),
+    (["srun", "--ntasks=6", "-p", "debug", "./app", "--ntasks=9"], 4, 6),
+    (["mpiexec.hydra", "-genv", "A", "1", "-n", "4", "./app"], 6, 4),
+    (["aprun", "-n", "16", "-N", "4", "-cc", "depth", "./app", "-n", "2"], 7, 16),
+    (["mpirun", "-n", "2", "--", "./app", "-n", "5"], 4, 2),
+    (["mpirun", "-n", "4"], 3, 4),
+])
+def test_only_the_launcher_s_own_options_count(argv, index, ranks):
+    assert program_index(argv) == index
+    assert launcher_ranks(argv) == ranks
+
+
+def test_launch_leaves_the_program_s_arguments_alone(slurm_job, tmp_path, capsys):
+    """'-- mpirun ./app -n 3': the 3 is the program's; launch adds the launcher's -n 16."""
+    rc = main(["launch", "-m", "torus:4x4:cores=4", "-p", "stencil:4x4", "--mapping", "TXY",
+               "--dry-run", "-o", "rf", "--", "mpirun", "./app", "-n", "3"])
+    assert rc == 0
+    assert capsys.readouterr().out.strip() == "mpirun --rankfile rf -n 16 ./app -n 3"
+    rc = main(["launch", "-m", "torus:4x4:cores=4", "-p", "stencil:4x4", "--mapping", "TXY",
+               "--dry-run", "--force", "-o", "h", "--", "srun", "./app", "-m", "model.bin"])
+    assert rc == 0
+    assert capsys.readouterr().out.strip().endswith("-n 16 ./app -m model.bin")
+
+
+def test_more_slots_than_cores_is_an_error(slurm_job, capsys):
+    """4 tasks per node on nodes of 2 cores: refused, as map refuses the same placement."""
+    rc = main(["launch", "-m", "torus:4x4:cores=2", "-p", "stencil:4x4", "--mapping", "TXY",
+               "--dry-run", "-o", "rf", "--", "mpirun", "-n", "16", "./app"])
+    assert rc == 2
+    assert "the job has 4 slots on every node (Slurm), the machine's nodes have 2 cores" in \
+        capsys.readouterr().err

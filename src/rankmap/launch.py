@@ -30,7 +30,7 @@ from .errors import RankmapError
 
 __all__ = ["JobHosts", "expand_slurm_counts", "expand_host_list", "slurm_hosts", "read_slot_file",
            "job_hosts", "job_allocation", "LaunchPlan", "LAUNCHER_FORMATS", "launcher_format",
-           "launcher_ranks", "command_for"]
+           "launcher_ranks", "program_index", "command_for"]
 
 
 @dataclass
@@ -264,7 +264,8 @@ def job_allocation(job: JobHosts, machine, nodes: str | None = None) -> Allocati
     ------
     RankmapError
         When ``nodes`` gives a different number of nodes than the job has, the host names
-        cannot be resolved, or two hosts map to the same machine node.
+        cannot be resolved, two hosts map to the same machine node, or the job has more
+        slots on every node than a node has cores.
     """
     from .mpi.nodes import resolve_node_labels
     if nodes is not None:
@@ -279,6 +280,10 @@ def job_allocation(job: JobHosts, machine, nodes: str | None = None) -> Allocati
             raise RankmapError(f"{reason}; or give the node ids in job order with --nodes")
     if len(np.unique(ids)) != len(ids):
         raise RankmapError(f"two hosts of the job ({job.source}) map to the same machine node")
+    if min(job.slots) > machine.cores_per_node:
+        raise RankmapError(f"the job has {min(job.slots)} slots on every node ({job.source}), "
+                           f"the machine's nodes have {machine.cores_per_node} cores: more "
+                           "ranks than cores on a node")
     return Allocation(np.asarray(ids, dtype=np.int64), int(min(job.slots)), names=list(job.hosts),
                       source=job.source)
 
@@ -333,8 +338,74 @@ def launcher_format(argv: list[str], fmt: str | None = None) -> str:
 
 
 
+#: launcher options followed by their value as a separate word (srun, Open MPI's mpirun,
+#: MPICH's hydra, aprun, smpirun); ``--opt=value`` carries its own
+_VALUE_OPTIONS = frozenset("""
+-n -np --np --n -c -N -H -x -f -p -t -J -o -e -w -A -C -D -d -j -S -L -m -cc -sn -ppn
+--host --hosts -host -hosts --hostfile -hostfile --machinefile -machinefile --default-hostfile
+--map-by -map-by --bind-to -bind-to --rank-by -rank-by --rankfile -rankfile --npernode
+-npernode --npersocket --wdir -wdir --prefix -prefix --path --output-filename --timeout --app
+--cpus-per-proc --cpus-per-rank --ppr --preload-files --personality --launch-agent -launcher
+-rmk -iface -configfile -genvlist -envlist -platform -trace-file -replay -wrapper -ext
+--ntasks --nodes --partition --time --job-name --output --error --nodelist --exclude
+--account --constraint --chdir --cpus-per-task --ntasks-per-node --mem --gres
+""".split())
+#: options followed by two words (``--mca NAME VALUE``, ``-genv NAME VALUE``)
+_PAIR_OPTIONS = frozenset("--mca -mca --gmca -gmca -genv -env --tune".split())
+#: common options that take no value (an unknown option is a flag when the next word is a
+#: program that exists, else it takes that word)
+_FLAG_OPTIONS = frozenset("""
+--oversubscribe -oversubscribe --allow-run-as-root --report-bindings -report-bindings
+--display-map -display-map --tag-output -tag-output --timestamp-output --merge-stderr-to-stdout
+--use-hwthread-cpus --bind-to-core --bind-to-socket --nolocal --noprefix -q --quiet -v
+--verbose -l --label -u --unbuffered --exclusive -O --overcommit -b -ss -map -trace
+-keep-temps -foreground -genvall -genvnone -envall -envnone -prepend-rank --pernode -pernode
+""".split())
+
+
+def program_index(argv: list[str]) -> int:
+    """Index in ``argv`` of the program the launcher starts: the first word that is neither
+    an option of the launcher nor an option's value (``len(argv)`` when there is none).
+
+    Words after it are the program's own: ``mpirun ./app -n 3`` gives the launcher no
+    process count.
+
+    Parameters
+    ----------
+    argv : list of str
+        The launcher command, launcher first.
+
+    Returns
+    -------
+    int
+        The program's index (at least 1).
+    """
+    import shutil
+    i = 1
+    while i < len(argv):
+        word = argv[i]
+        if word == "--":
+            return i + 1
+        if not word.startswith("-") or word == "-":
+            return i
+        if "=" in word or word in _FLAG_OPTIONS or re.fullmatch(r"-n\d+", word):
+            i += 1
+        elif word in _VALUE_OPTIONS:
+            i += 2
+        elif word in _PAIR_OPTIONS:
+            i += 3
+        elif i + 1 < len(argv) and (os.path.exists(argv[i + 1]) or shutil.which(argv[i + 1])):
+            i += 1              # an unknown flag before the program
+        else:
+            i += 2              # an unknown option and its value
+    return len(argv)
+
+
 def launcher_ranks(argv: list[str]) -> int | None:
     """The process count given to the launcher (``-n 16``, ``-np 16``, ``--ntasks=16``).
+
+    Only the launcher's own options count, those before the program
+    (:func:`program_index`): the program may have a ``-n`` of its own.
 
     Parameters
     ----------
@@ -351,9 +422,10 @@ def launcher_ranks(argv: list[str]) -> int | None:
     RankmapError
         When the count given is not a positive integer.
     """
-    for i, arg in enumerate(argv[1:], 1):
+    end = program_index(argv)
+    for i, arg in enumerate(argv[1:end], 1):
         key, eq, value = arg.partition("=")
-        if arg in ("-n", "-np", "--np", "--ntasks", "--n") and i + 1 < len(argv):
+        if arg in ("-n", "-np", "--np", "--ntasks", "--n") and i + 1 < end:
             value = argv[i + 1]
         elif eq and key in ("--ntasks", "--np", "-n", "-np"):
             pass
@@ -400,7 +472,8 @@ def command_for(fmt: str, argv: list[str], path: str, n_ranks: int | None = None
     if n_ranks is not None and launcher_ranks(argv) is None:
         count = ["-np" if fmt == "hostfile" else "-n", str(n_ranks)]
     if fmt == "slurm":
-        if any(a.startswith(("--distribution", "-m")) for a in rest):
+        own = argv[1:program_index(argv)]          # the launcher's options, not the program's
+        if any(a.startswith(("--distribution", "-m")) for a in own):
             raise RankmapError("remove --distribution/-m from the srun command: launch sets "
                                "--distribution=arbitrary")
         return LaunchPlan(head + ["--distribution=arbitrary"] + count + rest,
