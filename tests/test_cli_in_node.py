@@ -149,3 +149,27 @@ def test_launch_search_job_gets_the_switch():
     args.threads = 2
     inner = search_command(args, NODE_MACHINE, ["mpirun", "./app"], "openmpi", "h", alloc, "out")
     assert inner[inner.index("--threads") + 1] == "2"
+
+
+def test_search_job_failure_says_why_and_keeps_the_launcher_s_oversubscribe():
+    from types import SimpleNamespace
+
+    from rankmap.allocation import parse_allocation
+    from rankmap.cli.launch import failure_line, search_command
+    from rankmap.machines import parse_machine
+
+    banner = ("-" * 74 + "\nThere are not enough slots available in the system to satisfy "
+              "the 4\nslots that were requested by the application:\n\n  python3\n\n"
+              "Either request fewer slots for your application, or make more slots\n"
+              "available for use.\n" + "-" * 74 + "\n")
+    assert failure_line(banner).startswith("There are not enough slots available")
+    assert failure_line("rankmap launch: error: bad --threads 3\n") == "bad --threads 3"
+    assert failure_line("-----\n\n") == "no message"
+    alloc = parse_allocation("0-3", parse_machine(NODE_MACHINE))
+    args = SimpleNamespace(search_procs=4, search_launcher=None, pattern="stencil:4x8",
+                           mapping="auto", seed=0, jobs=None, in_node=None)
+    cmd = search_command(args, NODE_MACHINE, ["mpirun", "--oversubscribe", "-n", "32", "./app",
+                                              "--allow-run-as-root"], "openmpi", "h", alloc,
+                         "out")
+    # the launcher's --oversubscribe, not the program's argument that looks like one
+    assert cmd[:4] == ["mpirun", "--oversubscribe", "-n", "4"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shlex
 import shutil
 import sys
@@ -12,7 +13,8 @@ from ..errors import RankmapError
 from ..threads import child_environ
 from ..io.atomic import check_writable, write_atomic
 from ..io.emit import get_emitter
-from ..launch import command_for, job_allocation, job_hosts, launcher_format, launcher_ranks
+from ..launch import (command_for, job_allocation, job_hosts, launcher_format, launcher_ranks,
+                      program_index)
 from ..machines import parse_machine
 from ..selection import build_placement
 from ..mappers.base import check_fits
@@ -22,7 +24,8 @@ from .argtypes import SEED, THREADS, int_arg
 from .common import (PATTERN_HELP, add_force, add_in_node, add_jobs, example, in_node, is_root,
                      search_executor, search_progress, time_options)
 
-__all__ = ["add_parser", "reorder_environment", "run", "with_job_threads"]
+__all__ = ["add_parser", "reorder_environment", "run", "with_job_threads", "failure_line",
+           "search_command", "CARRIED_OPTIONS"]
 
 
 def add_parser(sub) -> None:
@@ -169,6 +172,35 @@ def _auto_steps(mapping: str, pattern, machine, allocation) -> int:
     return len(candidate_names(pattern, machine, allocation)) + REFINE_TOP
 
 
+#: options of the program's launcher the search job gets too (without them the launcher may
+#: refuse to start the search where it starts the program)
+CARRIED_OPTIONS = ("--oversubscribe", "--allow-run-as-root")
+
+
+def failure_line(stderr: str) -> str:
+    """The line of a failed launcher's output that says why: the first naming an error,
+    else the last with words (not a rule of dashes), else ``no message``.
+
+    Parameters
+    ----------
+    stderr : str
+        What the launcher wrote on standard error.
+
+    Returns
+    -------
+    str
+        One line.
+    """
+    lines = [ln.strip() for ln in stderr.splitlines() if re.search(r"[A-Za-z]{2}", ln)]
+    for ln in lines:
+        if "error:" in ln:
+            return ln.split("error:", 1)[1].strip()
+    for ln in lines:
+        if re.search(r"not enough slots|error|cannot|could not|failed", ln, re.I):
+            return ln
+    return lines[-1] if lines else "no message"
+
+
 def search_command(args, spec: str, argv: list[str], fmt: str, hostfile: str,
                    allocation, path: str) -> list[str]:
     """The command of the search job: ``<launcher> -n K rankmap launch --dry-run ...`` with
@@ -205,7 +237,9 @@ def search_command(args, spec: str, argv: list[str], fmt: str, hostfile: str,
         if name == "smpirun":
             raise RankmapError("--search-procs: smpirun simulates the program, it cannot run "
                                "the search; give --search-launcher (e.g. 'mpirun')")
-        head = [argv[0]]
+        # the program's launcher, with the options that let it start processes here at all
+        own = argv[1:program_index(argv)]
+        head = [argv[0]] + [a for a in CARRIED_OPTIONS if a in own]
     if launcher_ranks(head) is None:
         head = head + ["-n", k]
 
@@ -252,9 +286,7 @@ def run_search_job(args, spec, argv, fmt, job, allocation, path) -> str:
         except OSError:
             pass
     if proc.returncode != 0:
-        lines = [ln for ln in proc.stderr.splitlines() if "error:" in ln]
-        why = lines[0].split("error:", 1)[1].strip() if lines else \
-            (proc.stderr.strip().splitlines() or ["no message"])[-1]
+        why = failure_line(proc.stderr)
         raise RankmapError(f"the placement search ({cmd[0]} -n {args.search_procs}) failed "
                            f"with exit status {proc.returncode}: {why}")
     if not os.path.isfile(path):
