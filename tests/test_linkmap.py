@@ -92,6 +92,11 @@ def test_align_rows_to_links_and_errors(tmp_path):
     with pytest.raises(RankmapError, match=r"c.csv:3: link src=0,dim=0,dir=1,dst=2 is not a link"):
         align_to_machine(m, read_counters(str(p)).phases["all"], str(p))
     p.write_text("src,dim,dir,dst,bytes\n0,0,1,1,7\n0,0,1,1,8\n")
+    with pytest.raises(RankmapError, match=r"c.csv:3: link src=0,dim=0,dir=1,dst=1 is listed "
+                                           r"twice in phase all \(line 2 too\)"):
+        read_counters(str(p))            # counters and links alike: never counted twice
+    # rows told apart only by a column the machine does not use: the same link twice
+    p.write_text("src,dim,dir,dst,port,bytes\n0,0,1,1,a,7\n0,0,1,1,b,8\n")
     with pytest.raises(RankmapError, match=r"c.csv:3: .* appears twice"):
         align_to_machine(m, read_counters(str(p)).phases["all"], str(p))
     p.write_text("link,bytes\na,1\n")

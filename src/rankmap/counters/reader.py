@@ -119,6 +119,22 @@ def _column(text: np.ndarray, lines: np.ndarray, path: str, col: str, dtype) -> 
         raise
 
 
+def _check_unique_links(path: str, lines: np.ndarray, phase_of: np.ndarray, cols: dict):
+    """Refuse a link listed twice in one phase (naming both lines): its count would be taken
+    twice, or once, silently."""
+    key = np.unique(phase_of, return_inverse=True)[1].astype(np.int64)
+    for c in sorted(cols):
+        code = np.unique(cols[c], return_inverse=True)[1].astype(np.int64)
+        key = np.unique(key * (int(code.max(initial=0)) + 1) + code, return_inverse=True)[1]
+    order = np.argsort(key, kind="stable")
+    same = np.nonzero(key[order][1:] == key[order][:-1])[0]
+    if same.size:
+        first, again = order[same[0]], order[same[0] + 1]
+        row = ",".join(f"{c}={cols[c][first]}" for c in cols)
+        raise RankmapError(f"{path}:{lines[again]}: link {row} is listed twice in phase "
+                           f"{phase_of[first]} (line {lines[first]} too)")
+
+
 def read_counters(path: str, label: str | None = None) -> CounterRun:
     """Read one counters CSV into a :class:`CounterRun` labelled ``label`` (default: the
     file name without extension). Counts are bytes or packets per directed link; a malformed
@@ -184,6 +200,7 @@ def read_counters(path: str, label: str | None = None) -> CounterRun:
     phase_of = table[:, idx["phase"]] if has_phase else np.full(len(table), ALL_PHASES)
     if (phase_of == "").any():
         raise RankmapError(f"{path}:{lines[int(np.nonzero(phase_of == '')[0][0])]}: empty phase name")
+    _check_unique_links(path, lines, phase_of, cols)
     names = list(dict.fromkeys(phase_of.tolist()))
     phases = {}
     for name in names:
