@@ -269,3 +269,19 @@ def test_a_closed_stdout_drops_the_output_without_a_traceback(argv):
                           preexec_fn=lambda: os.close(1))
     assert proc.returncode == 0, proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_a_warning_is_one_line_naming_the_command(monkeypatch, capsys):
+    """A warning raised inside a command prints 'rankmap CMD: warning: ...' on one line,
+    never Python's file:line and source line."""
+    import warnings
+
+    from rankmap.cli import main, nodes
+
+    def warn_then_run(args, run=nodes.run):
+        warnings.warn("rankmap: ranks not reordered:\n  this host is not a node", UserWarning)
+        return run(args)
+    monkeypatch.setattr(nodes, "run", warn_then_run)
+    assert main(["nodes", "-m", "torus:2", "--format", "json"]) == 0
+    err = capsys.readouterr().err
+    assert err == "rankmap nodes: warning: ranks not reordered: this host is not a node\n"

@@ -205,6 +205,9 @@ def main(argv: list[str] | None = None, *, freeze_loaded: bool = False) -> int:
         with warnings.catch_warnings():
             # numpy's floating-point warnings never reach the user: results are validated
             warnings.simplefilter("ignore", RuntimeWarning)
+            # any other warning is one line naming the command, not Python's file:line and
+            # source line
+            warnings.showwarning = _warning_printer(command)
             code = int(args.func(args) or 0)
         flush_notes()  # notes only for a command that succeeded: an error stays one line
         return code
@@ -230,6 +233,14 @@ def main(argv: list[str] | None = None, *, freeze_loaded: bool = False) -> int:
         _drop_notes()
         print("rankmap: interrupted", file=sys.stderr)
         return 130
+
+
+def _warning_printer(command: str):
+    """A :func:`warnings.showwarning` that prints ``COMMAND: warning: MESSAGE`` on one line."""
+    def show(message, category, filename, lineno, file=None, line=None):
+        text = " ".join(str(message).split()).removeprefix("rankmap: ")
+        print(f"{command}: warning: {text}", file=file or sys.stderr)
+    return show
 
 
 def _drop_notes() -> None:
