@@ -59,3 +59,12 @@ def test_cli_link_bandwidth_in_bits(capsys):
     assert main(["compare", "-m", "torus:4x4:bw=10Gb/s", "-p", "stencil:4x4", "--mappings",
                  "TXY", "--format", "json"]) == 0
     assert json.loads(capsys.readouterr().out)["machine"]["link_bandwidth_Bps"] == 1.25e9
+
+
+def test_times_keep_their_digits():
+    from rankmap.units import format_seconds
+    assert format_seconds(0.029608) == "29.608 ms"
+    assert format_seconds(6.65e-4) == "0.665 ms"
+    assert format_seconds(2.3456e-6) == "2.346 us"          # not 0.002 ms
+    assert format_seconds(4e-10) == "0.400 ns"
+    assert format_seconds(0.0) == "0.000 ms"

@@ -17,7 +17,8 @@ import re
 from .errors import RankmapError
 from .validate import show
 
-__all__ = ["parse_size", "parse_bandwidth", "parse_time", "format_bytes", "MAX_SIZE",
+__all__ = ["parse_size", "parse_bandwidth", "parse_time", "format_bytes", "format_seconds",
+           "MAX_SIZE",
            "BANDWIDTH_RANGE", "MAX_TIME"]
 
 _SIZE_UNITS = {
@@ -183,3 +184,25 @@ def format_bytes(n: float) -> str:
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
         n /= 1024
     return f"{n:.1f} PiB"
+
+
+def format_seconds(t: float) -> str:
+    """A time in milliseconds with three decimals (``29.608 ms``); below 10 us, where those
+    would show at most one digit, in microseconds (``2.345 us``), below 10 ns in nanoseconds.
+
+    Parameters
+    ----------
+    t : float
+        Seconds.
+
+    Returns
+    -------
+    str
+        The time with its unit.
+    """
+    t = float(t)
+    if t != 0 and abs(t) < 1e-8:
+        return f"{t * 1e9:.3f} ns"
+    if t != 0 and abs(t) < 1e-5:
+        return f"{t * 1e6:.3f} us"
+    return f"{t * 1e3:.3f} ms"

@@ -7,6 +7,7 @@ import sys
 
 from ..errors import RankmapError
 from ..selection import expand_names
+from ..units import format_seconds
 from ..io.atomic import check_writable, write_atomic
 from ..validate import json_text
 from .common import add_force, add_input_options, example, load_inputs, progress_bar, time_options
@@ -107,8 +108,8 @@ def print_table(val) -> None:
     for head in ("mapping", "predicted", "simulated", "pred/sim", "sim wall"):
         t.add_column(head, justify="left" if head == "mapping" else "right")
     for r in sorted(val.rows, key=lambda r: r.predicted_s):
-        t.add_row(r.mapping, f"{r.predicted_s * 1e3:.3f} ms",
-                  f"{r.simulated_s * 1e3:.3f} ms" if r.simulated_s is not None else "timeout",
+        t.add_row(r.mapping, format_seconds(r.predicted_s),
+                  format_seconds(r.simulated_s) if r.simulated_s is not None else "timeout",
                   f"{r.ratio:.3f}" if r.ratio is not None else "-",
                   f"{r.wall_s:.1f} s" if r.wall_s is not None else "-")
     con.print(t)

@@ -7,7 +7,7 @@ import io
 
 from ..evaluation import Comparison, Evaluation
 from ..metrics import near_tie_band, primary, ranking_key
-from ..units import format_bytes
+from ..units import format_bytes, format_seconds
 from ..validate import json_text
 
 __all__ = ["COLUMNS", "reference", "explain", "table", "to_csv", "to_json"]
@@ -19,7 +19,7 @@ COLUMNS = [
     ("mean_link_bytes", "mean\nlink", format_bytes),
     ("avg_hops", "avg\nhops", lambda v: f"{v:.2f}"),
     ("hop_bytes", "hop-\nbytes", lambda v: f"{v:.3g}"),
-    ("predicted_time_s", "predicted\ntime", lambda v: f"{v * 1e3:.3f} ms"),
+    ("predicted_time_s", "predicted\ntime", format_seconds),
     # machines with a node structure (node=): bytes between NUMA domains of a node (JSON
     # also has intra_node_bytes and inter_socket_bytes)
     ("inter_domain_bytes", "inter-\ndomain", format_bytes),
