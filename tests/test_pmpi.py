@@ -285,6 +285,25 @@ def test_recorded_matrix_is_exact(built, tmp_path):
     assert pat.phases[1].bytes.sum() == 6 * 5 * 32
 
 
+def test_record_variables_take_yes_no_words_and_report_unknown_values(built, tmp_path):
+    """RANKMAP_RECORD_COLLECTIVES=no leaves the collectives out, as 0 does; a value the
+    library does not know is said once (rank 0) and the recording is still written."""
+    out = tmp_path / "p2p.csv"
+    proc = mpirun(6, [built["record_known"], "known"], built["lib"],
+                  {"RANKMAP_RECORD": str(out), "RANKMAP_RECORD_COLLECTIVES": "no"})
+    rows, _ = read_csv(out)
+    assert rows == {k: v for k, v in expected_known(6).items() if k[0] == 0}
+    assert "RANKMAP_RECORD" not in proc.stderr
+    out = tmp_path / "odd.csv"
+    proc = mpirun(6, [built["record_known"], "known"], built["lib"],
+                  {"RANKMAP_RECORD": str(out), "RANKMAP_RECORD_FORMAT": "xml",
+                   "RANKMAP_RECORD_COLLECTIVES": "maybe"})
+    rows, _ = read_csv(out)
+    assert rows == dict(expected_known(6))
+    assert proc.stderr.count("RANKMAP_RECORD_FORMAT='xml' is not csv or mat") == 1
+    assert proc.stderr.count("RANKMAP_RECORD_COLLECTIVES='maybe' is not 0 or 1") == 1
+
+
 def test_record_command_mat_and_summary(built, tmp_path, capsys, monkeypatch):
     """rankmap record --format mat: the dense matrix is the CSV summed over phases."""
     out = tmp_path / "known.mat"

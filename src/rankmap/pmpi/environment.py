@@ -21,7 +21,7 @@ ENV_VARS = {
     "RANKMAP_VERBOSE": "1: one line on rank 0 for every reordering and recording",
     "RANKMAP_RECORD": "write the communication matrix to this file at MPI_Finalize",
     "RANKMAP_RECORD_FORMAT": "csv (default) or mat (dense N x N matrix of bytes)",
-    "RANKMAP_RECORD_COLLECTIVES": "0: record point-to-point sends only",
+    "RANKMAP_RECORD_COLLECTIVES": "0 (or no, false, off): record point-to-point sends only",
 }
 
 _KINDS = {"mpirun.openmpi": "openmpi", "mpiexec.openmpi": "openmpi", "orterun": "openmpi",

@@ -8,8 +8,9 @@
  * or, with RANKMAP_RECORD_FORMAT=mat, the dense N x N matrix of bytes over the whole run.
  *
  * Collectives are recorded as the logical transfers of one algorithm each (README: "What is
- * recorded"); RANKMAP_RECORD_COLLECTIVES=0 leaves them out. Transfers to oneself are not
- * recorded.
+ * recorded"); RANKMAP_RECORD_COLLECTIVES=0 (or no, false, off) leaves them out. Transfers to
+ * oneself are not recorded. A value of either variable the library does not know is reported by
+ * rank 0 at MPI_Finalize (the recording is still written: CSV, collectives in).
  */
 #define _GNU_SOURCE
 #include "rankmap_pmpi.h"
@@ -17,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 /* ---- state ---- */
@@ -34,12 +36,23 @@ static size_t tab_cap = 0, tab_used = 0;
 static int rec_failed = 0;  /* out of memory: the recording is incomplete */
 static int world_rank = -1;
 
+/* 1 or 0 for a yes/no word (1, yes, true, on / 0, no, false, off: any case), -1 otherwise */
+static int yes_no(const char *v)
+{
+    static const char *yes[] = {"1", "yes", "true", "on"}, *no[] = {"0", "no", "false", "off"};
+    for (int i = 0; i < 4; i++) {
+        if (strcasecmp(v, yes[i]) == 0) return 1;
+        if (strcasecmp(v, no[i]) == 0) return 0;
+    }
+    return -1;
+}
+
 int rm_recording(void)
 {
     if (rec_state < 0) {
         rec_state = rm_env("RANKMAP_RECORD") != NULL;
         const char *c = rm_env("RANKMAP_RECORD_COLLECTIVES");
-        rec_collectives = !(c && strcmp(c, "0") == 0);
+        rec_collectives = !(c && yes_no(c) == 0);
     }
     return rec_state;
 }
@@ -508,7 +521,13 @@ void rm_record_finalize(void)
                      MPI_COMM_WORLD);
     if (me == 0) {
         const char *fmt = rm_env("RANKMAP_RECORD_FORMAT");
+        const char *col = rm_env("RANKMAP_RECORD_COLLECTIVES");
         int mat = fmt && strcmp(fmt, "mat") == 0;
+        if (fmt && !mat && strcmp(fmt, "csv") != 0)
+            rm_log("RANKMAP_RECORD_FORMAT='%s' is not csv or mat: the recording is csv", fmt);
+        if (col && yes_no(col) < 0)
+            rm_log("RANKMAP_RECORD_COLLECTIVES='%s' is not 0 or 1: collectives were recorded",
+                   col);
         if (!root_ok || any_failed)
             rm_log("recording to %s failed: out of memory; no file written", path);
         else if (write_file(path, all, total / 5, n, mat) != 0)
