@@ -93,9 +93,10 @@ def test_cart_without_machine_falls_back_with_warning():
     assert any("not reordered: no machine description" in w for w in procs[0]["warnings"])
 
 
-def test_dist_graph_reordered_and_consistent():
+@pytest.mark.parametrize("weights", [[], ["unweighted"]])
+def test_dist_graph_reordered_and_consistent(weights):
     proc = mpirun(6, [sys.executable, str(SCRIPTS / "check_graph.py"), "torus:3:cores=2",
-                      "TX", "3"])
+                      "TX", "3", *weights])
     procs = _json_line(proc)["procs"]
     _check_procs(procs)
     assert sorted(p["new"] for p in procs) == list(range(6))

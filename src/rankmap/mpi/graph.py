@@ -83,8 +83,9 @@ def dist_graph_create_adjacent(comm, sources, destinations, weights=None, reorde
         Ranks of ``comm`` this vertex sends to.
     weights : sequence of int, optional
         ``weights[i]`` is the volume sent to ``destinations[i]`` (non-negative integers, any
-        unit; default 1 each). The source weights of the new communicator are the weights their
-        senders gave.
+        unit). The source weights of the new communicator are the weights their senders
+        gave. When no process gives weights the communicator is unweighted
+        (``MPI_UNWEIGHTED``, as mpi4py makes it) and the placement counts 1 per edge.
     reorder : bool, optional
         Apply the placement (True) or keep every process on its own vertex.
     machine : str or Machine, optional
@@ -118,14 +119,16 @@ def dist_graph_create_adjacent(comm, sources, destinations, weights=None, reorde
         if len(wts) != len(dsts) or any(x < 0 for x in wts) or wts != list(weights):
             raise RankmapError(f"weights {list(weights)!r} must be {len(dsts)} non-negative "
                                "integers, one per destination (MPI edge weights)")
-    lists = comm.gather((srcs, dsts, wts), root=0)
-    error = None
+    gathered = comm.gather((srcs, dsts, wts, weights is None), root=0)
+    lists, error, unweighted = None, None, False
     if comm.Get_rank() == 0:
+        lists = [g[:3] for g in gathered]
+        unweighted = all(g[3] for g in gathered)
         try:
             graph_pattern(lists)
         except RankmapError as exc:
             error = str(exc)
-    error = comm.bcast(error, root=0)
+    error, unweighted = comm.bcast((error, unweighted), root=0)
     if error is not None:
         raise RankmapError(error)
     if reorder:
@@ -142,6 +145,8 @@ def dist_graph_create_adjacent(comm, sources, destinations, weights=None, reorde
             v = p if new_rank is None else int(new_rank[p])
             mine.append((*lists[v], sw[v]))
     s, d, w, sw = comm.scatter(mine, root=0)
+    if unweighted:
+        w = sw = None
     if new_rank is None:
         return _create(comm, s, d, w, sw)
     sub = split_by_new_rank(comm, reordering)
@@ -181,5 +186,6 @@ def source_weights(lists) -> list[list[int]]:
 
 
 def _create(comm, srcs, dsts, wts, sws):
+    """The graph communicator (weights None: ``MPI_UNWEIGHTED``)."""
     return comm.Create_dist_graph_adjacent(srcs, dsts, sourceweights=sws, destweights=wts,
                                            reorder=False)
