@@ -48,7 +48,8 @@ def add_parser(sub) -> None:
                        "srun -n 16384 ./app\n"
                        "rankmap launch --reorder --machine site.toml -- srun -n 16384 ./app\n"
                        "rankmap launch -m torus:8x8x8:cores=4 -p stencil:32x64 --mapping TXYZ "
-                       "--dry-run -- mpirun -n 2048 ./app\n"
+                       "--dry-run -- mpirun -n 2048 ./app   # in a Slurm or PBS job, else add "
+                       "--hostfile FILE\n"
                        "rankmap launch --search-procs 64 -m site.toml -p halo.toml -- "
                        "srun -n 16384 ./app   # the search itself runs as 'srun -n 64'"),
         formatter_class=argparse.RawDescriptionHelpFormatter)
