@@ -234,8 +234,9 @@ def test_a_shared_placement_takes_one_of_the_best_places(tmp_path, monkeypatch):
 
     monkeypatch.setattr(auto_mod, "refine_cores", counted)
     pruned = auto_select(p, m, a, seed=0)
+    # (inorder, pruned, is evaluated after the search to be reported)
     assert sorted(c.name for c in pruned.candidates) == [
-        "graph", "rcb", "refine:graph", "refine:rcb"]
+        "graph", "inorder", "rcb", "refine:graph", "refine:rcb"]
     # the two identical starts are refined once, serially and with workers, and the other
     # refinement is that one under its own name
     assert len(searches) == 1
@@ -260,7 +261,8 @@ def test_a_shared_placement_takes_one_of_the_best_places(tmp_path, monkeypatch):
 def test_a_placement_is_routed_at_most_once(monkeypatch, ms, ps):
     """With one core per node, rank orders naming T in different places are one placement:
     once pruned (or evaluated), its twins get the same outcome without being routed again; a
-    refinement that returns a start's placement gets the start's evaluation."""
+    refinement that returns a start's placement gets the start's evaluation. (inorder, pruned
+    after routing, is routed once more after the search to be reported.)"""
     m, a, p = _problem(ms, ps, None)
     routed = []
     real = Evaluator.route
@@ -271,7 +273,9 @@ def test_a_placement_is_routed_at_most_once(monkeypatch, ms, ps):
 
     monkeypatch.setattr(Evaluator, "route", spy)
     comp = auto_select(p, m, a, seed=0)
-    assert len(routed) == len(set(routed))
+    baseline = build_mapping("inorder", p, m, a, 0).core_of_rank.tobytes()
+    assert routed[-1] == baseline and comp.find("inorder") is not None
+    assert len(routed[:-1]) == len(set(routed[:-1]))
     # twins of a pruned placement carry its reason
     by_placement = {}
     for name in comp.skipped:

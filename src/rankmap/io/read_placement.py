@@ -3,8 +3,8 @@
 The format is told by the file's first line (comments and blank lines skipped), or given:
 
 * ``rank N=host slot=S``: an Open MPI rankfile (``openmpi``);
-* numbers separated by spaces (``x y z t``): a Blue Gene mapfile (``bgp``; the BG/Q layout
-  is the same with five coordinates);
+* fields separated by spaces, the first a number (``x y z t``): a Blue Gene mapfile
+  (``bgp``; the BG/Q layout is the same with five coordinates);
 * ranks separated by commas, or one rank (``0,1,16,17``): Cray ``MPICH_RANK_ORDER``
   (``cray``);
 * ``host:count``: an MPICH Hydra machinefile (``mpich``);
@@ -31,7 +31,7 @@ __all__ = ["detect_format", "read_placement"]
 #: first-line shapes, in the order tried, and the format each tells
 _SHAPES = (
     (re.compile(r"rank\s+\d+\s*=.*"), "openmpi"),
-    (re.compile(r"-?\d+(?:\s+-?\d+)+"), "bgp"),
+    (re.compile(r"[-+]?\d+(?:\s+\S+)+"), "bgp"),     # its reader names a field that is no number
     (re.compile(r"\d+(?:\s*,\s*\d+)*"), "cray"),
     (re.compile(r"[^\s:,]+:\d+"), "mpich"),
     (re.compile(r"[^\s,=]+"), "hostfile"),
