@@ -109,6 +109,24 @@ def test_study_time_model_option_and_full_precision_csv(tmp_path, capsys):
     assert got == want
 
 
+def test_study_takes_the_time_model_options(capsys):
+    """--nic-bw and the other time-model options, as compare takes them: a slower NIC makes
+    no point faster, and the options are part of the study's parameters."""
+    argv = ["study", "--machine", TINY, "--pattern", "minighost", "--nodes-sweep", "2",
+            "--threads", "1", "--allocs", "1", "--mappings", "random", "--format", "json"]
+    assert main(argv) == 0
+    base = json.loads(capsys.readouterr().out)
+    assert "time_options" not in base["params"]
+    assert main(argv + ["--nic-bw", "100MB/s", "--msg-overhead", "2us"]) == 0
+    slow = json.loads(capsys.readouterr().out)
+    assert slow["params"]["time_options"]["nic_bw"] == 1e8
+    assert slow["params"]["time_options"]["overhead_s"] == pytest.approx(2e-6)
+    for a, b in zip(base["summary"], slow["summary"]):
+        assert b["median_time_s"] > a["median_time_s"]
+    assert main(argv + ["--nic-bw", "fast"]) == 2
+    assert "bad NIC bandwidth 'fast'" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("argv,msg", [
     (["--nodes-sweep", "2,100"], "asks for 100 nodes"),
     (["--threads", "3"], "bad --threads 3"),

@@ -122,6 +122,9 @@ class StudyParams:
     time: str = "model"
     #: False: the in-node placement step is not run after the mappers (``--in-node keep``)
     in_node: bool = True
+    #: the time model's settings given (``nic_bw``, ``mem_bw``, ``socket_bw`` in bytes/s or
+    #: None for unlimited, ``mem_shared``, ``overhead_s`` in s); None: the defaults
+    time_options: dict | None = None
 
     def key(self) -> dict:
         """The parameters a resumed study must share.
@@ -130,11 +133,14 @@ class StudyParams:
         -------
         dict
             Every field, JSON-ready (written to ``study.json``); ``in_node`` only when it is
-            False, so folders written before it existed still resume.
+            False and ``time_options`` only when given, so folders written before they
+            existed still resume.
         """
         key = asdict(self)
         if self.in_node:
             del key["in_node"]
+        if self.time_options is None:
+            del key["time_options"]
         return key
 
 
@@ -242,7 +248,8 @@ def study_points(params: StudyParams, machine: Machine, nodes: int, threads: int
                                   machine).with_threads(threads)
     pattern = parse_pattern(params.pattern, default_ranks=allocation.n_cores)
     evaluator = Evaluator(machine, allocation, pattern, params.routing,
-                          time_options=TimeOptions(enabled=params.time != "busiest-link"))
+                          time_options=TimeOptions(enabled=params.time != "busiest-link",
+                                                   **(params.time_options or {})))
     out = []
     for name in params.mappings:
         mapping = build_placement(name, pattern, machine, allocation, params.seed + alloc_seed,

@@ -11,8 +11,10 @@ from ..errors import RankmapError
 from ..machines import parse_machine
 from ..io.atomic import check_writable, write_atomic
 from ..selection import split_names
+from ..timing import parse_time_options
 from ..study import StudyParams, parse_sweep, plot_study, run_study, summary_csv
-from .common import (MACHINE_HELP, PATTERN_HELP, add_force, add_in_node, add_jobs, example,
+from .common import (MACHINE_HELP, PATTERN_HELP, add_force, add_in_node, add_jobs,
+                     add_time_options, example,
                      in_node, progress_bar, search_executor)
 from ..validate import json_text
 from .argtypes import SEED, int_arg
@@ -55,10 +57,11 @@ def add_parser(sub) -> None:
     p.add_argument("--routing", "-r", metavar="NAME", help="routing model (default: the "
                    "machine's first)")
     p.add_argument("--seed", type=SEED, default=0, help="base seed of allocations and mappers")
-    p.add_argument("--time-model", choices=("on", "off"), default=None,
-                   help="time of a point: the time model's prediction (on, the default) or, "
-                   "much faster on big machines, the busiest link's bytes / bandwidth (off)")
-    # the option's first spelling, kept working for scripts
+    add_time_options(p)
+    # with --time-model off a point's time is its busiest link's bytes / bandwidth (much faster
+    # on big machines); unset here so that the option's first spelling, kept for scripts, can
+    # be told apart from the default
+    p.set_defaults(time_model=None)
     p.add_argument("--time", choices=("model", "busiest-link"), default=None,
                    help=argparse.SUPPRESS)
     p.add_argument("--out", metavar="DIR", help="save points here (results.jsonl, study.json, "
@@ -103,6 +106,19 @@ def _time_source(args) -> str:
     return args.time or "model"
 
 
+def _given_time_options(args) -> dict | None:
+    """The time model's settings the command line gives (bytes/s, seconds), JSON-ready; None
+    when it gives none (the defaults, and a study folder written before they could be
+    given still resumes)."""
+    if (args.nic_bw, args.mem_bw, args.socket_bw, args.msg_overhead) == (None,) * 4 \
+            and args.mem_sharing == "node":
+        return None
+    opts = parse_time_options(nic=args.nic_bw, mem=args.mem_bw, overhead=args.msg_overhead,
+                              mem_sharing=args.mem_sharing, socket=args.socket_bw)
+    return {"nic_bw": opts.nic_bw, "mem_bw": opts.mem_bw, "socket_bw": opts.socket_bw,
+            "mem_shared": opts.mem_shared, "overhead_s": opts.overhead_s}
+
+
 def run(args) -> int:
     """Run or resume the study, print the summary, write the plot; exit status 0.
 
@@ -127,6 +143,7 @@ def run(args) -> int:
                          threads=threads,
                          mappings=list(dict.fromkeys(mappings)), allocs=args.allocs,
                          routing=args.routing, seed=args.seed, time=_time_source(args),
+                         time_options=_given_time_options(args),
                          in_node=in_node(args))
     if args.plot:
         if not args.plot.lower().endswith(".png"):
