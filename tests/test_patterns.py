@@ -89,6 +89,21 @@ def test_a_graph_that_moves_nothing_is_refused(tmp_path):
     assert parse_pattern(f"graph:{tmp_path / 'one.csv'}").phases[0].n_flows == 1
 
 
+def test_graph_sizes_and_edge_counts_are_checked(tmp_path):
+    """bytes= times a weight above 1 PiB is refused (as a stencil's bytes= is), and a METIS
+    header whose edge count the vertex lines do not match."""
+    (tmp_path / "big.csv").write_text("src,dst,bytes\n0,1,1MiB\n")
+    with pytest.raises(RankmapError, match="at most 1PiB a message"):
+        parse_pattern(f"graph:{tmp_path / 'big.csv'}:bytes=1PiB")
+    assert parse_pattern(f"graph:{tmp_path / 'big.csv'}:bytes=1KiB").phases[0].bytes[0] == 2 ** 30
+    (tmp_path / "g.graph").write_text("3 3\n2\n1 3\n2\n")          # 2 edges, header says 3
+    with pytest.raises(RankmapError, match="header says 3 edges, the vertex lines list 4 "
+                                           "neighbours"):
+        parse_pattern(f"graph:{tmp_path / 'g.graph'}")
+    (tmp_path / "g.graph").write_text("3 2\n2\n1 3\n2\n")
+    assert parse_pattern(f"graph:{tmp_path / 'g.graph'}").phases[0].n_flows == 4
+
+
 def test_toml_phases(tmp_path):
     f = tmp_path / "app.toml"
     f.write_text('[[phase]]\npattern = "stencil:4x4:periodic"\nname = "halo"\n'

@@ -350,8 +350,9 @@ def read_metis(path: str):
     Raises
     ------
     RankmapError
-        When the header or a vertex line is malformed, a neighbour is outside 1-n, or the
-        file exceeds the rank/flow limits.
+        When the header or a vertex line is malformed, a neighbour is outside 1-n, the
+        neighbours listed are not twice the header's edge count, or the file exceeds the
+        rank/flow limits.
     """
     lines = [ln for ln in read_lines(path, "graph file") if not ln.lstrip().startswith("%")]
     if not lines:
@@ -388,6 +389,10 @@ def read_metis(path: str):
             dst.append(u - 1)
             if has_ew:
                 w.append(float(_int_token(toks[k + 1], path, f"vertex {v + 1}", minimum=0)))
+    m = _int_token(head[1], path, "header", minimum=0)
+    if len(src) != 2 * m:
+        raise RankmapError(f"{path}: line 1: header says {m} edges, the vertex lines list "
+                           f"{len(src)} neighbours (every edge twice: expected {2 * m})")
     return (np.array(src, dtype=np.int64), np.array(dst, dtype=np.int64),
             np.array(w) if has_ew else None, None, n)
 
@@ -529,6 +534,9 @@ def make_graph_pattern(spec_text: str, path: str, nbytes: int | None = None,
         if (weights < 0).any():
             raise RankmapError(f"graph file {show(path)} has a negative edge weight")
         sizes = weights * (unit if unit is not None else 1.0)
+    if sizes.size and float(sizes.max()) > MAX_SIZE:
+        raise RankmapError(f"graph file {show(path)}: an edge of {float(sizes.max()):.6g} bytes "
+                           "(its weight times bytes=): at most 1PiB a message")
     keep = src != dst
     if not (sizes[keep] > 0).any():
         why = "every edge is a self-loop (a rank to itself)" if not keep.any() \
