@@ -104,6 +104,17 @@ def test_graph_sizes_and_edge_counts_are_checked(tmp_path):
     assert parse_pattern(f"graph:{tmp_path / 'g.graph'}").phases[0].n_flows == 4
 
 
+def test_no_phase_may_be_called_all(tmp_path):
+    """'all' names the whole pattern's row of compare's CSV (and counter files): a phase of
+    that name would be a second, indistinguishable row."""
+    (tmp_path / "p.toml").write_text('[[phase]]\nname = "all"\npattern = "stencil:4x4"\n')
+    with pytest.raises(RankmapError, match="a phase may not be called 'all'"):
+        parse_pattern(str(tmp_path / "p.toml"))
+    (tmp_path / "g.csv").write_text("src,dst,bytes,phase\n0,1,8,all\n1,0,8,x\n")
+    with pytest.raises(RankmapError, match="a phase may not be called 'all'"):
+        parse_pattern(f"graph:{tmp_path / 'g.csv'}")
+
+
 def test_toml_phases(tmp_path):
     f = tmp_path / "app.toml"
     f.write_text('[[phase]]\npattern = "stencil:4x4:periodic"\nname = "halo"\n'

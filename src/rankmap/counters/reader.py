@@ -15,12 +15,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import RankmapError
+from ..patterns.base import ALL_PHASES
 
 __all__ = ["ALL_PHASES", "VALUE_COLUMNS", "TORUS_KEY", "INT_COLUMNS", "CounterPhase", "CounterRun",
            "read_counters", "read_runs"]
 
-#: the phase name given to counters without a ``phase`` column.
-ALL_PHASES = "all"
+# ALL_PHASES ("all") is the phase name given to counters without a ``phase`` column.
 #: counter columns, in order of preference.
 VALUE_COLUMNS = ("bytes", "packets")
 TORUS_KEY = ("src", "dim", "dir", "dst")

@@ -13,7 +13,11 @@ import numpy as np
 
 from ..errors import RankmapError
 
-__all__ = ["Phase", "Pattern"]
+__all__ = ["Phase", "Pattern", "ALL_PHASES"]
+
+#: the name of the whole pattern's row (every phase together) in tables and counter files; no
+#: phase may have it
+ALL_PHASES = "all"
 
 
 @dataclass
@@ -77,6 +81,9 @@ class Pattern:
         names = [ph.name for ph in self.phases]
         if len(set(names)) != len(names):
             raise RankmapError(f"pattern {self.spec!r} has two phases with the same name")
+        if ALL_PHASES in names:
+            raise RankmapError(f"pattern {self.spec!r}: a phase may not be called "
+                               f"{ALL_PHASES!r}, the name of the whole pattern's row (rename it)")
 
     def grid_coords(self, ranks=None) -> np.ndarray:
         """Grid coordinates (row-major, last dimension fastest) of ranks; needs a grid.

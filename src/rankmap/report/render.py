@@ -7,6 +7,7 @@ import io
 
 from ..evaluation import Comparison, Evaluation
 from ..metrics import near_tie_band, primary, ranking_key
+from ..patterns.base import ALL_PHASES
 from ..units import format_bytes, format_seconds
 from ..validate import json_text
 
@@ -274,7 +275,7 @@ def to_csv(comp: Comparison) -> str:
     w = csv.writer(out, lineterminator="\n")
     w.writerow(["mapping", "best", "phase"] + keys)
     for i, e in enumerate(comp.candidates):
-        rows = [("all", e.metrics)] + [(p.name, p.metrics) for p in e.phases]
+        rows = [(ALL_PHASES, e.metrics)] + [(p.name, p.metrics) for p in e.phases]
         for phase, m in rows:
             w.writerow([e.name, int(i == 0), phase] + [repr(m[k]) if isinstance(m[k], float)
                                                        else m[k] for k in keys])
