@@ -14,7 +14,11 @@ def test_a_lower_case_b_is_bits_in_a_bandwidth():
     assert parse_bandwidth("100gb/s") == 1.25e10
     assert parse_bandwidth("8Kib/s") == 1024.0
     assert parse_bandwidth("1GiB/s") == 1024.0 ** 3
-    assert parse_bandwidth("425000000") == 4.25e8          # a plain number: bytes/s
+    assert parse_bandwidth(4.25e8) == 4.25e8              # a number (TOML): bytes/s
+    for unsure in ("425000000", "10G", "10g", "2k"):       # text must say B or b
+        with pytest.raises(RankmapError, match=f"bad bandwidth '{unsure}': say bytes \\(B\\) "
+                                               "or bits \\(b\\)"):
+            parse_bandwidth(unsure)
 
 
 def test_a_size_in_bits_is_refused_not_read_as_bytes():

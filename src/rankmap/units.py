@@ -107,8 +107,9 @@ def parse_size(text: str | int | float, what: str = "size", allow_zero: bool = F
 
 
 def parse_bandwidth(text: str | float, what: str = "bandwidth") -> float:
-    """Return bytes per second from ``425MB/s``, ``10GB/s``, ``1GiB/s``, bits per second
-    (``10Gb/s``: a lower-case b) or a plain number of bytes per second.
+    """Return bytes per second from ``425MB/s``, ``10GB/s``, ``1GiB/s`` or bits per second
+    (``10Gb/s``: a lower-case b); text needs its B or b (``425`` and ``10G`` are refused),
+    a number (int or float, as TOML files give it) is bytes per second.
 
     Parameters
     ----------
@@ -124,8 +125,15 @@ def parse_bandwidth(text: str | float, what: str = "bandwidth") -> float:
     t = text
     if isinstance(t, str) and t.strip().lower().endswith("/s"):
         t = t.strip()[:-2]
-    value = _number(t, _SIZE_UNITS, what, "expected e.g. 425MB/s, 10GB/s or 100Gb/s (bits)")
-    if _in_bits(_split(t, _SIZE_UNITS, what, "")[1]):
+    hint = "expected e.g. 425MB/s, 10GB/s or 100Gb/s (bits)"
+    unit = _split(t, _SIZE_UNITS, what, hint)[1]
+    if unit is not None and not unit.lower().endswith("b"):
+        # '425' or '10G': bytes or bits? (a number, as TOML gives it, is bytes/s)
+        num = str(t).strip()[:len(str(t).strip()) - len(unit)].strip()
+        raise RankmapError(f"bad {what} {show(text)}: say bytes (B) or bits (b), e.g. "
+                           f"{num}{unit}B/s or {num}{unit}b/s")
+    value = _number(t, _SIZE_UNITS, what, hint)
+    if _in_bits(unit):
         value /= 8.0
     if not value > 0:
         raise RankmapError(f"bad {what} {show(text)}: must be positive")
