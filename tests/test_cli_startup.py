@@ -285,3 +285,34 @@ def test_a_warning_is_one_line_naming_the_command(monkeypatch, capsys):
     assert main(["nodes", "-m", "torus:2", "--format", "json"]) == 0
     err = capsys.readouterr().err
     assert err == "rankmap nodes: warning: ranks not reordered: this host is not a node\n"
+
+
+@pytest.mark.parametrize("stop,code,said", [(SystemExit(143), 143, ""),
+                                            (KeyboardInterrupt(), 130,
+                                             "rankmap: interrupted\n")])
+def test_a_signal_inside_a_compiled_kernel_ends_as_the_signal_says(monkeypatch, capsys, stop,
+                                                                   code, said):
+    """SIGTERM's SystemExit (or Ctrl-C) raised while a kernel's dispatcher calls back into
+    Python reaches main as the dispatcher's SystemError: the status is the signal's, with
+    no traceback."""
+    from rankmap.cli import main, nodes
+
+    def interrupted(args):
+        try:
+            raise stop
+        except BaseException as inner:
+            raise SystemError("KernelDispatcher(...) returned a result with an exception "
+                              "set") from inner
+    monkeypatch.setattr(nodes, "run", interrupted)
+    assert main(["nodes", "-m", "torus:2"]) == code
+    assert capsys.readouterr().err == said
+
+
+def test_any_other_system_error_is_not_swallowed(monkeypatch):
+    from rankmap.cli import main, nodes
+
+    def broken(args):
+        raise SystemError("a real bug")
+    monkeypatch.setattr(nodes, "run", broken)
+    with pytest.raises(SystemError, match="a real bug"):
+        main(["nodes", "-m", "torus:2"])

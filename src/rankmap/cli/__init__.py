@@ -233,6 +233,17 @@ def main(argv: list[str] | None = None, *, freeze_loaded: bool = False) -> int:
         _drop_notes()
         print("rankmap: interrupted", file=sys.stderr)
         return 130
+    except SystemError as exc:
+        # Ctrl-C or SIGTERM handled while a compiled kernel's dispatcher was calling back
+        # into Python: the dispatcher reports the handler's exception as its cause
+        stop = _stopped_by(exc)
+        if stop is None:
+            raise
+        _drop_notes()
+        if isinstance(stop, KeyboardInterrupt):
+            print("rankmap: interrupted", file=sys.stderr)
+            return 130
+        return stop.code if isinstance(stop.code, int) else 1
 
 
 def _warning_printer(command: str):
@@ -241,6 +252,17 @@ def _warning_printer(command: str):
         text = " ".join(str(message).split()).removeprefix("rankmap: ")
         print(f"{command}: warning: {text}", file=file or sys.stderr)
     return show
+
+
+def _stopped_by(exc: BaseException) -> BaseException | None:
+    """The KeyboardInterrupt or SystemExit (a signal's) among ``exc``'s causes, or None."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+            return exc
+        exc = exc.__cause__ or exc.__context__
+    return None
 
 
 def _drop_notes() -> None:
