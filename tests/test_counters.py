@@ -276,5 +276,6 @@ def test_counters_writes_plots(tmp_path, capsys):
     for ph in ("a", "b"):
         svg = (tmp_path / f"cdf-{ph}.svg").read_text()
         assert svg.lstrip().startswith("<?xml") and "plateau" in svg
-    code, _o, err = run(capsys, "counters", *paths, "--plot", tmp_path / "cdf.svg")
+    code, out, err = run(capsys, "counters", *paths, "--plot", tmp_path / "cdf.svg")
     assert code == 2 and "exists" in err
+    assert out == ""            # a refused plot file stops the command before it prints

@@ -114,13 +114,15 @@ def run(args) -> int:
     corr = doc.pop("_corr", None)
     for w in doc["warnings"]:
         note(f"rankmap counters: warning: {w}")
+    # the figures' files (one per phase) are checked before anything is printed: a refusal
+    # is then the command's only output
+    figures = _figures(runs, doc, corr, args)
     if args.format == "json":
         print(json_text(doc, indent=1))
     elif args.format == "csv":
         _print_csv(doc)
     else:
         _print_tables(doc)
-    figures = _figures(runs, doc, corr, args)
     for path, fig in figures.get("files", []):
         from ..report.figures import save_figure
         save_figure(fig, path, args.force)
