@@ -316,3 +316,18 @@ def test_any_other_system_error_is_not_swallowed(monkeypatch):
     monkeypatch.setattr(nodes, "run", broken)
     with pytest.raises(SystemError, match="a real bug"):
         main(["nodes", "-m", "torus:2"])
+
+
+def test_one_process_commands_run_on_rank_0_of_an_mpi_launch(monkeypatch, capsys):
+    """Under 'mpirun -n 2', nodes (study, counters, ...) runs on rank 0 only, which says so;
+    the other rank ends at once with nothing printed."""
+    from rankmap.cli import main
+    monkeypatch.setenv("OMPI_COMM_WORLD_SIZE", "2")
+    monkeypatch.setenv("OMPI_COMM_WORLD_RANK", "1")
+    assert main(["nodes", "-m", "torus:2"]) == 0
+    assert capsys.readouterr() == ("", "")
+    monkeypatch.setenv("OMPI_COMM_WORLD_RANK", "0")
+    assert main(["nodes", "-m", "torus:2"]) == 0
+    out, err = capsys.readouterr()
+    assert "node1" in out
+    assert err == "rankmap nodes: runs in one process: the other 1 of this MPI launch did nothing\n"

@@ -213,3 +213,21 @@ def test_rankfile_binds_a_rank_of_two_threads_to_two_cores(tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert (tmp_path / "rf").read_text() == f"rank 0={host} slot=0-1\n"
     assert len(json.loads((tmp_path / "bound").read_text())) == 2
+
+
+def test_study_under_mpirun_runs_once(tmp_path):
+    """mpirun -n 2 rankmap study --out DIR: every point saved once, the plot written once,
+    exit 0 (each rank used to run the whole study and the second failed on the plot)."""
+    _need_mpi()
+    rankmap = shutil.which("rankmap") or str(Path(sys.executable).parent / "rankmap")
+    argv = ["mpirun", "-n", "2", "--oversubscribe"]
+    if os.geteuid() == 0:
+        argv.append("--allow-run-as-root")
+    proc = subprocess.run(argv + [rankmap, "study", "--machine", "torus:4x4:cores=2",
+                                  "--pattern", "minighost", "--nodes-sweep", "2,4", "--threads",
+                                  "1", "--allocs", "2", "--mappings", "random", "--out", "sd",
+                                  "--plot", "st.png", "--format", "json"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=TIMEOUT)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert len((tmp_path / "sd" / "results.jsonl").read_text().splitlines()) == 8
+    assert proc.stdout.count('"summary"') == 1 and (tmp_path / "st.png").exists()

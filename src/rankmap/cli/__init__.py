@@ -198,6 +198,8 @@ def main(argv: list[str] | None = None, *, freeze_loaded: bool = False) -> int:
             parser.print_help()
             return 2
         command = f"rankmap {args.command}"
+        if args.command in SINGLE_PROCESS_COMMANDS and not _first_of_launch(command):
+            return 0
         from .compile_notice import announce_compiles
         from .notes import drop_notes, flush_notes
         announce_compiles()   # a first run compiles the kernels: say so on a terminal
@@ -252,6 +254,27 @@ def _warning_printer(command: str):
         text = " ".join(str(message).split()).removeprefix("rankmap: ")
         print(f"{command}: warning: {text}", file=file or sys.stderr)
     return show
+
+
+#: commands that run in one process: started by ``mpirun -n K``, rank 0 runs them and the
+#: other processes end at once (compare, map, evaluate and launch spread their search over the
+#: processes; bench is an MPI program; record and pmpi are started by or start MPI programs)
+SINGLE_PROCESS_COMMANDS = ("study", "counters", "links", "nodes", "demo", "simgrid",
+                           "validate")
+
+
+def _first_of_launch(command: str) -> bool:
+    """Whether this process runs a one-process command: not started by an MPI launcher of
+    several processes, or its rank 0 (which says the others did nothing)."""
+    from ..mpi.spread import launched_rank, launched_size
+    size = launched_size()
+    if size == 1:
+        return True
+    if launched_rank() != 0:
+        return False
+    print(f"{command}: runs in one process: the other {size - 1} of this MPI launch did "
+          "nothing", file=sys.stderr)
+    return True
 
 
 def _stopped_by(exc: BaseException) -> BaseException | None:

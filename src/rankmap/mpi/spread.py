@@ -28,14 +28,16 @@ from ..selection.parallel import (Executor, Outcome, SerialExecutor, portable_er
                                   restore_error, usable_cores)
 from .wait import wait_for_all, wait_for_message
 
-__all__ = ["launched_size", "local_size", "MPIExecutor", "mpi_executor", "quiet_unless_root",
-           "SIZE_VARIABLES", "ASK_TAG", "GIVE_TAG"]
+__all__ = ["launched_size", "launched_rank", "local_size", "MPIExecutor", "mpi_executor",
+           "quiet_unless_root", "SIZE_VARIABLES", "ASK_TAG", "GIVE_TAG"]
 
 #: tags of the dealing's messages: a request for an item, and the item given (-1: none left)
 ASK_TAG, GIVE_TAG = 7101, 7102
 #: environment variables holding the process count of an MPI launch, checked in order
 SIZE_VARIABLES = ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE")
 _LOCAL_SIZE_VARIABLES = ("OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS")
+#: environment variables holding this process's rank in the launch, checked in order
+_RANK_VARIABLES = ("OMPI_COMM_WORLD_RANK", "PMI_RANK")
 
 
 def _int_env(env, names) -> int | None:
@@ -62,6 +64,29 @@ def launched_size(env=None) -> int:
         ``$OMPI_COMM_WORLD_SIZE`` or ``$PMI_SIZE``, else 1.
     """
     return _int_env(os.environ if env is None else env, SIZE_VARIABLES) or 1
+
+
+def launched_rank(env=None) -> int:
+    """This process's rank in the MPI launch it belongs to (0 if none).
+
+    Parameters
+    ----------
+    env : mapping, optional
+        Environment (default ``os.environ``).
+
+    Returns
+    -------
+    int
+        ``$OMPI_COMM_WORLD_RANK`` or ``$PMI_RANK``, else 0.
+    """
+    env = os.environ if env is None else env
+    for name in _RANK_VARIABLES:
+        text = env.get(name, "").strip()
+        if text:
+            if not text.isdigit():
+                raise RankmapError(f"bad ${name} {text!r}: expected a rank")
+            return int(text)
+    return 0
 
 
 def local_size(env=None) -> int:
