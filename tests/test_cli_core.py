@@ -158,3 +158,25 @@ def test_bgp_mapfile_needs_a_torus(capsys, tmp_path):
                        "-o", str(tmp_path / "m.map"))
     assert code == 2 and "needs a torus or mesh" in err
     assert not (tmp_path / "m.map").exists()
+
+
+def test_plot_dir_never_replaces_one_phase_s_plot_with_another_s(tmp_path, capsys):
+    """Phases 'a/b' and 'a_b' would both be cdf-a_b.png: the second is cdf-a_b-2.png."""
+    toml = tmp_path / "q.toml"
+    toml.write_text('[[phase]]\nname = "a/b"\npattern = "stencil:4x4"\n'
+                    '[[phase]]\nname = "a_b"\npattern = "stencil:4x4:periodic"\n')
+    assert main(["compare", "-m", "torus:4x4", "-p", str(toml), "--mappings", "TXY,XYT",
+                 "--plot-dir", str(tmp_path / "pq"), "--time-model", "off"]) == 0
+    assert sorted(p.name for p in (tmp_path / "pq").iterdir()) == ["cdf-a_b-2.png",
+                                                                   "cdf-a_b.png"]
+    from rankmap.io.file_names import distinct_paths
+    assert distinct_paths(["x.png", "x.png", "x-2.png", "x.png"]) == \
+        ["x.png", "x-3.png", "x-2.png", "x-4.png"]
+
+
+def test_cdf_axis_reads_in_the_unit_of_the_loads():
+    from rankmap.plots.cdf import byte_unit
+    assert byte_unit(320.0) == ("B", 1.0)
+    assert byte_unit(3 * 2.0 ** 20) == ("MiB", 2.0 ** 20)
+    assert byte_unit(0.0) == ("B", 1.0)
+    assert byte_unit(2.0 ** 41) == ("TiB", 2.0 ** 40)

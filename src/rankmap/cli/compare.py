@@ -75,9 +75,9 @@ def run(args) -> int:
         raise RankmapError(f"--plot-dir {args.plot_dir!r} is a file, not a folder")
     machine, allocation, pattern = load_inputs(args)
     if args.plot_dir and os.path.isdir(args.plot_dir):  # refuse before any work
-        for name in dict.fromkeys(ph.name for ph in pattern.phases):
-            safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in name)
-            check_writable(os.path.join(args.plot_dir, f"cdf-{safe}.png"), args.force)
+        from ..plots.cdf import phase_file_names
+        for name in phase_file_names(ph.name for ph in pattern.phases):
+            check_writable(os.path.join(args.plot_dir, name), args.force)
     if getattr(args, "report", None):
         from ..report.comparison import check_report_path
         check_report_path(args.report, args.force)
@@ -133,15 +133,13 @@ def write_plots(comp, plot_dir: str, y: float, force: bool) -> list[str]:
     list of str
         The files written, one CDF per phase.
     """
-    from ..plots.cdf import plot_link_cdfs
+    from ..plots.cdf import phase_file_names, plot_link_cdfs
 
     if os.path.exists(plot_dir) and not os.path.isdir(plot_dir):
         raise RankmapError(f"--plot-dir {plot_dir!r} is a file")
-    for ph in comp.candidates[0].phases:
-        safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in ph.name)
-        target = os.path.join(plot_dir, f"cdf-{safe}.png")
-        if os.path.isdir(plot_dir):
-            check_writable(target, force)
+    if os.path.isdir(plot_dir):
+        for name in phase_file_names(ph.name for ph in comp.candidates[0].phases):
+            check_writable(os.path.join(plot_dir, name), force)
     paths = plot_link_cdfs(comp, plot_dir, y=y)
     for path in paths:
         print(f"wrote {path}", file=sys.stderr)

@@ -157,6 +157,9 @@ def _figures(runs, doc, corr, args) -> dict:
         from ..plots.correlation import plot_time_vs_plateau
         out.append((args.scatter, plot_time_vs_plateau(corr, doc["unit"])))
     from ..io.atomic import check_writable
+    from ..io.file_names import distinct_paths
+    # phases whose names come out alike get -2, -3, ...: no figure replaces another
+    out = list(zip(distinct_paths([path for path, _fig in out]), [fig for _p, fig in out]))
     for path, _fig in out:
         check_writable(path, args.force)
     return {"files": out}

@@ -62,6 +62,7 @@ def run(args) -> int:
     from ..counters import read_counters
     from ..counters.links import link_load_summary
     from ..io.atomic import check_writable
+    from ..io.file_names import distinct_paths
     from ..machines import parse_machine
     from ..plots.linkmap import plot_link_map
     from ..report.figures import image_format, save_figure, suffixed
@@ -80,7 +81,8 @@ def run(args) -> int:
     names = [run_.phase(args.phase).name] if args.phase else list(run_.phases)
     paths = []
     if args.plot:  # every output is checked before any work
-        paths = [args.plot if len(names) == 1 else suffixed(args.plot, n) for n in names]
+        paths = distinct_paths([args.plot if len(names) == 1 else suffixed(args.plot, n)
+                                for n in names])
         for path in paths:
             check_writable(path, args.force)
     loads, doc = link_load_summary(machine, run_, args.phase, args.top, args.file)

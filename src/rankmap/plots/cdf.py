@@ -9,7 +9,7 @@ import numpy as np
 from ..evaluation import Comparison
 from ..metrics import plateau_point
 
-__all__ = ["plot_link_cdfs"]
+__all__ = ["plot_link_cdfs", "phase_file_names", "byte_unit"]
 
 
 def _pyplot():
@@ -21,13 +21,57 @@ def _pyplot():
     return plt
 
 
+def phase_file_names(phase_names, prefix: str = "cdf", fmt: str = "png") -> list[str]:
+    """One file name per phase, ``PREFIX-PHASE.FMT`` (:func:`rankmap.io.file_names.file_safe`);
+    names that would come out alike get ``-2``, ``-3`` ... in phase order, so no plot
+    replaces another.
+
+    Parameters
+    ----------
+    phase_names : iterable of str
+        The phases, in order.
+    prefix : str
+        File name prefix.
+    fmt : str
+        Extension (``png`` or ``svg``).
+
+    Returns
+    -------
+    list of str
+        Distinct file names (no folder), one per phase.
+    """
+    from ..io.file_names import distinct_paths, file_safe
+    return distinct_paths([f"{prefix}-{file_safe(name)}.{fmt}" for name in phase_names])
+
+
+def byte_unit(largest: float) -> tuple[str, float]:
+    """The binary unit a byte axis reads best in, for values up to ``largest`` bytes.
+
+    Parameters
+    ----------
+    largest : float
+        The largest value shown (bytes).
+
+    Returns
+    -------
+    tuple of (str, float)
+        The unit's name (``B``, ``KiB``, ``MiB``, ``GiB``, ``TiB``) and its bytes.
+    """
+    for name, size in (("TiB", 2.0 ** 40), ("GiB", 2.0 ** 30), ("MiB", 2.0 ** 20),
+                       ("KiB", 2.0 ** 10)):
+        if largest >= size:
+            return name, size
+    return "B", 1.0
+
+
 def plot_link_cdfs(comp: Comparison, out_dir: str, y: float = 0.99, max_curves: int = 8,
                    prefix: str = "cdf", fmt: str = "png") -> list[str]:
     """Write one CDF plot per phase into ``out_dir``; return the file paths.
 
-    x: bytes carried by a directed link (MiB); y: fraction of all directed links carrying at
-    most x. Each candidate's plateau point (x at fraction ``y``) is marked. At most
-    ``max_curves`` candidates are drawn: the best ones, plus ``inorder`` when evaluated.
+    x: bytes carried by a directed link (in the unit that reads best: B to TiB); y: fraction
+    of all directed links carrying at most x. Each candidate's plateau point (x at fraction
+    ``y``) is marked. At most ``max_curves`` candidates are drawn: the best ones, plus
+    ``inorder`` when evaluated (the legend says how many were left out).
 
     Parameters
     ----------
@@ -56,25 +100,32 @@ def plot_link_cdfs(comp: Comparison, out_dir: str, y: float = 0.99, max_curves: 
     if ref is not None and ref not in shown:
         shown = shown[:-1] + [ref]
     paths = []
-    for k, phase_name in enumerate(p.name for p in comp.candidates[0].phases):
+    phase_names = [p.name for p in comp.candidates[0].phases]
+    files = phase_file_names(phase_names, prefix, fmt)
+    left_out = len(comp.candidates) - len(shown)
+    legend_title = "best first" + (f" ({left_out} of {len(comp.candidates)} not drawn)"
+                                   if left_out else "")
+    for k, phase_name in enumerate(phase_names):
         fig, ax = plt.subplots(figsize=(7.5, 4.8), dpi=110)
+        unit, size = byte_unit(max(float(np.max(e.phases[k].link_bytes, initial=0.0))
+                                   for e in shown))
         for e in shown:
-            loads = np.sort(e.phases[k].link_bytes) / 2**20
+            loads = np.sort(e.phases[k].link_bytes) / size
             frac = np.arange(1, len(loads) + 1) / len(loads)
             line, = ax.step(loads, frac, where="post", label=e.name, linewidth=1.4)
-            px = plateau_point(e.phases[k].link_bytes, y) / 2**20
+            px = plateau_point(e.phases[k].link_bytes, y) / size
             ax.plot([px], [y], "o", color=line.get_color(), markersize=6)
         ax.axhline(y, color="grey", linestyle=":", linewidth=0.8)
-        ax.set_xlabel("bytes on a directed link (MiB)")
+        ax.set_xlim(left=0)
+        ax.set_xlabel(f"bytes on a directed link ({unit})")
         ax.set_ylabel("fraction of links carrying at most x")
         ax.set_title(f"{comp.pattern.spec} on {comp.machine.spec}, {comp.routing}: "
                      f"phase {phase_name}\n(dot = plateau point at y = {y})", fontsize=9)
         ax.set_ylim(0, 1.02)
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=8, loc="lower right", title="best first", title_fontsize=8)
+        ax.legend(fontsize=8, loc="lower right", title=legend_title, title_fontsize=8)
         fig.tight_layout()
-        safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in phase_name)
-        path = os.path.join(out_dir, f"{prefix}-{safe}.{fmt}")
+        path = os.path.join(out_dir, files[k])
         import io
 
         from ..io.atomic import write_atomic

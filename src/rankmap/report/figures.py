@@ -111,6 +111,6 @@ def suffixed(path: str, suffix: str) -> str:
     str
         ``links-halo.png`` for suffix ``halo``.
     """
+    from ..io.file_names import file_safe
     stem, ext = os.path.splitext(path)
-    safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in suffix)
-    return f"{stem}-{safe}{ext}"
+    return f"{stem}-{file_safe(suffix)}{ext}"

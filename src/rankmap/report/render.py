@@ -110,6 +110,9 @@ def _ratio_text(reference: float, value: float, better: str, worse: str) -> str:
 
 
 def _time_text(seconds: float) -> str:
+    """Three significant digits in the unit the table uses below 10 us (us), else ms or s."""
+    if 0 < seconds < 1e-5:
+        return f"{seconds * 1e6:.3g} us"
     return f"{seconds * 1e3:.3g} ms" if seconds < 1 else f"{seconds:.3g} s"
 
 
