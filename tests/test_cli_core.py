@@ -80,8 +80,9 @@ def test_map_then_evaluate_round_trip(capsys, tmp_path):
 
 def test_single_phase_links_csv_header(capsys, tmp_path):
     links = tmp_path / "l.csv"
-    assert run(capsys, "evaluate", "-m", "torus:4", "-p", "stencil:4", "--mapping", "TX",
-               "--links-out", str(links))[0] == 0
+    code, _out, err = run(capsys, "evaluate", "-m", "torus:4", "-p", "stencil:4", "--mapping",
+                          "TX", "--links-out", str(links))
+    assert code == 0 and f"wrote {links}" in err       # as every other file written
     rows = list(csv.reader(open(links)))
     assert rows[0] == ["src", "dim", "dir", "dst", "bytes", "streams"]
     assert rows[1] == ["0", "0", "1", "1", str(1 << 20), "1"]

@@ -92,6 +92,9 @@ def test_study_time_model_option_and_full_precision_csv(tmp_path, capsys):
         assert main(argv + extra) == 0
         runs[extra[-1]] = json.loads(capsys.readouterr().out)
     assert runs["off"] == runs["busiest-link"]
+    assert main(argv + ["--plot", str(tmp_path / "st.svg")]) == 0          # svg too
+    capsys.readouterr()
+    assert (tmp_path / "st.svg").read_text().lstrip().startswith("<?xml")
     assert runs["off"]["params"]["time"] == "busiest-link"
     assert runs["on"]["params"]["time"] == "model"
     assert main(argv + ["--time-model", "on", "--time", "busiest-link"]) == 2
@@ -131,7 +134,7 @@ def test_study_takes_the_time_model_options(capsys):
     (["--nodes-sweep", "2,100"], "asks for 100 nodes"),
     (["--threads", "3"], "bad --threads 3"),
     (["--routing", "dor"], "unknown routing 'dor'"),
-    (["--plot", "x.pdf"], "expected a .png"),
+    (["--plot", "x.pdf"], "expected a .png or .svg"),
 ])
 def test_study_cli_errors(argv, msg, capsys):
     assert main(["study", "--machine", TINY, "--pattern", "minimd"] + argv) == 2

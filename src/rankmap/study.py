@@ -475,6 +475,6 @@ def plot_study(study: Study, path: str, force: bool = False) -> str:
     fig.suptitle(f"{study.params.pattern} on {study.params.machine}", fontsize=10)
     fig.tight_layout()
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110)
+    fig.savefig(buf, format="svg" if path.lower().endswith(".svg") else "png", dpi=110)
     plt.close(fig)
     return write_atomic(path, buf.getvalue(), force=force)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from ..errors import RankmapError
 from ..evaluation import Comparison, Evaluator
@@ -121,13 +122,9 @@ def run(args) -> int:
     if args.format == "json":
         print(json_text(comp.to_json(), indent=1))
     elif args.format == "csv":
-        import sys
-
         from ..report import render
         sys.stdout.write(render.to_csv(comp))
     else:
-        import sys
-
         from rich.console import Console
 
         from ..report import render
@@ -138,6 +135,7 @@ def run(args) -> int:
         if not args.links_out.endswith(".csv"):
             raise RankmapError(f"--links-out {args.links_out!r}: expected a .csv file name")
         write_atomic(args.links_out, format_links_csv(machine, ev.phases), force=args.force)
+        print(f"wrote {args.links_out}", file=sys.stderr)
     if args.report:
         from .common import write_report
         write_report(comp, args)

@@ -66,7 +66,7 @@ def add_parser(sub) -> None:
                    help=argparse.SUPPRESS)
     p.add_argument("--out", metavar="DIR", help="save points here (results.jsonl, study.json, "
                    "summary.csv) and resume an interrupted study")
-    p.add_argument("--plot", metavar="FILE.png", help="write the Figure-1-style plot")
+    p.add_argument("--plot", metavar="FILE.png|svg", help="write the Figure-1-style plot")
     p.add_argument("--format", choices=("table", "json", "csv"), default="table",
                    help="summary on stdout: table (default), json or csv")
     add_in_node(p)
@@ -146,8 +146,8 @@ def run(args) -> int:
                          time_options=_given_time_options(args),
                          in_node=in_node(args))
     if args.plot:
-        if not args.plot.lower().endswith(".png"):
-            raise RankmapError(f"--plot {args.plot!r}: expected a .png file name")
+        from ..report.figures import image_format
+        image_format(args.plot)          # .png or .svg, as every plot of rankmap
         check_writable(args.plot, args.force)
     if args.out and os.path.exists(args.out) and not os.path.isdir(args.out):
         raise RankmapError(f"--out {args.out!r} is a file, not a folder")
