@@ -181,3 +181,12 @@ def test_cdf_axis_reads_in_the_unit_of_the_loads():
     assert byte_unit(3 * 2.0 ** 20) == ("MiB", 2.0 ** 20)
     assert byte_unit(0.0) == ("B", 1.0)
     assert byte_unit(2.0 ** 41) == ("TiB", 2.0 ** 40)
+
+
+@pytest.mark.parametrize("argv", [["compare", "--report", ""], ["compare", "--plot-dir", " "],
+                                  ["evaluate", "--mapping", "TXY", "--links-out", ""],
+                                  ["map", "--mapping", "TXY", "--emit", "bgp", "-o", ""]])
+def test_an_empty_output_name_is_an_error(capsys, argv):
+    code = main([argv[0], "-m", "torus:4x4", "-p", "stencil:4x4", *argv[1:]])
+    err = capsys.readouterr().err
+    assert code == 2 and "an empty file name" in err and len(err.strip().splitlines()) == 1

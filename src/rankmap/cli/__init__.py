@@ -198,6 +198,7 @@ def main(argv: list[str] | None = None, *, freeze_loaded: bool = False) -> int:
             parser.print_help()
             return 2
         command = f"rankmap {args.command}"
+        _refuse_empty_paths(args)
         if args.command in SINGLE_PROCESS_COMMANDS and not _first_of_launch(command):
             return 0
         from .compile_notice import announce_compiles
@@ -261,6 +262,20 @@ def _warning_printer(command: str):
 #: processes; bench is an MPI program; record and pmpi are started by or start MPI programs)
 SINGLE_PROCESS_COMMANDS = ("study", "counters", "links", "nodes", "demo", "simgrid",
                            "validate")
+
+
+#: options naming a file or folder to write, by their argparse destination
+OUTPUT_OPTIONS = {"output": "-o", "report": "--report", "plot_dir": "--plot-dir",
+                  "plot": "--plot", "scatter": "--scatter", "links_out": "--links-out",
+                  "out": "--out"}
+
+
+def _refuse_empty_paths(args) -> None:
+    """An output option given an empty name (``--report ''``) is an error, not no output."""
+    for dest, flag in OUTPUT_OPTIONS.items():
+        value = getattr(args, dest, None)
+        if isinstance(value, str) and not value.strip():
+            raise RankmapError(f"{flag} {value!r}: an empty file name")
 
 
 def _first_of_launch(command: str) -> bool:
