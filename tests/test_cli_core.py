@@ -190,3 +190,12 @@ def test_an_empty_output_name_is_an_error(capsys, argv):
     code = main([argv[0], "-m", "torus:4x4", "-p", "stencil:4x4", *argv[1:]])
     err = capsys.readouterr().err
     assert code == 2 and "an empty file name" in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_failing_candidate_is_named(capsys, monkeypatch):
+    """One of several named candidates over a size limit: the error line names it."""
+    monkeypatch.setenv("RANKMAP_MAX_ROUTE_ENTRIES", "20000")
+    code = main(["compare", "--machine", "torus:8x8x8", "--pattern", "stencil:8x8x8",
+                 "--mappings", "TXYZ,random", "--routing", "adaptive"])
+    err = capsys.readouterr().err
+    assert code == 2 and "error: evaluating random: minimal adaptive routing" in err

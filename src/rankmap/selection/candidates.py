@@ -261,7 +261,8 @@ def evaluate_candidates(evaluator: Evaluator, names: list[str], build: Callable,
             return evaluator.evaluate(mapping)
         except RankmapError as exc:
             if not skip_inapplicable:
-                raise
+                # a command's one error line says which of its candidates failed
+                raise RankmapError(f"evaluating {name}: {exc}") from None
             return str(exc)
 
     outcome: dict[str, Outcome] = {}
