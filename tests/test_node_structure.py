@@ -427,6 +427,10 @@ def test_machine_toml_node_key(tmp_path):
     (sub / "bad2.toml").write_text('machine = "torus:2"\nnode = 4\n')
     with pytest.raises(RankmapError, match="node must be a string"):
         parse_machine(str(sub / "bad2.toml"))
+    # a node=FILE.xml inside the machine spec is beside the machine file too, from any
+    # working directory
+    (sub / "xml.toml").write_text('machine = "torus:2:node=../node.xml"\n')
+    assert parse_machine(str(sub / "xml.toml")).cores_per_node == 4
     # a misspelt key is an error, never a node structure silently dropped
     (sub / "typo.toml").write_text('machine = "torus:2"\nnod = "pack:2,core:4"\n')
     with pytest.raises(RankmapError, match="typo.toml': unknown key 'nod'"):

@@ -115,6 +115,28 @@ def test_no_phase_may_be_called_all(tmp_path):
         parse_pattern(f"graph:{tmp_path / 'g.csv'}")
 
 
+def test_files_named_in_a_pattern_toml_are_beside_it(tmp_path, monkeypatch):
+    """graph:FILE and nested TOML files in a [[phase]] are read beside the TOML file, in
+    every part of 'A + B', whatever the working directory."""
+    from rankmap.specs import files_beside
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    (sub / "only.csv").write_text("src,dst,bytes\n0,1,1MiB\n1,0,1MiB\n")
+    (sub / "inner.toml").write_text('[[phase]]\npattern = "graph:only.csv"\nname = "g"\n')
+    (sub / "outer.toml").write_text('[[phase]]\npattern = "inner.toml"\n[[phase]]\n'
+                                    'pattern = "stencil:2 + graph:only.csv"\nname = "h"\n')
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    p = parse_pattern(str(sub / "outer.toml"))
+    assert p.n_ranks == 2 and sum(ph.bytes.sum() for ph in p.phases) > 0
+    assert files_beside("graph:/abs/g.csv:bytes=1KiB", "d") == "graph:/abs/g.csv:bytes=1KiB"
+    assert files_beside("stencil:4 + graph:g.csv", "d") == "stencil:4 + graph:d/g.csv"
+    assert files_beside("fattree:topology=t.conf:cores=2", "d") == \
+        "fattree:topology=d/t.conf:cores=2"
+    assert files_beside("torus:2:node=pack:2,core:4", "d") == "torus:2:node=pack:2,core:4"
+
+
 def test_toml_phases(tmp_path):
     f = tmp_path / "app.toml"
     f.write_text('[[phase]]\npattern = "stencil:4x4:periodic"\nname = "halo"\n'

@@ -6,12 +6,13 @@ word (``box``, ``8x8x8``) or ``key=value``. Parsing of the meaning is left to ea
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from .errors import RankmapError
 from .validate import check_limit, parse_int_text, show
 
-__all__ = ["Spec", "split_spec", "parse_shape", "parse_int"]
+__all__ = ["Spec", "split_spec", "parse_shape", "parse_int", "files_beside"]
 
 
 @dataclass
@@ -190,3 +191,47 @@ def parse_int(text: str, what: str, minimum: int | None = 0,
     from .validate import INT64_MAX
     return parse_int_text(text, what, minimum=minimum,
                           maximum=INT64_MAX if maximum is None else maximum)
+
+
+#: the files a spec can name: a pattern spec that is a TOML file or starts with graph:FILE,
+#: a machine spec's node=FILE.xml and topology=FILE
+_FILE_FIELDS = (re.compile(r"^(graph:)([^:]+)"), re.compile(r"(:node=)([^:]+\.xml)(?=:|$)"),
+                re.compile(r"(:topology=)([^:]+)"), re.compile(r"^()(\S+\.toml)$"))
+
+
+def files_beside(spec: str, folder: str) -> str:
+    """``spec`` as written in a TOML file in ``folder``, its relative file names (a pattern
+    ``graph:FILE`` or ``other.toml``, a machine's ``node=FILE.xml`` or ``topology=FILE``;
+    in every part of ``A + B``) made relative to ``folder``: a TOML file reads the same from
+    any working directory.
+
+    Parameters
+    ----------
+    spec : str
+        A machine or pattern spec from a TOML file.
+    folder : str
+        The TOML file's folder.
+
+    Returns
+    -------
+    str
+        The spec with those file names joined to ``folder`` (absolute ones kept).
+    """
+    import os
+
+    def beside(m):
+        name = m.group(2)
+        return m.group(1) + (name if os.path.isabs(name) else os.path.join(folder, name))
+
+    parts = re.split(r"(\s\+\s)", spec)
+    out = []
+    for part in parts:
+        if not re.fullmatch(r"\s\+\s", part):
+            text = part.strip()
+            lead = part[:len(part) - len(part.lstrip())]
+            trail = part[len(part.rstrip()):]
+            for field in _FILE_FIELDS:
+                text = field.sub(beside, text)
+            part = lead + text + trail
+        out.append(part)
+    return "".join(out)

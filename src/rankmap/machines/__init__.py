@@ -24,7 +24,7 @@ import tomllib
 from typing import Callable
 
 from ..errors import RankmapError
-from ..specs import Spec, parse_int, parse_shape, split_spec
+from ..specs import Spec, files_beside, parse_int, parse_shape, split_spec
 from .base import GridMachine, Machine
 from .dragonfly import Dragonfly
 from .dragonfly_spec import parse_dragonfly
@@ -176,6 +176,8 @@ def _machine_from_toml(path: str) -> Machine:
         if node.lower().endswith(".xml") and not os.path.isabs(node):
             node = os.path.join(os.path.dirname(path), node)   # beside the machine file
         spec = f"{spec}:node={node}"
+    # the files the spec names (node=X.xml, topology=FILE) are beside the machine file too
+    spec = files_beside(spec, os.path.dirname(path))
     _READING.append(real)
     try:
         return parse_machine(spec)

@@ -31,7 +31,7 @@ import tomllib
 import numpy as np
 
 from ..errors import RankmapError
-from ..specs import parse_shape
+from ..specs import files_beside, parse_shape
 from ..units import parse_size
 from ..validate import as_int, check_limit, limit, read_text, show
 from .base import Pattern, Phase
@@ -146,7 +146,9 @@ def _read(path: str, default_ranks: int | None, parse_pattern, with_grid) -> Pat
             if not isinstance(table["pattern"], str):
                 raise RankmapError(f"pattern file {show(path)}: phase {k}: pattern must be a "
                                    f"string, got {show(table['pattern'], 40)}")
-            sub = parse_pattern(table["pattern"], n_ranks or default_ranks, detect_grid=False)
+            # graph:FILE and other.toml are beside this file, whatever the working directory
+            sub = parse_pattern(files_beside(table["pattern"], os.path.dirname(path)),
+                                n_ranks or default_ranks, detect_grid=False)
             if n_ranks is None:
                 n_ranks = sub.n_ranks
             elif sub.n_ranks != n_ranks:
