@@ -137,6 +137,22 @@ def test_topology_csv(tmp_path):
         parse_allocation(str(tmp_path / "missing.csv"), m)
 
 
+def test_topology_csv_refuses_a_column_it_would_not_read(tmp_path):
+    """name,x,y,z on a 2-D torus: z (which tells hA from hB) is refused, not dropped; so is a
+    row with more fields than the header."""
+    torus = parse_machine("torus:4x4")
+    f = tmp_path / "site.csv"
+    f.write_text("name,x,y,z\nhA,1,0,3\nhB,1,0,2\n")
+    with pytest.raises(RankmapError, match="column 'z' is not read: a torus names its nodes by "
+                                           "name,x,y"):
+        parse_allocation(str(f), torus)
+    f.write_text("name,x,y\nhA,1,0,3\n")
+    with pytest.raises(RankmapError, match="line 2: expected 3 fields, got 4"):
+        parse_allocation(str(f), torus)
+    f.write_text("name,x,y\nhA,1,0\nhB,2,0\n")
+    assert parse_allocation(str(f), torus).nodes.tolist() == [1, 2]
+
+
 def test_nodes_command(capsys, tmp_path):
     assert main(["nodes", "--machine", "xc:groups=26", "--nodes", "c0-0c0s[0-1]n0,nid00384",
                  "--format", "json"]) == 0

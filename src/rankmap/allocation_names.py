@@ -196,11 +196,17 @@ def read_topology_csv(path: str, machine) -> tuple[list[str], np.ndarray]:
         need = ",".join(["name"] + want) if want else "name,id"
         raise RankmapError(f"topology file {show(path)} has columns {','.join(header)}: expected "
                            f"{need} (or name,id) for a {machine.kind}")
+    extra = [c for c in header if c not in ["name"] + cols]
+    if extra:
+        # a column left unread could have told two hosts apart (name,x,y,z on a 2-D torus)
+        raise RankmapError(f"topology file {show(path)}: column {show(extra[0], 40)} is not "
+                           f"read: a {machine.kind} names its nodes by "
+                           f"{','.join(['name'] + cols)}")
     pos = [header.index(c) for c in cols]
     ni = header.index("name")
     names, values = [], []
     for lineno, r in enumerate(rows[1:], start=2):
-        if len(r) < len(header):
+        if len(r) != len(header):
             raise RankmapError(f"topology file {show(path)} line {lineno}: expected "
                                f"{len(header)} fields, got {len(r)}")
         name = r[ni].strip()
