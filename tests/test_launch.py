@@ -258,3 +258,41 @@ def test_more_slots_than_cores_is_an_error(slurm_job, capsys):
     assert rc == 2
     assert "the job has 4 slots on every node (Slurm), the machine's nodes have 2 cores" in \
         capsys.readouterr().err
+
+
+def test_launch_spells_the_file_format_emit_and_takes_the_search_s_options(slurm_job, tmp_path,
+                                                                           capsys):
+    """--emit names the placement file's format as map's does (--format, its first name,
+    still works); --routing, --budget and the time model's options reach the search."""
+    base = ["launch", "-m", "torus:4x4:cores=4", "-p", "stencil:4x4", "--mapping", "TXY",
+            "--dry-run", "--force", "--", "mpirun", "-n", "16", "./app"]
+    head, tail = base[:base.index("--dry-run")], base[base.index("--dry-run"):]
+    assert main(head + ["--emit", "hostfile", "-o", "a"] + tail) == 0
+    assert main(head + ["--format", "hostfile", "-o", "b"] + tail) == 0
+    assert (tmp_path / "a").read_text() == (tmp_path / "b").read_text()
+    capsys.readouterr()
+    assert main(head + ["--emit", "hostfile", "--format", "slurm", "-o", "c"] + tail) == 2
+    assert "disagree" in capsys.readouterr().err
+    assert main(head + ["--routing", "adaptive", "--nic-bw", "1GB/s", "--budget", "0",
+                        "-o", "d"] + tail) == 0
+    assert main(head + ["--routing", "nonsense", "-o", "e"] + tail) == 2
+    assert "nonsense" in capsys.readouterr().err
+
+
+def test_the_search_job_gets_the_search_s_options():
+    from types import SimpleNamespace
+
+    from rankmap.allocation import parse_allocation
+    from rankmap.cli.launch import search_command
+    machine = parse_machine("torus:4x4:cores=4")
+    args = SimpleNamespace(search_procs=2, search_launcher=None, pattern="stencil:4x4",
+                           mapping="auto", seed=0, jobs=None, in_node=None, routing="adaptive",
+                           budget="500", nic_bw="1GB/s", mem_bw=None, socket_bw=None,
+                           msg_overhead=None, time_model="off", mem_sharing="node")
+    cmd = search_command(args, "torus:4x4:cores=4", ["mpirun", "./app"], "openmpi", "h",
+                         parse_allocation("0-3", machine), "out")
+    inner = cmd[:cmd.index("--")]
+    for flag, value in (("--routing", "adaptive"), ("--budget", "500"), ("--nic-bw", "1GB/s"),
+                        ("--time-model", "off"), ("--emit", "openmpi")):
+        assert inner[inner.index(flag) + 1] == value
+    assert "--mem-sharing" not in inner and "--format" not in inner

@@ -21,8 +21,9 @@ from ..mappers.base import check_fits
 from ..mpi.nodes import MACHINE_ENV
 from ..patterns import parse_pattern
 from .argtypes import SEED, THREADS, int_arg
-from .common import (PATTERN_HELP, add_force, add_in_node, add_jobs, example, in_node, is_root,
-                     search_executor, search_progress, time_options)
+from .common import (PATTERN_HELP, add_budget, add_force, add_in_node, add_jobs,
+                     add_time_options, budget, example, in_node, is_root, search_executor,
+                     search_progress, time_options)
 
 __all__ = ["add_parser", "reorder_environment", "run", "with_job_threads", "failure_line",
            "search_command", "CARRIED_OPTIONS"]
@@ -65,8 +66,15 @@ def add_parser(sub) -> None:
     p.add_argument("--hostfile", metavar="FILE",
                    help="read the hosts from this file ('host' or 'host slots=N' lines) "
                    "instead of the batch environment")
-    p.add_argument("--format", metavar="FORMAT",
-                   help="placement file format (default: from the launcher name)")
+    p.add_argument("--emit", metavar="FORMAT", dest="emit",
+                   help="placement file format, as map --emit names them (default: from the "
+                   "launcher name)")
+    # the option's first name, kept for scripts; --format means table|json|csv elsewhere
+    p.add_argument("--format", dest="emit_format", metavar="FORMAT", help=argparse.SUPPRESS)
+    p.add_argument("--routing", "-r", metavar="NAME",
+                   help="routing model the search predicts with, as compare and map take it "
+                   "(default: the machine's first)")
+    add_budget(p)
     p.add_argument("-o", "--output", metavar="FILE",
                    help="placement file to write (default: rankmap-<job id>.<format>; "
                    "cray: MPICH_RANK_ORDER)")
@@ -99,6 +107,7 @@ def add_parser(sub) -> None:
                    help="with --search-procs: the command that starts the search job instead "
                    "of the program's launcher, e.g. 'srun --ntasks-per-node=1' (-n K is added "
                    "unless it has a process count)")
+    add_time_options(p)
     add_in_node(p)
     add_jobs(p)
     add_force(p)
@@ -251,7 +260,20 @@ def search_command(args, spec: str, argv: list[str], fmt: str, hostfile: str,
              "--hostfile", os.path.abspath(hostfile),
              "--nodes", ",".join(str(int(n)) for n in allocation.nodes),
              "-p", file_arg(args.pattern), "--mapping", args.mapping,
-             "--seed", str(args.seed), "--format", fmt, "-o", os.path.abspath(path)]
+             "--seed", str(args.seed), "--emit", fmt, "-o", os.path.abspath(path)]
+    for flag, value in (("--routing", getattr(args, "routing", None)),
+                        ("--budget", getattr(args, "budget", None)),
+                        ("--nic-bw", getattr(args, "nic_bw", None)),
+                        ("--mem-bw", getattr(args, "mem_bw", None)),
+                        ("--socket-bw", getattr(args, "socket_bw", None)),
+                        ("--msg-overhead", getattr(args, "msg_overhead", None))):
+        if value is not None:
+            inner += [flag, str(value)]
+    for flag, dest, default in (("--time-model", "time_model", "on"),
+                                ("--mem-sharing", "mem_sharing", "node")):
+        value = getattr(args, dest, default)
+        if value != default:
+            inner += [flag, value]
     if getattr(args, "threads", 1) != 1:
         inner += ["--threads", str(args.threads)]
     if args.jobs is not None:
@@ -370,12 +392,17 @@ def run(args) -> int:
             print(f"rankmap launch: {args.mapping} reordering of the program's topologies on "
                   f"{spec} (PMPI library {renv['LD_PRELOAD'].split(':')[0]})", file=sys.stderr)
             return _exec(launcher_env_args(argv, list(renv)), renv, args.dry_run)
-    fmt = launcher_format(argv, args.format)
+    if args.emit and args.emit_format and args.emit != args.emit_format:
+        raise RankmapError(f"--emit {args.emit} and --format {args.emit_format} disagree: "
+                           "give --emit only")
+    fmt = launcher_format(argv, args.emit or args.emit_format)
     emitter = get_emitter(fmt)
     spec = args.machine or os.environ.get(MACHINE_ENV, "").strip()
     if not spec:
         raise RankmapError(f"no machine: pass --machine or set ${MACHINE_ENV}")
     machine = parse_machine(spec)
+    if args.routing is not None:
+        machine.check_routing(args.routing)     # refused here even when no search routes
     job = job_hosts(hostfile=args.hostfile)
     allocation = with_job_threads(job_allocation(job, machine, args.nodes), machine,
                                   getattr(args, "threads", 1))
@@ -401,6 +428,7 @@ def run(args) -> int:
         with search_progress(total, args.mapping) as bar:
             mapping = build_placement(args.mapping, pattern, machine, allocation, args.seed,
                                       routing=getattr(args, "routing", None),
+                                      budget=budget(args),
                                       time_options=time_options(args), executor=executor,
                                       stage=bar.stage, progress=bar.done,
                                       in_node=in_node(args))
