@@ -194,3 +194,10 @@ def test_compressed_host_lists_round_trip(ids):
     a = parse_allocation(text, XC)
     assert sorted(a.nodes.tolist()) == sorted(ids)
     assert all(n == f"nid{i:05d}" for n, i in zip(a.names, a.nodes.tolist()))
+
+
+@pytest.mark.parametrize("text", ["٣", "１", "0-٣", "nid٠٠١"])
+def test_node_ids_are_ascii_digits(text):
+    """int() reads the digits of every script; --nodes takes ids in ASCII digits only."""
+    with pytest.raises(RankmapError):
+        parse_allocation(text, parse_machine("torus:4"))

@@ -62,3 +62,10 @@ def test_machine_from_toml(tmp_path):
     p.write_text("machine = [1\n")
     with pytest.raises(RankmapError, match="TOML"):
         parse_machine(str(p))
+
+
+def test_a_wrap_letter_named_twice_is_an_error():
+    with pytest.raises(RankmapError, match="bad wrap 'xx' in 'torus:4x4:wrap=xx': X is named "
+                                           "twice"):
+        parse_machine("torus:4x4:wrap=xx")
+    assert parse_machine("torus:4x4:wrap=x").wrap.tolist() == [True, False]

@@ -38,7 +38,7 @@ def whole_machine(machine: Machine) -> Allocation:
     return Allocation(np.arange(machine.n_nodes, dtype=np.int64), machine.cores_per_node)
 
 
-_RANGE = re.compile(r"^\s*(\d+)\s*(?:-\s*(\d+))?\s*$")
+_RANGE = re.compile(r"^\s*(\d+)\s*(?:-\s*(\d+))?\s*$", re.ASCII)
 
 
 def _parse_id_list(items: list[str], machine: Machine, where: str) -> list[int]:

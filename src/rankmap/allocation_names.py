@@ -39,9 +39,9 @@ from .validate import (check_limit, expand_hostlist, hostlist_size, parse_int_te
 __all__ = ["cname_to_coords", "resolve_names", "expand_host_list", "read_topology_csv",
            "parse_named_allocation"]
 
-_CNAME = re.compile(r"^c(\d+)-(\d+)c(\d+)s(\d+)n(\d+)$")
-_NID = re.compile(r"^nid0*(\d+)$")
-_IDS_ONLY = re.compile(r"^[\d\s,\-]+$")
+_CNAME = re.compile(r"^c(\d+)-(\d+)c(\d+)s(\d+)n(\d+)$", re.ASCII)
+_NID = re.compile(r"^nid0*(\d+)$", re.ASCII)
+_IDS_ONLY = re.compile(r"^[\d\s,\-]+$", re.ASCII)
 _MAX_NAME_TABLE = 2_000_000
 
 

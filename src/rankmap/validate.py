@@ -148,8 +148,8 @@ def check_limit(count: int, name: str, subject: str) -> int:
     return count
 
 
-_INT = re.compile(r"[+-]?\d+")
-_FLOAT = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+_INT = re.compile(r"[+-]?[0-9]+")   # ASCII digits: int() also takes other scripts' digits
+_FLOAT = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?", re.ASCII)
 
 
 def parse_int_text(text, what: str, minimum: int | None = None,

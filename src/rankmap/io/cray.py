@@ -26,7 +26,7 @@ __all__ = ["USAGE", "ranks_per_node", "format_rank_order", "read_rank_order"]
 
 USAGE = ("cp {path} MPICH_RANK_ORDER && MPICH_RANK_REORDER_METHOD=3 srun "
          "--ntasks-per-node={per_node} -n {n_ranks} ./app")
-_HEADER = re.compile(r"ranks per node:\s*(\d+)")
+_HEADER = re.compile(r"ranks per node:\s*(\d+)", re.ASCII)
 
 
 def ranks_per_node(mapping: Placement, allocation: Allocation) -> int:

@@ -30,10 +30,11 @@ __all__ = ["detect_format", "read_placement"]
 
 #: first-line shapes, in the order tried, and the format each tells
 _SHAPES = (
-    (re.compile(r"rank\s+\d+\s*=.*"), "openmpi"),
-    (re.compile(r"[-+]?\d+(?:\s+\S+)+"), "bgp"),     # its reader names a field that is no number
-    (re.compile(r"\d+(?:\s*,\s*\d+)*"), "cray"),
-    (re.compile(r"[^\s:,]+:\d+"), "mpich"),
+    (re.compile(r"rank\s+\d+\s*=.*", re.ASCII), "openmpi"),
+    # (the bgp reader then names a field that is no number)
+    (re.compile(r"[-+]?\d+(?:\s+\S+)+", re.ASCII), "bgp"),
+    (re.compile(r"\d+(?:\s*,\s*\d+)*", re.ASCII), "cray"),
+    (re.compile(r"[^\s:,]+:\d+", re.ASCII), "mpich"),
     (re.compile(r"[^\s,=]+"), "hostfile"),
 )
 

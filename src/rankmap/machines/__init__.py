@@ -54,6 +54,9 @@ def _wrap_flags(spec: Spec, ndim: int, default: bool) -> tuple[bool, ...]:
     if bad:
         raise RankmapError(f"bad wrap {value!r} in {spec.text!r}: use letters of {letters}, "
                            "'all' or 'none'")
+    twice = next((ch for ch in v if v.count(ch) > 1), None)
+    if twice is not None:
+        raise RankmapError(f"bad wrap {value!r} in {spec.text!r}: {twice} is named twice")
     return tuple(ch in v for ch in letters)
 
 

@@ -36,7 +36,7 @@ LEVEL_NAMES: dict[str, str] = {
     "core": "core", "pu": "pu",
 }
 
-_TOKEN = re.compile(r"^([A-Za-z][A-Za-z0-9]*)(?:\([^)]*\))?:(\d+)(?:\([^)]*\))?$")
+_TOKEN = re.compile(r"^([A-Za-z][A-Za-z0-9]*)(?:\([^)]*\))?:(\d+)(?:\([^)]*\))?$", re.ASCII)
 _MEMORY = re.compile(r"^\[(?:numa|numanode)(?:\([^)]*\))?\]$", re.IGNORECASE)
 
 
