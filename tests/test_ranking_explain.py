@@ -137,3 +137,10 @@ def test_explain_says_why_when_nothing_crosses_the_network():
                              "a tie, given first")
     assert main(["compare", "-m", "torus:4x4:cores=16", "-p", "stencil:4x4", "--nodes", "0",
                  "--time-model", "off", "--mappings", "TXY,inorder"]) == 0
+
+
+@pytest.mark.parametrize("bad", [-1.0, float("nan")])
+def test_a_bad_tolerance_is_an_error_not_plain_order(bad):
+    from rankmap.errors import RankmapError
+    with pytest.raises(RankmapError, match="bad tolerance"):
+        best_first_order([met(1, 1, 1), met(2, 1, 1)], bad)

@@ -19,6 +19,8 @@ wins. It is not the default because design.md's contract is the lowest predicted
 
 from __future__ import annotations
 
+from ..errors import RankmapError
+
 from .link_metrics import ranking_key
 
 __all__ = ["NEAR_TIE", "primary", "best_first_order", "near_tie_band"]
@@ -85,8 +87,15 @@ def best_first_order(metrics_list: list[dict], tolerance: float = NEAR_TIE) -> l
     -------
     list of int
         A permutation of ``range(len(metrics_list))``; equal keys keep their input order.
+
+    Raises
+    ------
+    RankmapError
+        A tolerance that is negative or not a number.
     """
-    if tolerance <= 0:
+    if not tolerance >= 0:
+        raise RankmapError(f"bad tolerance {tolerance!r}: a relative band, 0 or more")
+    if tolerance == 0:
         return sorted(range(len(metrics_list)), key=lambda i: (ranking_key(metrics_list[i]), i))
     band = set(near_tie_band(metrics_list, tolerance))
     inside = sorted(band, key=lambda i: (metrics_list[i]["hop_bytes"],
