@@ -40,12 +40,12 @@ _LOCAL_SIZE_VARIABLES = ("OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS")
 _RANK_VARIABLES = ("OMPI_COMM_WORLD_RANK", "PMI_RANK")
 
 
-def _int_env(env, names) -> int | None:
+def _int_env(env, names, minimum: int = 1, what: str = "a process count") -> int | None:
     for name in names:
         text = env.get(name, "").strip()
         if text:
-            if not text.isdigit() or int(text) < 1:
-                raise RankmapError(f"bad ${name} {text!r}: expected a process count")
+            if not (text.isascii() and text.isdigit()) or int(text) < minimum:
+                raise RankmapError(f"bad ${name} {text!r}: expected {what}")
             return int(text)
     return None
 
@@ -79,14 +79,8 @@ def launched_rank(env=None) -> int:
     int
         ``$OMPI_COMM_WORLD_RANK`` or ``$PMI_RANK``, else 0.
     """
-    env = os.environ if env is None else env
-    for name in _RANK_VARIABLES:
-        text = env.get(name, "").strip()
-        if text:
-            if not text.isdigit():
-                raise RankmapError(f"bad ${name} {text!r}: expected a rank")
-            return int(text)
-    return 0
+    found = _int_env(os.environ if env is None else env, _RANK_VARIABLES, 0, "a rank")
+    return found or 0
 
 
 def local_size(env=None) -> int:
