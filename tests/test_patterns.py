@@ -137,6 +137,18 @@ def test_files_named_in_a_pattern_toml_are_beside_it(tmp_path, monkeypatch):
     assert files_beside("torus:2:node=pack:2,core:4", "d") == "torus:2:node=pack:2,core:4"
 
 
+def test_a_part_without_ranks_takes_the_composition_s():
+    """'stencil:4x4 + allreduce' on 32 cores: the allreduce has the stencil's 16 ranks, in
+    either order; parts that fix different counts still disagree."""
+    for spec in ("stencil:4x4 + allreduce", "allreduce + stencil:4x4"):
+        p = parse_pattern(spec, default_ranks=32)
+        assert p.n_ranks == 16
+        assert any(ph.name.startswith("allreduce") for ph in p.phases)
+    assert parse_pattern("allreduce + alltoall", default_ranks=8).n_ranks == 8
+    with pytest.raises(RankmapError, match="part 2 .* has 4 ranks, part 1 has 16"):
+        parse_pattern("stencil:4x4 + stencil:2x2", default_ranks=32)
+
+
 def test_toml_phases(tmp_path):
     f = tmp_path / "app.toml"
     f.write_text('[[phase]]\npattern = "stencil:4x4:periodic"\nname = "halo"\n'

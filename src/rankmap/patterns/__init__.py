@@ -444,7 +444,17 @@ def parse_pattern(text: str | Pattern, default_ranks: int | None = None,
     if len(parts) == 1:
         pattern = _parse_one(text, default_ranks)
     else:
-        subs = [parse_pattern(p, default_ranks, detect_grid=False) for p in parts]
+        # parts that fix their own ranks (stencil:4x4, graph:FILE) set the composition's;
+        # the others (a bare allreduce, stencil:dims=3) take that count, else the default
+        subs: list = []
+        for p in parts:
+            try:
+                subs.append(parse_pattern(p, None, detect_grid=False))
+            except RankmapError:
+                subs.append(None)            # needs a rank count (or is bad: said below)
+        n = next((sub.n_ranks for sub in subs if sub is not None), default_ranks)
+        subs = [sub if sub is not None else parse_pattern(p, n, detect_grid=False)
+                for p, sub in zip(parts, subs)]
         pattern = compose(text, subs)
     if detect_grid and pattern.grid is None and _may_hide_a_grid(pattern):
         pattern = detect_grid_note(pattern)
