@@ -1,5 +1,7 @@
 """Units as written: bytes (B) and bits (b), times with their unit."""
 
+import re
+
 import pytest
 from hypothesis import given, strategies as st
 
@@ -72,3 +74,9 @@ def test_times_keep_their_digits():
     assert format_seconds(2.3456e-6) == "2.346 us"          # not 0.002 ms
     assert format_seconds(4e-10) == "0.400 ns"
     assert format_seconds(0.0) == "0.000 ms"
+
+
+def test_a_bad_bandwidth_is_echoed_as_written():
+    for bad in ("-1GB/s", "1e400GB/s"):
+        with pytest.raises(RankmapError, match=f"bad bandwidth '{re.escape(bad)}'"):
+            parse_bandwidth(bad)

@@ -38,11 +38,13 @@ BANDWIDTH_RANGE = (1.0, 1e15)
 MAX_TIME = 3600.0
 
 
-def _split(text, units: dict, what: str, hint: str) -> tuple[float, str | None]:
+def _split(text, units: dict, what: str, hint: str, shown=None) -> tuple[float, str | None]:
     """The number and the unit as written of a value (``""``: text without a unit; None: a
-    number, not text); the unit must be known (in any case), else an error names the value."""
+    number, not text); the unit must be known (in any case), else an error names the value
+    (``shown``: as the user wrote it, when ``text`` is a part of it)."""
+    shown = text if shown is None else shown
     if isinstance(text, bool):
-        raise RankmapError(f"bad {what} {show(text)}: {hint}")
+        raise RankmapError(f"bad {what} {show(shown)}: {hint}")
     if isinstance(text, (int, float)):
         value = float(text) if not isinstance(text, int) or abs(text) < 1 << 1000 else math.inf
         unit = None
@@ -50,10 +52,10 @@ def _split(text, units: dict, what: str, hint: str) -> tuple[float, str | None]:
         s = str(text).strip()
         m = re.fullmatch(_NUM + r"\s*([a-zA-Z]*)", s) if len(s) <= 60 else None
         if not m or m.group(2).lower() not in units:
-            raise RankmapError(f"bad {what} {show(text)}: {hint}")
+            raise RankmapError(f"bad {what} {show(shown)}: {hint}")
         value, unit = float(m.group(1)), m.group(2)
     if not math.isfinite(value):
-        raise RankmapError(f"bad {what} {show(text)}: not a finite number")
+        raise RankmapError(f"bad {what} {show(shown)}: not a finite number")
     return value, unit
 
 
@@ -126,7 +128,7 @@ def parse_bandwidth(text: str | float, what: str = "bandwidth") -> float:
     if isinstance(t, str) and t.strip().lower().endswith("/s"):
         t = t.strip()[:-2]
     hint = "expected e.g. 425MB/s, 10GB/s or 100Gb/s (bits)"
-    unit = _split(t, _SIZE_UNITS, what, hint)[1]
+    unit = _split(t, _SIZE_UNITS, what, hint, shown=text)[1]
     if unit is not None and not unit.lower().endswith("b"):
         # '425' or '10G': bytes or bits? (a number, as TOML gives it, is bytes/s)
         num = str(t).strip()[:len(str(t).strip()) - len(unit)].strip()
