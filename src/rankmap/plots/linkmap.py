@@ -139,17 +139,18 @@ def plot_torus_links(machine, loads: np.ndarray, unit: str = "bytes", reduce: st
             hidden.add(red)
         hx = p["hot_coords"][p["axes"][0]]
         hy = p["hot_coords"][p["axes"][1]] if len(p["axes"]) > 1 else 0
+        # the star's meaning goes in the title: a legend would cover cells or the axis label
         if p["hot_load"] > 0:
-            ax.plot([hx], [hy], "*", color="cyan", markersize=12, markeredgecolor="black",
-                    label=f"busiest {name} link at {tuple(p['hot_coords'])}: "
-                          f"{p['hot_load'] / div:.4g} {ulabel.strip('()')}")
+            ax.plot([hx], [hy], "*", color="cyan", markersize=12, markeredgecolor="black")
+            hot = (f"star: busiest, at {tuple(p['hot_coords'])}, "
+                   f"{p['hot_load'] / div:.4g} {ulabel.strip('()')}")
         else:
-            ax.plot([], [], " ", label=f"no traffic on {name} links")
+            hot = "no traffic"
         ax.set_xlabel(f"{letters[p['axes'][0]]} coordinate (node)")
         ax.set_ylabel(f"{letters[p['axes'][1]]} coordinate (node)" if len(p["axes"]) > 1
                       else "(1-D machine)")
-        ax.set_title(f"{name} links" + (f" ({reduce} over {red})" if red else ""), fontsize=9)
-        ax.legend(fontsize=7, loc="upper right", framealpha=0.8)
+        ax.set_title(f"{name} links" + (f" ({reduce} over {red})" if red else "")
+                     + f"\n{hot}", fontsize=9)
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     what = f"{unit} on a directed link"
@@ -274,7 +275,10 @@ def plot_dragonfly_links(machine, loads: np.ndarray, unit: str = "bytes", reduce
         a, b = np.unravel_index(np.nanargmax(gm), gm.shape)
         ax1.plot([b], [a], "*", color="cyan", markersize=12, markeredgecolor="black",
                  label=f"busiest group pair {a}->{b}: {gm[a, b]:.4g} {ulabel.strip('()')}")
-        ax1.legend(fontsize=7, loc="upper right", framealpha=0.8)
+        ax1.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.1), framealpha=0.8)
+    from matplotlib.ticker import MaxNLocator
+    for axis in (ax1.xaxis, ax1.yaxis):          # groups are whole numbers
+        axis.set_major_locator(MaxNLocator(integer=True))
     ax1.set_xlabel("destination group b")
     ax1.set_ylabel("source group a")
     ax1.set_title("global links between groups", fontsize=9)
@@ -296,7 +300,7 @@ def plot_dragonfly_links(machine, loads: np.ndarray, unit: str = "bytes", reduce
     i, j = divmod(int(g), gc)
     ax2.plot([j * (C + 1) + cc], [i * (R + 1) + rr], "*", color="cyan", markersize=12,
              markeredgecolor="black", label=f"busiest router: group {g}, row {rr}, col {cc}")
-    ax2.legend(fontsize=7, loc="upper right", framealpha=0.8)
+    ax2.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.1), framealpha=0.8)
     if G <= 64:
         for g2 in range(G):
             i2, j2 = divmod(g2, gc)
