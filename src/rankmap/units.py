@@ -64,14 +64,18 @@ def _in_bits(unit: str | None) -> bool:
     return bool(unit) and unit.endswith("b")
 
 
-def _number(text, pattern_units: dict, what: str, hint: str) -> float:
-    value, unit = _split(text, pattern_units, what, hint)
+def _number(text, units: dict, what: str, hint: str, shown=None) -> tuple[float, str | None]:
+    """The value of ``text`` in its unit's base (bytes, seconds) and the unit as written
+    (:func:`_split`); a product that overflows is an error naming ``shown`` (default
+    ``text``)."""
+    value, unit = _split(text, units, what, hint, shown)
     if unit is None:
-        return value
-    value *= pattern_units[unit.lower()]
+        return value, unit
+    value *= units[unit.lower()]
     if not math.isfinite(value):
-        raise RankmapError(f"bad {what} {show(text)}: not a finite number")
-    return value
+        raise RankmapError(f"bad {what} {show(text if shown is None else shown)}: not a finite "
+                           "number")
+    return value, unit
 
 
 def parse_size(text: str | int | float, what: str = "size", allow_zero: bool = False) -> int:
@@ -94,11 +98,10 @@ def parse_size(text: str | int | float, what: str = "size", allow_zero: bool = F
         Bytes.
     """
     hint = "expected a number with an optional unit such as 64, 8KiB, 1MiB or 1MB"
-    _value, unit = _split(text, _SIZE_UNITS, what, hint)
+    value, unit = _number(text, _SIZE_UNITS, what, hint)
     if _in_bits(unit):
         raise RankmapError(f"bad {what} {show(text)}: a lower-case b is bits; sizes are bytes "
                            f"(B: 8KB, 8KiB)")
-    value = _number(text, _SIZE_UNITS, what, hint)
     if value < 0 or (value == 0 and not allow_zero):
         raise RankmapError(f"bad {what} {show(text)}: must be positive")
     if value > MAX_SIZE:
@@ -128,13 +131,12 @@ def parse_bandwidth(text: str | float, what: str = "bandwidth") -> float:
     if isinstance(t, str) and t.strip().lower().endswith("/s"):
         t = t.strip()[:-2]
     hint = "expected e.g. 425MB/s, 10GB/s or 100Gb/s (bits)"
-    unit = _split(t, _SIZE_UNITS, what, hint, shown=text)[1]
+    value, unit = _number(t, _SIZE_UNITS, what, hint, shown=text)
     if unit is not None and not unit.lower().endswith("b"):
         # '425' or '10G': bytes or bits? (a number, as TOML gives it, is bytes/s)
         num = str(t).strip()[:len(str(t).strip()) - len(unit)].strip()
         raise RankmapError(f"bad {what} {show(text)}: say bytes (B) or bits (b), e.g. "
                            f"{num}{unit}B/s or {num}{unit}b/s")
-    value = _number(t, _SIZE_UNITS, what, hint)
     if _in_bits(unit):
         value /= 8.0
     if not value > 0:
@@ -162,12 +164,11 @@ def parse_time(text: str | float, what: str = "time", allow_zero: bool = True) -
         Seconds, at most :data:`MAX_TIME`.
     """
     hint = "expected e.g. 50ns, 2us, 1ms or 0.5s"
-    value, unit = _split(text, _TIME_UNITS, what, hint)
+    value, unit = _number(text, _TIME_UNITS, what, hint)
     if unit == "" and value != 0:
         num = str(text).strip()
         raise RankmapError(f"bad {what} {show(text)}: give its unit, e.g. {num}ns, {num}us "
                            f"or {num}s")
-    value = _number(text, _TIME_UNITS, what, hint)
     if value < 0 or (value == 0 and not allow_zero):
         raise RankmapError(f"bad {what} {show(text)}: must be positive")
     if value > MAX_TIME:

@@ -405,7 +405,7 @@ def run(args) -> int:
         machine.check_routing(args.routing)     # refused here even when no search routes
     job = job_hosts(hostfile=args.hostfile)
     allocation = with_job_threads(job_allocation(job, machine, args.nodes), machine,
-                                  getattr(args, "threads", 1))
+                                  args.threads)
     n_launch = launcher_ranks(argv)
     pattern = parse_pattern(args.pattern, default_ranks=n_launch or allocation.n_cores)
     if n_launch is not None and n_launch != pattern.n_ranks:
@@ -427,8 +427,7 @@ def run(args) -> int:
         total = _auto_steps(args.mapping, pattern, machine, allocation)
         with search_progress(total, args.mapping) as bar:
             mapping = build_placement(args.mapping, pattern, machine, allocation, args.seed,
-                                      routing=getattr(args, "routing", None),
-                                      budget=budget(args),
+                                      routing=args.routing, budget=budget(args),
                                       time_options=time_options(args), executor=executor,
                                       stage=bar.stage, progress=bar.done,
                                       in_node=in_node(args))
