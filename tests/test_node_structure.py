@@ -56,6 +56,8 @@ def test_synthetic_levels():
     ("pack:2", "give core:N"),
     ("pack=2", "expected TYPE:COUNT"),
     ("core:99999999", "bad count"),
+    ("pack:2.5 core:1", "bad count '2.5' of pack"),
+    ("pack:2 core:-4", "bad count '-4' of core"),
 ])
 def test_synthetic_errors(text, message):
     with pytest.raises(RankmapError, match=message):
@@ -74,6 +76,9 @@ def test_machine_spec_option():
     assert parse_machine("torus:4x4:cores=4").node_structure is None
     with pytest.raises(RankmapError, match="cores=8 disagrees with node='pack:2 core:8'"):
         parse_machine("torus:4x4:cores=8:node=pack:2,core:8")
+    # a count that is not a whole number is named, in the machine spec as on its own
+    with pytest.raises(RankmapError, match=r"bad count '2\.5' of pack in 'pack:2\.5'"):
+        parse_machine("torus:4x4:node=pack:2.5")
     with pytest.raises(RankmapError, match="option 'node' given twice"):
         parse_machine("torus:4:node=pack:1,core:2:node=pack:1,core:2")
 

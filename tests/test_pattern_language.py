@@ -416,6 +416,8 @@ def test_random_pairs_never_get_a_grid(tmp_path):
     ("fft3d:2x2x2", "PxQ"),
     ("lulesh:4x4", "3-D"),
     ("lulesh:2x2x2:s=0", "s"),
+    ("stencil:4x4:periodic:periodic", "field 'periodic' given twice"),
+    ("stencil:4x4:periodc", "unknown stencil field 'periodc'"),
 ])
 def test_bad_specs_name_the_value(spec, needle):
     with pytest.raises(RankmapError, match=needle.replace("+", r"\+")):

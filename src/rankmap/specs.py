@@ -73,8 +73,12 @@ class Spec:
             A word or option was left unconsumed.
         """
         if self.words:
-            raise RankmapError(f"unknown {what} field {show(self.words[0], 40)} in "
-                               f"{show(self.text)}")
+            word = self.words[0]
+            fields = [f.strip() for f in self.text.split(":")[1:]]
+            if fields.count(word) > 1:
+                raise RankmapError(f"bad {what} {show(self.text)}: field {show(word, 40)} "
+                                   "given twice")
+            raise RankmapError(f"unknown {what} field {show(word, 40)} in {show(self.text)}")
         if self.options:
             key = next(iter(self.options))
             raise RankmapError(f"unknown {what} option {show(key, 40)} in {show(self.text)}")

@@ -36,7 +36,7 @@ LEVEL_NAMES: dict[str, str] = {
     "core": "core", "pu": "pu",
 }
 
-_TOKEN = re.compile(r"^([A-Za-z][A-Za-z0-9]*)(?:\([^)]*\))?:(\d+)(?:\([^)]*\))?$", re.ASCII)
+_TOKEN = re.compile(r"^([A-Za-z][A-Za-z0-9]*)(?:\([^)]*\))?:([^()]+)(?:\([^)]*\))?$", re.ASCII)
 _MEMORY = re.compile(r"^\[(?:numa|numanode)(?:\([^)]*\))?\]$", re.IGNORECASE)
 
 
@@ -253,9 +253,9 @@ def parse_synthetic(text: str) -> NodeStructure:
         if kind is None:
             raise RankmapError(f"unknown node structure level {show(m.group(1), 40)} in "
                                f"{show(text)}: use pack, numa, group, l1..l5, core, pu")
-        if len(n_text) > 7 or int(n_text) < 1:
+        if not (n_text.isascii() and n_text.isdigit()) or len(n_text) > 7 or int(n_text) < 1:
             raise RankmapError(f"bad count {show(n_text, 20)} of {name} in {show(text)}: "
-                               "must be 1 or more")
+                               "must be a whole number, 1 or more")
         n = int(n_text)
         if last == "pu":
             raise RankmapError(f"bad node structure {show(text)}: pu must be the last level")
