@@ -199,3 +199,31 @@ def test_a_failing_candidate_is_named(capsys, monkeypatch):
                  "--mappings", "TXYZ,random", "--routing", "adaptive"])
     err = capsys.readouterr().err
     assert code == 2 and "error: evaluating random: minimal adaptive routing" in err
+
+
+class _FakeLive:
+    """Records start/stop like a rich Progress or Status."""
+
+    def __init__(self):
+        import threading
+        self.calls, self.started = [], threading.Event()
+
+    def start(self):
+        self.calls.append("start")
+        self.started.set()
+
+    def stop(self):
+        self.calls.append("stop")
+
+
+def test_a_bar_shows_only_once_its_work_has_taken_the_delay():
+    from rankmap.cli.common import _shown_after
+
+    quick = _FakeLive()
+    with _shown_after(quick, delay=60.0):
+        pass
+    assert quick.calls == []                # work shorter than the delay: nothing flashes
+    slow = _FakeLive()
+    with _shown_after(slow, delay=0.0):
+        assert slow.started.wait(30)        # the work outlasts the delay: the bar appears
+    assert slow.calls == ["start", "stop"]  # and is cleared at the end

@@ -355,6 +355,51 @@ class SearchProgress:
     __call__ = done
 
 
+#: A bar or spinner appears only once its work has run this long (s): a run of 0.3 s
+#: should not flash one on the terminal.
+SHOW_AFTER_S = 1.0
+
+
+@contextmanager
+def _shown_after(live, delay: float = SHOW_AFTER_S):
+    """Start ``live`` (a rich Progress or Status) once ``delay`` seconds have passed.
+
+    Parameters
+    ----------
+    live : rich.progress.Progress or rich.status.Status
+        What to show; its ``start()`` runs on a timer thread, ``stop()`` at the end if
+        it was started.
+    delay : float
+        Seconds before it is shown.
+
+    Yields
+    ------
+    None
+    """
+    import threading
+
+    lock = threading.Lock()
+    state = {"started": False, "ended": False}
+
+    def start():
+        with lock:
+            if not state["ended"]:
+                live.start()
+                state["started"] = True
+
+    timer = threading.Timer(delay, start)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
+        with lock:
+            state["ended"] = True
+            if state["started"]:
+                live.stop()
+
+
 @contextmanager
 def search_progress(total: int, label: str):
     """A rich progress bar on stderr for the candidate loop (only on a terminal).
@@ -368,9 +413,10 @@ def search_progress(total: int, label: str):
     from rich.progress import (BarColumn, MofNCompleteColumn, Progress, SpinnerColumn,
                                TextColumn, TimeElapsedColumn)
 
-    with Progress(SpinnerColumn(), TextColumn("[bold]{task.description}"), BarColumn(),
-                  MofNCompleteColumn(), TimeElapsedColumn(), console=Console(stderr=True),
-                  transient=True) as prog:
+    prog = Progress(SpinnerColumn(), TextColumn("[bold]{task.description}"), BarColumn(),
+                    MofNCompleteColumn(), TimeElapsedColumn(), console=Console(stderr=True),
+                    transient=True)
+    with _shown_after(prog):
         yield SearchProgress(prog, prog.add_task(label, total=total), label)
 
 
@@ -382,7 +428,7 @@ def status(text: str):
         return
     from rich.console import Console
 
-    with Console(stderr=True).status(text):
+    with _shown_after(Console(stderr=True).status(text)):
         yield
 
 
@@ -427,8 +473,9 @@ def progress_bar(total: int, label: str):
     from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
                                TimeElapsedColumn)
 
-    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TimeElapsedColumn(), console=Console(stderr=True), transient=True) as prog:
+    prog = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                    TimeElapsedColumn(), console=Console(stderr=True), transient=True)
+    with _shown_after(prog):
         task = prog.add_task(label, total=total)
 
         def advance(desc=None):
