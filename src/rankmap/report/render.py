@@ -246,7 +246,7 @@ def table(comp: Comparison, title: str | None = None):
     for _key, head, _fmt in present:
         t.add_column(head, justify="right")
     ref = reference(comp)
-    t.add_column(f"vs\n{ref.name}", justify="right")
+    t.add_column(f"busiest\nvs {ref.name}", justify="right")
     for i, e in enumerate(comp.candidates):
         ratio = (e.metrics["max_link_bytes"] / ref.metrics["max_link_bytes"]
                  if ref.metrics["max_link_bytes"] else 1.0)
