@@ -269,6 +269,20 @@ def test_composition_equals_toml(tmp_path):
     assert_same_metrics(a, b)
 
 
+def test_toml_bare_collective_takes_the_files_count_in_any_order(tmp_path):
+    # a bare allreduce before the phase that fixes the ranks takes that phase's 64,
+    # not the allocation's 128, exactly as the one-line spec 'allreduce + stencil:8x8'
+    f = tmp_path / "app.toml"
+    f.write_text('[[phase]]\npattern = "allreduce"\n[[phase]]\npattern = "stencil:8x8"\n')
+    a, b = parse_pattern("allreduce + stencil:8x8", 128), parse_pattern(str(f), 128)
+    assert b.n_ranks == 64 and [triples(x) for x in a.phases] == [triples(x) for x in b.phases]
+    assert parse_pattern(str(tmp_path / "app.toml"), 128).n_ranks == 64
+    # a bad bare phase still says what is wrong with it
+    f.write_text('[[phase]]\npattern = "allreduce:algo=nope"\n[[phase]]\npattern = "stencil:8x8"\n')
+    with pytest.raises(RankmapError, match="nope"):
+        parse_pattern(str(f), 128)
+
+
 def test_composition_grid_from_first_that_has_one():
     p = parse_pattern("allreduce:16 + stencil:4x4 + stencil:2x8")
     assert p.grid == (4, 4) and len(p.phases) == 4 + 2

@@ -17,7 +17,8 @@ Example::
     flows = [[0, 1, "1MiB"], [1, 0, "1MiB"]]   # explicit (src, dst, bytes) triples
 
 Every ``pattern`` phase must have the same number of ranks (``ranks = N`` at top level may set
-it); explicit flows may use fewer. The phases run in order, exactly as the one-line spec
+it); a phase without a count of its own (a bare ``allreduce``) takes the others', wherever it
+stands, and explicit flows may use fewer. The phases run in order, exactly as the one-line spec
 ``A + B + C`` of the same patterns (:mod:`rankmap.patterns.compose`): same phase names, and the
 grid of the first phase that has one, unless a top-level ``grid`` line gives it. A file whose
 phases have no grid at all is searched for a Cartesian stencil like a graph file.
@@ -147,8 +148,16 @@ def _read(path: str, default_ranks: int | None, parse_pattern, with_grid) -> Pat
                 raise RankmapError(f"pattern file {show(path)}: phase {k}: pattern must be a "
                                    f"string, got {show(table['pattern'], 40)}")
             # graph:FILE and other.toml are beside this file, whatever the working directory
-            sub = parse_pattern(files_beside(table["pattern"], os.path.dirname(path)),
-                                n_ranks or default_ranks, detect_grid=False)
+            text = files_beside(table["pattern"], os.path.dirname(path))
+            sub = None
+            try:
+                sub = parse_pattern(text, n_ranks, detect_grid=False)
+            except RankmapError:
+                if n_ranks is not None:
+                    raise
+            if sub is None:
+                parts.append((k, text))      # needs a rank count (or is bad: said below)
+                continue
             if n_ranks is None:
                 n_ranks = sub.n_ranks
             elif sub.n_ranks != n_ranks:
@@ -157,6 +166,18 @@ def _read(path: str, default_ranks: int | None, parse_pattern, with_grid) -> Pat
             parts.append(sub)
         else:
             parts.append((k, _explicit_flows(path, k, table["flows"])))
+    # phases that fix their own ranks (stencil:8x8, graph:FILE) set the file's count; the
+    # others (a bare allreduce) take that count, else the allocation's, whatever their order
+    filled = n_ranks or default_ranks
+    for j, part in enumerate(parts):
+        if isinstance(part, tuple) and isinstance(part[1], str):
+            sub = parse_pattern(part[1], filled, detect_grid=False)
+            if n_ranks is None:
+                n_ranks = sub.n_ranks
+            elif sub.n_ranks != n_ranks:
+                raise RankmapError(f"pattern file {show(path)}: phase {part[0]} has "
+                                   f"{sub.n_ranks} ranks, another has {n_ranks}")
+            parts[j] = sub
     if n_ranks is None:
         n_ranks = max(int(a[:, :2].max()) + 1 for _, a in parts)
     built = []
