@@ -54,6 +54,10 @@ static void *sentinel(const char *ompi, const char *mpich)
         rm_in_fortran--;                                               \
     } while (0)
 
+/* `use mpi_f08`: the specific procedure (mpi_cart_create_f08_) takes the same arguments by
+ * reference (a TYPE(MPI_Comm) holds one INTEGER; a missing optional ierror is NULL) */
+#define F08(name, proto) void name##_f08_ proto __attribute__((alias(#name "_")));
+
 static int *ints(const F *v, int n)
 {
     int *out = malloc(((size_t)(n > 0 ? n : 0) + 1) * sizeof *out);
@@ -82,6 +86,7 @@ void mpi_cart_create_ P_CART
     if (ierr) *ierr = rc;
 }
 ALIASES(mpi_cart_create, MPI_CART_CREATE, P_CART)
+F08(mpi_cart_create, P_CART)
 
 #define P_GRAPH (F *comm, F *nnodes, F *index, F *edges, F *reorder, F *newcomm, F *ierr)
 void mpi_graph_create_ P_GRAPH
@@ -98,13 +103,19 @@ void mpi_graph_create_ P_GRAPH
     if (ierr) *ierr = rc;
 }
 ALIASES(mpi_graph_create, MPI_GRAPH_CREATE, P_GRAPH)
+F08(mpi_graph_create, P_GRAPH)
 
 /* weights: the Fortran MPI_UNWEIGHTED / MPI_WEIGHTS_EMPTY sentinels become the C ones; NULL
- * *known when this MPI's sentinels cannot be found (then the call is forwarded unchanged) */
-static const int *c_weights(const F *w, int n, int **copy, int *known)
+ * *known when this MPI's sentinels cannot be found (then the call is forwarded unchanged).
+ * Open MPI's mpi_f08 shares the mpif.h common blocks; MPICH's has sentinels of its own. */
+static const int *c_weights(const F *w, int n, int **copy, int *known, int f08)
 {
     void *unw = sentinel("mpi_fortran_unweighted_", "MPIR_F_MPI_UNWEIGHTED");
     void *empty = sentinel("mpi_fortran_weights_empty_", "MPIR_F_MPI_WEIGHTS_EMPTY");
+    if (f08 && !dlsym(RTLD_DEFAULT, "mpi_fortran_unweighted_")) {
+        unw = dlsym(RTLD_DEFAULT, "__mpi_f08_link_constants_MOD_mpi_unweighted");
+        empty = dlsym(RTLD_DEFAULT, "__mpi_f08_link_constants_MOD_mpi_weights_empty");
+    }
     *copy = NULL;
     *known = unw != NULL;
     if (!unw) return NULL;
@@ -114,18 +125,32 @@ static const int *c_weights(const F *w, int n, int **copy, int *known)
     return *copy;
 }
 
+/* the MPI library's own routine: pmpi_NAME_ for mpif.h / `use mpi`, and for mpi_f08 the next
+ * definition of NAME_f08_ (MPICH has no pmpi_*_f08_) */
+static void (*own_routine(const char *name, int f08))()
+{
+    char buf[96];
+    snprintf(buf, sizeof buf, f08 ? "%s_f08_" : "p%s_", name);
+    void *p = f08 ? dlsym(RTLD_NEXT, buf) : NULL;
+    return (void (*)())(p ? p : real_fn(buf));
+}
+
 #define P_ADJ (F *comm, F *indeg, F *sources, F *sw, F *outdeg, F *dests, F *dw, F *info, \
                F *reorder, F *newcomm, F *ierr)
-void mpi_dist_graph_create_adjacent_ P_ADJ
+static void dist_graph_adjacent(int f08, F *comm, F *indeg, F *sources, F *sw, F *outdeg,
+                                F *dests, F *dw, F *info, F *reorder, F *newcomm, F *ierr)
 {
     int k1, k2, *c1, *c2;
-    const int *csw = c_weights(sw, *indeg, &c1, &k1);
-    const int *cdw = c_weights(dw, *outdeg, &c2, &k2);
+    const int *csw = c_weights(sw, *indeg, &c1, &k1, f08);
+    const int *cdw = c_weights(dw, *outdeg, &c2, &k2, f08);
     if (!k1 || !k2) {
         free(c1);
         free(c2);
-        FORWARD("pmpi_dist_graph_create_adjacent_", comm, indeg, sources, sw, outdeg, dests, dw,
-                info, reorder, newcomm, ierr);
+        rm_in_fortran++;
+        own_routine("mpi_dist_graph_create_adjacent", f08)(comm, indeg, sources, sw, outdeg,
+                                                           dests, dw, info, reorder, newcomm,
+                                                           ierr);
+        rm_in_fortran--;
         return;
     }
     int *s = ints(sources, *indeg), *d = ints(dests, *outdeg);
@@ -136,19 +161,34 @@ void mpi_dist_graph_create_adjacent_ P_ADJ
     *newcomm = MPI_Comm_c2f(out);
     if (ierr) *ierr = rc;
 }
+
+void mpi_dist_graph_create_adjacent_ P_ADJ
+{
+    dist_graph_adjacent(0, comm, indeg, sources, sw, outdeg, dests, dw, info, reorder, newcomm,
+                        ierr);
+}
 ALIASES(mpi_dist_graph_create_adjacent, MPI_DIST_GRAPH_CREATE_ADJACENT, P_ADJ)
+
+void mpi_dist_graph_create_adjacent_f08_ P_ADJ
+{
+    dist_graph_adjacent(1, comm, indeg, sources, sw, outdeg, dests, dw, info, reorder, newcomm,
+                        ierr);
+}
 
 #define P_DIST (F *comm, F *n, F *sources, F *degrees, F *dests, F *weights, F *info, \
                 F *reorder, F *newcomm, F *ierr)
-void mpi_dist_graph_create_ P_DIST
+static void dist_graph(int f08, F *comm, F *n, F *sources, F *degrees, F *dests, F *weights,
+                       F *info, F *reorder, F *newcomm, F *ierr)
 {
     int ne = 0;
     for (int i = 0; i < *n; i++) ne += degrees[i];
     int known, *cw;
-    const int *w = c_weights(weights, ne, &cw, &known);
+    const int *w = c_weights(weights, ne, &cw, &known, f08);
     if (!known) {
-        FORWARD("pmpi_dist_graph_create_", comm, n, sources, degrees, dests, weights, info,
-                reorder, newcomm, ierr);
+        rm_in_fortran++;
+        own_routine("mpi_dist_graph_create", f08)(comm, n, sources, degrees, dests, weights,
+                                                  info, reorder, newcomm, ierr);
+        rm_in_fortran--;
         return;
     }
     int *s = ints(sources, *n), *g = ints(degrees, *n), *d = ints(dests, ne);
@@ -159,7 +199,17 @@ void mpi_dist_graph_create_ P_DIST
     *newcomm = MPI_Comm_c2f(out);
     if (ierr) *ierr = rc;
 }
+
+void mpi_dist_graph_create_ P_DIST
+{
+    dist_graph(0, comm, n, sources, degrees, dests, weights, info, reorder, newcomm, ierr);
+}
 ALIASES(mpi_dist_graph_create, MPI_DIST_GRAPH_CREATE, P_DIST)
+
+void mpi_dist_graph_create_f08_ P_DIST
+{
+    dist_graph(1, comm, n, sources, degrees, dests, weights, info, reorder, newcomm, ierr);
+}
 
 /* ---- recorded point-to-point sends ---- */
 
@@ -321,6 +371,269 @@ void mpi_alltoallv_ P_ALLTOALLV
             comm, ierr);
 }
 ALIASES(mpi_alltoallv, MPI_ALLTOALLV, P_ALLTOALLV)
+
+/* ---- the other collectives, and the nonblocking forms of all (same transfers) ---- */
+
+static int f_rank(MPI_Comm c)
+{
+    int r = 0;
+    PMPI_Comm_rank(c, &r);
+    return r;
+}
+
+static int f_size(MPI_Comm c)
+{
+    int n = 0;
+    PMPI_Comm_size(c, &n);
+    return n;
+}
+
+#define P_IBCAST (void *buf, F *count, F *type, F *root, F *comm, F *req, F *ierr)
+void mpi_ibcast_ P_IBCAST
+{
+    rm_coll_from_root(MPI_Comm_f2c(*comm), *root, BYTES(count, type));
+    FORWARD("pmpi_ibcast_", buf, count, type, root, comm, req, ierr);
+}
+ALIASES(mpi_ibcast, MPI_IBCAST, P_IBCAST)
+
+#define P_IREDUCE (void *sbuf, void *rbuf, F *count, F *type, F *op, F *root, F *comm, F *req, \
+                   F *ierr)
+void mpi_ireduce_ P_IREDUCE
+{
+    rm_coll_to_root(MPI_Comm_f2c(*comm), *root, BYTES(count, type));
+    FORWARD("pmpi_ireduce_", sbuf, rbuf, count, type, op, root, comm, req, ierr);
+}
+ALIASES(mpi_ireduce, MPI_IREDUCE, P_IREDUCE)
+
+/* (sbuf, rbuf, count, type, op, comm[, req], ierr): allreduce, scan, exscan */
+#define P_RED (void *sbuf, void *rbuf, F *count, F *type, F *op, F *comm, F *ierr)
+#define P_IRED (void *sbuf, void *rbuf, F *count, F *type, F *op, F *comm, F *req, F *ierr)
+#define REDUCING(name, NAME, pname, record)                                      \
+    void name##_ P_RED                                                           \
+    {                                                                            \
+        record(MPI_Comm_f2c(*comm), BYTES(count, type));                         \
+        FORWARD(pname, sbuf, rbuf, count, type, op, comm, ierr);                 \
+    }                                                                            \
+    ALIASES(name, NAME, P_RED)
+#define IREDUCING(name, NAME, pname, record)                                     \
+    void name##_ P_IRED                                                          \
+    {                                                                            \
+        record(MPI_Comm_f2c(*comm), BYTES(count, type));                         \
+        FORWARD(pname, sbuf, rbuf, count, type, op, comm, req, ierr);            \
+    }                                                                            \
+    ALIASES(name, NAME, P_IRED)
+IREDUCING(mpi_iallreduce, MPI_IALLREDUCE, "pmpi_iallreduce_", rm_coll_allreduce)
+REDUCING(mpi_scan, MPI_SCAN, "pmpi_scan_", rm_coll_scan)
+IREDUCING(mpi_iscan, MPI_ISCAN, "pmpi_iscan_", rm_coll_scan)
+REDUCING(mpi_exscan, MPI_EXSCAN, "pmpi_exscan_", rm_coll_scan)
+IREDUCING(mpi_iexscan, MPI_IEXSCAN, "pmpi_iexscan_", rm_coll_scan)
+
+/* reduce_scatter_block (rcount) and reduce_scatter (rcounts, one per process) */
+void mpi_reduce_scatter_block_ P_RED
+{
+    rm_coll_personal(MPI_Comm_f2c(*comm), *count, NULL, MPI_Type_f2c(*type), NULL);
+    FORWARD("pmpi_reduce_scatter_block_", sbuf, rbuf, count, type, op, comm, ierr);
+}
+ALIASES(mpi_reduce_scatter_block, MPI_REDUCE_SCATTER_BLOCK, P_RED)
+
+void mpi_ireduce_scatter_block_ P_IRED
+{
+    rm_coll_personal(MPI_Comm_f2c(*comm), *count, NULL, MPI_Type_f2c(*type), NULL);
+    FORWARD("pmpi_ireduce_scatter_block_", sbuf, rbuf, count, type, op, comm, req, ierr);
+}
+ALIASES(mpi_ireduce_scatter_block, MPI_IREDUCE_SCATTER_BLOCK, P_IRED)
+
+static void f_personal(F *comm, const F *counts, F *type)
+{
+    if (!rm_recording()) return;
+    MPI_Comm c = MPI_Comm_f2c(*comm);
+    int *n = ints(counts, f_size(c));
+    if (n) rm_coll_personal(c, 0, n, MPI_Type_f2c(*type), NULL);
+    free(n);
+}
+
+void mpi_reduce_scatter_ P_RED
+{
+    f_personal(comm, count, type);    /* count: the array rcounts */
+    FORWARD("pmpi_reduce_scatter_", sbuf, rbuf, count, type, op, comm, ierr);
+}
+ALIASES(mpi_reduce_scatter, MPI_REDUCE_SCATTER, P_RED)
+
+void mpi_ireduce_scatter_ P_IRED
+{
+    f_personal(comm, count, type);
+    FORWARD("pmpi_ireduce_scatter_", sbuf, rbuf, count, type, op, comm, req, ierr);
+}
+ALIASES(mpi_ireduce_scatter, MPI_IREDUCE_SCATTER, P_IRED)
+
+#define P_IROOTED (void *sbuf, F *scount, F *stype, void *rbuf, F *rcount, F *rtype, F *root, \
+                   F *comm, F *req, F *ierr)
+void mpi_igather_ P_IROOTED
+{
+    rm_coll_to_root(MPI_Comm_f2c(*comm), *root, BYTES(scount, stype));
+    FORWARD("pmpi_igather_", sbuf, scount, stype, rbuf, rcount, rtype, root, comm, req, ierr);
+}
+ALIASES(mpi_igather, MPI_IGATHER, P_IROOTED)
+
+void mpi_iscatter_ P_IROOTED
+{
+    rm_coll_scatter(MPI_Comm_f2c(*comm), *root, *scount, NULL, MPI_Type_f2c(*stype));
+    FORWARD("pmpi_iscatter_", sbuf, scount, stype, rbuf, rcount, rtype, root, comm, req, ierr);
+}
+ALIASES(mpi_iscatter, MPI_ISCATTER, P_IROOTED)
+
+#define P_GATHERV (void *sbuf, F *scount, F *stype, void *rbuf, F *rcounts, F *displs, \
+                   F *rtype, F *root, F *comm, F *ierr)
+#define P_IGATHERV (void *sbuf, F *scount, F *stype, void *rbuf, F *rcounts, F *displs, \
+                    F *rtype, F *root, F *comm, F *req, F *ierr)
+void mpi_gatherv_ P_GATHERV
+{
+    rm_coll_to_root(MPI_Comm_f2c(*comm), *root, BYTES(scount, stype));
+    FORWARD("pmpi_gatherv_", sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm,
+            ierr);
+}
+ALIASES(mpi_gatherv, MPI_GATHERV, P_GATHERV)
+
+void mpi_igatherv_ P_IGATHERV
+{
+    rm_coll_to_root(MPI_Comm_f2c(*comm), *root, BYTES(scount, stype));
+    FORWARD("pmpi_igatherv_", sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm,
+            req, ierr);
+}
+ALIASES(mpi_igatherv, MPI_IGATHERV, P_IGATHERV)
+
+/* the root's scounts, one per process */
+static void f_scatterv(F *comm, F *root, const F *scounts, F *stype)
+{
+    if (!rm_recording()) return;
+    MPI_Comm c = MPI_Comm_f2c(*comm);
+    if (f_rank(c) != *root) return;
+    int *n = ints(scounts, f_size(c));
+    if (n) rm_coll_scatter(c, *root, 0, n, MPI_Type_f2c(*stype));
+    free(n);
+}
+
+#define P_SCATTERV (void *sbuf, F *scounts, F *displs, F *stype, void *rbuf, F *rcount, \
+                    F *rtype, F *root, F *comm, F *ierr)
+#define P_ISCATTERV (void *sbuf, F *scounts, F *displs, F *stype, void *rbuf, F *rcount, \
+                     F *rtype, F *root, F *comm, F *req, F *ierr)
+void mpi_scatterv_ P_SCATTERV
+{
+    f_scatterv(comm, root, scounts, stype);
+    FORWARD("pmpi_scatterv_", sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm,
+            ierr);
+}
+ALIASES(mpi_scatterv, MPI_SCATTERV, P_SCATTERV)
+
+void mpi_iscatterv_ P_ISCATTERV
+{
+    f_scatterv(comm, root, scounts, stype);
+    FORWARD("pmpi_iscatterv_", sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm,
+            req, ierr);
+}
+ALIASES(mpi_iscatterv, MPI_ISCATTERV, P_ISCATTERV)
+
+#define P_IALL (void *sbuf, F *scount, F *stype, void *rbuf, F *rcount, F *rtype, F *comm, \
+                F *req, F *ierr)
+void mpi_iallgather_ P_IALL
+{
+    rm_coll_to_all(MPI_Comm_f2c(*comm), BYTES(rcount, rtype));
+    FORWARD("pmpi_iallgather_", sbuf, scount, stype, rbuf, rcount, rtype, comm, req, ierr);
+}
+ALIASES(mpi_iallgather, MPI_IALLGATHER, P_IALL)
+
+void mpi_ialltoall_ P_IALL
+{
+    rm_coll_personal(MPI_Comm_f2c(*comm), *rcount, NULL, MPI_Type_f2c(*rtype), NULL);
+    FORWARD("pmpi_ialltoall_", sbuf, scount, stype, rbuf, rcount, rtype, comm, req, ierr);
+}
+ALIASES(mpi_ialltoall, MPI_IALLTOALL, P_IALL)
+
+/* neighbourhood collectives: block i to out-neighbour i */
+void mpi_neighbor_allgather_ P_ALL
+{
+    rm_coll_neighbors(MPI_Comm_f2c(*comm), *scount, NULL, MPI_Type_f2c(*stype), NULL);
+    FORWARD("pmpi_neighbor_allgather_", sbuf, scount, stype, rbuf, rcount, rtype, comm, ierr);
+}
+ALIASES(mpi_neighbor_allgather, MPI_NEIGHBOR_ALLGATHER, P_ALL)
+
+void mpi_ineighbor_allgather_ P_IALL
+{
+    rm_coll_neighbors(MPI_Comm_f2c(*comm), *scount, NULL, MPI_Type_f2c(*stype), NULL);
+    FORWARD("pmpi_ineighbor_allgather_", sbuf, scount, stype, rbuf, rcount, rtype, comm, req,
+            ierr);
+}
+ALIASES(mpi_ineighbor_allgather, MPI_INEIGHBOR_ALLGATHER, P_IALL)
+
+void mpi_neighbor_alltoall_ P_ALL
+{
+    rm_coll_neighbors(MPI_Comm_f2c(*comm), *scount, NULL, MPI_Type_f2c(*stype), NULL);
+    FORWARD("pmpi_neighbor_alltoall_", sbuf, scount, stype, rbuf, rcount, rtype, comm, ierr);
+}
+ALIASES(mpi_neighbor_alltoall, MPI_NEIGHBOR_ALLTOALL, P_ALL)
+
+void mpi_ineighbor_alltoall_ P_IALL
+{
+    rm_coll_neighbors(MPI_Comm_f2c(*comm), *scount, NULL, MPI_Type_f2c(*stype), NULL);
+    FORWARD("pmpi_ineighbor_alltoall_", sbuf, scount, stype, rbuf, rcount, rtype, comm, req,
+            ierr);
+}
+ALIASES(mpi_ineighbor_alltoall, MPI_INEIGHBOR_ALLTOALL, P_IALL)
+
+#define P_ALLGATHERV (void *sbuf, F *scount, F *stype, void *rbuf, F *rcounts, F *displs, \
+                      F *rtype, F *comm, F *ierr)
+#define P_IALLGATHERV (void *sbuf, F *scount, F *stype, void *rbuf, F *rcounts, F *displs, \
+                       F *rtype, F *comm, F *req, F *ierr)
+/* this process's block is rcounts[rank] (which also covers MPI_IN_PLACE) */
+static void f_allgatherv(F *comm, const F *rcounts, F *rtype)
+{
+    if (!rm_recording()) return;
+    MPI_Comm c = MPI_Comm_f2c(*comm);
+    rm_coll_to_all(c, rm_type_bytes(rcounts[f_rank(c)], MPI_Type_f2c(*rtype)));
+}
+
+void mpi_allgatherv_ P_ALLGATHERV
+{
+    f_allgatherv(comm, rcounts, rtype);
+    FORWARD("pmpi_allgatherv_", sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm, ierr);
+}
+ALIASES(mpi_allgatherv, MPI_ALLGATHERV, P_ALLGATHERV)
+
+void mpi_iallgatherv_ P_IALLGATHERV
+{
+    f_allgatherv(comm, rcounts, rtype);
+    FORWARD("pmpi_iallgatherv_", sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm, req,
+            ierr);
+}
+ALIASES(mpi_iallgatherv, MPI_IALLGATHERV, P_IALLGATHERV)
+
+void mpi_neighbor_allgatherv_ P_ALLGATHERV
+{
+    rm_coll_neighbors(MPI_Comm_f2c(*comm), *scount, NULL, MPI_Type_f2c(*stype), NULL);
+    FORWARD("pmpi_neighbor_allgatherv_", sbuf, scount, stype, rbuf, rcounts, displs, rtype,
+            comm, ierr);
+}
+ALIASES(mpi_neighbor_allgatherv, MPI_NEIGHBOR_ALLGATHERV, P_ALLGATHERV)
+
+void mpi_ineighbor_allgatherv_ P_IALLGATHERV
+{
+    rm_coll_neighbors(MPI_Comm_f2c(*comm), *scount, NULL, MPI_Type_f2c(*stype), NULL);
+    FORWARD("pmpi_ineighbor_allgatherv_", sbuf, scount, stype, rbuf, rcounts, displs, rtype,
+            comm, req, ierr);
+}
+ALIASES(mpi_ineighbor_allgatherv, MPI_INEIGHBOR_ALLGATHERV, P_IALLGATHERV)
+
+#define P_IALLTOALLV (void *sbuf, F *scounts, F *sdispls, F *stype, void *rbuf, F *rcounts, \
+                      F *rdispls, F *rtype, F *comm, F *req, F *ierr)
+void mpi_ialltoallv_ P_IALLTOALLV
+{
+    void *in_place = sentinel("mpi_fortran_in_place_", "MPIR_F_MPI_IN_PLACE");
+    int in = in_place && sbuf == in_place;
+    if (rm_recording()) f_personal(comm, in ? rcounts : scounts, in ? rtype : stype);
+    FORWARD("pmpi_ialltoallv_", sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype,
+            comm, req, ierr);
+}
+ALIASES(mpi_ialltoallv, MPI_IALLTOALLV, P_IALLTOALLV)
 
 /* ---- phases and the end of the run ---- */
 

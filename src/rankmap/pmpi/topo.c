@@ -314,6 +314,18 @@ static int reorder_wanted(int reorder, MPI_Comm comm)
     return 1;
 }
 
+/* A private copy of comm for the library's own messages. MPI_Comm_split, not MPI_Comm_dup:
+ * a dup would run the program's attribute copy callbacks (and abort the job when one refuses),
+ * which MPI only promises in MPI_Comm_dup itself. */
+static MPI_Comm private_comm(MPI_Comm comm)
+{
+    int rank;
+    MPI_Comm priv;
+    PMPI_Comm_rank(comm, &rank);
+    PMPI_Comm_split(comm, 0, rank, &priv);
+    return priv;
+}
+
 /* split comm by new rank (COMM_NULL for processes left out) */
 static MPI_Comm split(MPI_Comm comm, const int *new_rank)
 {
@@ -341,8 +353,7 @@ int rm_cart_create(MPI_Comm comm, int ndims, const int dims[], const int periods
     }
     if (!valid)  /* the same on every process (MPI requires equal arguments) */
         return PMPI_Cart_create(comm, ndims, dims, periods, reorder, out);
-    MPI_Comm priv;
-    PMPI_Comm_dup(comm, &priv);
+    MPI_Comm priv = private_comm(comm);
     int *new_rank = malloc((size_t)size * sizeof *new_rank);
     request_t rq = {"MPI_Cart_create", (int)n, ndims, dims, periods, 0, NULL, NULL, NULL};
     int st = plan(priv, &rq, new_rank != NULL, new_rank);
@@ -379,8 +390,7 @@ int rm_graph_create(MPI_Comm comm, int nnodes, const int index[], const int edge
     int *new_rank = malloc((size_t)size * sizeof *new_rank);
     for (int v = 0, e = 0; src && v < nnodes; v++)
         for (; e < index[v]; e++) src[e] = v;
-    MPI_Comm priv;
-    PMPI_Comm_dup(comm, &priv);
+    MPI_Comm priv = private_comm(comm);
     request_t rq = {"MPI_Graph_create", nnodes, 0, NULL, NULL, ne, src, edges, NULL};
     int st = plan(priv, &rq, src && new_rank, new_rank);
     PMPI_Comm_free(&priv);
@@ -490,8 +500,7 @@ int rm_dist_graph_create_adjacent(MPI_Comm comm, int indegree, const int sources
         src[i] = rank;
         w[i] = weighted ? destweights[i] : 1;
     }
-    MPI_Comm priv;
-    PMPI_Comm_dup(comm, &priv);
+    MPI_Comm priv = private_comm(comm);
     int *es = NULL, *ed = NULL, *ew = NULL;
     int64_t ne = 0;
     int ok = src && w && new_rank;
@@ -576,8 +585,7 @@ int rm_dist_graph_create(MPI_Comm comm, int n, const int sources[], const int de
             src[e] = sources[i];
             w[e] = weighted ? weights[e] : 1;
         }
-    MPI_Comm priv;
-    PMPI_Comm_dup(comm, &priv);
+    MPI_Comm priv = private_comm(comm);
     int *es = NULL, *ed = NULL, *ew = NULL;
     int64_t total = 0;
     int ok = src && w && new_rank;

@@ -444,7 +444,8 @@ int MPI_Ineighbor_alltoallw(const void *sbuf, const int scounts[], const MPI_Ain
 
 int MPI_Pcontrol(const int level, ...)
 {
-    if (rm_recording()) rm_record_phase(level);
+    /* MPICH's Fortran MPI_PCONTROL comes here through mpi_pcontrol_, which counted it */
+    if (rm_recording() && !rm_in_fortran) rm_record_phase(level);
     return PMPI_Pcontrol(level);
 }
 

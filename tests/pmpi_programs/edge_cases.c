@@ -1,0 +1,74 @@
+/* Edge cases of the PMPI library, each a mode of this program.
+ *
+ * edge_cases attr: MPI_COMM_WORLD carries an attribute whose copy callback refuses (returns
+ *   MPI_ERR_OTHER) and counts its calls, as a library guarding its communicator would; then
+ *   MPI_Cart_create(reorder = 1) of a 1-D periodic ring. MPI runs copy callbacks only in
+ *   MPI_Comm_dup, so the call must succeed and the count stay 0.
+ *   Prints "RESULT errors=E copies=C rank=R" per process (R: the rank in the new grid).
+ * edge_cases zero: every process sends 0 bytes to r+1 (MPI_Send of count 0) and a sparse
+ *   MPI_Alltoallv: 4 ints to r+1, none to the others; rank 0 also sends 0 bytes to 2.
+ *   Only the 16-byte blocks move data.
+ * edge_cases appear PATH: one 8-byte send to r+1, then world rank 0 creates PATH (as another
+ *   program might while this one runs) before MPI_Finalize writes the recording.
+ */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int copies = 0;
+
+static int refuse_copy(MPI_Comm comm, int key, void *extra, void *in, void *out, int *flag)
+{
+    (void)comm; (void)key; (void)extra; (void)in; (void)out;
+    copies++;
+    *flag = 0;
+    return MPI_ERR_OTHER;
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int r, p;
+    MPI_Comm_rank(MPI_COMM_WORLD, &r);
+    MPI_Comm_size(MPI_COMM_WORLD, &p);
+    const char *mode = argc > 1 ? argv[1] : "";
+    if (strcmp(mode, "attr") == 0) {
+        int key, dims[1] = {p}, per[1] = {1}, errors = 0, nr = -1;
+        MPI_Comm_create_keyval(refuse_copy, MPI_COMM_NULL_DELETE_FN, &key, NULL);
+        MPI_Comm_set_attr(MPI_COMM_WORLD, key, NULL);
+        MPI_Comm cart;
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+        if (MPI_Cart_create(MPI_COMM_WORLD, 1, dims, per, 1, &cart) != MPI_SUCCESS) errors++;
+        else MPI_Comm_rank(cart, &nr);
+        printf("RESULT errors=%d copies=%d rank=%d\n", errors, copies, nr);
+    } else if (strcmp(mode, "zero") == 0) {
+        int buf[4] = {1, 2, 3, 4}, in[4];
+        MPI_Request rq;
+        MPI_Irecv(in, 0, MPI_INT, (r + p - 1) % p, 1, MPI_COMM_WORLD, &rq);
+        MPI_Send(buf, 0, MPI_INT, (r + 1) % p, 1, MPI_COMM_WORLD);
+        MPI_Wait(&rq, MPI_STATUS_IGNORE);
+        if (r == 0 && p > 2) MPI_Send(buf, 0, MPI_INT, 2, 2, MPI_COMM_WORLD);
+        if (r == 2 && p > 2) MPI_Recv(in, 0, MPI_INT, 0, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        int *sc = calloc(p, sizeof *sc), *rc = calloc(p, sizeof *rc);
+        int *sd = calloc(p, sizeof *sd), *rd = calloc(p, sizeof *rd);
+        sc[(r + 1) % p] = 4;
+        rc[(r + p - 1) % p] = 4;
+        MPI_Alltoallv(buf, sc, sd, MPI_INT, in, rc, rd, MPI_INT, MPI_COMM_WORLD);
+        free(sc); free(rc); free(sd); free(rd);
+    } else if (strcmp(mode, "appear") == 0 && argc > 2) {
+        double x = 1.0, y;
+        MPI_Sendrecv(&x, 1, MPI_DOUBLE, (r + 1) % p, 3, &y, 1, MPI_DOUBLE, (r + p - 1) % p, 3,
+                     MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        if (r == 0) {
+            FILE *f = fopen(argv[2], "w");
+            if (f) {
+                fputs("precious\n", f);
+                fclose(f);
+            }
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+    MPI_Finalize();
+    return 0;
+}
