@@ -47,7 +47,9 @@ def built(tmp_path_factory):
     out = tmp_path_factory.mktemp("pmpi")
     progs = {}
     for name, cc in (("topo_check", "mpicc"), ("record_known", "mpicc"),
-                     ("cart_shift", "mpif90"), ("graph_check", "mpif90")):
+                     ("edge_cases", "mpicc"), ("cart_shift", "mpif90"),
+                     ("graph_check", "mpif90"), ("collectives", "mpif90"),
+                     ("cart_f08", "mpif90")):
         src = next(PROGRAMS.glob(f"{name}.*"))
         exe = out / name
         subprocess.run([cc, "-O1", "-o", str(exe), str(src)], check=True, timeout=120)
@@ -229,6 +231,29 @@ def test_reorder_false_is_untouched(built):
     assert not warnings_of(proc)
 
 
+def test_fortran_f08_cart_create_reorders(built):
+    """`use mpi_f08` (its own entry points, mpi_cart_create_f08_, and no ierror argument):
+    reordered like `use mpi`, and the verbose line says so."""
+    proc = mpirun(8, [built["cart_f08"]], built["lib"],
+                  {"RANKMAP_MACHINE": "torus:4:cores=2", "RANKMAP_NODE": nodes(8, 4),
+                   "RANKMAP_MAPPING": "TX", "RANKMAP_VERBOSE": "1"})
+    ranks = result(proc)["ranks"]
+    assert ranks != list(range(8)) and all(k // 2 == p % 4 for p, k in enumerate(ranks))
+    assert any("reordered by placement" in ln for ln in warnings_of(proc)), proc.stderr
+
+
+def test_attribute_copy_callbacks_are_not_run(built):
+    """The library's own communicator is no MPI_Comm_dup: a copy callback that refuses (and
+    counts) is never called by MPI_Cart_create, with or without a machine to reorder on."""
+    for env in ({"RANKMAP_MACHINE": "torus:4:cores=2", "RANKMAP_NODE": nodes(8, 4),
+                 "RANKMAP_MAPPING": "TX"}, {}):
+        proc = mpirun(8, [built["edge_cases"], "attr"], built["lib"], env)
+        lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT")]
+        assert len(lines) == 8 and all("errors=0 copies=0" in ln for ln in lines), proc.stdout
+        ranks = sorted(int(ln.rsplit("=", 1)[1]) for ln in lines)
+        assert ranks == list(range(8))
+
+
 # ---- recording -----------------------------------------------------------------------------
 
 def expected_known(p: int) -> dict:
@@ -338,6 +363,93 @@ def test_graph_of_recording_equals_stencil(built, tmp_path, capsys):
     assert results[0] == results[1]
 
 
+def expected_collectives(p: int) -> dict:
+    """(phase, src, dst) -> [bytes, messages] of collectives.f90 (4-byte integers)."""
+    exp = collections.defaultdict(lambda: [0, 0])
+
+    def add(phase, s, d, nbytes, msgs=1):
+        exp[(phase, s, d)][0] += nbytes
+        exp[(phase, s, d)][1] += msgs
+
+    add(0, 0, 1, 40)
+    add(0, 1, 2, 20)
+    for r in range(p):
+        if r + 1 < p:
+            add(1, r, r + 1, 4)                                   # scan
+            add(6, r, r + 1, 4)                                   # exscan
+        add(2, r, (r + 1) % p, round(2 * (p - 1) * 16 / p), 2 * (p - 1))  # ring allreduce
+        for q in range(p):
+            if q != r:
+                add(3, r, q, 4)                                   # reduce_scatter_block
+                add(7, r, q, 12)                                  # allgatherv
+        for q in ((r - 1) % p, (r + 1) % p):
+            add(4, r, q, 4)                                       # neighbor_alltoall
+        if r:
+            add(5, 0, r, 8)                                       # ibcast from 0
+    return exp
+
+
+def test_fortran_collectives_are_recorded(built, tmp_path):
+    """Open MPI's Fortran layer calls PMPI_ directly: the library's own Fortran entry points
+    record scan, exscan, iallreduce, reduce_scatter_block, neighbor_alltoall, ibcast and
+    allgatherv, one MPI_PCONTROL phase each."""
+    out = tmp_path / "f.csv"
+    mpirun(4, [built["collectives"]], built["lib"], {"RANKMAP_RECORD": str(out)})
+    rows, _ = read_csv(out)
+    assert rows == dict(expected_collectives(4))
+
+
+def test_empty_messages_are_not_flows(built, tmp_path, capsys):
+    """A count-0 send and the zero blocks of a sparse Alltoallv move no bytes: a pair that
+    only had empty messages (0 -> 2) has no row, so the recording reads as a pattern; on a
+    pair that moved bytes the empty message still counts as a message."""
+    out = tmp_path / "z.csv"
+    mpirun(4, [built["edge_cases"], "zero"], built["lib"], {"RANKMAP_RECORD": str(out)})
+    rows, _ = read_csv(out)
+    assert rows == {(0, r, (r + 1) % 4): [16, 2] for r in range(4)}
+    assert parse_pattern(f"graph:{out}").phases[0].bytes.tolist() == [16.0] * 4
+
+
+def test_a_file_that_appears_during_the_run_is_not_replaced(built, tmp_path, capsys,
+                                                           monkeypatch):
+    """The program creates the output while it runs: neither `record` nor the library alone
+    replaces it; both say where the recording is kept instead."""
+    launcher = ["mpirun", "--oversubscribe", "--bind-to", "none", "-n", "2"]
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        launcher.append("--allow-run-as-root")
+    monkeypatch.setenv("PATH", RANKMAP_DIR + os.pathsep + os.environ["PATH"])
+    out = tmp_path / "r.csv"
+    code = cli_main(["record", "-o", str(out), "--", *launcher, built["edge_cases"], "appear",
+                     str(out)])
+    err = capsys.readouterr().err
+    assert code == 2 and out.read_text() == "precious\n"
+    kept = re.search(r"the recording is kept in (\S+)", err).group(1)
+    assert read_csv(kept)[0] == {(0, 0, 1): [8, 1], (0, 1, 0): [8, 1]}
+    direct = tmp_path / "d.csv"
+    proc = mpirun(2, [built["edge_cases"], "appear", str(direct)], built["lib"],
+                  {"RANKMAP_RECORD": str(direct)})
+    assert direct.read_text() == "precious\n"
+    kept = re.search(r"the recording is in (\S+)", proc.stderr).group(1)
+    assert read_csv(kept)[0] == {(0, 0, 1): [8, 1], (0, 1, 0): [8, 1]}
+    # with --force the program's file is replaced by the recording, as asked
+    assert cli_main(["record", "--force", "-o", str(out), "--", *launcher,
+                     built["edge_cases"], "appear", str(out)]) == 0
+    assert read_csv(out)[0] == {(0, 0, 1): [8, 1], (0, 1, 0): [8, 1]}
+
+
+def test_record_summary_of_a_program_that_sends_nothing(built, tmp_path, capsys, monkeypatch):
+    """Nothing sent: the summary still gives the processes' count from the file."""
+    launcher = ["mpirun", "--oversubscribe", "--bind-to", "none", "-n", "3"]
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        launcher.append("--allow-run-as-root")
+    monkeypatch.setenv("PATH", RANKMAP_DIR + os.pathsep + os.environ["PATH"])
+    for name in ("n.csv", "n.mat"):
+        assert cli_main(["record", "-o", str(tmp_path / name), "--", *launcher,
+                         built["edge_cases"], "none"]) == 0
+        out = capsys.readouterr().out
+        assert "ranks: 3" in out and "total: 0 B" in out
+
+
 def test_record_reads_rank_count_and_messages(tmp_path):
     """graph: reads the recorded CSV header, message column and '# ranks N' line."""
     f = tmp_path / "r.csv"
@@ -372,7 +484,8 @@ def mpich(tmp_path_factory):
     out = tmp_path_factory.mktemp("pmpi-mpich")
     progs = {}
     for name, cc in (("topo_check", "mpicc.mpich"), ("record_known", "mpicc.mpich"),
-                     ("graph_check", "mpif90.mpich")):
+                     ("graph_check", "mpif90.mpich"), ("collectives", "mpif90.mpich"),
+                     ("cart_f08", "mpif90.mpich"), ("edge_cases", "mpicc.mpich")):
         exe = out / name
         subprocess.run([cc, "-O1", "-o", str(exe), str(next(PROGRAMS.glob(f"{name}.*")))],
                        check=True, timeout=120)
@@ -407,6 +520,27 @@ def test_mpich_recorded_matrix_is_exact(mpich, tmp_path):
     rows, lines = read_csv(out)
     assert rows == dict(expected_known(6))
     assert lines[-1] == "# ranks 6"
+
+
+def test_mpich_fortran_collectives_and_phases(mpich, tmp_path):
+    """Under MPICH the Fortran collectives give Open MPI's matrix, and each MPI_PCONTROL
+    starts one phase (its Fortran routine calls the C MPI_Pcontrol, which must not count
+    again)."""
+    out = tmp_path / "f.csv"
+    mpich_run(4, [mpich["collectives"]], mpich["lib"], {"RANKMAP_RECORD": str(out)})
+    rows, _ = read_csv(out)
+    assert rows == dict(expected_collectives(4))
+
+
+def test_mpich_f08_cart_and_attributes(mpich):
+    """MPICH: `use mpi_f08` reorders, and a refusing copy callback is never called."""
+    env = {"RANKMAP_MACHINE": "torus:4:cores=2", "RANKMAP_NODE": nodes(8, 4),
+           "RANKMAP_MAPPING": "TX"}
+    ranks = result(mpich_run(8, [mpich["cart_f08"]], mpich["lib"], env))["ranks"]
+    assert ranks != list(range(8)) and all(k // 2 == p % 4 for p, k in enumerate(ranks))
+    proc = mpich_run(8, [mpich["edge_cases"], "attr"], mpich["lib"], env)
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT")]
+    assert len(lines) == 8 and all("errors=0 copies=0" in ln for ln in lines), proc.stdout
 
 
 @pytest.mark.parametrize("kind", ["adjacent", "unweighted"])

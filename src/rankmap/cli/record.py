@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 
 from ..errors import RankmapError
 from ..threads import child_environ
-from ..io.atomic import check_writable
+from ..io.atomic import check_writable, move_into_place
 from ..pmpi.build import library_path
 from ..pmpi.environment import mpicc_for_launcher
 from ..pmpi.environment import launcher_env_args
@@ -85,26 +87,46 @@ def run(args) -> int:
     path = os.path.abspath(args.output)
     check_writable(path, args.force)
     lib = library_path(mpicc_for_launcher(argv[0], args.mpicc))
-    preload = os.environ.get("LD_PRELOAD", "")
-    env = {"LD_PRELOAD": lib + (":" + preload if preload else ""), "RANKMAP_RECORD": path,
-           "RANKMAP_RECORD_FORMAT": fmt,
-           "RANKMAP_RECORD_COLLECTIVES": "0" if args.no_collectives else "1"}
-    mtime = os.stat(path).st_mtime_ns if os.path.exists(path) else None
-    cmd = launcher_env_args(argv, list(env))
+    # the program writes into a folder of its own beside the output, which takes the file's
+    # name only at the end, by a link that fails if the output appeared during the run
     try:
-        proc = subprocess.run(cmd, env=child_environ(env))
-    except FileNotFoundError:
-        raise RankmapError(f"launcher {argv[0]!r} not found") from None
-    except KeyboardInterrupt:
-        raise
-    if not os.path.exists(path) or (mtime is not None and os.stat(path).st_mtime_ns == mtime):
-        raise RankmapError(f"the program wrote no recording to {args.output!r} (exit status "
-                           f"{proc.returncode}; did it call MPI_Finalize?)")
-    summary = summarize_recording(path)
+        folder = tempfile.mkdtemp(prefix=".rankmap-record-", dir=os.path.dirname(path))
+    except OSError as exc:
+        raise RankmapError(f"cannot write output {args.output!r}: {exc.strerror}") from None
+    tmp = os.path.join(folder, os.path.basename(path))
+    keep = False
+    try:
+        proc = _run_recording(argv, lib, tmp, fmt, args.no_collectives)
+        if not os.path.exists(tmp):
+            raise RankmapError(f"the program wrote no recording to {args.output!r} (exit "
+                               f"status {proc.returncode}; did it call MPI_Finalize? was it "
+                               "built with the launcher's MPI?)")
+        try:
+            move_into_place(tmp, path, args.force)
+        except RankmapError as exc:
+            keep = True
+            raise RankmapError(f"{exc} (it appeared during the run); the recording is kept "
+                               f"in {tmp}") from None
+    finally:
+        if not keep:
+            shutil.rmtree(folder, ignore_errors=True)
     print(f"rankmap record: wrote {args.output} ({fmt})", file=sys.stderr)
-    for line in summary.lines():
+    for line in summarize_recording(path).lines():
         print(line)
     if proc.returncode != 0:
         print(f"rankmap record: the program exited with status {proc.returncode}",
               file=sys.stderr)
     return proc.returncode
+
+
+def _run_recording(argv: list[str], lib: str, tmp: str, fmt: str, no_collectives: bool):
+    """Run the launcher command with the recording library preloaded, writing ``tmp``."""
+    preload = os.environ.get("LD_PRELOAD", "")
+    env = {"LD_PRELOAD": lib + (":" + preload if preload else ""), "RANKMAP_RECORD": tmp,
+           "RANKMAP_RECORD_FORMAT": fmt,
+           "RANKMAP_RECORD_COLLECTIVES": "0" if no_collectives else "1"}
+    cmd = launcher_env_args(argv, list(env))
+    try:
+        return subprocess.run(cmd, env=child_environ(env))
+    except FileNotFoundError:
+        raise RankmapError(f"launcher {argv[0]!r} not found") from None

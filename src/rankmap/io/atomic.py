@@ -27,7 +27,8 @@ import tempfile
 from ..errors import RankmapError
 from ..validate import show
 
-__all__ = ["check_writable", "write_atomic", "install_signal_cleanup", "pending_temp_files"]
+__all__ = ["check_writable", "write_atomic", "move_into_place", "install_signal_cleanup",
+           "pending_temp_files"]
 
 #: temporary files being written by this process (removed on SIGTERM/SIGHUP).
 _PENDING: set[str] = set()
@@ -226,19 +227,7 @@ def _write_named(path: str, folder: str, blob: bytes, force: bool) -> str:
         finally:
             os.close(fd)
         os.chmod(tmp, 0o644)
-        if force:
-            os.replace(tmp, path)
-        else:
-            try:
-                os.link(tmp, path)   # fails if the target appeared meanwhile: no clobbering
-            except FileExistsError:
-                raise RankmapError(f"output {show(path)} exists; use --force to overwrite it") \
-                    from None
-            except OSError:          # a filesystem without hard links
-                check_writable(path, force)
-                os.replace(tmp, path)
-            else:
-                os.unlink(tmp)
+        move_into_place(tmp, path, force)
     except BaseException as exc:
         if os.path.lexists(tmp):
             os.unlink(tmp)
@@ -248,4 +237,49 @@ def _write_named(path: str, folder: str, blob: bytes, force: bool) -> str:
         raise
     finally:
         _PENDING.discard(tmp)
+    return path
+
+
+def move_into_place(tmp: str, path: str, force: bool) -> str:
+    """Give the complete file ``tmp`` (in ``path``'s folder) the name ``path``.
+
+    Without ``force`` the name is given by a ``link``, which fails if ``path`` exists, even if
+    it appeared a moment ago; ``tmp`` is then left as it is. With ``force`` a regular file is
+    replaced by a rename.
+
+    Parameters
+    ----------
+    tmp : str
+        The complete file, on the same filesystem as ``path``.
+    path : str
+        Its final name.
+    force : bool
+        Whether an existing regular file may be replaced.
+
+    Returns
+    -------
+    str
+        ``path``.
+
+    Raises
+    ------
+    RankmapError
+        ``path`` exists and ``force`` is not set, or it is not a regular file.
+    OSError
+        The filesystem refused the rename.
+    """
+    if force:
+        check_writable(path, force)
+        os.replace(tmp, path)
+        return path
+    try:
+        os.link(tmp, path)   # fails if the target appeared meanwhile: no clobbering
+    except FileExistsError:
+        raise RankmapError(f"output {show(path)} exists; use --force to overwrite it") \
+            from None
+    except OSError:          # a filesystem without hard links
+        check_writable(path, force)
+        os.replace(tmp, path)
+    else:
+        os.unlink(tmp)
     return path

@@ -15,6 +15,7 @@
 #define _GNU_SOURCE
 #include "rankmap_pmpi.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -460,11 +461,24 @@ static int write_file(const char *path, int64_t *recs, int64_t n, int nprocs, in
     int bad = ferror(f);
     if (fflush(f) != 0) bad = 1;
     if (fsync(fileno(f)) != 0) bad = 1;
-    if (fclose(f) != 0 || bad || rename(tmp, path) != 0) {
+    if (fclose(f) != 0 || bad) {
         unlink(tmp);
         return -1;
     }
-    return 0;
+    /* a link, not a rename: a file that exists (or appeared during the run) is not replaced */
+    if (link(tmp, path) == 0) {
+        unlink(tmp);
+        return 0;
+    }
+    int err = errno;
+    if (err != EEXIST && access(path, F_OK) != 0 && rename(tmp, path) == 0)
+        return 0;   /* a filesystem without hard links */
+    if (err == EEXIST || access(path, F_OK) == 0) {
+        rm_log("%s exists: not replaced; the recording is in %s", path, tmp);
+        return 1;
+    }
+    unlink(tmp);
+    return -1;
 }
 
 void rm_record_finalize(void)
@@ -479,12 +493,13 @@ void rm_record_finalize(void)
     PMPI_Comm_rank(MPI_COMM_WORLD, &me);
     PMPI_Comm_size(MPI_COMM_WORLD, &n);
     int count = 0;
-    for (size_t i = 0; i < tab_cap; i++) count += tab[i].dst >= 0;
+    /* a pair that only exchanged empty messages moves no bytes: it is not a flow */
+    for (size_t i = 0; i < tab_cap; i++) count += tab[i].dst >= 0 && tab[i].bytes > 0;
     int64_t *mine = malloc((5 * (size_t)count + 1) * sizeof *mine);
     int failed = rec_failed || !mine, any_failed = 0;
     int k = 0;
     for (size_t i = 0; mine && i < tab_cap; i++) {
-        if (tab[i].dst < 0) continue;
+        if (tab[i].dst < 0 || tab[i].bytes == 0) continue;
         int64_t *r = mine + 5 * k++;
         r[0] = tab[i].phase;
         r[1] = me;
@@ -520,6 +535,7 @@ void rm_record_finalize(void)
         PMPI_Gatherv(mine, c5, MPI_INT64_T, all, counts, displs, MPI_INT64_T, 0,
                      MPI_COMM_WORLD);
     if (me == 0) {
+        int wrote = 0;
         const char *fmt = rm_env("RANKMAP_RECORD_FORMAT");
         const char *col = rm_env("RANKMAP_RECORD_COLLECTIVES");
         int mat = fmt && strcmp(fmt, "mat") == 0;
@@ -530,9 +546,9 @@ void rm_record_finalize(void)
                    col);
         if (!root_ok || any_failed)
             rm_log("recording to %s failed: out of memory; no file written", path);
-        else if (write_file(path, all, total / 5, n, mat) != 0)
+        else if ((wrote = write_file(path, all, total / 5, n, mat)) < 0)
             rm_log("cannot write the recording %s", path);
-        else if (rm_verbose())
+        else if (wrote == 0 && rm_verbose())
             rm_log("recorded %lld (source, destination, phase) entries of %d processes in %s",
                    (long long)(total / 5), n, path);
     }

@@ -94,6 +94,21 @@ def read_recording(path: str):
             phases or ["graph"] * len(src), n)
 
 
+def _declared_ranks(path: str) -> int:
+    """The rank count of a recording that holds no transfer: its ``# ranks N`` line (CSV) or
+    its number of rows (``.mat``); 0 when it says nothing."""
+    with open(path, encoding="utf-8") as fh:
+        lines = [line.strip() for line in fh if line.strip()]
+    if path.endswith(".mat"):
+        return len(lines)
+    for line in lines:
+        words = line.lstrip("#").split()
+        if line.startswith("#") and len(words) == 2 and words[0] == "ranks" \
+                and words[1].isascii() and words[1].isdigit():
+            return int(words[1])
+    return 0
+
+
 def summarize_recording(path: str, top: int = 5) -> RecordSummary:
     """Summary of a recording.
 
@@ -111,8 +126,8 @@ def summarize_recording(path: str, top: int = 5) -> RecordSummary:
     try:
         src, dst, nb, msgs, phases, n = read_recording(path)
     except RankmapError as exc:
-        if "no edges" in str(exc):
-            return RecordSummary(0, [], 0.0, 0)
+        if "no edges" in str(exc):   # nothing was sent: the file still says how many ranks
+            return RecordSummary(_declared_ranks(path), [], 0.0, 0)
         raise
     names = list(dict.fromkeys(phases))
     ph = np.array(phases, dtype=object)
