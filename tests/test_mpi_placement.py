@@ -60,7 +60,7 @@ def test_node_labels(monkeypatch):
     assert ids is None and "outside the machine" in reason
     monkeypatch.setenv("RANKMAP_NODE", "5,6,7")
     assert local_node_label("h", rank=1, size=3) == "6"
-    with pytest.raises(RankmapError, match="has 3 entries, the communicator has 4"):
+    with pytest.raises(RankmapError, match="has 3 entries, MPI_COMM_WORLD has 4"):
         local_node_label("h", rank=1, size=4)
     monkeypatch.setenv("RANKMAP_NODE", "12")
     assert local_node_label("h") == "12"

@@ -93,6 +93,21 @@ def test_cart_without_machine_falls_back_with_warning():
     assert any("not reordered: no machine description" in w for w in procs[0]["warnings"])
 
 
+@pytest.mark.parametrize("mode", ["rev", "half"])
+def test_node_list_is_read_by_world_rank_on_sub_communicators(mode):
+    """RANKMAP_NODE=0,1,2,3,0,1,2,3 gives world rank r its node, whatever the communicator's
+    ranks (as for the PMPI library): TX on a ring of 2-core nodes puts new rank k of each
+    communicator on its k // 2-th node in node order."""
+    proc = mpirun(8, [sys.executable, str(SCRIPTS / "check_sub_nodes.py"), mode,
+                      "torus:4:cores=2", "TX"], env={"RANKMAP_NODE": "0,1,2,3,0,1,2,3"})
+    procs = _json_line(proc)["procs"]
+    for color in {p["color"] for p in procs}:
+        group = [p for p in procs if p["color"] == color]
+        used = sorted({p["node"] for p in group})
+        assert sorted(p["new"] for p in group) == list(range(len(group)))
+        assert all(used[p["new"] // 2] == p["node"] for p in group), group
+
+
 @pytest.mark.parametrize("weights", [[], ["unweighted"]])
 def test_dist_graph_reordered_and_consistent(weights):
     proc = mpirun(6, [sys.executable, str(SCRIPTS / "check_graph.py"), "torus:3:cores=2",

@@ -2,7 +2,7 @@
 
 Every process reports a *label*: the ``RANKMAP_NODE`` environment variable when set (a node id
 such as ``12`` or a host name, or a comma-separated list with one entry per process, entry p
-for rank p: ``RANKMAP_NODE=0,0,1,1``; meant for tests and for sites whose host names do not
+for MPI_COMM_WORLD rank p: ``RANKMAP_NODE=0,0,1,1``; meant for tests and for sites whose host names do not
 match the machine description), else its host name (``MPI.Get_processor_name()``). The labels are mapped
 to machine node ids: an integer is the id itself; a name is matched against the machine's own
 node names (``Machine.node_name``) and then against the ``--nodes`` parsers (host lists, site
@@ -32,9 +32,11 @@ def local_node_label(processor_name: str | None = None, rank: int = 0, size: int
     processor_name : str, optional
         The MPI processor name; default the host name (``socket.gethostname()``).
     rank : int, optional
-        Rank of this process, picks its entry of a comma-separated ``$RANKMAP_NODE``.
+        ``MPI_COMM_WORLD`` rank of this process: picks its entry of a comma-separated
+        ``$RANKMAP_NODE``.
     size : int, optional
-        Number of processes; a comma-separated ``$RANKMAP_NODE`` must have this many entries.
+        Processes in ``MPI_COMM_WORLD``; a comma-separated ``$RANKMAP_NODE`` must have this
+        many entries.
 
     Returns
     -------
@@ -50,8 +52,8 @@ def local_node_label(processor_name: str | None = None, rank: int = 0, size: int
     if "," in label:
         items = [x.strip() for x in label.split(",")]
         if len(items) != size or not all(items):
-            raise RankmapError(f"${NODE_ENV}={label!r} has {len(items)} entries, the "
-                               f"communicator has {size} processes")
+            raise RankmapError(f"${NODE_ENV}={label!r} has {len(items)} entries, "
+                               f"MPI_COMM_WORLD has {size} processes")
         return items[rank]
     if label:
         return label

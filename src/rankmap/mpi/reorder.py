@@ -130,7 +130,8 @@ def reorder_ranks(comm, pattern, machine=None, mapping: str = "auto", seed: int 
         On every process, when the root failed unexpectedly (a bug).
     """
     try:
-        label = local_node_label(_processor_name(), comm.Get_rank(), comm.Get_size())
+        # a list in $RANKMAP_NODE has one entry per MPI_COMM_WORLD rank, as for the C library
+        label = local_node_label(_processor_name(), *_world_rank_size())
     except RankmapError as exc:
         label = exc
     labels = comm.gather(label, root=root)
@@ -156,6 +157,11 @@ def reorder_ranks(comm, pattern, machine=None, mapping: str = "auto", seed: int 
         warnings.warn(f"rankmap: ranks not reordered: {payload.reason}", ReorderWarning,
                       stacklevel=3)
     return payload
+
+
+def _world_rank_size() -> tuple[int, int]:
+    from mpi4py import MPI
+    return MPI.COMM_WORLD.Get_rank(), MPI.COMM_WORLD.Get_size()
 
 
 def _processor_name() -> str:
