@@ -230,18 +230,19 @@ def test_map_cli_errors(tmp_path, capsys):
     assert rc == 2 and "unknown field 'bad'" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("mapping", ["XYT", "TXY"])
 @pytest.mark.parametrize("fmt", ["bgp", "cray", "slurm", "openmpi", "mpich", "hostfile"])
-def test_evaluate_reads_back_every_launcher_format(tmp_path, capsys, fmt):
+def test_evaluate_reads_back_every_launcher_format(tmp_path, capsys, fmt, mapping):
     """evaluate --mapfile takes any file map --emit writes (format told by its first line)
-    and gives the metrics of the placement written."""
+    and gives the metrics of the placement written (TXY: a Cray file of rank ranges)."""
     import json
     inputs = ["-m", "torus:4x4:cores=4", "-p", "stencil:8x8"]
     out = str(tmp_path / f"{fmt}.out")
-    assert main(["map", *inputs, "--mapping", "XYT", "--emit", fmt, "-o", out]) == 0
+    assert main(["map", *inputs, "--mapping", mapping, "--emit", fmt, "-o", out]) == 0
     capsys.readouterr()
     metrics = []
     for how in (["--mapfile", out], ["--mapfile", out, "--mapfile-format", fmt],
-                ["--mapping", "XYT"]):
+                ["--mapping", mapping]):
         assert main(["evaluate", *inputs, *how]) == 0
         metrics.append(json.loads(capsys.readouterr().out)["candidates"][0]["metrics"])
     assert metrics[0] == metrics[1] == metrics[2]
@@ -250,7 +251,8 @@ def test_evaluate_reads_back_every_launcher_format(tmp_path, capsys, fmt):
 def test_placement_file_formats_are_told_by_their_first_line(tmp_path):
     from rankmap.io.read_placement import detect_format
     cases = {"# a comment\nrank 0=n1 slot=0\n": "openmpi", "0 0 0 1\n": "bgp",
-             "0,1,16,17\n": "cray", "7\n": "cray", "nid00012:4\n": "mpich",
+             "0,1,16,17\n": "cray", "7\n": "cray", "0-3,8\n": "cray",
+             "nid00012:4\n": "mpich",
              "nid00012\n": "hostfile"}
     for i, (text, fmt) in enumerate(cases.items()):
         assert detect_format(_write(tmp_path, f"f{i}", text)) == fmt

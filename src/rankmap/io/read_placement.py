@@ -5,8 +5,8 @@ The format is told by the file's first line (comments and blank lines skipped), 
 * ``rank N=host slot=S``: an Open MPI rankfile (``openmpi``);
 * fields separated by spaces, the first a number (``x y z t``): a Blue Gene mapfile
   (``bgp``; the BG/Q layout is the same with five coordinates);
-* ranks separated by commas, or one rank (``0,1,16,17``): Cray ``MPICH_RANK_ORDER``
-  (``cray``);
+* ranks and rank ranges separated by commas, or one of them (``0,1,16,17``, ``0-3``): Cray
+  ``MPICH_RANK_ORDER`` (``cray``);
 * ``host:count``: an MPICH Hydra machinefile (``mpich``);
 * one host name: a host of every rank in rank order (``hostfile``; ``slurm``'s
   ``SLURM_HOSTFILE`` is the same).
@@ -33,7 +33,7 @@ _SHAPES = (
     (re.compile(r"rank\s+\d+\s*=.*", re.ASCII), "openmpi"),
     # (the bgp reader then names a field that is no number)
     (re.compile(r"[-+]?\d+(?:\s+\S+)+", re.ASCII), "bgp"),
-    (re.compile(r"\d+(?:\s*,\s*\d+)*", re.ASCII), "cray"),
+    (re.compile(r"\d+(?:-\d+)?(?:\s*,\s*\d+(?:-\d+)?)*", re.ASCII), "cray"),
     (re.compile(r"[^\s:,]+:\d+", re.ASCII), "mpich"),
     (re.compile(r"[^\s,=]+"), "hostfile"),
 )
