@@ -144,3 +144,20 @@ def test_a_bad_tolerance_is_an_error_not_plain_order(bad):
     from rankmap.errors import RankmapError
     with pytest.raises(RankmapError, match="bad tolerance"):
         best_first_order([met(1, 1, 1), met(2, 1, 1)], bad)
+
+
+def test_busiest_ratio_never_hides_traffic_against_an_idle_reference(capsys):
+    """A reference with no network traffic (every rank on one node) gives no ratio: the
+    others read n/a, not 1.00 ('no worse'); evaluate's lone candidate has no ratio column."""
+    from rankmap.report.render import busiest_ratio
+    ev = lambda b: SimpleNamespace(metrics={"max_link_bytes": b})   # noqa: E731
+    assert busiest_ratio(ev(3.0), ev(2.0)) == "1.50"
+    assert busiest_ratio(ev(7.0), ev(0.0)) == "n/a"
+    assert busiest_ratio(ev(0.0), ev(0.0)) == "1.00"
+    assert main(["compare", "-m", "torus:4x4:cores=16", "-p", "stencil:4x4", "--mappings",
+                 "inorder,XTY"]) == 0
+    rows = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("│")]
+    assert rows[0].rstrip(" │").endswith("1.00") and rows[1].rstrip(" │").endswith("n/a")
+    assert main(["evaluate", "-m", "torus:4x4", "-p", "stencil:4x4", "--mapping", "XYT",
+                 "--format", "table"]) == 0
+    assert "vs" not in capsys.readouterr().out

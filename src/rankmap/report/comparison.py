@@ -27,7 +27,7 @@ def _inputs(comp: Comparison, y: float, command: str | None) -> dict:
 
 
 def _candidate_table(rep: Report, comp: Comparison) -> None:
-    from .render import COLUMNS, reference
+    from .render import COLUMNS, busiest_ratio, reference
 
     present = [c for c in COLUMNS if all(c[0] in e.metrics for e in comp.candidates)]
     ref = reference(comp)
@@ -35,9 +35,8 @@ def _candidate_table(rep: Report, comp: Comparison) -> None:
               [f"busiest link vs {ref.name}"]
     rows = []
     for e in comp.candidates:
-        ratio = (e.metrics["max_link_bytes"] / ref.metrics["max_link_bytes"]
-                 if ref.metrics["max_link_bytes"] else 1.0)
-        rows.append([e.name] + [fmt(e.metrics[k]) for k, _h, fmt in present] + [f"{ratio:.2f}"])
+        rows.append([e.name] + [fmt(e.metrics[k]) for k, _h, fmt in present]
+                    + [busiest_ratio(e, ref)])
     rep.table(headers, rows, caption="candidates, best first (combined over phases)",
               best_row=0, table_id="candidates")
     if len(comp.candidates[0].phases) > 1:

@@ -11,7 +11,7 @@ from ..patterns.base import ALL_PHASES
 from ..units import format_bytes, format_seconds
 from ..validate import json_text
 
-__all__ = ["COLUMNS", "reference", "explain", "table", "to_csv", "to_json"]
+__all__ = ["COLUMNS", "reference", "busiest_ratio", "explain", "table", "to_csv", "to_json"]
 
 COLUMNS = [
     ("max_link_streams", "max\nstreams", lambda v: f"{v:d}"),
@@ -42,6 +42,26 @@ def reference(comp: Comparison) -> Evaluation:
         evaluated.
     """
     return comp.find("inorder") or comp.candidates[-1]
+
+
+def busiest_ratio(e: Evaluation, ref: Evaluation) -> str:
+    """``e``'s busiest-link bytes over ``ref``'s, as the tables show it.
+
+    Parameters
+    ----------
+    e, ref : Evaluation
+        A candidate and the reference (:func:`reference`).
+
+    Returns
+    -------
+    str
+        The ratio with two decimals; ``1.00`` when both send nothing over the network, and
+        ``n/a`` when only the reference does not (no ratio to a busiest link of 0 B).
+    """
+    mine, theirs = e.metrics["max_link_bytes"], ref.metrics["max_link_bytes"]
+    if theirs > 0:
+        return f"{mine / theirs:.2f}"
+    return "1.00" if mine == 0 else "n/a"
 
 
 def explain(comp: Comparison) -> str:
@@ -222,8 +242,9 @@ def explain_pick(comp: Comparison) -> str:
 def table(comp: Comparison, title: str | None = None):
     """A rich Table of every candidate, best first.
 
-    Shows the :data:`COLUMNS` every candidate has a metric for, and the ratio of each
-    candidate's busiest-link bytes to the :func:`reference`'s; the winner is starred.
+    Shows the :data:`COLUMNS` every candidate has a metric for, and (with more than one
+    candidate) the ratio of each candidate's busiest-link bytes to the :func:`reference`'s
+    (:func:`busiest_ratio`); the winner is starred.
 
     Parameters
     ----------
@@ -246,12 +267,13 @@ def table(comp: Comparison, title: str | None = None):
     for _key, head, _fmt in present:
         t.add_column(head, justify="right")
     ref = reference(comp)
-    t.add_column(f"busiest\nvs {ref.name}", justify="right")
+    alone = len(comp.candidates) == 1          # (evaluate: no other candidate to compare)
+    if not alone:
+        t.add_column(f"busiest\nvs {ref.name}", justify="right")
     for i, e in enumerate(comp.candidates):
-        ratio = (e.metrics["max_link_bytes"] / ref.metrics["max_link_bytes"]
-                 if ref.metrics["max_link_bytes"] else 1.0)
         t.add_row("*" if i == 0 else "", e.name,
-                  *[fmt(e.metrics[key]) for key, _h, fmt in present], f"{ratio:.2f}",
+                  *[fmt(e.metrics[key]) for key, _h, fmt in present],
+                  *([] if alone else [busiest_ratio(e, ref)]),
                   style="green" if i == 0 else None)
     return t
 
