@@ -178,3 +178,11 @@ def test_validate_cli_table_plot_json(tmp_path, capsys):
     assert main(["validate", "-m", "torus:4x4x4", "-p", "stencil:4x4x4:periodic",
                  "--mappings", "XYZT", "--plot", str(png)]) == 2
     assert "--force" in capsys.readouterr().err
+    # SVG as every other picture; another extension is refused before anything runs
+    svg = tmp_path / "v.svg"
+    assert main(["validate", "-m", "torus:2x2", "-p", "stencil:2x2", "--mappings", "XYT",
+                 "--plot", str(svg), "--timeout", "120"]) == 0
+    assert svg.read_text().lstrip().startswith("<?xml") and "<svg" in svg.read_text()
+    assert main(["validate", "-m", "torus:2x2", "-p", "stencil:2x2", "--mappings", "XYT",
+                 "--plot", str(tmp_path / "v.jpg")]) == 2
+    assert "expected a .png or .svg name" in capsys.readouterr().err

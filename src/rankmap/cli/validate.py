@@ -9,6 +9,7 @@ from ..errors import RankmapError
 from ..selection import expand_names
 from ..units import format_seconds
 from ..io.atomic import check_writable, write_atomic
+from ..report.figures import image_format
 from ..validate import json_text
 from .common import add_force, add_input_options, example, load_inputs, progress_bar, time_options
 
@@ -46,7 +47,8 @@ def add_parser(sub) -> None:
                    help="SMPI program: 'auto' (default) runs the pattern's own MPI program "
                    "(halo exchange for stencil, sub-communicator MPI_Alltoall for fft2d, "
                    "MPI_Sendrecv for random pairs) and the flow-list replay for other patterns; 'flows' always replays the flows")
-    p.add_argument("--plot", metavar="FILE.png", help="scatter plot of simulated vs predicted")
+    p.add_argument("--plot", metavar="FILE.png|svg",
+                   help="scatter plot of simulated vs predicted (PNG or SVG)")
     p.add_argument("--json", metavar="FILE", help="also write the results as JSON")
     add_force(p)
     p.set_defaults(func=run)
@@ -75,8 +77,8 @@ def run(args) -> int:
     for out in (args.plot, args.json):
         if out:
             check_writable(out, args.force)
-    if args.plot and not args.plot.lower().endswith(".png"):
-        raise RankmapError(f"--plot {args.plot!r}: expected a .png file name")
+    if args.plot:
+        image_format(args.plot)          # .png or .svg, said before the simulations run
     machine, allocation, pattern = load_inputs(args)
     names = expand_names(args.mappings, pattern, machine, allocation)
     with progress_bar(2 * len(names), "predicting / simulating") as advance:

@@ -215,14 +215,14 @@ def validate(machine, allocation, pattern, names, routing: str | None = None, se
 
 
 def scatter_plot(val: Validation, path: str, force: bool = False) -> str:
-    """Scatter plot (PNG) of simulated versus predicted time per candidate, in milliseconds.
+    """Scatter plot (PNG or SVG) of simulated versus predicted time per candidate, in ms.
 
     Parameters
     ----------
     val : Validation
         The result of :func:`validate`.
     path : str
-        Output PNG file.
+        Output file, ``.png`` or ``.svg``.
     force : bool, optional
         Overwrite an existing file.
 
@@ -259,11 +259,7 @@ def scatter_plot(val: Validation, path: str, force: bool = False) -> str:
     ax.legend(fontsize=7)
     ax.grid(alpha=0.3)
     fig.tight_layout()
-    import io
-
     from ..io.atomic import write_atomic
+    from ..report.figures import figure_bytes, image_format
 
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=120)
-    plt.close(fig)
-    return write_atomic(path, buf.getvalue(), force=force)
+    return write_atomic(path, figure_bytes(fig, image_format(path)), force=force)
