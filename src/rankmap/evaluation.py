@@ -147,6 +147,9 @@ class Evaluator:
         self.machine = machine
         self.allocation = allocation
         self.pattern = pattern
+        if allocation.n_nodes and allocation.nodes.max() >= machine.n_nodes:
+            raise RankmapError(f"allocation node {int(allocation.nodes.max())} is not a node of "
+                               f"{machine.spec!r} (ids 0-{machine.n_nodes - 1})")
         self.router = router_for(machine, router)
         self.plateau_y = plateau_y
         if not 0 < plateau_y <= 1:
@@ -191,6 +194,7 @@ class Evaluator:
         list of RoutedPhase
             One per phase, in the pattern's order.
         """
+        mapping.check(self.pattern.n_ranks, self.allocation)
         node_of_rank = mapping.nodes(self.allocation)
         core_in_node = core_in_node_of_ranks(mapping, self.machine, self.allocation)
         out = []

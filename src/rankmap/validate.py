@@ -25,7 +25,7 @@ import re
 
 from .errors import RankmapError
 
-__all__ = ["INT64_MAX", "LIMITS", "show", "limit", "check_limit", "as_int", "as_float",
+__all__ = ["INT64_MAX", "LIMITS", "show", "limit", "check_limit", "as_int", "as_float", "id_array",
            "parse_int_text", "parse_float_text", "finite_array", "read_text", "read_lines",
            "read_csv_rows", "format_count", "json_text", "hostlist_size", "expand_hostlist"]
 
@@ -293,6 +293,60 @@ def finite_array(values, what: str):
         bad = arr[~np.isfinite(arr)].flat[0]
         raise RankmapError(f"{what} holds a non-finite number ({bad})")
     return values
+
+
+def id_array(values, what: str, size: int | None = None, copy: bool = True):
+    """A read-only 1-D int64 copy of whole numbers 0 .. ``size`` - 1 (node ids, ranks, cores).
+
+    Floats are accepted only when every value is a whole number (``2.0``, never ``2.5``, which
+    would be cut quietly), and booleans never.
+
+    Parameters
+    ----------
+    values : array_like
+        The ids.
+    what : str
+        What they are, for the message (``node ids of the allocation``).
+    size : int, optional
+        Ids must be below it.
+    copy : bool
+        True: a read-only copy. False: the values themselves when they already are int64
+        (only checked: for hot paths that keep no reference).
+
+    Returns
+    -------
+    numpy.ndarray
+        int64, shape (n,); not writeable when copied.
+
+    Raises
+    ------
+    RankmapError
+        Not one-dimensional, not whole numbers, negative, or ``size`` or above.
+    """
+    import numpy as np
+
+    try:
+        arr = np.asarray(values)
+    except (TypeError, ValueError):
+        raise RankmapError(f"{what}: not an array of whole numbers") from None
+    if arr.ndim != 1:
+        raise RankmapError(f"{what}: expected a flat list of numbers, got shape {arr.shape}")
+    if arr.dtype.kind == "f":
+        whole = np.isfinite(arr) & (arr == np.round(arr)) & (np.abs(arr) < 2.0 ** 62)
+        if not whole.all():
+            raise RankmapError(f"{what}: {float(arr[~whole][0])!r} is not a whole number")
+    elif arr.size and arr.dtype.kind not in "iu":
+        raise RankmapError(f"{what}: not whole numbers (got {arr.dtype} values)")
+    if arr.dtype.kind == "u" and arr.size and int(arr.max()) > INT64_MAX:
+        raise RankmapError(f"{what}: {int(arr.max())} is too large")
+    out = np.array(arr, dtype=np.int64) if copy else np.asarray(arr, dtype=np.int64)
+    if out.size and out.min() < 0:
+        raise RankmapError(f"{what}: {int(out.min())} is negative")
+    if size is not None and out.size and out.max() >= size:
+        raise RankmapError(f"{what}: {int(out.max())} is beyond the last, {size - 1}")
+    if copy:
+        out.flags.writeable = False
+    return out
 
 
 def read_text(path: str, what: str = "file") -> str:

@@ -17,6 +17,13 @@ from .node_structure import NodeStructure
 __all__ = ["Machine", "GridMachine"]
 
 
+def _read_only(arr: np.ndarray) -> np.ndarray:
+    """A view of ``arr`` that cannot be written: a machine's arrays are fixed when built."""
+    view = arr.view()
+    view.flags.writeable = False
+    return view
+
+
 class Machine(ABC):
     """A parallel machine's network: nodes, cores, directed links and routing models."""
 
@@ -28,9 +35,9 @@ class Machine(ABC):
 
     def __init__(self, spec: str, n_nodes: int, cores_per_node: int,
                  hop_latency_s: float = 0.0, node_structure: NodeStructure | None = None):
-        if cores_per_node <= 0:
-            raise RankmapError(f"bad cores per node {cores_per_node} in {spec!r}: must be positive")
-        from ..validate import check_limit
+        from ..validate import as_float, as_int, check_limit
+        cores_per_node = as_int(cores_per_node, f"cores per node in {spec!r}", minimum=1)
+        hop_latency_s = as_float(hop_latency_s, f"per-hop latency (s) in {spec!r}", minimum=0)
         check_limit(int(n_nodes), "nodes", spec)
         check_limit(int(cores_per_node), "cores", spec)
         self.spec = spec
@@ -64,19 +71,19 @@ class Machine(ABC):
 
     @property
     def link_src(self) -> np.ndarray:
-        """Source vertex of every directed link (int64, length ``n_links``): a node id, or
-        what the machine's module docstring says for switch/router ends."""
-        return self._src
+        """Source vertex of every directed link (int64, length ``n_links``, read-only): a
+        node id, or what the machine's module docstring says for switch/router ends."""
+        return _read_only(self._src)
 
     @property
     def link_dst(self) -> np.ndarray:
-        """Destination vertex of every directed link (int64, length ``n_links``)."""
-        return self._dst
+        """Destination vertex of every directed link (int64, length ``n_links``, read-only)."""
+        return _read_only(self._dst)
 
     @property
     def link_bandwidth(self) -> np.ndarray:
-        """Bandwidth of every directed link in bytes per second (float64)."""
-        return self._bw
+        """Bandwidth of every directed link in bytes per second (float64, read-only)."""
+        return _read_only(self._bw)
 
     def link_columns(self) -> dict[str, np.ndarray]:
         """Columns naming every link, for CSV output and for matching counters files.

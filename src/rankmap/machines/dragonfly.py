@@ -45,6 +45,7 @@ from functools import cached_property
 import numpy as np
 
 from ..errors import RankmapError
+from ..validate import as_float, as_int
 from ..kernels import dragonfly as dk
 from .base import Machine
 from .cray_names import cray_cname
@@ -72,8 +73,14 @@ class Dragonfly(Machine):
                  cabinet_cols: int | None = None, node_structure=None):
         for what, v in (("groups", groups), ("rows", rows), ("cols", cols), ("nodes", nodes),
                         ("gports", gports)):
-            if int(v) < 1:
+            if as_int(v, f"dragonfly {what}") < 1:
                 raise RankmapError(f"bad dragonfly {what}={v}: must be at least 1")
+        unknown = set(bandwidth or {}) - set(DEFAULT_BW)
+        if unknown:
+            raise RankmapError(f"unknown dragonfly link class {sorted(unknown)[0]!r} in the "
+                               f"bandwidths: use {', '.join(DEFAULT_BW)}")
+        for what, v in (bandwidth or {}).items():
+            as_float(v, f"dragonfly {what} bandwidth (B/s)", positive=True)
         G, R, C, N = int(groups), int(rows), int(cols), int(nodes)
         nr = R * C
         if layout not in LAYOUTS:

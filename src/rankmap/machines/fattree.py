@@ -25,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import RankmapError
+from ..validate import as_float, as_int
 from .base import Machine
 
 DEFAULT_BANDWIDTH = 12.5e9
@@ -51,12 +52,17 @@ class FatTree(TreeMachine):
                  bandwidth: float = DEFAULT_BANDWIDTH, taper: float = 1.0,
                  hop_latency_s: float = DEFAULT_HOP_LATENCY, spec: str | None = None,
                  node_structure=None):
+        k = as_int(k, "fat-tree k")
+        levels = as_int(levels, "fat-tree levels")
+        bandwidth = as_float(bandwidth, "fat-tree link bandwidth (B/s)", positive=True)
+        taper = as_float(taper, "fat-tree taper")
         if k < 2:
             raise RankmapError(f"bad fat-tree k={k}: at least 2 ports down per switch")
         if levels < 1:
             raise RankmapError(f"bad fat-tree levels={levels}: at least 1")
-        if k ** levels > 1 << 22:
-            raise RankmapError(f"fat tree k={k}, levels={levels} has {k ** levels} hosts: "
+        if levels > 22 or k ** levels > 1 << 22:
+            hosts = f"{k ** levels}" if levels <= 64 else f"{k}^{levels}"
+            raise RankmapError(f"fat tree k={k}, levels={levels} has {hosts} hosts: "
                                "at most 4194304")
         if not taper >= 1.0:
             raise RankmapError(f"bad taper={taper}: must be at least 1 (1 = full bisection)")

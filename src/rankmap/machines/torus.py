@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import RankmapError
+from ..validate import as_float, as_int
 from .base import GridMachine
 
 __all__ = ["LETTER_SETS", "DEFAULT_BANDWIDTH", "DEFAULT_HOP_LATENCY", "Torus"]
@@ -34,7 +35,7 @@ class Torus(GridMachine):
                  bandwidth: float = DEFAULT_BANDWIDTH,
                  hop_latency_s: float = DEFAULT_HOP_LATENCY, spec: str | None = None,
                  name: str | None = None, node_structure=None):
-        dims = tuple(int(d) for d in dims)
+        dims = tuple(as_int(d, "torus size") for d in dims)
         if not 1 <= len(dims) <= 6:
             raise RankmapError(f"a torus has 1 to 6 dimensions, not {len(dims)} ({dims})")
         if any(d <= 0 for d in dims):
@@ -48,8 +49,10 @@ class Torus(GridMachine):
         self.dims = np.array(dims, dtype=np.int64)
         self.wrap = np.array(wrap, dtype=np.bool_)
         self.strides = np.concatenate(([1], np.cumprod(self.dims)[:-1])).astype(np.int64)
+        for fixed in (self.dims, self.wrap, self.strides):
+            fixed.flags.writeable = False
         self.letters = LETTER_SETS[len(dims)]
-        self.bandwidth = float(bandwidth)
+        self.bandwidth = as_float(bandwidth, f"link bandwidth (B/s) of {spec!r}", positive=True)
         self.name = name
         if all(wrap):
             self.kind = "torus"

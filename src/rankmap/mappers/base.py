@@ -18,6 +18,7 @@ import numpy as np
 
 from ..allocation import Allocation
 from ..errors import RankmapError
+from ..validate import id_array
 from .domain_placement import in_node_step
 
 __all__ = ["Placement", "MapperInfo", "MapperFn", "KEEPS_CORES", "check_fits",
@@ -36,6 +37,38 @@ class Placement:
 
     name: str
     core_of_rank: np.ndarray
+
+    def __post_init__(self):
+        self.core_of_rank = id_array(self.core_of_rank, f"cores of placement {self.name!r}")
+        if self.core_of_rank.size:
+            counts = np.bincount(self.core_of_rank)
+            if (counts > 1).any():
+                core = int(np.argmax(counts > 1))
+                ranks = np.nonzero(self.core_of_rank == core)[0][:2]
+                raise RankmapError(f"mapping {self.name!r} puts ranks {int(ranks[0])} and "
+                                   f"{int(ranks[1])} on the same core ({core})")
+
+    def check(self, n_ranks: int, allocation: Allocation) -> None:
+        """Raise unless this places exactly ``n_ranks`` ranks on cores of ``allocation``.
+
+        Parameters
+        ----------
+        n_ranks : int
+            Ranks of the pattern.
+        allocation : Allocation
+            The allocation the core indices refer to.
+
+        Raises
+        ------
+        RankmapError
+            Another rank count, or a core beyond the allocation's.
+        """
+        if len(self.core_of_rank) != n_ranks:
+            raise RankmapError(f"mapping {self.name!r} places {len(self.core_of_rank)} ranks, "
+                               f"the pattern has {n_ranks}")
+        if n_ranks and self.core_of_rank.max() >= allocation.n_cores:
+            raise RankmapError(f"mapping {self.name!r} uses core {int(self.core_of_rank.max())}"
+                               f", outside the allocation's {allocation.n_cores} cores")
 
     def nodes(self, allocation: Allocation) -> np.ndarray:
         """Machine node of every rank.
@@ -115,10 +148,16 @@ def validate_mapping(name: str, core_of_rank, n_ranks: int, allocation: Allocati
     """
     check_fits(n_ranks, allocation)
     cores = np.asarray(core_of_rank)
-    if cores.ndim != 1 or len(cores) != n_ranks:
+    if cores.ndim != 1:
+        raise RankmapError(f"mapping {name!r}: expected one core per rank, got an array of "
+                           f"shape {cores.shape}")
+    if len(cores) != n_ranks:
         raise RankmapError(f"mapping {name!r} places {cores.size} ranks, the pattern has {n_ranks}")
     if not np.issubdtype(cores.dtype, np.integer):
         raise RankmapError(f"mapping {name!r} is not made of core numbers")
+    if cores.dtype.kind == "u" and cores.size and int(cores.max()) >= allocation.n_cores:
+        raise RankmapError(f"mapping {name!r} uses core {int(cores.max())}, outside the "
+                           f"allocation's {allocation.n_cores} cores")
     cores = cores.astype(np.int64)
     if n_ranks and (cores.min() < 0 or cores.max() >= allocation.n_cores):
         bad = int(cores[(cores < 0) | (cores >= allocation.n_cores)][0])

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import RankmapError
+from ..validate import as_int, id_array
 
 __all__ = ["Phase", "Pattern", "ALL_PHASES"]
 
@@ -30,10 +31,14 @@ class Phase:
     bytes: np.ndarray
 
     def __post_init__(self):
-        self.src = np.ascontiguousarray(self.src, dtype=np.int64)
-        self.dst = np.ascontiguousarray(self.dst, dtype=np.int64)
-        self.bytes = np.ascontiguousarray(np.broadcast_to(self.bytes, self.src.shape),
-                                          dtype=np.float64)
+        self.src = id_array(self.src, f"phase {self.name!r}: source ranks")
+        self.dst = id_array(self.dst, f"phase {self.name!r}: destination ranks")
+        try:
+            self.bytes = np.ascontiguousarray(np.broadcast_to(self.bytes, self.src.shape),
+                                              dtype=np.float64)
+        except (TypeError, ValueError):
+            raise RankmapError(f"phase {self.name!r}: src, dst and bytes differ in length, "
+                               "or bytes are not numbers") from None
         if not (self.src.shape == self.dst.shape == self.bytes.shape):
             raise RankmapError(f"phase {self.name!r}: src, dst and bytes differ in length")
         if self.bytes.size and not (np.isfinite(self.bytes).all() and self.bytes.min() >= 0):
@@ -71,8 +76,12 @@ class Pattern:
     notes: list[str] = field(default_factory=list)
 
     def __post_init__(self):
+        self.n_ranks = as_int(self.n_ranks, f"rank count of pattern {self.spec!r}")
         if self.n_ranks <= 0:
             raise RankmapError(f"pattern {self.spec!r} has no ranks")
+        if self.grid is not None and int(np.prod(self.grid)) != self.n_ranks:
+            raise RankmapError(f"pattern {self.spec!r}: grid {self.grid} has "
+                               f"{int(np.prod(self.grid))} ranks, the pattern {self.n_ranks}")
         for ph in self.phases:
             if ph.n_flows and (ph.src.min() < 0 or ph.dst.min() < 0
                                or ph.src.max() >= self.n_ranks or ph.dst.max() >= self.n_ranks):

@@ -16,6 +16,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..errors import RankmapError
+from ..validate import id_array
+
 if TYPE_CHECKING:  # scipy.sparse loads in the functions that build matrices
     import scipy.sparse as sp
 
@@ -104,6 +107,44 @@ class Router(ABC):
 
     def loads(self, src, dst, nbytes, counts=None) -> LinkLoads:
         """Link bytes, streams and hops of the flows, equal to ``paths(...).T @ nbytes``.
+
+        The flows are checked first: node ids of this machine, one size of at least 0 bytes
+        (finite) and one multiplicity per flow.
+
+        Parameters
+        ----------
+        src, dst : array of int
+            Source and destination node ids (0 .. n_nodes - 1).
+        nbytes : array of float
+            Bytes of every flow.
+        counts : array of int, optional
+            Multiplicity of every flow (see :meth:`_loads`).
+
+        Returns
+        -------
+        LinkLoads
+            Bytes (bytes) and streams (flows) per link, hops per flow (links).
+
+        Raises
+        ------
+        RankmapError
+            A node id outside the machine, arrays of different lengths, or a negative or
+            non-finite size.
+        """
+        n = self.machine.n_nodes
+        src = id_array(src, f"{self.name} routing: source nodes", n, copy=False)
+        dst = id_array(dst, f"{self.name} routing: destination nodes", n, copy=False)
+        nbytes = np.asarray(nbytes, dtype=np.float64)
+        if nbytes.shape != src.shape or dst.shape != src.shape or (
+                counts is not None and np.shape(counts) != src.shape):
+            raise RankmapError(f"{self.name} routing: sources, destinations, sizes (and "
+                               "counts) differ in length")
+        if nbytes.size and not (np.isfinite(nbytes).all() and nbytes.min() >= 0):
+            raise RankmapError(f"{self.name} routing: a flow size is negative or not finite")
+        return self._loads(src, dst, nbytes, counts)
+
+    def _loads(self, src, dst, nbytes, counts=None) -> LinkLoads:
+        """:meth:`loads` of checked flows (routers override this with their kernels).
 
         Parameters
         ----------

@@ -225,7 +225,7 @@ class _DragonflyRouter(Router):
         indptr, links, frac = self.path_arrays(src, dst, nbytes)
         return sp.csr_matrix((frac, links, indptr), shape=(len(indptr) - 1, self.machine.n_links))
 
-    def loads(self, src, dst, nbytes, counts=None) -> LinkLoads:
+    def _loads(self, src, dst, nbytes, counts=None) -> LinkLoads:
         """Link bytes and streams, expected router-to-router hops per flow and their split
         by link class (row, column, global), from one pass over the stages (``counts``: see
         :meth:`Router.loads`)."""

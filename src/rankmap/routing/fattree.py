@@ -61,7 +61,7 @@ class _TreeRouter(Router):
         return fk.ktree_entry_counts(np.ascontiguousarray(src, dtype=np.int64),
                                      np.ascontiguousarray(dst, dtype=np.int64), m.k, self.ecmp)
 
-    def loads(self, src, dst, nbytes, counts=None) -> LinkLoads:
+    def _loads(self, src, dst, nbytes, counts=None) -> LinkLoads:
         """Link bytes and streams; ``flow_hops`` counts host links too (``counts``: see
         :meth:`Router.loads`)."""
         m = self.machine

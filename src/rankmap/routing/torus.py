@@ -119,7 +119,7 @@ class DOR(_GridRouter):
                                 hop is not None)
         return keys, sums, hops, np.rint(hops).astype(np.int64)
 
-    def loads(self, src, dst, nbytes, counts=None) -> LinkLoads:
+    def _loads(self, src, dst, nbytes, counts=None) -> LinkLoads:
         """Link bytes, streams, hops along the same walk as :meth:`paths` (``counts``: see
         :meth:`Router.loads`)."""
         return self._dense_loads(tk.route_dor, src, dst, nbytes, counts)
@@ -154,7 +154,7 @@ class Adaptive(_GridRouter):
         return tk.adaptive_paths(src, dst, m.dims, m.strides, m.wrap,
                                  link_of_slot=m.link_of_dense_slot, cache=self.templates)
 
-    def loads(self, src, dst, nbytes, counts=None) -> LinkLoads:
+    def _loads(self, src, dst, nbytes, counts=None) -> LinkLoads:
         """Link bytes, streams, expected hops from the same templates as :meth:`paths`
         (``counts``: see :meth:`Router.loads`)."""
         return self._dense_loads(tk.route_adaptive, src, dst, nbytes, counts)

@@ -19,6 +19,7 @@ has arrived), in seconds.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -29,7 +30,7 @@ from ..routing import Router, router_for
 from ..kernels.flows import group_max
 from ..routing.groups import FlowGroups, flow_groups
 from ..units import parse_bandwidth, parse_time
-from ..validate import check_limit
+from ..validate import as_float, check_limit
 from .domains import domain_memory_times
 from .maxmin import completion_times
 from .processor_sharing import shared_memory_times
@@ -89,8 +90,17 @@ class TimeOptions:
     def __post_init__(self):
         for name in ("nic_bw", "mem_bw", "socket_bw"):
             v = getattr(self, name)
-            if v is not None and not v > 0:
-                raise RankmapError(f"bad {name} {v!r}: must be a positive bandwidth")
+            if v is not None and not (isinstance(v, (int, float)) and not isinstance(v, bool)
+                                      and math.isfinite(v) and v > 0):
+                raise RankmapError(f"bad {name} {v!r}: must be a positive bandwidth in bytes/s "
+                                   "(None for unlimited)")
+        for name in ("overhead_s", "tolerance", "retire_fraction", "hop_latency_s"):
+            v = getattr(self, name)
+            if v is not None or name != "hop_latency_s":
+                as_float(v, name.replace("_", " "))      # a finite number, never inf or NaN
+        for name in ("enabled", "mem_shared"):
+            if not isinstance(getattr(self, name), bool):
+                raise RankmapError(f"bad {name} {getattr(self, name)!r}: must be True or False")
         if not self.overhead_s >= 0:
             raise RankmapError(f"bad per-message overhead {self.overhead_s!r}: must be >= 0")
         if not 0 <= self.tolerance < 1:

@@ -1,0 +1,113 @@
+"""The Python API refuses bad values where they enter, with one RankmapError naming them,
+instead of crashing deep in numpy or numba, truncating silently or computing nonsense; and
+what a machine, an allocation or a placement holds cannot be changed behind its back."""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from rankmap.allocation import Allocation, whole_machine
+from rankmap.errors import RankmapError
+from rankmap.evaluation import Evaluator
+from rankmap.machines import Dragonfly, FatTree, Torus, parse_machine
+from rankmap.mappers import Placement, build_mapping, validate_mapping
+from rankmap.patterns import Pattern, Phase, parse_pattern
+from rankmap.routing import router_for
+from rankmap.timing import TimeOptions
+from rankmap.validate import id_array
+
+
+@pytest.mark.parametrize("make, needle", [
+    (lambda: Allocation(np.array([0, 1, 1]), 1), "node 1 is listed twice"),
+    (lambda: Allocation(np.array([0, -3]), 1), "-3 is negative"),
+    (lambda: Allocation(np.array([0.0, 1.5]), 1), "1.5 is not a whole number"),
+    (lambda: Allocation(np.array([0, 1]), 0), "cores per node"),
+    (lambda: Allocation(np.array([0, 1]), 2.5), "cores per node"),
+    (lambda: Placement("x", np.array([3, 3])), "puts ranks 0 and 1 on the same core"),
+    (lambda: Placement("x", np.zeros((2, 2), int)), "shape"),
+    (lambda: Phase("p", [0.9, 1.9], [1, 0], [1, 1]), "0.9 is not a whole number"),
+    (lambda: Phase("p", [np.nan], [1], [1]), "not a whole number"),
+    (lambda: Phase("p", [0, 1], [1], [1, 1]), "differ in length"),
+    (lambda: Pattern("p", "x", 2.5, []), "not an integer"),
+    (lambda: Pattern("p", "x", 4, [], grid=(3, 3)), "grid \\(3, 3\\) has 9 ranks"),
+    (lambda: TimeOptions(overhead_s=math.inf), "not a finite number"),
+    (lambda: TimeOptions(hop_latency_s=math.inf), "not a finite number"),
+    (lambda: TimeOptions(mem_bw="10GB/s"), "mem_bw"),
+    (lambda: TimeOptions(enabled="no"), "True or False"),
+    (lambda: Torus((4.5, 4)), "not an integer"),
+    (lambda: Torus((8,), bandwidth=float("nan")), "not a finite number"),
+    (lambda: Torus((8,), bandwidth=0), "must be positive"),
+    (lambda: Torus((8,), hop_latency_s=-1.0), "at least 0"),
+    (lambda: Torus((4, 4), cores_per_node=2.5), "not an integer"),
+    (lambda: FatTree(2.5, 2), "not an integer"),
+    (lambda: FatTree(4, 2, bandwidth=float("nan")), "not a finite number"),
+    (lambda: FatTree(2, 10**9), "hosts"),
+    (lambda: Dragonfly(2, 1, 2, 1, 1, bandwidth={"foo": 1}), "unknown dragonfly link class"),
+    (lambda: Dragonfly(2, 1, 2, 1, 1, bandwidth={"row": -1.0}), "must be positive"),
+])
+def test_bad_values_are_refused_where_they_enter(make, needle):
+    with pytest.raises(RankmapError, match=needle):
+        make()
+
+
+@pytest.mark.parametrize("machine", ["fattree:k=4:levels=2", "torus:4x4x4",
+                                     "dragonfly:groups=3,rows=2,cols=2,nodes=2,cores=1"])
+def test_router_checks_its_flows(machine):
+    m = parse_machine(machine)
+    r = router_for(m)
+    one = np.array([1.0])
+    for src, dst, nb, needle in (([0], [-1], one, "-1 is negative"),
+                                 ([0], [m.n_nodes], one, "beyond the last"),
+                                 ([0, 1], [2], one, "differ in length"),
+                                 ([0], [2], np.array([-4.0]), "negative or not finite"),
+                                 ([0.5], [2], one, "not a whole number")):
+        with pytest.raises(RankmapError, match=needle):
+            r.loads(np.array(src), np.array(dst), nb)
+    ok = r.loads(np.array([0]), np.array([m.n_nodes - 1]), one)   # and a good flow routes
+    assert ok.bytes.sum() > 0
+
+
+def test_the_evaluator_checks_allocation_and_placement():
+    m = parse_machine("fattree:k=4:levels=2")        # negative ids here crashed the process
+    p = parse_pattern("stencil:4")
+    with pytest.raises(RankmapError, match="node 16 is not a node of"):
+        Evaluator(m, Allocation(np.array([0, 1, 2, 16]), 1), p)
+    torus = parse_machine("torus:4x4x4:cores=2")
+    a = whole_machine(torus)
+    ev = Evaluator(torus, a, parse_pattern("stencil:8x4x4"))
+    with pytest.raises(RankmapError, match="places 3 ranks, the pattern has 128"):
+        ev.evaluate(Placement("short", np.arange(3)))
+    with pytest.raises(RankmapError, match="core 200, outside the allocation's 128 cores"):
+        ev.evaluate(Placement("far", np.r_[np.arange(127), 200]))
+    with pytest.raises(RankmapError, match="shape"):
+        validate_mapping("two-d", np.zeros((2, 64), int), 128, a)
+
+
+def test_a_machine_allocation_or_placement_cannot_be_changed_behind_its_back():
+    m = parse_machine("torus:4x4x4:cores=2")
+    a = whole_machine(m)
+    p = parse_pattern("stencil:8x4x4")
+    pl = build_mapping("TXYZ", p, m, a)
+    before = Evaluator(m, a, p).evaluate(pl).metrics
+    for arr in (m.link_bandwidth, m.link_src, m.link_dst, m.dims, a.nodes, pl.core_of_rank,
+                p.phases[0].src):
+        with pytest.raises(ValueError):
+            arr[0] = 1
+    assert Evaluator(m, a, p).evaluate(pl).metrics == before
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(st.integers(-5, 20), st.floats(-5, 20), st.just(float("nan"))),
+                min_size=1, max_size=8))
+def test_id_array_takes_exactly_the_whole_numbers_in_range(values):
+    whole = all(not (isinstance(v, float) and (math.isnan(v) or v != int(v))) for v in values)
+    ok = whole and all(0 <= v < 16 for v in values)
+    if ok:
+        out = id_array(values, "ids", 16)
+        assert out.dtype == np.int64 and out.tolist() == [int(v) for v in values]
+        assert not out.flags.writeable
+    else:
+        with pytest.raises(RankmapError, match="ids"):
+            id_array(values, "ids", 16)
