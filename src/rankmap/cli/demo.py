@@ -73,6 +73,7 @@ def run(args) -> int:
         comp = compare(machine, allocation, pattern, names, routing="dor", progress=advance)
     con.print(render.table(comp))
     con.print(f"best: {render.explain(comp)}")
+    con.print(f"why: {render.explain_pick(comp)}")
     worst = comp.candidates[-1]
     con.print(f"worst: {worst.name} (busiest link {worst.metrics['max_link_streams']} streams "
               f"vs {comp.best.metrics['max_link_streams']} for {comp.best.name})")

@@ -49,7 +49,8 @@ def add_parser(sub) -> None:
     p.add_argument("--names", metavar="TEMPLATE",
                    help="host name template for launcher files, e.g. 'nid{id:05d}' (fields: "
                    "id, pos = position in the allocation, machine letters x y z ...); "
-                   "default: names given in --nodes, else node<id>")
+                   "default: names given in --nodes, else the machine's (node<x>-<y>-<z> on "
+                   "a torus; node-<id> in hostfile, as rankmap's SimGrid platforms)")
     add_force(p)
     p.set_defaults(func=run)
 
