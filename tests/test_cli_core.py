@@ -227,3 +227,20 @@ def test_a_bar_shows_only_once_its_work_has_taken_the_delay():
     with _shown_after(slow, delay=0.0):
         assert slow.started.wait(30)        # the work outlasts the delay: the bar appears
     assert slow.calls == ["start", "stop"]  # and is cleared at the end
+
+
+def test_messages_name_files_plainly(tmp_path, capsys):
+    """A folder given as a placement file, and a missing input file, in one plain line."""
+    assert main(["evaluate", "-m", "torus:4x4", "-p", "stencil:4x4", "--mapfile",
+                 str(tmp_path)]) == 2
+    assert f"placement file '{tmp_path}' is a folder" in capsys.readouterr().err
+    missing = tmp_path / "none.csv"
+    assert main(["counters", str(missing)]) == 2
+    assert f"'{missing}': No such file or directory" in capsys.readouterr().err
+
+
+def test_evaluate_auto_names_its_pick(capsys):
+    assert main(["evaluate", "-m", "torus:4x4", "-p", "stencil:4x4", "--mapping", "auto",
+                 "--format", "csv"]) == 0
+    rows = capsys.readouterr().out.splitlines()[1:]
+    assert rows and all(r.startswith("auto (") for r in rows)

@@ -471,7 +471,7 @@ def test_detection_runs_on_explicit_flows_only(tmp_path):
     flows = ", ".join(f"[{r}, {(r + 1) % 6}, 8]" for r in range(6))
     f.write_text(f"[[phase]]\nflows = [{flows}]\n")
     p = parse_pattern(str(f))
-    assert p.grid == (6,) and p.periodic == (True,) and "6 star stencil (periodic)" in p.notes[0]
+    assert p.grid == (6,) and p.periodic == (True,) and "looks like a 6-rank star stencil (periodic)" in p.notes[0]
     q = parse_pattern("allreduce:16 + bcast:16")
     assert q.grid is None and q.notes == []
 
@@ -501,3 +501,15 @@ def test_a_graph_with_many_offsets_is_refused_without_regenerating_it(monkeypatc
     monkeypatch.setattr(grid_detect, "stencil_flows_indexed", counted)
     assert detect_stencil_grid(n, src, dst) is None
     assert calls == []
+
+
+def test_toml_rank_count_mismatch_says_where_the_count_came_from(tmp_path):
+    (tmp_path / "g.csv").write_text("src,dst,bytes\n0,5,100\n5,0,100\n")
+    f = tmp_path / "f.toml"
+    f.write_text('ranks = 16\n[[phase]]\npattern = "graph:g.csv"\n')
+    with pytest.raises(RankmapError, match=r"phase 1 has 6 ranks, the file says ranks = 16 "
+                                           r"\(a graph's ranks .*graph:FILE:ranks=16\)"):
+        parse_pattern(str(f))
+    f.write_text('[[phase]]\npattern = "stencil:4x4"\n[[phase]]\npattern = "stencil:2x2"\n')
+    with pytest.raises(RankmapError, match="phase 2 has 4 ranks, another phase has 16"):
+        parse_pattern(str(f))

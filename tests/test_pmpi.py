@@ -608,3 +608,11 @@ def test_launch_reorder_exports_the_library(monkeypatch, capsys, tmp_path):
     assert re.search(r"LD_PRELOAD=\S*librankmap_pmpi\.so", line)
     assert "RANKMAP_MACHINE=torus:4:cores=2" in line and "RANKMAP_STENCIL=box" in line
     assert "-x LD_PRELOAD" in line and "-x RANKMAP_MACHINE" in line and "-x RANKMAP_BIN" in line
+
+
+def test_one_build_per_compiler(built):
+    """mpicc and mpicc.openmpi are one compiler: launch --reorder and pmpi path share a build."""
+    from rankmap.pmpi.build import library_path
+    if shutil.which("mpicc.openmpi") is None:
+        pytest.skip("no mpicc.openmpi on PATH")
+    assert library_path("mpicc.openmpi") == built["lib"]

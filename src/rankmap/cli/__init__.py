@@ -229,7 +229,7 @@ def main(argv: list[str] | None = None, *, freeze_loaded: bool = False) -> int:
     except OSError as exc:  # unreadable input, full disk, permission denied
         _drop_notes()
         from ..validate import show
-        where = f" {show(exc.filename)}" if getattr(exc, "filename", None) else ""
+        where = f" {show(exc.filename)}:" if getattr(exc, "filename", None) else ""
         print(f"{command}: error:{where} {exc.strerror or exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

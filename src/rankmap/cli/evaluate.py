@@ -11,6 +11,7 @@ from ..io.atomic import write_atomic
 from ..io.emit import EMITTERS
 from ..io.read_placement import read_placement
 from ..io.links_csv import format_links_csv
+from ..mappers import Placement
 from ..selection import build_placement
 from ..validate import json_text
 from .common import (add_budget, add_force, add_in_node, add_input_options, add_jobs, budget,
@@ -110,10 +111,20 @@ def run(args) -> int:
                  if is_auto(args.mapping) else 0)
         with search_progress(total, "auto") as bar, \
                 status(f"building {args.mapping}") if not total else _nothing():
-            mapping = build_placement(args.mapping, pattern, machine, allocation, args.seed,
-                                      budget=budget(args), evaluator=evaluator,
-                                      executor=executor, stage=bar.stage, progress=bar.done,
-                                      in_node=in_node(args))
+            if total:   # auto: its row says which candidate it picked
+                from ..mappers import check_fits
+                from ..selection import auto_select
+                check_fits(pattern.n_ranks, allocation)
+                best = auto_select(pattern, machine, allocation, args.seed, evaluator.router,
+                                   budget=budget(args), evaluator=evaluator,
+                                   executor=executor, stage=bar.stage, progress=bar.done,
+                                   in_node=in_node(args)).best
+                mapping = Placement(f"auto ({best.name})", best.mapping.core_of_rank)
+            else:
+                mapping = build_placement(args.mapping, pattern, machine, allocation,
+                                          args.seed, budget=budget(args), evaluator=evaluator,
+                                          executor=executor, stage=bar.stage,
+                                          progress=bar.done, in_node=in_node(args))
     with status(f"routing {mapping.name}"):
         ev = evaluator.evaluate(mapping)
     if not is_root(executor):

@@ -76,8 +76,8 @@ def add_parser(sub) -> None:
                    "(default: the machine's first)")
     add_budget(p)
     p.add_argument("-o", "--output", metavar="FILE",
-                   help="placement file to write (default: rankmap-<job id>.<format>; "
-                   "cray: MPICH_RANK_ORDER)")
+                   help="placement file to write (default: rankmap-<job id>.<format>, "
+                   "outside a batch job rankmap-<process id>.<format>; cray: MPICH_RANK_ORDER)")
     p.add_argument("--seed", type=SEED, default=0, help="seed for random placements (default 0)")
     p.add_argument("--threads", type=THREADS, default=1, metavar="T",
                    help="threads per rank: the job's slots per node are its ranks per node, "

@@ -244,14 +244,15 @@ def read_lines(path: str) -> list[tuple[int, str]]:
     import os
 
     from ..validate import read_lines as read_text_lines, show
+    if os.path.isdir(path):
+        raise RankmapError(f"placement file {show(path)} is a folder")
     if not os.path.isfile(path):
         raise RankmapError(f"placement file {show(path)} not found")
     out = []
-    if True:
-        for lineno, line in enumerate(read_text_lines(path, "placement file"), 1):
-            text = line.split("#", 1)[0].strip()
-            if text:
-                out.append((lineno, text))
+    for lineno, line in enumerate(read_text_lines(path, "placement file"), 1):
+        text = line.split("#", 1)[0].strip()
+        if text:
+            out.append((lineno, text))
     if not out:
         raise RankmapError(f"placement file {show(path)} places no ranks")
     return out

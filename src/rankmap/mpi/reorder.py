@@ -87,7 +87,8 @@ def _plan(labels, pattern, machine, mapping, seed) -> Reordering:
     m = _machine(machine)
     if m is None:
         return identity(size, pattern.n_ranks,
-                        f"no machine description: pass machine= or set ${MACHINE_ENV}")
+                        f"no machine description: give one (--machine; machine= in Python) "
+                        f"or set ${MACHINE_ENV}")
     from .placement import assign_ranks
     nodes, reason = resolve_node_labels(labels, m)
     if nodes is None:

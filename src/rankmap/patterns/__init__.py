@@ -348,8 +348,16 @@ def detect_grid_note(pattern: Pattern) -> Pattern:
             f"pattern: {flows}; no Cartesian grid found (give one with :grid=PxQxR)"])
     return dataclasses.replace(pattern, grid=match.grid, periodic=match.periodic,
                                params={**pattern.params, "detected_grid": match.describe()},
-                               notes=pattern.notes + [f"pattern: {flows}; looks like a "
-                                                      f"{match.describe()}"])
+                               notes=pattern.notes + [f"pattern: {flows}; looks like "
+                                                      f"{_article(match.describe())}"])
+
+
+def _article(text: str) -> str:
+    """``text`` after ``a`` or ``an``, as it is read aloud (an 8x8, an 11x4, a 6x6)."""
+    lead = text.split("x", 1)[0].split("-", 1)[0]
+    an = lead.startswith("8") or (lead in ("11", "18") or
+                                   (len(lead) in (5, 6) and lead[:2] in ("11", "18")))
+    return ("an " if an else "a ") + text
 
 
 def _parse_minighost(spec: Spec, default_ranks: int | None) -> Pattern:

@@ -73,7 +73,8 @@ class StencilMatch:
         Returns
         -------
         str
-            E.g. ``6x6x6 box stencil (non-periodic)``.
+            E.g. ``6x6x6 box stencil (non-periodic)``, ``8-rank star stencil of radius 2
+            (periodic)``.
         """
         grid = "x".join(map(str, self.grid))
         if all(self.periodic):
@@ -83,7 +84,10 @@ class StencilMatch:
         else:
             wrap = "periodic in dimension " + ",".join(
                 str(d) for d, p in enumerate(self.periodic) if p)
-        return f"{grid} {self.shape_name} stencil ({wrap})"
+        if len(self.grid) == 1:
+            grid += "-rank"
+        shape, radius = (self.shape_name.split(" of ", 1) + [""])[:2]
+        return f"{grid} {shape} stencil{' of ' + radius if radius else ''} ({wrap})"
 
 
 def _symmetric(offsets: np.ndarray) -> np.ndarray:

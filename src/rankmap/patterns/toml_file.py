@@ -101,6 +101,15 @@ def pattern_from_toml(path: str, default_ranks: int | None = None, parse_pattern
         _READING.pop()
 
 
+def _mismatch(path: str, k: int, sub: Pattern, n_ranks: int, counted: str | None) -> None:
+    """Raise: phase ``k`` has another rank count than the file's."""
+    where = counted or f"another phase has {n_ranks}"
+    hint = (f" (a graph's ranks are its largest rank + 1: give {sub.spec.split(':', 2)[0]}:"
+            f"FILE:ranks={n_ranks})" if sub.kind == "graph" and sub.n_ranks < n_ranks else "")
+    raise RankmapError(f"pattern file {show(path)}: phase {k} has {sub.n_ranks} ranks, "
+                       f"{where}{hint}")
+
+
 def _read(path: str, default_ranks: int | None, parse_pattern, with_grid) -> Pattern:
     try:
         data = tomllib.loads(read_text(path, "pattern file"))
@@ -127,6 +136,9 @@ def _read(path: str, default_ranks: int | None, parse_pattern, with_grid) -> Pat
             raise RankmapError(f"pattern file {show(path)}: grid {data['grid']} has {g_ranks} "
                                f"ranks, ranks = {n_ranks}")
         n_ranks = g_ranks
+    # where the count came from, for the message when a phase has another
+    counted = (f"the file says ranks = {n_ranks}" if "grid" not in data and n_ranks is not None
+               else f"the file's grid has {n_ranks}" if n_ranks is not None else None)
     parts: list = []
     names: list = []
     for k, table in enumerate(tables, 1):
@@ -161,8 +173,7 @@ def _read(path: str, default_ranks: int | None, parse_pattern, with_grid) -> Pat
             if n_ranks is None:
                 n_ranks = sub.n_ranks
             elif sub.n_ranks != n_ranks:
-                raise RankmapError(f"pattern file {show(path)}: phase {k} has {sub.n_ranks} ranks, "
-                                   f"another has {n_ranks}")
+                _mismatch(path, k, sub, n_ranks, counted)
             parts.append(sub)
         else:
             parts.append((k, _explicit_flows(path, k, table["flows"])))
@@ -175,8 +186,7 @@ def _read(path: str, default_ranks: int | None, parse_pattern, with_grid) -> Pat
             if n_ranks is None:
                 n_ranks = sub.n_ranks
             elif sub.n_ranks != n_ranks:
-                raise RankmapError(f"pattern file {show(path)}: phase {part[0]} has "
-                                   f"{sub.n_ranks} ranks, another has {n_ranks}")
+                _mismatch(path, part[0], sub, n_ranks, counted)
             parts[j] = sub
     if n_ranks is None:
         n_ranks = max(int(a[:, :2].max()) + 1 for _, a in parts)

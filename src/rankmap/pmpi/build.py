@@ -104,7 +104,10 @@ def library_path(mpicc: str | None = None, rebuild: bool = False) -> str:
     """
     cc = find_mpicc(mpicc)
     src = sources()
-    key = hashlib.sha256("\0".join([cc, _show(cc), *src, *src.values()]).encode())
+    # the wrapper's real file: mpicc and mpicc.openmpi are one compiler and share one build
+    # (its -show line tells a C wrapper from a C++ one behind the same file)
+    key = hashlib.sha256("\0".join([os.path.realpath(cc), _show(cc), *src,
+                                     *src.values()]).encode())
     out_dir = os.path.join(cache_root(), key.hexdigest()[:16])
     lib = os.path.join(out_dir, LIBRARY_NAME)
     if os.path.exists(lib) and not rebuild:
