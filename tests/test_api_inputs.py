@@ -31,7 +31,8 @@ from rankmap.validate import id_array
     (lambda: Phase("p", [np.nan], [1], [1]), "not a whole number"),
     (lambda: Phase("p", [0, 1], [1], [1, 1]), "differ in length"),
     (lambda: Pattern("p", "x", 2.5, []), "not an integer"),
-    (lambda: Pattern("p", "x", 4, [], grid=(3, 3)), "grid \\(3, 3\\) has 9 ranks"),
+    (lambda: Pattern("p", "x", 4, [Phase("h", [0], [1], [1])], grid=(3, 3)),
+     "grid \\(3, 3\\) has 9 ranks"),
     (lambda: TimeOptions(overhead_s=math.inf), "not a finite number"),
     (lambda: TimeOptions(hop_latency_s=math.inf), "not a finite number"),
     (lambda: TimeOptions(mem_bw="10GB/s"), "mem_bw"),
@@ -111,3 +112,53 @@ def test_id_array_takes_exactly_the_whole_numbers_in_range(values):
     else:
         with pytest.raises(RankmapError, match="ids"):
             id_array(values, "ids", 16)
+
+
+@pytest.mark.parametrize("make, needle", [
+    (lambda m, a, p: build_mapping("random", p, m, a, seed=-1), "bad seed -1"),
+    (lambda m, a, p: build_mapping("random", p, m, a, seed=1.5), "bad seed 1.5"),
+    (lambda m, a, p: __import__("rankmap.allocation").allocation.parse_allocation(5, m),
+     "bad allocation 5"),
+    (lambda m, a, p: parse_pattern("pairs:random", default_ranks=2.5), "default rank count"),
+    (lambda m, a, p: parse_pattern(5), "bad pattern 5"),
+    (lambda m, a, p: Pattern("p", "graph", 4, []), "has no phases"),
+])
+def test_entry_points_name_bad_arguments(make, needle):
+    m = parse_machine("torus:4x4x4:cores=2")
+    with pytest.raises(RankmapError, match=needle):
+        make(m, whole_machine(m), parse_pattern("stencil:8x4x4"))
+
+
+def test_counter_analysis_refuses_what_it_cannot_analyse():
+    from rankmap.counters.analysis import MAX_BINS, empirical_pdf, phase_stats
+    from rankmap.counters.correlation import correlate
+    for bins in (0, MAX_BINS + 1, np.array([3.0, 1.0]), np.array([0.0, np.inf])):
+        with pytest.raises(RankmapError, match="bin"):
+            empirical_pdf([1.0, 2.0], bins=bins)
+    with pytest.raises(RankmapError, match="non-finite"):
+        empirical_pdf([1.0, np.nan])
+    edges, frac = empirical_pdf([1, 2, 3, 100], bins=np.array([0.0, 2.0, 5.0]))
+    assert frac.tolist() == [0.25, 0.5]          # of all links: 100 is in no bin
+    with pytest.raises(RankmapError, match="percentile"):
+        phase_stats([1.0, 2.0], percentiles=[150])
+    with pytest.raises(RankmapError, match="non-finite"):
+        phase_stats([1.0, np.nan, 3.0])
+    with pytest.raises(RankmapError, match="one time each"):
+        correlate([1.0, 2.0, 3.0], [1.0, 2.0])
+
+
+def test_links_csv_quotes_phase_names_and_keeps_every_digit(tmp_path):
+    """A phase called 'a,b' and adaptive routing's fractional loads read back exactly."""
+    from rankmap.counters.reader import read_counters
+    from rankmap.io.links_csv import format_links_csv
+    m = parse_machine("torus:3x3")
+    a = whole_machine(m)
+    p = Pattern("two", "flows", 9, [Phase("a,b", [0, 4], [4, 8], [1.0 / 3.0, 3.0]),
+                                   Phase('say "hi"', [1], [5], [7.0])])
+    ev = Evaluator(m, a, p, "adaptive").evaluate(build_mapping("inorder", p, m, a))
+    f = tmp_path / "links.csv"
+    f.write_text(format_links_csv(m, ev.phases))
+    run = read_counters(str(f))
+    assert set(run.phases) == {"a,b", 'say "hi"'}
+    for ph in ev.phases:
+        assert np.array_equal(run.phases[ph.name].values, ph.link_bytes)

@@ -89,7 +89,10 @@ def parse_allocation(text: str | None, machine: Machine) -> Allocation:
     """
     if text is None:
         return whole_machine(machine)
-    if isinstance(text, str) and not text.strip():
+    if not isinstance(text, str):
+        raise RankmapError(f"bad allocation {show(text)}: give node ids as text such as "
+                           "'0-15,32' (or build Allocation(nodes, cores_per_node))")
+    if not text.strip():
         # "$(cat nodes.txt)" of an empty file: never silently the whole machine
         raise RankmapError(f"--nodes {show(text)} lists no nodes (leave --nodes out for the "
                            "whole machine)")

@@ -11,6 +11,7 @@ import numpy as np
 
 from ..errors import RankmapError
 from ..metrics import DEFAULT_PLATEAU_Y, plateau_point
+from ..validate import as_float
 
 __all__ = ["DEFAULT_PERCENTILES", "empirical_cdf", "empirical_pdf", "phase_stats",
            "parse_percentiles"]
@@ -36,25 +37,53 @@ def empirical_cdf(values) -> tuple[np.ndarray, np.ndarray]:
     return v, np.arange(1, len(v) + 1) / max(len(v), 1)
 
 
+#: most bins a histogram may have
+MAX_BINS = 100_000
+
+
 def empirical_pdf(values, bins: int | np.ndarray = 40) -> tuple[np.ndarray, np.ndarray]:
-    """Histogram of the counts: bin edges (count units) and the fraction of links per bin
-    (fractions add up to 1).
+    """Histogram of the counts: bin edges (count units) and the fraction of links per bin.
 
     Parameters
     ----------
     values : array_like of float
-        Per-link counts.
+        Per-link counts (finite).
     bins : int or numpy.ndarray
-        Number of bins, or their edges (count units).
+        Number of bins (1 to :data:`MAX_BINS`), or their edges (count units, increasing).
 
     Returns
     -------
     tuple of numpy.ndarray
-        Bin edges (count units, bins + 1) and the fraction of links per bin (adding up to 1).
+        Bin edges (count units, bins + 1) and the fraction of all links in each bin: they add
+        up to 1 with a number of bins, and with edges when the edges cover every count
+        (links outside them are in no bin).
+
+    Raises
+    ------
+    RankmapError
+        A count that is not finite, or bins that are no count in range nor increasing edges.
     """
-    v = np.asarray(values, dtype=np.float64)
+    v = _finite_counts(values)
+    if isinstance(bins, (int, np.integer)) and not isinstance(bins, bool):
+        if not 1 <= bins <= MAX_BINS:
+            raise RankmapError(f"bad number of bins {bins}: must be 1 to {MAX_BINS}")
+    else:
+        edges = np.asarray(bins, dtype=np.float64)
+        if (edges.ndim != 1 or not 2 <= edges.size <= MAX_BINS + 1
+                or not np.isfinite(edges).all() or (np.diff(edges) <= 0).any()):
+            raise RankmapError(f"bad bin edges: give 2 to {MAX_BINS + 1} increasing finite "
+                               "numbers")
+        bins = edges
     hist, edges = np.histogram(v, bins=bins)
     return edges, hist / max(len(v), 1)
+
+
+def _finite_counts(values) -> np.ndarray:
+    """The counts as a 1-D float64 array; a NaN or infinite count is an error."""
+    v = np.asarray(values, dtype=np.float64).ravel()
+    if v.size and not np.isfinite(v).all():
+        raise RankmapError(f"link counts hold a non-finite value ({v[~np.isfinite(v)][0]})")
+    return v
 
 
 def phase_stats(values, y: float = DEFAULT_PLATEAU_Y,
@@ -77,9 +106,12 @@ def phase_stats(values, y: float = DEFAULT_PLATEAU_Y,
         ``links``, ``max``, ``mean``, ``percentiles`` ({"p50": x, ...}) and ``plateau``
         ({"y", "x"}), counts in the unit of ``values``.
     """
-    v = np.asarray(values, dtype=np.float64)
+    v = _finite_counts(values)
     if v.size == 0:
         raise RankmapError("no links to analyse")
+    for p in percentiles:
+        as_float(p, "percentile", 0, 100)
+    as_float(y, "plateau fraction", 0, 1)
     pct = {f"p{p:g}": float(np.percentile(v, p)) for p in percentiles}
     return {"links": int(v.size), "max": float(v.max()), "mean": float(v.mean()),
             "percentiles": pct, "plateau": {"y": float(y), "x": plateau_point(v, y)}}

@@ -119,11 +119,20 @@ def correlate(x, t) -> tuple[float | None, float | None]:
     -------
     tuple of (float or None, float or None)
         Pearson r and Spearman rho; None when undefined (a constant series, fewer than 3).
+
+    Raises
+    ------
+    RankmapError
+        Series of different lengths, or a value that is not finite.
     """
     from scipy import stats
 
-    x = np.asarray(x, dtype=np.float64)
-    t = np.asarray(t, dtype=np.float64)
+    x = np.asarray(x, dtype=np.float64).ravel()
+    t = np.asarray(t, dtype=np.float64).ravel()
+    if x.shape != t.shape:
+        raise RankmapError(f"{len(x)} plateau points and {len(t)} times: one time each")
+    if not (np.isfinite(x).all() and np.isfinite(t).all()):
+        raise RankmapError("plateau points and times must be finite numbers")
     if len(x) < 3 or np.ptp(x) == 0 or np.ptp(t) == 0:
         return None, None
     with warnings.catch_warnings():

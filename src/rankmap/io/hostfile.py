@@ -20,7 +20,7 @@ from .hostnames import check_host_name, mapping_from_hosts, rank_hosts, read_lin
 #: host names of rankmap's SimGrid platforms: ``node-<id>`` (a cluster's prefix + radical).
 SIMGRID_HOST_PREFIX = "node-"
 
-__all__ = ["SIMGRID_HOST_PREFIX", "simgrid_names", "format_hostfile", "read_hostfile"]
+__all__ = ["SIMGRID_HOST_PREFIX", "simgrid_names", "host_lines", "format_hostfile", "read_hostfile"]
 
 
 def simgrid_names(allocation: Allocation) -> Allocation:
@@ -63,7 +63,22 @@ def format_hostfile(mapping: Placement, machine, allocation: Allocation) -> str:
 
 
 def host_lines(mapping: Placement, machine, allocation: Allocation) -> str:
-    """One host per line in rank order, with the allocation's host names."""
+    """One host per line in rank order, with the allocation's host names.
+
+    Parameters
+    ----------
+    mapping : Placement
+        The placement.
+    machine : Machine
+        The machine (its default names when the allocation has none).
+    allocation : Allocation
+        The allocation the placement's cores refer to.
+
+    Returns
+    -------
+    str
+        The host of rank r on line r, lines ending in ``\\n``.
+    """
     hosts = rank_hosts(mapping, machine, allocation)
     for h in dict.fromkeys(hosts):  # first bad name in rank order, the same in every run
         check_host_name(h)

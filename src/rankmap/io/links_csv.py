@@ -26,7 +26,8 @@ def format_links_csv(machine, phases) -> str:
     -------
     str
         The CSV text, header line first, one row per directed link and phase; whole byte
-        counts are written as integers, others with 12 significant digits.
+        counts are written as integers, others with 17 significant digits (read back
+        exactly); a phase name with a comma or a quote is quoted as CSV quotes it.
     """
     cols = machine.link_columns()
     names = list(cols)
@@ -37,10 +38,18 @@ def format_links_csv(machine, phases) -> str:
         table = [np.asarray(cols[n]) for n in names]
         b = ph.link_bytes
         bytes_txt = np.where(b == np.round(b), np.round(b).astype(np.int64).astype(str),
-                             np.char.mod("%.12g", b))
+                             np.char.mod("%.17g", b))
         parts = [t.astype(str) for t in table] + [bytes_txt, ph.link_streams.astype(str)]
         rows = np.stack(parts, axis=1)
-        prefix = (ph.name + ",") if multi else ""
+        prefix = (_csv_field(ph.name) + ",") if multi else ""
         out.write("\n".join(prefix + ",".join(r) for r in rows.tolist()))
         out.write("\n")
     return out.getvalue()
+
+
+def _csv_field(text: str) -> str:
+    """``text`` as one CSV field: quoted (quotes doubled) when it holds a comma, a quote or a
+    line break."""
+    if any(c in text for c in ',"\r\n'):
+        return '"' + text.replace('"', '""') + '"'
+    return text

@@ -21,6 +21,7 @@ from types import MappingProxyType
 from typing import Callable
 
 from ..errors import RankmapError
+from ..validate import as_int
 from .base import KEEPS_CORES, MapperInfo, Placement, check_fits, validate_mapping
 from .cubes import cubes, cubes_applies, cubes_dim1
 from .folding import fold, fold_applies
@@ -316,6 +317,7 @@ def build_mapping(name: str, pattern, machine, allocation, seed: int = 0, *, rou
     """
     info = resolve(name, machine, extra_known)
     check_fits(pattern.n_ranks, allocation)
+    seed = as_int(seed, "seed", minimum=0, maximum=2**63 - 1)
     reason = info.reason_not_applicable(pattern, machine, allocation)
     if reason is not None:
         raise RankmapError(f"mapping {name!r} does not apply here: {reason}")

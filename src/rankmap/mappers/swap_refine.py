@@ -439,7 +439,7 @@ def hop_swap_passes(w: sp.csr_matrix, place: UnitPlacement, machine, neighbours,
     return applied
 
 
-def route_deltas(router, moved):
+def _route_deltas(router, moved):
     """Changed links, their byte change and the moved flows' hops, per phase, from one call
     of the router's :meth:`~rankmap.routing.Router.link_sums_by_part` for all phases
     together (each phase a part).
@@ -538,7 +538,7 @@ class _Loads:
     def _deltas(self, moved_flows):
         """Per phase, (changed links, byte change) of moving the given flows, or None."""
         return [None if d is None else d[:2]
-                for d in route_deltas(self.router, moved_flows)]
+                for d in _route_deltas(self.router, moved_flows)]
 
     def try_swap(self, u: int, p: int) -> bool:
         """Move unit u to position p (swapping with its holder); keep it only if

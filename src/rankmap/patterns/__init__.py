@@ -32,7 +32,7 @@ import numpy as np
 from ..errors import RankmapError
 from ..specs import Spec, parse_int, parse_shape, split_spec
 from ..units import parse_size
-from ..validate import check_limit, show
+from ..validate import as_int, check_limit, show
 from .base import Pattern, Phase
 from .collectives import COLLECTIVE_ALGORITHMS, make_collective
 from .compose import compose, split_composition
@@ -41,7 +41,7 @@ from .graph_files import make_graph_pattern
 from .pairs import make_random_pairs
 from .stencil import CLASS_NAMES, DIRECTIONS, make_diagonal, make_stencil
 
-__all__ = ["Pattern", "Phase", "parse_pattern", "PATTERN_KINDS", "detect_grid_note"]
+__all__ = ["Pattern", "Phase", "parse_pattern", "PATTERN_KINDS", "detect_grid_note", "with_grid"]
 
 DEFAULT_BYTES = 1 << 20
 #: options whose value is a comma-separated list
@@ -96,7 +96,7 @@ def _ranks(grid) -> int:
     return n
 
 
-def parse_class_bytes(spec: Spec, ndim: int, box: bool, explicit: bool) -> dict[int, int]:
+def _parse_class_bytes(spec: Spec, ndim: int, box: bool, explicit: bool) -> dict[int, int]:
     """Pop ``face=``, ``edge=``, ``corner=`` and ``classK=`` options: bytes by class K.
 
     Refuses a class the grid cannot have (K > dimensions), a class a star stencil has not
@@ -131,7 +131,7 @@ def parse_class_bytes(spec: Spec, ndim: int, box: bool, explicit: bool) -> dict[
     return out
 
 
-def parse_offsets(spec: Spec, text: str, ndim: int) -> tuple[np.ndarray, list[int | None]]:
+def _parse_offsets(spec: Spec, text: str, ndim: int) -> tuple[np.ndarray, list[int | None]]:
     """Parse ``offsets=+1,0,0;-1,0,0@64KiB;...``: offsets and optional per-offset sizes."""
     offs, sizes = [], []
     for item in text.split(";"):
@@ -153,7 +153,7 @@ def parse_offsets(spec: Spec, text: str, ndim: int) -> tuple[np.ndarray, list[in
     return np.array(offs, dtype=np.int64), sizes
 
 
-def parse_direction(spec: Spec) -> str:
+def _parse_direction(spec: Spec) -> str:
     """Pop ``to=``: ``lower``, ``higher`` or ``both`` (default)."""
     to = spec.pop_option("to", "both").lower()
     if to not in DIRECTIONS:
@@ -180,11 +180,11 @@ def _parse_stencil(spec: Spec, default_ranks: int | None) -> Pattern:
         if box or star or radius_text is not None:
             raise RankmapError(f"bad pattern {show(spec.text)}: offsets= replaces box, star and "
                                "radius=; give one or the other")
-        offsets, offset_bytes = parse_offsets(spec, offsets_text, len(grid))
+        offsets, offset_bytes = _parse_offsets(spec, offsets_text, len(grid))
     radius = 1 if radius_text is None else parse_int(radius_text, "radius", minimum=1)
     nbytes = _bytes_option(spec, allow_zero=True)
-    classes = parse_class_bytes(spec, len(grid), box, offsets is not None)
-    to = parse_direction(spec)
+    classes = _parse_class_bytes(spec, len(grid), box, offsets is not None)
+    to = _parse_direction(spec)
     spec.reject_leftovers("stencil")
     nd = len(grid)
     n_offsets = len(offsets) if offsets is not None else \
@@ -203,7 +203,7 @@ def _parse_diagonal(spec: Spec, default_ranks: int | None) -> Pattern:
     return make_diagonal(spec.text, grid, nbytes)
 
 
-def parse_dims_list(spec: Spec, ndim: int) -> tuple[int, ...] | None:
+def _parse_dims_list(spec: Spec, ndim: int) -> tuple[int, ...] | None:
     """Pop ``dims=0,2``: distinct grid dimensions 0..ndim-1 (None when absent)."""
     text = spec.pop_option("dims")
     if text is None:
@@ -231,7 +231,7 @@ def _make_collective_parser(kind: str):
                 raise RankmapError(f"pattern {show(spec.text)} has no rank count and no allocation "
                                    f"to fill: give one, e.g. {kind}:64")
             grid = (int(default_ranks),)
-        dims = parse_dims_list(spec, len(grid))
+        dims = _parse_dims_list(spec, len(grid))
         nbytes = _bytes_option(spec)
         algo = spec.pop_option("algo")
         if algo is not None and algo.lower() not in COLLECTIVE_ALGORITHMS[kind]:
@@ -303,6 +303,25 @@ def with_grid(pattern: Pattern, grid: tuple[int, ...], where: str) -> Pattern:
     """``pattern`` with a Cartesian grid given by the user (ranks must match).
 
     The wrap is that of the stencil the graph is, if it is one on this grid, else unknown.
+
+    Parameters
+    ----------
+    pattern : Pattern
+        A pattern without a grid (a graph).
+    grid : tuple of int
+        The process grid (ranks numbered row-major, last dimension fastest).
+    where : str
+        Where the grid was given (``grid=`` option, a TOML ``grid`` line), for the message.
+
+    Returns
+    -------
+    Pattern
+        A copy with the grid, and its periodicity when the graph is a stencil on it.
+
+    Raises
+    ------
+    RankmapError
+        The grid has another number of ranks than the pattern.
     """
     from .grid_detect import match_on_grid, undirected_keys
 
@@ -446,7 +465,10 @@ def parse_pattern(text: str | Pattern, default_ranks: int | None = None,
     if isinstance(text, Pattern):
         return text
     if not isinstance(text, str) or not text.strip():
-        raise RankmapError("empty pattern spec")
+        raise RankmapError("empty pattern spec" if isinstance(text, str) or text is None
+                           else f"bad pattern {show(text)}: give a spec such as 'stencil:8x8'")
+    if default_ranks is not None:
+        default_ranks = as_int(default_ranks, "default rank count", minimum=1)
     text = text.strip()
     parts = split_composition(text, PATTERN_KINDS)
     if len(parts) == 1:

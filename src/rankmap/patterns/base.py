@@ -79,6 +79,8 @@ class Pattern:
         self.n_ranks = as_int(self.n_ranks, f"rank count of pattern {self.spec!r}")
         if self.n_ranks <= 0:
             raise RankmapError(f"pattern {self.spec!r} has no ranks")
+        if not self.phases:
+            raise RankmapError(f"pattern {self.spec!r} has no phases")
         if self.grid is not None and int(np.prod(self.grid)) != self.n_ranks:
             raise RankmapError(f"pattern {self.spec!r}: grid {self.grid} has "
                                f"{int(np.prod(self.grid))} ranks, the pattern {self.n_ranks}")

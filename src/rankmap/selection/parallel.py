@@ -393,7 +393,7 @@ class ForkExecutor(Executor):
     fills = True
 
     def __init__(self, jobs: int, serial_below: int = 0):
-        self.workers = check_jobs(jobs)
+        self.workers = _check_jobs(jobs)
         self.serial_below = serial_below
 
     def for_work(self, work: int) -> Executor:
@@ -536,7 +536,7 @@ class ForkExecutor(Executor):
                 conn.close()
 
 
-def check_jobs(jobs) -> int:
+def _check_jobs(jobs) -> int:
     """``jobs`` as a worker count in [1, :data:`MAX_JOBS`] (RankmapError otherwise)."""
     if isinstance(jobs, bool) or not isinstance(jobs, int) or not 1 <= jobs <= MAX_JOBS:
         raise RankmapError(f"bad --jobs {jobs!r}: must be a whole number from 1 to {MAX_JOBS}")
@@ -573,5 +573,5 @@ def make_executor(jobs: int | None = None) -> Executor:
     if jobs is None:
         jobs = usable_cores()
         return SerialExecutor() if jobs == 1 else ForkExecutor(jobs, serial_below=SERIAL_WORK)
-    jobs = check_jobs(jobs)
+    jobs = _check_jobs(jobs)
     return SerialExecutor() if jobs == 1 else ForkExecutor(jobs)
