@@ -162,3 +162,12 @@ def test_links_csv_quotes_phase_names_and_keeps_every_digit(tmp_path):
     assert set(run.phases) == {"a,b", 'say "hi"'}
     for ph in ev.phases:
         assert np.array_equal(run.phases[ph.name].values, ph.link_bytes)
+
+
+def test_the_kind_tables_are_read_only():
+    """Like MAPPERS and EMITTERS: no import can register a kind into them behind the CLI."""
+    from rankmap.machines import MACHINE_KINDS
+    from rankmap.patterns import PATTERN_KINDS
+    for table in (MACHINE_KINDS, PATTERN_KINDS):
+        with pytest.raises(TypeError):
+            table["mine"] = None

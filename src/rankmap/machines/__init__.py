@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 import tomllib
+from types import MappingProxyType
 from typing import Callable
 
 from ..errors import RankmapError
@@ -90,7 +91,7 @@ def _parse_preset(spec: Spec) -> Machine:
 
 #: machine kind -> parser taking a split :class:`Spec` (a fixed table: parsers import the
 #: classes they build, nothing registers itself here).
-MACHINE_KINDS: dict[str, Callable[[Spec], Machine]] = {
+MACHINE_KINDS: "MappingProxyType[str, Callable[[Spec], Machine]]" = MappingProxyType({
     "torus": _parse_grid_machine,
     "mesh": _parse_grid_machine,
     "bgp": _parse_preset,
@@ -98,7 +99,7 @@ MACHINE_KINDS: dict[str, Callable[[Spec], Machine]] = {
     "dragonfly": parse_dragonfly,
     "xc": parse_xc,
     "fattree": parse_fattree,
-}
+})
 
 
 def parse_machine(text: str | Machine) -> Machine:

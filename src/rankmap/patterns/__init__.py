@@ -25,6 +25,7 @@ Other pattern kinds register a parser in :data:`PATTERN_KINDS`.
 from __future__ import annotations
 
 import dataclasses
+from types import MappingProxyType
 from typing import Callable
 
 import numpy as np
@@ -409,7 +410,7 @@ def _parse_lulesh(spec: Spec, default_ranks: int | None) -> Pattern:
 
 
 #: pattern kind -> parser(spec, default_ranks); other modules add their kinds here.
-PATTERN_KINDS: dict[str, Callable[[Spec, int | None], Pattern]] = {
+PATTERN_KINDS: "MappingProxyType[str, Callable[[Spec, int | None], Pattern]]" = MappingProxyType({
     "stencil": _parse_stencil,
     "diagonal": _parse_diagonal,
     "fft2d": _parse_fft2d,
@@ -420,7 +421,7 @@ PATTERN_KINDS: dict[str, Callable[[Spec, int | None], Pattern]] = {
     "minimd": _parse_minimd,
     "lulesh": _parse_lulesh,
     **{kind: _make_collective_parser(kind) for kind in COLLECTIVE_ALGORITHMS},
-}
+})
 
 #: kinds whose patterns may be a stencil without saying so (grid detection runs on them,
 #: and on compositions and TOML files with such a part)
