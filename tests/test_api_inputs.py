@@ -33,10 +33,15 @@ from rankmap.validate import id_array
     (lambda: Pattern("p", "x", 2.5, []), "not an integer"),
     (lambda: Pattern("p", "x", 4, [Phase("h", [0], [1], [1])], grid=(3, 3)),
      "grid \\(3, 3\\) has 9 ranks"),
-    (lambda: TimeOptions(overhead_s=math.inf), "not a finite number"),
-    (lambda: TimeOptions(hop_latency_s=math.inf), "not a finite number"),
+    (lambda: TimeOptions(overhead_s=math.inf), "must be a finite number"),
+    (lambda: TimeOptions(hop_latency_s=math.inf), "must be a finite number"),
     (lambda: TimeOptions(mem_bw="10GB/s"), "mem_bw"),
     (lambda: TimeOptions(enabled="no"), "True or False"),
+    (lambda: TimeOptions(overhead_s="1e-6"), "finite number"),
+    (lambda: TimeOptions(tolerance="0.5"), "finite number"),
+    (lambda: TimeOptions(nic_bw=10**400), "positive bandwidth"),
+    (lambda: Allocation(np.array([5, 10**12, 5]), 4), "node 5 is listed twice"),
+    (lambda: Placement("p", [0, 10**11, 10**11]), "ranks 1 and 2 on the same core"),
     (lambda: Torus((4.5, 4)), "not an integer"),
     (lambda: Torus((8,), bandwidth=float("nan")), "not a finite number"),
     (lambda: Torus((8,), bandwidth=0), "must be positive"),
@@ -171,3 +176,11 @@ def test_the_kind_tables_are_read_only():
     for table in (MACHINE_KINDS, PATTERN_KINDS):
         with pytest.raises(TypeError):
             table["mine"] = None
+
+
+def test_numbers_of_numpy_and_huge_ids_are_fine():
+    """numpy scalars are numbers; a huge id costs no memory (no count array that long)."""
+    t = TimeOptions(nic_bw=np.int64(10**10), overhead_s=np.float32(1e-6), enabled=np.bool_(True))
+    assert t.nic_bw == 10**10
+    assert Allocation(np.array([0, 10**12]), 4).n_nodes == 2
+    assert Placement("p", [0, 10**11]).core_of_rank.tolist() == [0, 10**11]

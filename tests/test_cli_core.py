@@ -244,3 +244,18 @@ def test_evaluate_auto_names_its_pick(capsys):
                  "--format", "csv"]) == 0
     rows = capsys.readouterr().out.splitlines()[1:]
     assert rows and all(r.startswith("auto (") for r in rows)
+
+
+def test_a_bar_that_fails_to_start_does_not_stop_the_work():
+    from rankmap.cli.common import _shown_after
+
+    class Broken(_FakeLive):
+        def start(self):
+            self.calls.append("start")
+            self.started.set()
+            raise RuntimeError("no terminal")
+
+    live = Broken()
+    with _shown_after(live, delay=0.0):
+        assert live.started.wait(30)
+    assert live.calls == ["start", "stop"]     # a half-started display is stopped too

@@ -44,6 +44,7 @@ def test_compare_report(tmp_path, capsys):
     html = out.read_text()
     assert_self_contained(html)
     assert 'id="candidates"' in html and html.count("<tr") >= 5
+    assert "busiest link vs inorder" in html
     assert "The winner and why" in html and "best: " in html
     # 2 phases: 2 CDFs + 2 link maps of the winner
     assert len(images(html)) == 4
@@ -61,6 +62,7 @@ def test_evaluate_report_and_bad_name(tmp_path, capsys):
     html = out.read_text()
     assert_self_contained(html)
     assert "the only candidate" in html and len(images(html)) == 2   # CDF + dragonfly map
+    assert "busiest link vs" not in html            # a lone candidate: nothing to compare
     code, _o, err = run(capsys, "evaluate", "-m", "torus:4x4", "-p", "fft2d:4x4", "--mapping",
                         "TXY", "--report", tmp_path / "e.pdf")
     assert code == 2 and "expected a .html file name" in err

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .errors import RankmapError
-from .validate import as_int, id_array, show
+from .validate import as_int, first_repeated, id_array, show
 
 __all__ = ["Allocation"]
 
@@ -31,12 +31,10 @@ class Allocation:
         self.nodes = id_array(self.nodes, "node ids of the allocation")
         self.cores_per_node = as_int(self.cores_per_node, "cores per node of the allocation",
                                      minimum=1)
-        if self.nodes.size:
-            counts = np.bincount(self.nodes)
-            if (counts > 1).any():
-                where = "" if self.source == "whole machine" else f" ({show(self.source)})"
-                raise RankmapError(f"node {int(np.argmax(counts > 1))} is listed twice in the "
-                                   f"allocation{where}")
+        twice = first_repeated(self.nodes)
+        if twice is not None:
+            where = "" if self.source == "whole machine" else f" ({show(self.source)})"
+            raise RankmapError(f"node {twice} is listed twice in the allocation{where}")
         if self.names is not None and len(self.names) != len(self.nodes):
             raise RankmapError(f"{len(self.names)} host names for {len(self.nodes)} nodes")
 

@@ -26,6 +26,7 @@ import re
 from .errors import RankmapError
 
 __all__ = ["INT64_MAX", "LIMITS", "show", "limit", "check_limit", "as_int", "as_float", "id_array",
+           "first_repeated",
            "parse_int_text", "parse_float_text", "finite_array", "read_text", "read_lines",
            "read_csv_rows", "format_count", "json_text", "hostlist_size", "expand_hostlist"]
 
@@ -347,6 +348,34 @@ def id_array(values, what: str, size: int | None = None, copy: bool = True):
     if copy:
         out.flags.writeable = False
     return out
+
+
+def first_repeated(ids) -> int | None:
+    """The smallest id that occurs twice in ``ids`` (non-negative int64), or None.
+
+    Counts in an array as long as the largest id when that is small (linear time), else sorts,
+    so a huge id costs no memory.
+
+    Parameters
+    ----------
+    ids : numpy.ndarray
+        int64 ids, all at least 0.
+
+    Returns
+    -------
+    int or None
+        The smallest repeated id, None when all differ.
+    """
+    import numpy as np
+
+    if ids.size < 2:
+        return None
+    if int(ids.max()) < 4 * ids.size + 1024:
+        counts = np.bincount(ids)
+        return int(np.argmax(counts > 1)) if (counts > 1).any() else None
+    s = np.sort(ids)
+    same = s[1:] == s[:-1]
+    return int(s[1:][same][0]) if same.any() else None
 
 
 def read_text(path: str, what: str = "file") -> str:

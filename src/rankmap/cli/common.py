@@ -383,9 +383,13 @@ def _shown_after(live, delay: float = SHOW_AFTER_S):
 
     def start():
         with lock:
-            if not state["ended"]:
+            if state["ended"]:
+                return
+            state["started"] = True     # before start(): a half-started display is stopped
+            try:
                 live.start()
-                state["started"] = True
+            except Exception:           # a display that cannot show is no error of the work
+                pass
 
     timer = threading.Timer(delay, start)
     timer.daemon = True
@@ -397,7 +401,10 @@ def _shown_after(live, delay: float = SHOW_AFTER_S):
         with lock:
             state["ended"] = True
             if state["started"]:
-                live.stop()
+                try:
+                    live.stop()
+                except Exception:
+                    pass
 
 
 @contextmanager

@@ -109,9 +109,8 @@ def phase_stats(values, y: float = DEFAULT_PLATEAU_Y,
     v = _finite_counts(values)
     if v.size == 0:
         raise RankmapError("no links to analyse")
-    for p in percentiles:
-        as_float(p, "percentile", 0, 100)
-    as_float(y, "plateau fraction", 0, 1)
+    percentiles = [as_float(p, "percentile", 0, 100) for p in percentiles]
+    y = as_float(y, "plateau fraction", 0, 1)
     pct = {f"p{p:g}": float(np.percentile(v, p)) for p in percentiles}
     return {"links": int(v.size), "max": float(v.max()), "mean": float(v.mean()),
             "percentiles": pct, "plateau": {"y": float(y), "x": plateau_point(v, y)}}

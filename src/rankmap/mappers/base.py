@@ -18,7 +18,7 @@ import numpy as np
 
 from ..allocation import Allocation
 from ..errors import RankmapError
-from ..validate import id_array
+from ..validate import first_repeated, id_array
 from .domain_placement import in_node_step
 
 __all__ = ["Placement", "MapperInfo", "MapperFn", "KEEPS_CORES", "check_fits",
@@ -40,13 +40,11 @@ class Placement:
 
     def __post_init__(self):
         self.core_of_rank = id_array(self.core_of_rank, f"cores of placement {self.name!r}")
-        if self.core_of_rank.size:
-            counts = np.bincount(self.core_of_rank)
-            if (counts > 1).any():
-                core = int(np.argmax(counts > 1))
-                ranks = np.nonzero(self.core_of_rank == core)[0][:2]
-                raise RankmapError(f"mapping {self.name!r} puts ranks {int(ranks[0])} and "
-                                   f"{int(ranks[1])} on the same core ({core})")
+        core = first_repeated(self.core_of_rank)
+        if core is not None:
+            ranks = np.nonzero(self.core_of_rank == core)[0][:2]
+            raise RankmapError(f"mapping {self.name!r} puts ranks {int(ranks[0])} and "
+                               f"{int(ranks[1])} on the same core ({core})")
 
     def check(self, n_ranks: int, allocation: Allocation) -> None:
         """Raise unless this places exactly ``n_ranks`` ranks on cores of ``allocation``.

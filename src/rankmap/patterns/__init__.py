@@ -375,8 +375,8 @@ def detect_grid_note(pattern: Pattern) -> Pattern:
 def _article(text: str) -> str:
     """``text`` after ``a`` or ``an``, as it is read aloud (an 8x8, an 11x4, a 6x6)."""
     lead = text.split("x", 1)[0].split("-", 1)[0]
-    an = lead.startswith("8") or (lead in ("11", "18") or
-                                   (len(lead) in (5, 6) and lead[:2] in ("11", "18")))
+    # said in groups of three digits: eight..., eleven thousand, eighteen million
+    an = lead.startswith("8") or (len(lead) % 3 == 2 and lead[:2] in ("11", "18"))
     return ("an " if an else "a ") + text
 
 

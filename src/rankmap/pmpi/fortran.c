@@ -131,8 +131,13 @@ static void (*own_routine(const char *name, int f08))()
 {
     char buf[96];
     snprintf(buf, sizeof buf, f08 ? "%s_f08_" : "p%s_", name);
-    void *p = f08 ? dlsym(RTLD_NEXT, buf) : NULL;
-    return (void (*)())(p ? p : real_fn(buf));
+    if (!f08) return (void (*)())real_fn(buf);
+    void *p = dlsym(RTLD_NEXT, buf);  /* never RTLD_DEFAULT: that finds this library's own */
+    if (!p) {
+        rm_log("the MPI library has no Fortran routine %s; cannot continue", buf);
+        abort();
+    }
+    return (void (*)())p;
 }
 
 #define P_ADJ (F *comm, F *indeg, F *sources, F *sw, F *outdeg, F *dests, F *dw, F *info, \

@@ -31,12 +31,13 @@ def _candidate_table(rep: Report, comp: Comparison) -> None:
 
     present = [c for c in COLUMNS if all(c[0] in e.metrics for e in comp.candidates)]
     ref = reference(comp)
+    alone = len(comp.candidates) == 1          # (evaluate: no other candidate to compare)
     headers = ["mapping"] + [h.replace("-\n", "-").replace("\n", " ") for _k, h, _f in present] + \
-              [f"busiest link vs {ref.name}"]
+              ([] if alone else [f"busiest link vs {ref.name}"])
     rows = []
     for e in comp.candidates:
         rows.append([e.name] + [fmt(e.metrics[k]) for k, _h, fmt in present]
-                    + [busiest_ratio(e, ref)])
+                    + ([] if alone else [busiest_ratio(e, ref)]))
     rep.table(headers, rows, caption="candidates, best first (combined over phases)",
               best_row=0, table_id="candidates")
     if len(comp.candidates[0].phases) > 1:

@@ -30,7 +30,7 @@ from ..routing import Router, router_for
 from ..kernels.flows import group_max
 from ..routing.groups import FlowGroups, flow_groups
 from ..units import parse_bandwidth, parse_time
-from ..validate import as_float, check_limit
+from ..validate import check_limit, show
 from .domains import domain_memory_times
 from .maxmin import completion_times
 from .processor_sharing import shared_memory_times
@@ -90,16 +90,15 @@ class TimeOptions:
     def __post_init__(self):
         for name in ("nic_bw", "mem_bw", "socket_bw"):
             v = getattr(self, name)
-            if v is not None and not (isinstance(v, (int, float)) and not isinstance(v, bool)
-                                      and math.isfinite(v) and v > 0):
-                raise RankmapError(f"bad {name} {v!r}: must be a positive bandwidth in bytes/s "
+            if v is not None and not (_finite_number(v) or 0.0) > 0:
+                raise RankmapError(f"bad {name} {show(v)}: must be a positive bandwidth in bytes/s "
                                    "(None for unlimited)")
         for name in ("overhead_s", "tolerance", "retire_fraction", "hop_latency_s"):
             v = getattr(self, name)
-            if v is not None or name != "hop_latency_s":
-                as_float(v, name.replace("_", " "))      # a finite number, never inf or NaN
+            if (v is not None or name != "hop_latency_s") and _finite_number(v) is None:
+                raise RankmapError(f"bad {name} {show(v)}: must be a finite number")
         for name in ("enabled", "mem_shared"):
-            if not isinstance(getattr(self, name), bool):
+            if not isinstance(getattr(self, name), (bool, np.bool_)):
                 raise RankmapError(f"bad {name} {getattr(self, name)!r}: must be True or False")
         if not self.overhead_s >= 0:
             raise RankmapError(f"bad per-message overhead {self.overhead_s!r}: must be >= 0")
@@ -124,6 +123,18 @@ class TimeOptions:
                 "overhead_s": self.overhead_s, "tolerance": self.tolerance,
                 "retire_fraction": self.retire_fraction,
                 "mem_shared": self.mem_shared, "socket_bw_Bps": self.socket_bw}
+
+
+def _finite_number(v) -> float | None:
+    """``v`` as a float when it is a finite number (numpy's too; never a bool or a string)."""
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer,
+                                                             np.floating)):
+        return None
+    try:
+        x = float(v)
+    except OverflowError:
+        return None
+    return x if math.isfinite(x) else None
 
 
 def parse_time_options(nic: str | None = None, mem: str | None = None,
