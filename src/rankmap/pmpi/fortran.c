@@ -555,35 +555,24 @@ void mpi_ialltoall_ P_IALL
 ALIASES(mpi_ialltoall, MPI_IALLTOALL, P_IALL)
 
 /* neighbourhood collectives: block i to out-neighbour i */
-void mpi_neighbor_allgather_ P_ALL
-{
-    rm_coll_neighbors(MPI_Comm_f2c(*comm), *scount, NULL, MPI_Type_f2c(*stype), NULL);
-    FORWARD("pmpi_neighbor_allgather_", sbuf, scount, stype, rbuf, rcount, rtype, comm, ierr);
-}
-ALIASES(mpi_neighbor_allgather, MPI_NEIGHBOR_ALLGATHER, P_ALL)
-
-void mpi_ineighbor_allgather_ P_IALL
-{
-    rm_coll_neighbors(MPI_Comm_f2c(*comm), *scount, NULL, MPI_Type_f2c(*stype), NULL);
-    FORWARD("pmpi_ineighbor_allgather_", sbuf, scount, stype, rbuf, rcount, rtype, comm, req,
-            ierr);
-}
-ALIASES(mpi_ineighbor_allgather, MPI_INEIGHBOR_ALLGATHER, P_IALL)
-
-void mpi_neighbor_alltoall_ P_ALL
-{
-    rm_coll_neighbors(MPI_Comm_f2c(*comm), *scount, NULL, MPI_Type_f2c(*stype), NULL);
-    FORWARD("pmpi_neighbor_alltoall_", sbuf, scount, stype, rbuf, rcount, rtype, comm, ierr);
-}
-ALIASES(mpi_neighbor_alltoall, MPI_NEIGHBOR_ALLTOALL, P_ALL)
-
-void mpi_ineighbor_alltoall_ P_IALL
-{
-    rm_coll_neighbors(MPI_Comm_f2c(*comm), *scount, NULL, MPI_Type_f2c(*stype), NULL);
-    FORWARD("pmpi_ineighbor_alltoall_", sbuf, scount, stype, rbuf, rcount, rtype, comm, req,
-            ierr);
-}
-ALIASES(mpi_ineighbor_alltoall, MPI_INEIGHBOR_ALLTOALL, P_IALL)
+#define NEIGHBOR(name, NAME, pname)                                              \
+    void name##_ P_ALL                                                           \
+    {                                                                            \
+        rm_coll_neighbors(MPI_Comm_f2c(*comm), *scount, NULL, MPI_Type_f2c(*stype), NULL); \
+        FORWARD(pname, sbuf, scount, stype, rbuf, rcount, rtype, comm, ierr);    \
+    }                                                                            \
+    ALIASES(name, NAME, P_ALL)
+#define INEIGHBOR(name, NAME, pname)                                             \
+    void name##_ P_IALL                                                          \
+    {                                                                            \
+        rm_coll_neighbors(MPI_Comm_f2c(*comm), *scount, NULL, MPI_Type_f2c(*stype), NULL); \
+        FORWARD(pname, sbuf, scount, stype, rbuf, rcount, rtype, comm, req, ierr); \
+    }                                                                            \
+    ALIASES(name, NAME, P_IALL)
+NEIGHBOR(mpi_neighbor_allgather, MPI_NEIGHBOR_ALLGATHER, "pmpi_neighbor_allgather_")
+INEIGHBOR(mpi_ineighbor_allgather, MPI_INEIGHBOR_ALLGATHER, "pmpi_ineighbor_allgather_")
+NEIGHBOR(mpi_neighbor_alltoall, MPI_NEIGHBOR_ALLTOALL, "pmpi_neighbor_alltoall_")
+INEIGHBOR(mpi_ineighbor_alltoall, MPI_INEIGHBOR_ALLTOALL, "pmpi_ineighbor_alltoall_")
 
 #define P_ALLGATHERV (void *sbuf, F *scount, F *stype, void *rbuf, F *rcounts, F *displs, \
                       F *rtype, F *comm, F *ierr)
