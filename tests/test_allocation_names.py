@@ -201,3 +201,18 @@ def test_node_ids_are_ascii_digits(text):
     """int() reads the digits of every script; --nodes takes ids in ASCII digits only."""
     with pytest.raises(RankmapError):
         parse_allocation(text, parse_machine("torus:4"))
+
+
+def test_topology_conf_nid_names_are_looked_up_by_name(tmp_path):
+    """A Slurm topology.conf whose hosts are called nidNNNNN: nid001002 is the host of that
+    name (the file's order gives ids), not node 1002."""
+    from rankmap.allocation import parse_allocation
+    f = tmp_path / "topo.conf"
+    f.write_text("SwitchName=leaf1 Nodes=nid[001000-001003]\nSwitchName=leaf2 "
+                 "Nodes=nid[001004-001007]\nSwitchName=leaf0 Nodes=nid[000000-000003]\n"
+                 "SwitchName=top Switches=leaf[0-2]\n")
+    m = parse_machine(f"fattree:topology={f}")
+    a = parse_allocation("nid[001002-001005]", m)
+    assert [m.node_name(i) for i in a.nodes] == [f"nid00100{k}" for k in range(2, 6)]
+    b = parse_allocation("nid000000,nid000003", m)
+    assert [m.node_name(i) for i in b.nodes] == ["nid000000", "nid000003"]

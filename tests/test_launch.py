@@ -296,3 +296,57 @@ def test_the_search_job_gets_the_search_s_options():
                         ("--time-model", "off"), ("--emit", "openmpi")):
         assert inner[inner.index(flag) + 1] == value
     assert "--mem-sharing" not in inner and "--format" not in inner
+
+
+def test_uneven_slots_are_said_and_fit_the_smallest(slurm_job, tmp_path, capsys):
+    """Slurm's 4,4,3 tasks: the placement uses 3 on every node, and launch says so."""
+    slurm_job.setenv("SLURM_JOB_NODELIST", "node0-[0-2]")
+    slurm_job.setenv("SLURM_TASKS_PER_NODE", "4(x2),3")
+    args = ["launch", "-m", "torus:4x4:cores=4", "-p", "stencil", "--mapping", "inorder",
+            "--dry-run", "--"]
+    assert main(args + ["srun", "./app"]) == 0
+    cap = capsys.readouterr()
+    assert "-n 9 ./app" in cap.out
+    assert "the job's nodes have 4,4,3 slots; the placement uses 3 on every node" in cap.err
+    assert main(args[:-1] + ["--force", "--", "srun", "-n", "11", "./app"]) == 2
+    assert "with uneven slots (4,4,3) every node gets 3" in capsys.readouterr().err
+
+
+def test_nodes_by_name_must_be_the_job_s_hosts(slurm_job, tmp_path, capsys):
+    (tmp_path / "site.csv").write_text("name,x,y\n" + "".join(
+        f"cn00{i},{i % 4},{i // 4}\n" for i in range(1, 8)))
+    slurm_job.setenv("SLURM_JOB_NODELIST", "cn[001-003]")
+    slurm_job.setenv("SLURM_TASKS_PER_NODE", "1(x3)")
+    args = ["launch", "-m", "torus:4x4", "-p", "stencil", "--mapping", "inorder", "--dry-run"]
+    assert main(args + ["--nodes", "site.csv:cn[004-006]", "--", "srun", "./app"]) == 2
+    assert "--nodes names 'cn004' where the job has 'cn001'" in capsys.readouterr().err
+    assert main(args + ["--nodes", "site.csv:cn[001-003]", "--", "srun", "./app"]) == 0
+
+
+def test_aprun_gets_the_rank_order_s_packing(no_job, tmp_path, capsys):
+    """MPICH_RANK_ORDER assumes the ranks per node it says: aprun gets -N (and -d for
+    threads) unless its command gives them."""
+    (tmp_path / "pbs").write_text("".join(f"nid0000{n}\n" * 2 for n in range(8, 10)))
+    no_job.setenv("PBS_NODEFILE", str(tmp_path / "pbs"))
+    no_job.setenv("PBS_JOBID", "5")
+    args = ["launch", "-m", "xc:groups=2", "-p", "stencil:2x2", "--mapping", "inorder",
+            "--dry-run", "--force"]
+    assert main(args + ["--threads", "2", "--", "aprun", "./app"]) == 0
+    assert capsys.readouterr().out.strip().endswith("aprun -N 2 -d 2 -n 4 ./app")
+    assert main(args + ["--", "aprun", "-N", "2", "./app"]) == 0
+    assert capsys.readouterr().out.strip().endswith("aprun -n 4 -N 2 ./app")   # as given
+
+
+def test_reorder_and_search_jobs_get_absolute_file_names(slurm_job, tmp_path):
+    from rankmap.cli.launch import absolute_spec
+    (tmp_path / "topo.conf").write_text("SwitchName=s1 Nodes=vm\n")
+    assert absolute_spec("fattree:topology=topo.conf:cores=4") == \
+        f"fattree:topology={tmp_path / 'topo.conf'}:cores=4"
+    assert absolute_spec("graph:g.csv + allreduce") == f"graph:{tmp_path / 'g.csv'} + allreduce"
+    assert absolute_spec("torus:4x4") == "torus:4x4"
+
+
+def test_unknown_launcher_names_the_emit_option(slurm_job, capsys):
+    assert main(["launch", "-m", "torus:4x4:cores=4", "-p", "stencil:4x4", "--dry-run", "--",
+                 "mylauncher", "./app"]) == 2
+    assert "pass --emit (one of" in capsys.readouterr().err

@@ -108,8 +108,11 @@ def resolve_names(names: list[str], machine, where: str) -> np.ndarray:
     cab = machine.cabinet_cols if isinstance(machine, Dragonfly) else None
     table = None
     unknown = []
+    # a machine whose own hosts are called nidNNNNN (a Slurm topology.conf) is asked by name:
+    # its nid001000 may be node 0, not node 1000
+    own_nids = machine.n_nodes > 0 and _NID.match(machine.node_name(0)) is not None
     for i, name in enumerate(names):
-        m = _NID.match(name)
+        m = None if own_nids else _NID.match(name)
         if m:
             nid = int(m.group(1)) if len(m.group(1)) < 20 else machine.n_nodes
             if nid >= machine.n_nodes:

@@ -273,6 +273,11 @@ def job_allocation(job: JobHosts, machine, nodes: str | None = None) -> Allocati
         if alloc.n_nodes != len(job.hosts):
             raise RankmapError(f"--nodes gives {alloc.n_nodes} nodes, the job has "
                                f"{len(job.hosts)} ({job.source})")
+        if alloc.names is not None and list(alloc.names) != list(job.hosts):
+            k = next(i for i, (a, b) in enumerate(zip(alloc.names, job.hosts)) if a != b)
+            raise RankmapError(f"--nodes names {alloc.names[k]!r} where the job has "
+                               f"{job.hosts[k]!r} ({job.source}): give the job's hosts in "
+                               "its order, or node ids")
         ids = alloc.nodes
     else:
         ids, reason = resolve_node_labels(job.hosts, machine)
@@ -331,7 +336,7 @@ def launcher_format(argv: list[str], fmt: str | None = None) -> str:
         return fmt
     name = os.path.basename(argv[0])
     if name not in LAUNCHER_FORMATS:
-        raise RankmapError(f"unknown launcher {name!r}: pass --format (one of slurm, openmpi, "
+        raise RankmapError(f"unknown launcher {name!r}: pass --emit (one of slurm, openmpi, "
                            "mpich, hostfile, cray)")
     return LAUNCHER_FORMATS[name]
 

@@ -20,12 +20,15 @@ from ..selection import build_placement
 from ..mappers.base import check_fits
 from ..mpi.nodes import MACHINE_ENV
 from ..patterns import parse_pattern
+from ..specs import files_beside
 from .argtypes import SEED, THREADS, int_arg
+from .notes import note
 from .common import (PATTERN_HELP, add_budget, add_force, add_in_node, add_jobs,
                      add_time_options, budget, example, in_node, is_root, search_executor,
                      search_progress, time_options)
 
 __all__ = ["add_parser", "reorder_environment", "run", "with_job_threads", "failure_line",
+           "absolute_spec",
            "search_command", "CARRIED_OPTIONS"]
 
 
@@ -125,6 +128,46 @@ def _output_path(args, fmt: str, job_id: str) -> str:
     return args.output or f"rankmap-{job_id or os.getpid()}.{fmt}"
 
 
+def _aprun_layout(cmd: list[str], path: str, threads: int) -> list[str]:
+    """aprun with the ranks per node (``-N``) and threads per rank (``-d``) of the rank order
+    file, unless the command gives them: MPICH_RANK_ORDER assumes that packing."""
+    from ..io.cray import file_ranks_per_node
+    own = cmd[1:program_index(cmd)]
+    extra = []
+    per_node = file_ranks_per_node(path)
+    if per_node and not any(a == "-N" or a.startswith("--pes-per-node") for a in own):
+        extra += ["-N", str(per_node)]
+    if threads > 1 and not any(a == "-d" or a.startswith("--cpus-per-pe") for a in own):
+        extra += ["-d", str(threads)]
+    return cmd[:1] + extra + cmd[1:]
+
+
+def _slot_list(slots) -> str:
+    """``4,4,3`` (at most 6 counts shown)."""
+    shown = ",".join(str(int(n)) for n in slots[:6])
+    return shown + (",..." if len(slots) > 6 else "")
+
+
+def absolute_spec(text: str) -> str:
+    """A machine or pattern spec that reads the same from any folder: a spec file's path, or
+    the files the spec names (``topology=FILE``, ``node=FILE.xml``, ``graph:FILE``), made
+    absolute. The program and the search job may start elsewhere.
+
+    Parameters
+    ----------
+    text : str
+        The spec as the user gave it.
+
+    Returns
+    -------
+    str
+        The spec with absolute file names.
+    """
+    if os.path.isfile(text):
+        return os.path.abspath(text)
+    return files_beside(text, os.getcwd())
+
+
 def _engine_path() -> str:
     """The rankmap command the PMPI library should run on the compute nodes."""
     beside = os.path.join(os.path.dirname(sys.executable), "rankmap")
@@ -157,7 +200,7 @@ def reorder_environment(args, spec: str, launcher: str = "") -> dict[str, str]:
     preload = os.environ.get("LD_PRELOAD", "")
     env = {k: v for k, v in os.environ.items() if k.startswith("RANKMAP_")}
     env.update({"LD_PRELOAD": lib + (":" + preload if preload else ""),
-                "RANKMAP_MACHINE": os.path.abspath(spec) if os.path.isfile(spec) else spec,
+                "RANKMAP_MACHINE": absolute_spec(spec),
                 "RANKMAP_MAPPING": args.mapping, "RANKMAP_SEED": str(args.seed),
                 "RANKMAP_BIN": _engine_path()})
     return env
@@ -253,13 +296,10 @@ def search_command(args, spec: str, argv: list[str], fmt: str, hostfile: str,
     if launcher_ranks(head) is None:
         head = head + ["-n", k]
 
-    def file_arg(text):
-        return os.path.abspath(text) if os.path.isfile(text) else text
-
-    inner = [_engine_path(), "launch", "--dry-run", "--force", "-m", file_arg(spec),
+    inner = [_engine_path(), "launch", "--dry-run", "--force", "-m", absolute_spec(spec),
              "--hostfile", os.path.abspath(hostfile),
              "--nodes", ",".join(str(int(n)) for n in allocation.nodes),
-             "-p", file_arg(args.pattern), "--mapping", args.mapping,
+             "-p", absolute_spec(args.pattern), "--mapping", args.mapping,
              "--seed", str(args.seed), "--emit", fmt, "-o", os.path.abspath(path)]
     for flag, value in (("--routing", getattr(args, "routing", None)),
                         ("--budget", getattr(args, "budget", None)),
@@ -406,6 +446,11 @@ def run(args) -> int:
     job = job_hosts(hostfile=args.hostfile)
     allocation = with_job_threads(job_allocation(job, machine, args.nodes), machine,
                                   args.threads)
+    uneven = len(set(job.slots)) > 1
+    if uneven:
+        note(f"rankmap launch: the job's nodes have {_slot_list(job.slots)} slots; the "
+             f"placement uses {min(job.slots)} on every node ({allocation.n_cores} ranks at "
+             "most)")
     n_launch = launcher_ranks(argv)
     pattern = parse_pattern(args.pattern, default_ranks=n_launch or allocation.n_cores)
     if n_launch is not None and n_launch != pattern.n_ranks:
@@ -414,7 +459,9 @@ def run(args) -> int:
     try:
         check_fits(pattern.n_ranks, allocation)
     except RankmapError as exc:
-        raise RankmapError(f"allocation too small ({job.source}): {exc}") from None
+        why = (f"; with uneven slots ({_slot_list(job.slots)}) every node gets "
+               f"{min(job.slots)}" if uneven else "")
+        raise RankmapError(f"allocation too small ({job.source}): {exc}{why}") from None
     path = _output_path(args, fmt, job.job_id)
     check_writable(path, args.force)
     plan = command_for(fmt, argv, path, pattern.n_ranks)
@@ -438,6 +485,8 @@ def run(args) -> int:
     print(f"rankmap launch: {name} placement of {pattern.n_ranks} ranks on "
           f"{allocation.n_nodes} nodes ({job.source}), wrote {path} ({fmt})", file=sys.stderr)
     cmd = plan.argv
+    if fmt == "cray" and os.path.basename(argv[0]) == "aprun":
+        cmd = _aprun_layout(cmd, path, args.threads)
     if renv:
         from ..pmpi.environment import launcher_env_args
         cmd = launcher_env_args(cmd, list(renv))

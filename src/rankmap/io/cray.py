@@ -22,11 +22,30 @@ from ..errors import RankmapError
 from ..mappers.base import Placement, validate_mapping
 from .hostnames import read_lines
 
-__all__ = ["USAGE", "ranks_per_node", "format_rank_order", "read_rank_order"]
+__all__ = ["USAGE", "ranks_per_node", "file_ranks_per_node", "format_rank_order",
+           "read_rank_order"]
 
 USAGE = ("cp {path} MPICH_RANK_ORDER && MPICH_RANK_REORDER_METHOD=3 srun "
          "--ntasks-per-node={per_node} -n {n_ranks} ./app")
 _HEADER = re.compile(r"ranks per node:\s*(\d+)", re.ASCII)
+
+
+def file_ranks_per_node(path: str) -> int | None:
+    """The ranks per node a rank order file says in its header (``ranks per node: 4``).
+
+    Parameters
+    ----------
+    path : str
+        A file :func:`format_rank_order` wrote.
+
+    Returns
+    -------
+    int or None
+        The count, None when the file does not say.
+    """
+    from ..validate import read_text
+    m = _HEADER.search(read_text(path, "rank order file")[:4096])
+    return int(m.group(1)) if m and len(m.group(1)) <= 9 else None
 
 
 def ranks_per_node(mapping: Placement, allocation: Allocation) -> int:
@@ -129,9 +148,7 @@ def read_rank_order(path: str, machine, allocation: Allocation, n_ranks: int | N
         The validated placement.
     """
     if per_node is None and os.path.isfile(path):
-        from ..validate import read_text
-        m = _HEADER.search(read_text(path, "rank order file")[:4096])
-        per_node = int(m.group(1)) if m and len(m.group(1)) <= 9 else None
+        per_node = file_ranks_per_node(path)
     k = per_node or allocation.cores_per_node
     if k > allocation.cores_per_node:
         raise RankmapError(f"{k} ranks per node do not fit on {allocation.cores_per_node} cores")
