@@ -81,3 +81,41 @@ def test_count_scale_units():
     assert count_scale("bytes", 5000)[1].endswith("(KiB)")
     assert count_scale("packets", 3e6) == (1e6, "packets on a directed link (millions)")
     assert count_scale("packets", 12) == (1.0, "packets on a directed link")
+
+
+def test_cdf_plots_keep_the_phase_name_and_show_every_curve(tmp_path, monkeypatch):
+    """Long specs are shortened in the title, never the phase name; the winner is drawn on
+    top and a curve equal to one before it says so in the legend; a phase with no network
+    traffic says that instead of an empty axis."""
+    import matplotlib.figure
+    from rankmap.allocation import whole_machine
+    from rankmap.machines import parse_machine
+    from rankmap.patterns import parse_pattern
+    from rankmap.plots.cdf import plot_link_cdfs
+    from rankmap.selection import compare
+
+    seen = []
+    real = matplotlib.figure.Figure.savefig
+
+    def capture(fig, *args, **kwargs):
+        ax = fig.axes[0]
+        lines = [ln for ln in ax.get_lines() if ln.get_label() and
+                 not ln.get_label().startswith("_")]
+        seen.append({"title": ax.get_title(), "texts": [t.get_text() for t in ax.texts],
+                     "labels": [ln.get_label() for ln in lines],
+                     "top": max(lines, key=lambda ln: ln.get_zorder()).get_label()})
+        return real(fig, *args, **kwargs)
+
+    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", capture)
+    m = parse_machine("torus:4x4:cores=16")
+    spec = "stencil:4x4:bytes=1KiB + " + " + ".join(["stencil:4x4:box"] * 6)
+    p = parse_pattern(spec)
+    comp = compare(m, whole_machine(m), p, ["inorder", "TXY"], routing="dor")
+    plot_link_cdfs(comp, str(tmp_path))
+    assert len(seen) == len(p.phases)
+    for fig, ph in zip(seen, p.phases):
+        assert fig["title"].startswith(f"phase {ph.name}: ") and "..." in fig["title"]
+        assert fig["top"] == comp.candidates[0].name
+    # inorder and TXY put all 16 ranks on one node: no network traffic in any phase
+    assert any("no traffic crosses the network" in t for t in seen[0]["texts"])
+    assert any("(= " in label for label in seen[0]["labels"])

@@ -44,6 +44,14 @@ def phase_file_names(phase_names, prefix: str = "cdf", fmt: str = "png") -> list
     return distinct_paths([f"{prefix}-{file_safe(name)}.{fmt}" for name in phase_names])
 
 
+def _short(text: str, width: int) -> str:
+    """``text`` cut to ``width`` characters with an ellipsis in the middle."""
+    if len(text) <= width:
+        return text
+    half = (width - 3) // 2
+    return text[:half] + "..." + text[len(text) - (width - 3 - half):]
+
+
 def byte_unit(largest: float) -> tuple[str, float]:
     """The binary unit a byte axis reads best in, for values up to ``largest`` bytes.
 
@@ -109,18 +117,36 @@ def plot_link_cdfs(comp: Comparison, out_dir: str, y: float = 0.99, max_curves: 
         fig, ax = plt.subplots(figsize=(7.5, 4.8), dpi=110)
         unit, size = byte_unit(max(float(np.max(e.phases[k].link_bytes, initial=0.0))
                                    for e in shown))
-        for e in shown:
+        styles = ("--", "-.", ":", (0, (5, 1, 1, 1)))
+        drawn: list = []              # (sorted loads, name) of the curves drawn so far
+        for i, e in enumerate(shown):
             loads = np.sort(e.phases[k].link_bytes) / size
             frac = np.arange(1, len(loads) + 1) / len(loads)
-            line, = ax.step(loads, frac, where="post", label=e.name, linewidth=1.4)
+            # the winner on top, solid and wider; the others dashed, so curves that coincide
+            # still show through one another, and the legend says which coincide
+            best = e is comp.candidates[0]
+            same = next((name for other, name in drawn if np.array_equal(other, loads)), None)
+            drawn.append((loads, e.name))
+            label = e.name if same is None else f"{e.name} (= {same})"
+            line, = ax.step(loads, frac, where="post", label=label,
+                            linewidth=2.4 if best else 1.4,
+                            linestyle="-" if best else styles[i % len(styles)],
+                            zorder=len(shown) + 2 if best else len(shown) - i)
             px = plateau_point(e.phases[k].link_bytes, y) / size
-            ax.plot([px], [y], "o", color=line.get_color(), markersize=6)
+            ax.plot([px], [y], "o", color=line.get_color(), markersize=6,
+                    zorder=len(shown) + 3 if best else len(shown) - i)
         ax.axhline(y, color="grey", linestyle=":", linewidth=0.8)
         ax.set_xlim(left=0)
+        if not any(np.any(e.phases[k].link_bytes) for e in shown):
+            ax.set_xlim(0, 1)
+            ax.text(0.5, 0.5, "no traffic crosses the network in this phase",
+                    transform=ax.transAxes, ha="center", va="center", fontsize=10)
         ax.set_xlabel(f"bytes on a directed link ({unit})")
         ax.set_ylabel("fraction of links carrying at most x")
-        ax.set_title(f"{comp.pattern.spec} on {comp.machine.spec}, {comp.routing}: "
-                     f"phase {phase_name}\n(dot = plateau point at y = {y})", fontsize=9)
+        # the phase first: long specs are shortened, the phase name never
+        ax.set_title(f"phase {_short(phase_name, 60)}: {_short(comp.pattern.spec, 50)} on "
+                     f"{_short(comp.machine.spec, 40)}, {comp.routing}\n"
+                     f"(dot = plateau point at y = {y})", fontsize=9)
         ax.set_ylim(0, 1.02)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8, loc="lower right", title=legend_title, title_fontsize=8)

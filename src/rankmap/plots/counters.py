@@ -69,13 +69,17 @@ def plot_pdf_cdf(series: dict[str, np.ndarray], unit: str = "bytes", y: float = 
     fig, (top, bot) = plt.subplots(2, 1, figsize=(7.5, 7.0), dpi=110, sharex=True)
     for label, v in series.items():
         e, frac = empirical_pdf(v, edges)
-        line, = top.step(e[:-1] / scale, frac, where="post", label=label, linewidth=1.3)
+        # every bin drawn with its width: the last (the busiest links) closes at its edge
+        line, = top.step(e / scale, np.append(frac, frac[-1:]), where="post", label=label,
+                         linewidth=1.3)
         xs, fs = empirical_cdf(v)
         bot.step(np.concatenate(([0.0], xs)) / scale, np.concatenate(([0.0], fs)),
                  where="post", color=line.get_color(), label=label, linewidth=1.3)
         px = plateau_point(v, y) / scale
         bot.plot([px], [y], "o", color=line.get_color(), markersize=7,
-                 markeredgecolor="black", label=f"{label} plateau x = {px:.4g}")
+                 markeredgecolor="black",
+                 label=f"{label} plateau x = {px:.4g} {xlabel.rsplit('(', 1)[-1].rstrip(')')}"
+                 if "(" in xlabel else f"{label} plateau x = {px:.4g}")
     top.set_ylabel("fraction of links in the bin")
     top.set_title((title + "\n" if title else "") + f"PDF (top) and CDF (bottom), "
                   f"{len(edges) - 1} bins; dots: plateau points at y = {y:g}", fontsize=9)

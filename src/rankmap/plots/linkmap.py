@@ -142,7 +142,7 @@ def plot_torus_links(machine, loads: np.ndarray, unit: str = "bytes", reduce: st
         # the star's meaning goes in the title: a legend would cover cells or the axis label
         if p["hot_load"] > 0:
             ax.plot([hx], [hy], "*", color="cyan", markersize=12, markeredgecolor="black")
-            hot = (f"star: busiest, at {tuple(p['hot_coords'])}, "
+            hot = (f"star: busiest, at ({','.join(str(int(c)) for c in p['hot_coords'])}), "
                    f"{p['hot_load'] / div:.4g} {ulabel.strip('()')}")
         else:
             hot = "no traffic"
