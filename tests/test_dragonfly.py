@@ -274,7 +274,7 @@ def test_links_out_has_classes(tmp_path, capsys):
     assert main(["evaluate", "--machine", TINY, "--pattern", "stencil:4x4x2", "--mapping",
                  "inorder", "--routing", "valiant", "--links-out", str(out)]) == 0
     lines = out.read_text().splitlines()
-    assert lines[0] == "class,src_router,dst_router,node,src,dst,bytes,streams"
+    assert lines[0] == "class,src_router,dst_router,node,src,dst,lane,bytes,streams"
     m = parse_machine(TINY)
     assert len(lines) == m.n_links + 1
     assert {ln.split(",")[0] for ln in lines[1:]} == {"inject", "eject", "row", "col", "global"}

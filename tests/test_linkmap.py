@@ -159,3 +159,44 @@ def test_link_map_figure_labels():
         assert " MiB" in a.get_title()
     cbars = [a for a in fig.axes if "MiB" in a.get_ylabel()]
     assert len(cbars) == 1 and "max over the hidden dimension (X / Y / Z)" in cbars[0].get_ylabel()
+
+
+def test_parallel_dragonfly_links_read_back_and_the_node_link_note(tmp_path, capsys):
+    """xc:groups=4 has several global links between the same two routers: the links CSV
+    gives each its lane, reads back link for link (a file without lanes too, by row order),
+    and the map says when the busiest link is a node's, which it does not draw."""
+    import matplotlib.figure
+    from rankmap.counters.links import align_to_machine
+    from rankmap.counters.reader import read_counters
+    m = parse_machine("xc:groups=4")
+    cols = m.link_columns()
+    keys = list(zip(*[np.asarray(v).tolist() for c, v in cols.items() if c != "lane"]))
+    assert len(set(keys)) < len(keys)                     # parallel links share those
+    f = tmp_path / "xc.csv"
+    assert main(["evaluate", "-m", "xc:groups=4", "--nodes", "random:64:seed=3", "-p",
+                 "stencil:16x16x8", "--mapping", "random", "--links-out", str(f)]) == 0
+    capsys.readouterr()
+    run = read_counters(str(f))
+    ph = run.phases["all"]
+    loads = align_to_machine(m, ph, str(f))
+    assert loads.sum() == ph.values.sum() and loads.max() == ph.values.max()
+    text = f.read_text().splitlines()
+    header = text[0].split(",")
+    lane = header.index("lane")
+    old = tmp_path / "old.csv"                            # the same file without lanes
+    old.write_text("\n".join(",".join(r.split(",")[:lane] + r.split(",")[lane + 1:])
+                             for r in text) + "\n")
+    assert np.array_equal(align_to_machine(m, read_counters(str(old)).phases["all"]),
+                          loads)                          # no lane: told apart by row order
+    seen = []
+    real = matplotlib.figure.Figure.savefig
+
+    def capture(fig, *a, **k):
+        seen.append(fig._suptitle.get_text())
+        return real(fig, *a, **k)
+
+    import unittest.mock
+    with unittest.mock.patch.object(matplotlib.figure.Figure, "savefig", capture):
+        assert main(["links", str(f), "--machine", "xc:groups=4", "--plot",
+                     str(tmp_path / "m.png")]) == 0
+    assert "the busiest link is a node's" in seen[0] and "node links are not drawn" in seen[0]

@@ -15,6 +15,10 @@ from .reader import CounterPhase, CounterRun
 __all__ = ["align_to_machine", "hottest_links", "link_load_summary"]
 
 
+#: link columns a counters file may leave out
+OPTIONAL_COLUMNS = ("lane",)
+
+
 def _codes(machine_col: np.ndarray, csv_col: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
     a, b = np.asarray(machine_col), np.asarray(csv_col)
     if a.dtype.kind not in "iu" or b.dtype.kind not in "iu":
@@ -67,6 +71,8 @@ def align_to_machine(machine, phase: CounterPhase, source: str = "counters") -> 
         machine, or a link is given twice.
     """
     mcols = machine.link_columns()
+    # a file without ``lane`` (written before it) tells parallel links apart by their order
+    mcols = {c: v for c, v in mcols.items() if c in phase.columns or c not in OPTIONAL_COLUMNS}
     missing = [c for c in mcols if c not in phase.columns]
     if missing:
         raise RankmapError(f"{source}: columns {','.join(missing)} are needed to place the "

@@ -25,7 +25,7 @@ __all__ = ["ALL_PHASES", "VALUE_COLUMNS", "TORUS_KEY", "INT_COLUMNS", "CounterPh
 VALUE_COLUMNS = ("bytes", "packets")
 TORUS_KEY = ("src", "dim", "dir", "dst")
 #: columns read as integers when present (torus and dragonfly link columns, stream counts).
-INT_COLUMNS = TORUS_KEY + ("streams", "src_router", "dst_router", "node")
+INT_COLUMNS = TORUS_KEY + ("streams", "src_router", "dst_router", "node", "lane")
 
 
 @dataclass
@@ -200,7 +200,11 @@ def read_counters(path: str, label: str | None = None) -> CounterRun:
     phase_of = table[:, idx["phase"]] if has_phase else np.full(len(table), ALL_PHASES)
     if (phase_of == "").any():
         raise RankmapError(f"{path}:{lines[int(np.nonzero(phase_of == '')[0][0])]}: empty phase name")
-    _check_unique_links(path, lines, phase_of, cols)
+    if not ("class" in cols and "lane" not in cols):
+        # (a dragonfly file without lanes, written before them, lists parallel global links
+        # alike: they are told apart, and repeats found, against the machine's links)
+        _check_unique_links(path, lines, phase_of, {c: v for c, v in cols.items()
+                                                    if c != "streams"})
     names = list(dict.fromkeys(phase_of.tolist()))
     phases = {}
     for name in names:

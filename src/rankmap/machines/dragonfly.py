@@ -203,10 +203,18 @@ class Dragonfly(Machine):
 
     def link_columns(self) -> dict[str, np.ndarray]:
         """``class`` (inject/eject/row/col/global), ``src_router``, ``dst_router``, ``node``
-        (the node of an injection/ejection link, else -1), ``src``, ``dst`` (node ids)."""
+        (the node of an injection/ejection link, else -1), ``src``, ``dst`` (node ids) and
+        ``lane``: 0, 1, ... among parallel links that share all the other columns (global
+        links between the same two routers), so that every link has its own row."""
+        key = np.lexsort((self._node, self._router_dst, self._router_src, self._class))
+        same = np.r_[False, (np.diff(self._class[key]) == 0) & (np.diff(self._router_src[key]) == 0)
+                     & (np.diff(self._router_dst[key]) == 0) & (np.diff(self._node[key]) == 0)]
+        start = np.maximum.accumulate(np.where(~same, np.arange(len(key)), 0))
+        lane = np.empty(len(key), dtype=np.int64)
+        lane[key] = np.arange(len(key)) - start
         return {"class": np.array(LINK_CLASSES)[self._class], "src_router": self._router_src,
                 "dst_router": self._router_dst, "node": self._node, "src": self._src,
-                "dst": self._dst}
+                "dst": self._dst, "lane": lane}
 
     # ---- nodes -------------------------------------------------------------------------
     def coords(self, nodes) -> np.ndarray:

@@ -311,7 +311,16 @@ def plot_dragonfly_links(machine, loads: np.ndarray, unit: str = "bytes", reduce
     ax2.set_xlabel(f"router column within a group ({C} per group; groups tiled {gc} across)")
     ax2.set_ylabel(f"router row within a group ({R} per group)")
     ax2.set_title("routers of every group", fontsize=9, pad=16)
-    fig.suptitle((title + "\n" if title else "") + f"link loads on {machine.spec}", fontsize=10)
+    # node links (injection, ejection) are in no panel: say so when one is the busiest
+    note = ""
+    if len(loads) and vmax > 0:
+        top = int(np.nanargmax(loads))
+        kind = str(machine.link_columns()["class"][top])
+        if kind not in ("row", "col", "global"):
+            note = (f"\nthe busiest link is a node's {kind} link, {vmax / div:.4g} "
+                    f"{ulabel.strip('()')}: node links are not drawn")
+    fig.suptitle((title + "\n" if title else "") + f"link loads on {machine.spec}" + note,
+                 fontsize=10)
     return fig
 
 
