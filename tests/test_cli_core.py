@@ -259,3 +259,14 @@ def test_a_bar_that_fails_to_start_does_not_stop_the_work():
     with _shown_after(live, delay=0.0):
         assert live.started.wait(30)
     assert live.calls == ["start", "stop"]     # a half-started display is stopped too
+
+
+def test_outputs_that_cannot_be_made_are_refused_before_work(tmp_path, capsys):
+    (tmp_path / "afile").write_text("x")
+    assert main(["links", "missing.csv", "--machine", "fattree:k=4:levels=2", "--plot",
+                 str(tmp_path / "m.png")]) == 2
+    assert "no link-load map for fattree" in capsys.readouterr().err
+    assert main(["compare", "-m", "torus:4x4", "-p", "stencil:4x4", "--plot-dir",
+                 str(tmp_path / "afile" / "sub")]) == 2
+    cap = capsys.readouterr()
+    assert "cannot make a folder in" in cap.err and cap.out == ""

@@ -78,6 +78,13 @@ def run(args) -> int:
         from ..plots.cdf import phase_file_names
         for name in phase_file_names(ph.name for ph in pattern.phases):
             check_writable(os.path.join(args.plot_dir, name), args.force)
+    elif args.plot_dir:                                  # a folder to make: can it be?
+        parent = os.path.abspath(args.plot_dir)
+        while not os.path.exists(parent):
+            parent = os.path.dirname(parent)
+        if not os.path.isdir(parent) or not os.access(parent, os.W_OK | os.X_OK):
+            raise RankmapError(f"--plot-dir {args.plot_dir!r}: cannot make a folder in "
+                               f"{parent!r}")
     if getattr(args, "report", None):
         from ..report.comparison import check_report_path
         check_report_path(args.report, args.force)

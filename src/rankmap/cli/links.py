@@ -37,7 +37,8 @@ def add_parser(sub) -> None:
     p.add_argument("--top", type=int_arg(0, 1 << 30), default=10, metavar="N",
                    help="list the N busiest links per phase (default 10)")
     p.add_argument("--plot", metavar="FILE.png|svg",
-                   help="write the link-load map (FILE-PHASE.png per phase when several)")
+                   help="write the link-load map (FILE-PHASE.png per phase when several; tori, "
+                   "meshes and dragonflies)")
     add_format(p, what="csv has one row per listed link: phase, the link's columns, load, "
                "unit")
     p.add_argument("--report", metavar="FILE.html", help="write a self-contained HTML report")
@@ -64,7 +65,7 @@ def run(args) -> int:
     from ..io.atomic import check_writable
     from ..io.file_names import distinct_paths
     from ..machines import parse_machine
-    from ..plots.linkmap import plot_link_map
+    from ..plots.linkmap import plot_link_map, supports
     from ..report.figures import image_format, save_figure, suffixed
     from ..report.links_report import links_report
 
@@ -77,6 +78,10 @@ def run(args) -> int:
             raise RankmapError(f"--report {args.report!r}: expected a .html file name")
         check_writable(args.report, args.force)
     machine = parse_machine(args.machine)
+    if args.plot and not supports(machine):
+        raise RankmapError(f"--plot: no link-load map for {machine.spec} ({machine.kind}): "
+                           "maps are drawn for tori, meshes and dragonflies; the table and "
+                           "--format json list the busiest links")
     run_ = read_counters(args.file)
     names = [run_.phase(args.phase).name] if args.phase else list(run_.phases)
     paths = []
