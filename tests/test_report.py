@@ -45,7 +45,7 @@ def test_compare_report(tmp_path, capsys):
     assert_self_contained(html)
     assert 'id="candidates"' in html and html.count("<tr") >= 5
     assert "busiest link vs inorder" in html
-    assert "The winner and why" in html and "best: " in html
+    assert "The winner and why" in html and "best: " in html and "why: " in html
     # 2 phases: 2 CDFs + 2 link maps of the winner
     assert len(images(html)) == 4
     for name in ("TXYZ", "XYZT", "inorder", "random", "torus:4x4x2:cores=2", "fft2d:4x8"):

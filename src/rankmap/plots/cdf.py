@@ -144,8 +144,8 @@ def plot_link_cdfs(comp: Comparison, out_dir: str, y: float = 0.99, max_curves: 
         ax.set_xlabel(f"bytes on a directed link ({unit})")
         ax.set_ylabel("fraction of links carrying at most x")
         # the phase first: long specs are shortened, the phase name never
-        ax.set_title(f"phase {_short(phase_name, 60)}: {_short(comp.pattern.spec, 50)} on "
-                     f"{_short(comp.machine.spec, 40)}, {comp.routing}\n"
+        ax.set_title(f"phase {_short(phase_name, 44)}: {_short(comp.pattern.spec, 36)} on "
+                     f"{_short(comp.machine.spec, 30)}, {comp.routing}\n"
                      f"(dot = plateau point at y = {y})", fontsize=9)
         ax.set_ylim(0, 1.02)
         ax.grid(alpha=0.3)

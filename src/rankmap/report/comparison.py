@@ -70,7 +70,7 @@ def comparison_report(comp: Comparison, y: float, title: str | None = None,
     Report
         The report, not yet written.
     """
-    from .render import explain
+    from .render import explain, explain_pick
     from ..plots.cdf import plot_link_cdfs
 
     rep = Report(title or f"rankmap: {comp.pattern.spec} on {comp.machine.spec}")
@@ -82,6 +82,7 @@ def comparison_report(comp: Comparison, y: float, title: str | None = None,
         rep.paragraph(f"skipped {name}: {why}", css="warn")
     rep.heading("The winner and why")
     rep.paragraph(f"best: {explain(comp)}", css="winner")
+    rep.paragraph(f"why: {explain_pick(comp)}")
     rep.paragraph("The best candidate has the lowest predicted time when a time model is "
                   "available, else the lightest busiest link, ties broken by hop-bytes.")
     rep.heading("Link-load distributions")

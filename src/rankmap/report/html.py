@@ -20,10 +20,11 @@ h1{font-size:1.5em;border-bottom:2px solid #345;padding-bottom:.2em}
 h2{font-size:1.2em;margin-top:1.6em;color:#234}
 table{border-collapse:collapse;margin:.6em 0;font-size:.9em}
 th,td{border:1px solid #bbb;padding:.25em .6em;text-align:right}
+td:first-child,td:nth-child(2){max-width:22em;overflow-wrap:anywhere}
 th{background:#e8edf3}td:first-child,th:first-child{text-align:left}
 tr.best td{background:#e3f6e3;font-weight:600}
 dl.inputs{display:grid;grid-template-columns:max-content auto;gap:.2em 1em}
-dl.inputs dt{font-weight:600}dl.inputs dd{margin:0;font-family:monospace}
+dl.inputs dt{font-weight:600}dl.inputs dd{margin:0;font-family:monospace;overflow-wrap:anywhere}
 .winner{background:#eef7ee;border-left:4px solid #3a3;padding:.6em 1em}
 .warn{background:#fff6e0;border-left:4px solid #d90;padding:.4em 1em}
 figure{margin:1em 0}figure img{max-width:100%;border:1px solid #ddd}
