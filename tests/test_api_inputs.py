@@ -184,3 +184,51 @@ def test_numbers_of_numpy_and_huge_ids_are_fine():
     assert t.nic_bw == 10**10
     assert Allocation(np.array([0, 10**12]), 4).n_nodes == 2
     assert Placement("p", [0, 10**11]).core_of_rank.tolist() == [0, 10**11]
+
+
+def test_a_lone_far_flow_is_named_without_building_its_stencil(monkeypatch):
+    """A graph of one flow 0 -> 100000 looks like a 1-D stencil of 'radius' 100000: its name
+    is found from the offsets' count, never by building every offset of that radius (that
+    took 8 GB)."""
+    from rankmap.patterns import grid_detect
+    real = grid_detect.stencil_offsets
+
+    def small_only(nd, box, r):
+        assert r <= 1000, f"built a stencil of radius {r}"
+        return real(nd, box, r)
+
+    monkeypatch.setattr(grid_detect, "stencil_offsets", small_only)
+    far = grid_detect.StencilMatch((100001,), (False,), np.array([[100000]]))
+    assert far.shape_name == "2-offset"                   # +100000 and -100000
+    near = grid_detect.StencilMatch((8, 8), (True, True), np.array([[1, 0], [0, 1]]))
+    assert near.shape_name == "star"
+
+
+def test_phase_columns_group_in_one_pass_in_first_appearance_order(tmp_path, monkeypatch):
+    from rankmap.counters.reader import read_counters
+    f = tmp_path / "g.csv"
+    f.write_text("src,dst,bytes,phase\n0,1,8,b\n1,2,9,a\n2,3,10,b\n3,0,11,c\n")
+    p = parse_pattern(f"graph:{f}")
+    assert [ph.name for ph in p.phases] == ["b", "a", "c"]
+    assert p.phases[0].bytes.tolist() == [8.0, 10.0] and p.phases[0].src.tolist() == [0, 2]
+    c = tmp_path / "c.csv"
+    c.write_text("link,bytes,phase\nx,1,z\nx,2,y\ny,3,z\ny,4,y\n")
+    run = read_counters(str(c))
+    assert list(run.phases) == ["z", "y"] and run.phases["y"].values.tolist() == [2.0, 4.0]
+    monkeypatch.setenv("RANKMAP_MAX_PHASES", "2")
+    with pytest.raises(RankmapError, match="has 3 phases; the limit is 2"):
+        parse_pattern(f"graph:{f}")
+    t = tmp_path / "p.toml"
+    t.write_text('[[phase]]\npattern = "stencil:2x2"\n' * 3)
+    with pytest.raises(RankmapError, match="phases; the limit is 2"):
+        parse_pattern(str(t))
+
+
+def test_a_closed_standard_output_is_an_error(tmp_path):
+    import subprocess
+    import sys
+    code = "import sys; from rankmap.cli import main; sys.exit(main(sys.argv[1:]))"
+    proc = subprocess.run(f"'{sys.executable}' -c '{code}' compare -m torus:2x2 -p stencil:2x2 "
+                          ">&-", shell=True, capture_output=False, stderr=subprocess.PIPE,
+                          text=True, timeout=120)
+    assert proc.returncode == 2 and "standard output is closed" in proc.stderr

@@ -47,6 +47,7 @@ LIMITS: dict[str, tuple[int, str, str]] = {
     "route_work": (1 << 32, "RANKMAP_MAX_ROUTE_WORK", "(flow, link) shares to add up"),
     "file_bytes": (1 << 28, "RANKMAP_MAX_FILE_BYTES", "bytes"),
     "points": (10_000, "RANKMAP_MAX_POINTS", "points"),
+    "phases": (1 << 16, "RANKMAP_MAX_PHASES", "phases"),
 }
 
 #: how many characters of a bad value an error message echoes.

@@ -165,6 +165,11 @@ def main(argv: list[str] | None = None, *, freeze_loaded: bool = False) -> int:
     limit_blas_threads()  # before numpy and scipy load (rankmap.threads says why)
     decline_blas_probe()  # numba's first kernel load without scipy.linalg (the module says why)
     command = "rankmap"
+    if sys.stdout is None:   # started with stdout closed (>&-): print() would drop the results
+        if sys.stderr is not None:
+            print("rankmap: error: standard output is closed: nowhere to print the results",
+                  file=sys.stderr)
+        return 2
     try:
         from ..io.atomic import install_signal_cleanup
 

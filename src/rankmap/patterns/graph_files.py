@@ -547,7 +547,16 @@ def make_graph_pattern(spec_text: str, path: str, nbytes: int | None = None,
         phases = [Phase("graph", src, dst, sizes)]
     else:
         names = np.array(phase_names, dtype=object)[keep]
-        order = list(dict.fromkeys(names))
-        phases = [Phase(str(p), src[names == p], dst[names == p], sizes[names == p]) for p in order]
+        # one pass over the rows, whatever the number of phases (a scan per phase was
+        # quadratic: 40,000 phase names took 50 s)
+        uniq, first, code = np.unique(names.astype(str), return_index=True, return_inverse=True)
+        check_limit(len(uniq), "phases", f"graph file {path}")
+        rank_of = np.empty(len(uniq), dtype=np.int64)
+        rank_of[np.argsort(first, kind="stable")] = np.arange(len(uniq))   # first appearance
+        code = rank_of[code]
+        rows = np.argsort(code, kind="stable")
+        cuts = np.searchsorted(code[rows], np.arange(1, len(uniq)))
+        phases = [Phase(str(names[part[0]]), src[part], dst[part], sizes[part])
+                  for part in np.split(rows, cuts)]
     return Pattern(spec=spec_text, kind="graph", n_ranks=int(n), phases=phases,
                    params={"file": path})

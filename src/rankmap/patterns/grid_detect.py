@@ -59,7 +59,11 @@ class StencilMatch:
         have = {tuple(o) for o in _symmetric(self.offsets)}
         r = int(np.abs(self.offsets).max())
         for box in (False, True):
-            if have == {tuple(o) for o in stencil_offsets(nd, box, r)}:
+            # the offsets' count first: a star or box of radius r has 2 nd r or
+            # (2r + 1)^nd - 1 of them, and building one as large as r (a graph's lone flow
+            # 0 -> 100000 has r = 100000) would take the whole memory
+            count = (2 * r + 1) ** nd - 1 if box else 2 * nd * r
+            if count == len(have) and have == {tuple(o) for o in stencil_offsets(nd, box, r)}:
                 word = "box" if box else "star"
                 return word if r == 1 else f"{word} of radius {r}"
         if nd >= 2 and min(self.grid) >= 2 and \

@@ -123,6 +123,7 @@ def _read(path: str, default_ranks: int | None, parse_pattern, with_grid) -> Pat
     tables = data.get("phase")
     if not isinstance(tables, list) or not tables:
         raise RankmapError(f"pattern file {show(path)} has no [[phase]] tables")
+    check_limit(len(tables), "phases", f"pattern file {path}")
     n_ranks = data.get("ranks")
     if n_ranks is not None:
         n_ranks = as_int(n_ranks, f"ranks in pattern file {show(path)}", minimum=1)
