@@ -58,6 +58,7 @@ def test_read_torus_and_free_link_ids(tmp_path):
     ("link,bytes,phase\na,1,\n", ":2:", "empty phase"),
     ("src,dst,weight\n0,1,5\n", ":1:", "no 'bytes' or 'packets'"),
     ("node,bytes\n0,1\n", ":1:", "names no link"),
+    ("link,bytes\na,9007199254740993\n", ":2:", "to 2^53 (counts above it would be rounded)"),
 ])
 def test_malformed_rows_name_file_and_line(tmp_path, text, where, what):
     p = write(tmp_path / "bad.csv", text)

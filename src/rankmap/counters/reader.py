@@ -182,12 +182,13 @@ def read_counters(path: str, label: str | None = None) -> CounterRun:
         raise RankmapError(f"{path}: no link rows after the header")
     table = np.char.strip(np.array(body, dtype=str))
     values = _column(table[:, idx[unit]], lines, path, unit, np.float64)
-    # a count above 2^64 cannot come from a (64-bit) hardware counter: refused, not rounded
-    bad = ~np.isfinite(values) | (values < 0) | (values > 2.0 ** 64)
+    # counts are analysed as doubles: above 2^53 one would be rounded (9007199254740993 read
+    # as ...992), so it is refused, not rounded (9 PB on one link)
+    bad = ~np.isfinite(values) | (values < 0) | (values >= 2.0 ** 53)
     if bad.any():
         k = int(np.nonzero(bad)[0][0])
         raise RankmapError(f"{path}:{lines[k]}: bad {unit} value {str(table[k, idx[unit]])!r}: "
-                           "expected a count from 0 to 2^64")
+                           "expected a count from 0 to 2^53 (counts above it would be rounded)")
     cols = {}
     for c, i in idx.items():
         if c in (unit, "phase"):
