@@ -223,12 +223,3 @@ def test_phase_columns_group_in_one_pass_in_first_appearance_order(tmp_path, mon
     with pytest.raises(RankmapError, match="phases; the limit is 2"):
         parse_pattern(str(t))
 
-
-def test_a_closed_standard_output_is_an_error(tmp_path):
-    import subprocess
-    import sys
-    code = "import sys; from rankmap.cli import main; sys.exit(main(sys.argv[1:]))"
-    proc = subprocess.run(f"'{sys.executable}' -c '{code}' compare -m torus:2x2 -p stencil:2x2 "
-                          ">&-", shell=True, capture_output=False, stderr=subprocess.PIPE,
-                          text=True, timeout=120)
-    assert proc.returncode == 2 and "standard output is closed" in proc.stderr
