@@ -26,7 +26,7 @@ import re
 from .errors import RankmapError
 
 __all__ = ["INT64_MAX", "LIMITS", "show", "limit", "check_limit", "as_int", "as_float", "id_array",
-           "first_repeated",
+           "first_repeated", "groups_in_order",
            "parse_int_text", "parse_float_text", "finite_array", "read_text", "read_lines",
            "read_csv_rows", "format_count", "json_text", "hostlist_size", "expand_hostlist"]
 
@@ -377,6 +377,41 @@ def first_repeated(ids) -> int | None:
     s = np.sort(ids)
     same = s[1:] == s[:-1]
     return int(s[1:][same][0]) if same.any() else None
+
+
+def groups_in_order(labels, subject: str) -> list:
+    """Row indices of every distinct label, labels in order of first appearance, in one pass
+    (a scan per label is quadratic); their number is capped by ``RANKMAP_MAX_PHASES``.
+
+    Parameters
+    ----------
+    labels : numpy.ndarray
+        One label (a phase name) per row.
+    subject : str
+        What the labels come from (a file), for the cap's message.
+
+    Returns
+    -------
+    list of numpy.ndarray
+        For each distinct label, first seen first, the int64 indices of its rows, ascending.
+
+    Raises
+    ------
+    RankmapError
+        More distinct labels than the cap.
+    """
+    import numpy as np
+
+    labels = np.asarray(labels)
+    if labels.size == 0:
+        return []
+    uniq, first, code = np.unique(labels, return_index=True, return_inverse=True)
+    check_limit(len(uniq), "phases", subject)
+    rank_of = np.empty(len(uniq), dtype=np.int64)
+    rank_of[np.argsort(first, kind="stable")] = np.arange(len(uniq))
+    code = rank_of[code.ravel()]
+    rows = np.argsort(code, kind="stable")
+    return np.split(rows, np.searchsorted(code[rows], np.arange(1, len(uniq))))
 
 
 def read_text(path: str, what: str = "file") -> str:

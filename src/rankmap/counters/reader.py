@@ -16,7 +16,7 @@ import numpy as np
 
 from ..errors import RankmapError
 from ..patterns.base import ALL_PHASES
-from ..validate import check_limit
+from ..validate import groups_in_order
 
 __all__ = ["ALL_PHASES", "VALUE_COLUMNS", "TORUS_KEY", "INT_COLUMNS", "CounterPhase", "CounterRun",
            "read_counters", "read_runs"]
@@ -207,15 +207,8 @@ def read_counters(path: str, label: str | None = None) -> CounterRun:
         # alike: they are told apart, and repeats found, against the machine's links)
         _check_unique_links(path, lines, phase_of, {c: v for c, v in cols.items()
                                                     if c != "streams"})
-    # one pass over the rows, whatever the number of phases (first appearance order)
-    uniq, first, code = np.unique(phase_of, return_index=True, return_inverse=True)
-    check_limit(len(uniq), "phases", f"counters file {path}")
-    rank_of = np.empty(len(uniq), dtype=np.int64)
-    rank_of[np.argsort(first, kind="stable")] = np.arange(len(uniq))
-    code = rank_of[code]
-    rows_of = np.argsort(code, kind="stable")
     phases = {}
-    for sel in np.split(rows_of, np.searchsorted(code[rows_of], np.arange(1, len(uniq)))):
+    for sel in groups_in_order(phase_of, f"counters file {path}"):
         name = str(phase_of[sel[0]])
         phases[name] = CounterPhase(name, values[sel], {c: v[sel] for c, v in cols.items()},
                                      lines[sel])

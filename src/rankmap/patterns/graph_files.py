@@ -27,8 +27,8 @@ import numpy as np
 
 from ..errors import RankmapError
 from ..units import MAX_SIZE, parse_size
-from ..validate import (check_limit, limit, parse_float_text, parse_int_text, read_csv_rows,
-                        read_lines, read_text, show)
+from ..validate import (check_limit, groups_in_order, limit, parse_float_text, parse_int_text,
+                        read_csv_rows, read_lines, read_text, show)
 from .base import Pattern, Phase
 
 __all__ = ["read_csv_graph", "read_dense_matrix", "read_matrix_market", "read_metis",
@@ -546,17 +546,8 @@ def make_graph_pattern(spec_text: str, path: str, nbytes: int | None = None,
     if phase_names is None:
         phases = [Phase("graph", src, dst, sizes)]
     else:
-        names = np.array(phase_names, dtype=object)[keep]
-        # one pass over the rows, whatever the number of phases (a scan per phase was
-        # quadratic: 40,000 phase names took 50 s)
-        uniq, first, code = np.unique(names.astype(str), return_index=True, return_inverse=True)
-        check_limit(len(uniq), "phases", f"graph file {path}")
-        rank_of = np.empty(len(uniq), dtype=np.int64)
-        rank_of[np.argsort(first, kind="stable")] = np.arange(len(uniq))   # first appearance
-        code = rank_of[code]
-        rows = np.argsort(code, kind="stable")
-        cuts = np.searchsorted(code[rows], np.arange(1, len(uniq)))
+        names = np.array(phase_names, dtype=object)[keep].astype(str)
         phases = [Phase(str(names[part[0]]), src[part], dst[part], sizes[part])
-                  for part in np.split(rows, cuts)]
+                  for part in groups_in_order(names, f"graph file {path}")]
     return Pattern(spec=spec_text, kind="graph", n_ranks=int(n), phases=phases,
                    params={"file": path})
