@@ -266,3 +266,11 @@ def test_mapfile_format_needs_a_mapfile(capsys):
     assert main(["evaluate", "-m", "torus:4x4", "-p", "stencil:4x4", "--mapping", "XY" + "T",
                  "--mapfile-format", "bgp"]) == 2
     assert "--mapfile-format bgp: applies to --mapfile only" in capsys.readouterr().err
+
+
+def test_the_mpich_command_printed_is_mpich_s(tmp_path, capsys):
+    """Open MPI's mpiexec refuses -f: the printed command names MPICH's Hydra launcher."""
+    out = tmp_path / "m.mpich"
+    assert main(["map", "-m", "torus:4x4:cores=4", "-p", "stencil:4x4", "--mapping", "XYT",
+                 "--emit", "mpich", "-o", str(out)]) == 0
+    assert f"mpiexec.hydra -f {out} -n 16 ./app" in capsys.readouterr().out

@@ -55,7 +55,8 @@ EMITTERS = MappingProxyType({e.name: e for e in (
                   "(Open MPI 5: --map-by rankfile:file={path})", read=openmpi.read_rankfile),
     Emitter("mpich", mpich.format_machinefile,
             "MPICH Hydra machinefile in rank order: 'host:count' (e.g. 'nid00012:4')",
-            usage="mpiexec -f {path} -n {n_ranks} ./app", read=mpich.read_machinefile),
+            usage="mpiexec.hydra -f {path} -n {n_ranks} ./app   (or mpirun.mpich; "
+                  "Open MPI's mpiexec takes the openmpi format)", read=mpich.read_machinefile),
     Emitter("hostfile", hostfile.format_hostfile,
             "one host per line in rank order, as SimGrid smpirun reads it (e.g. 'nid00012')",
             usage="rankmap simgrid platform --machine '{machine}' -o platform.xml\n"
