@@ -350,3 +350,22 @@ def test_unknown_launcher_names_the_emit_option(slurm_job, capsys):
     assert main(["launch", "-m", "torus:4x4:cores=4", "-p", "stencil:4x4", "--dry-run", "--",
                  "mylauncher", "./app"]) == 2
     assert "pass --emit (one of" in capsys.readouterr().err
+
+
+def test_threads_per_rank_come_from_slurm_cpus_per_task(slurm_job, tmp_path, capsys):
+    """In a Slurm job with --cpus-per-task=2, each rank gets 2 cores of the rankfile unless
+    --threads says otherwise; a bad value is one line."""
+    slurm_job.setenv("SLURM_TASKS_PER_NODE", "2(x4)")
+    slurm_job.setenv("SLURM_CPUS_PER_TASK", "2")
+    args = ["launch", "-m", "torus:4x4:cores=4", "-p", "stencil:2x4", "--mapping", "inorder",
+            "--dry-run", "--force", "-o", "rf"]
+    assert main(args + ["--", "mpirun", "./app"]) == 0
+    cap = capsys.readouterr()
+    assert "2 threads per rank (SLURM_CPUS_PER_TASK)" in cap.err
+    assert (tmp_path / "rf").read_text().splitlines()[0] == "rank 0=node0-0 slot=0-1"
+    assert main(args + ["--threads", "1", "--", "mpirun", "./app"]) == 0
+    assert (tmp_path / "rf").read_text().splitlines()[0] == "rank 0=node0-0 slot=0"
+    capsys.readouterr()
+    slurm_job.setenv("SLURM_CPUS_PER_TASK", "two")
+    assert main(args + ["--", "mpirun", "./app"]) == 2
+    assert "bad SLURM_CPUS_PER_TASK 'two'" in capsys.readouterr().err

@@ -82,10 +82,11 @@ def add_parser(sub) -> None:
                    help="placement file to write (default: rankmap-<job id>.<format>, "
                    "outside a batch job rankmap-<process id>.<format>; cray: MPICH_RANK_ORDER)")
     p.add_argument("--seed", type=SEED, default=0, help="seed for random placements (default 0)")
-    p.add_argument("--threads", type=THREADS, default=1, metavar="T",
+    p.add_argument("--threads", type=THREADS, default=None, metavar="T",
                    help="threads per rank: the job's slots per node are its ranks per node, "
                    "and each rank gets T cores of the placement file (slots x T must fit the "
-                   "machine's cores per node; default 1)")
+                   "machine's cores per node; default: SLURM_CPUS_PER_TASK in a Slurm job, "
+                   "else 1)")
     p.add_argument("--reorder", action="store_true",
                    help="preload the rankmap PMPI library so that the program's "
                    "MPI_Cart_create/MPI_Graph_create/MPI_Dist_graph_create(_adjacent) with "
@@ -140,6 +141,22 @@ def _aprun_layout(cmd: list[str], path: str, threads: int) -> list[str]:
     if threads > 1 and not any(a == "-d" or a.startswith("--cpus-per-pe") for a in own):
         extra += ["-d", str(threads)]
     return cmd[:1] + extra + cmd[1:]
+
+
+def _slurm_cpus_per_task(job) -> int:
+    """Threads per rank a Slurm job asked for (``SLURM_CPUS_PER_TASK``; srun passes it on to
+    its tasks), else 1."""
+    text = os.environ.get("SLURM_CPUS_PER_TASK", "").strip()
+    if job.source != "Slurm" or not text:
+        return 1
+    try:
+        threads = THREADS(text)
+    except (argparse.ArgumentTypeError, ValueError):
+        raise RankmapError(f"bad SLURM_CPUS_PER_TASK {text!r}: expected a whole number of "
+                           "cores from 1") from None
+    if threads > 1:
+        note(f"rankmap launch: {threads} threads per rank (SLURM_CPUS_PER_TASK)")
+    return threads
 
 
 def _slot_list(slots) -> str:
@@ -314,7 +331,7 @@ def search_command(args, spec: str, argv: list[str], fmt: str, hostfile: str,
         value = getattr(args, dest, default)
         if value != default:
             inner += [flag, value]
-    if getattr(args, "threads", 1) != 1:
+    if (getattr(args, "threads", 1) or 1) != 1:
         inner += ["--threads", str(args.threads)]
     if args.jobs is not None:
         inner += ["--jobs", str(args.jobs)]
@@ -444,6 +461,8 @@ def run(args) -> int:
     if args.routing is not None:
         machine.check_routing(args.routing)     # refused here even when no search routes
     job = job_hosts(hostfile=args.hostfile)
+    if args.threads is None:
+        args.threads = _slurm_cpus_per_task(job)
     allocation = with_job_threads(job_allocation(job, machine, args.nodes), machine,
                                   args.threads)
     uneven = len(set(job.slots)) > 1
