@@ -26,7 +26,7 @@ import re
 from .errors import RankmapError
 
 __all__ = ["INT64_MAX", "LIMITS", "show", "limit", "check_limit", "as_int", "as_float", "id_array",
-           "first_repeated", "groups_in_order",
+           "first_repeated", "groups_in_order", "read_only_view",
            "parse_int_text", "parse_float_text", "finite_array", "read_text", "read_lines",
            "read_csv_rows", "format_count", "json_text", "hostlist_size", "expand_hostlist"]
 
@@ -313,7 +313,7 @@ def id_array(values, what: str, size: int | None = None, copy: bool = True):
         Ids must be below it.
     copy : bool
         True: a read-only copy. False: the values themselves when they already are int64
-        (only checked: for hot paths that keep no reference).
+        (checked, not copied: for large arrays, e.g. a phase's ranks).
 
     Returns
     -------
@@ -349,6 +349,27 @@ def id_array(values, what: str, size: int | None = None, copy: bool = True):
     if copy:
         out.flags.writeable = False
     return out
+
+
+def read_only_view(arr):
+    """A view of the array ``arr`` that cannot be written (the data is not copied).
+
+    Parameters
+    ----------
+    arr : numpy.ndarray
+        Any array.
+
+    Returns
+    -------
+    numpy.ndarray
+        A C-contiguous view (a copy only when ``arr`` is not contiguous) with
+        ``flags.writeable`` False.
+    """
+    import numpy as np
+
+    view = np.ascontiguousarray(arr).view()
+    view.flags.writeable = False
+    return view
 
 
 def first_repeated(ids) -> int | None:

@@ -12,16 +12,11 @@ from abc import ABC, abstractmethod
 import numpy as np
 
 from ..errors import RankmapError
+from ..validate import read_only_view
 from .node_structure import NodeStructure
 
 __all__ = ["Machine", "GridMachine"]
 
-
-def _read_only(arr: np.ndarray) -> np.ndarray:
-    """A view of ``arr`` that cannot be written: a machine's arrays are fixed when built."""
-    view = arr.view()
-    view.flags.writeable = False
-    return view
 
 
 class Machine(ABC):
@@ -73,17 +68,17 @@ class Machine(ABC):
     def link_src(self) -> np.ndarray:
         """Source vertex of every directed link (int64, length ``n_links``, read-only): a
         node id, or what the machine's module docstring says for switch/router ends."""
-        return _read_only(self._src)
+        return read_only_view(self._src)
 
     @property
     def link_dst(self) -> np.ndarray:
         """Destination vertex of every directed link (int64, length ``n_links``, read-only)."""
-        return _read_only(self._dst)
+        return read_only_view(self._dst)
 
     @property
     def link_bandwidth(self) -> np.ndarray:
         """Bandwidth of every directed link in bytes per second (float64, read-only)."""
-        return _read_only(self._bw)
+        return read_only_view(self._bw)
 
     def link_columns(self) -> dict[str, np.ndarray]:
         """Columns naming every link, for CSV output and for matching counters files.

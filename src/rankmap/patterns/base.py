@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import RankmapError
-from ..validate import as_int, id_array
+from ..validate import as_int, id_array, read_only_view
 
 __all__ = ["Phase", "Pattern", "ALL_PHASES"]
 
@@ -31,8 +31,12 @@ class Phase:
     bytes: np.ndarray
 
     def __post_init__(self):
-        self.src = id_array(self.src, f"phase {self.name!r}: source ranks")
-        self.dst = id_array(self.dst, f"phase {self.name!r}: destination ranks")
+        # checked in place and kept as read-only views: a generated phase of 27 M flows is
+        # not copied again (the pattern's rank range check follows)
+        self.src = read_only_view(id_array(self.src, f"phase {self.name!r}: source ranks",
+                                           copy=False))
+        self.dst = read_only_view(id_array(self.dst, f"phase {self.name!r}: destination ranks",
+                                           copy=False))
         try:
             self.bytes = np.ascontiguousarray(np.broadcast_to(self.bytes, self.src.shape),
                                               dtype=np.float64)
