@@ -78,6 +78,12 @@ def run(args) -> int:
     if not argv:
         raise RankmapError("no program to run: give the launcher command after '--', e.g. "
                            "-- mpirun -n 4 ./app")
+    if os.path.basename(argv[0]).startswith("smpirun"):
+        raise RankmapError("record cannot run under smpirun: SimGrid loads a private copy of "
+                           "the program for every rank, out of the recording library's reach. "
+                           "Record the program built with mpicc under mpirun (it sends the "
+                           "same bytes), then run its smpicc build in SimGrid with: rankmap "
+                           "validate --pattern graph:FILE ... -- ./app.smpi")
     fmt = args.format or ("mat" if args.output.endswith(".mat") else "csv")
     if fmt == "mat" and not args.output.endswith(".mat"):
         raise RankmapError(f"--format mat writes a .mat file, got -o {args.output!r}")

@@ -13,7 +13,7 @@ from ..report.figures import image_format
 from ..validate import json_text
 from .common import add_force, add_input_options, example, load_inputs, progress_bar, time_options
 
-__all__ = ["add_parser", "run", "print_table"]
+__all__ = ["add_parser", "run", "check_program", "print_table"]
 
 
 def add_parser(sub) -> None:
@@ -33,9 +33,16 @@ def add_parser(sub) -> None:
         "smpicc/smpirun (Debian: apt-get install libsimgrid-dev simgrid). Machines SimGrid "
         "routes like rankmap: tori (dor), k-ary fat trees (dmodk, taper=1) and dragonflies "
         "with rows=1,global=1,layout=absolute (minimal); the route check line says whether "
-        "SimGrid's routes are rankmap's.",
+        "SimGrid's routes are rankmap's. After '--', your own MPI program built with SimGrid's "
+        "smpicc runs instead, under every placement, and its whole run's simulated time is "
+        "compared with the pattern's prediction (record the pattern from the same program "
+        "built with mpicc: rankmap record).",
         epilog=example("rankmap validate --machine torus:8x8x16 --pattern stencil:32x32:periodic "
-                       "--mappings XYZT,random,greedy,graph --plot v.png"),
+                       "--mappings XYZT,random,greedy,graph --plot v.png\n"
+                       "rankmap record -o app.csv -- mpirun -n 64 ./app\n"
+                       "smpicc -O2 -o app.smpi app.c\n"
+                       "rankmap validate --machine torus:4x4x4 --pattern graph:app.csv "
+                       "-- ./app.smpi"),
         formatter_class=argparse.RawDescriptionHelpFormatter)
     add_input_options(p)
     p.add_argument("--mappings", default="all", metavar="LIST",
@@ -43,14 +50,18 @@ def add_parser(sub) -> None:
     p.add_argument("--timeout", type=float, default=600.0, metavar="SECONDS",
                    help="wall-clock limit per simulation (default 600); a candidate that "
                    "exceeds it is reported without a simulated time")
-    p.add_argument("--program", choices=("auto", "flows"), default="auto",
+    p.add_argument("--program", choices=("auto", "flows"), default=None,
                    help="SMPI program: 'auto' (default) runs the pattern's own MPI program "
                    "(halo exchange for stencil, sub-communicator MPI_Alltoall for fft2d, "
-                   "MPI_Sendrecv for random pairs) and the flow-list replay for other patterns; 'flows' always replays the flows")
+                   "MPI_Sendrecv for random pairs) and the flow-list replay for other "
+                   "patterns; 'flows' always replays the flows")
     p.add_argument("--plot", metavar="FILE.png|svg",
                    help="scatter plot of simulated vs predicted (PNG or SVG)")
     p.add_argument("--json", metavar="FILE", help="also write the results as JSON")
     add_force(p)
+    p.add_argument("program_argv", nargs=argparse.REMAINDER, metavar="-- PROGRAM ARGS",
+                   help="your own MPI program (built with smpicc) and its arguments, after "
+                   "'--': simulated with --pattern's rank count in the current directory")
     p.set_defaults(func=run)
 
 
@@ -72,6 +83,17 @@ def run(args) -> int:
     """
     from ..simgrid import validation as V
 
+    command = list(args.program_argv or [])
+    if command and command[0] == "--":
+        command = command[1:]
+    if args.program_argv and not command:
+        raise RankmapError("no program after '--': give your smpicc-built program, e.g. "
+                           "-- ./app.smpi")
+    if command and args.program:
+        raise RankmapError(f"--program {args.program} and a program after '--' both choose "
+                           f"what SMPI runs: give one")
+    if command:
+        check_program(command[0])
     if not 0 < args.timeout <= 86400:
         raise RankmapError(f"bad --timeout {args.timeout}: must be positive and at most 86400 s")
     for out in (args.plot, args.json):
@@ -84,7 +106,8 @@ def run(args) -> int:
     with progress_bar(2 * len(names), "predicting / simulating") as advance:
         val = V.validate(machine, allocation, pattern, names, routing=args.routing,
                          seed=args.seed, timeout=args.timeout, progress=advance,
-                         program=args.program, time_options=time_options(args))
+                         program=args.program or "auto", time_options=time_options(args),
+                         command=command or None)
     print_table(val)
     if args.plot:
         print(f"wrote {V.scatter_plot(val, args.plot, args.force)}", file=sys.stderr)
@@ -92,6 +115,29 @@ def run(args) -> int:
         write_atomic(args.json, json_text(val.to_json(), indent=1) + "\n", force=args.force)
         print(f"wrote {args.json}", file=sys.stderr)
     return 0
+
+
+def check_program(exe: str) -> None:
+    """Refuse a program that is missing or not executable, before any work.
+
+    Parameters
+    ----------
+    exe : str
+        The program's path, or a name looked up in ``PATH``.
+
+    Raises
+    ------
+    RankmapError
+        The program is not found or cannot be executed.
+    """
+    import os
+    import shutil
+
+    path = exe if os.sep in exe else shutil.which(exe)
+    if path is None or not os.path.exists(path):
+        raise RankmapError(f"program {exe!r} not found")
+    if os.path.isdir(path) or not os.access(path, os.X_OK):
+        raise RankmapError(f"program {exe!r} is not an executable file")
 
 
 def print_table(val) -> None:

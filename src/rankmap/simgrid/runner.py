@@ -12,7 +12,9 @@ MPI_Alltoall on row and column communicators from MPI_Comm_split; random pairs r
 ``programs/pairs.c``, an MPI_Sendrecv between partners read from a file (line r: rank r's
 partner); everything else (graphs, mini-apps, TOML phases) runs ``programs/flows.c``, which
 replays the flow list.
-``program="flows"`` forces the replay. A pattern-specific program is used only when the
+``program="flows"`` forces the replay. :func:`simulate_command` runs the user's own program
+instead (built with ``smpicc``), in the current directory, and reads SimGrid's simulated time
+of the whole run. A pattern-specific program is used only when the
 pattern's phases are exactly what its generator makes from the recorded parameters, so both
 programs send the same messages (tests/test_simgrid_programs.py checks equal phase times).
 
@@ -59,8 +61,9 @@ from .build import compiled_program, find_tool
 from .flowfile import flow_file_bytes
 from .platform import check_supported, hostfile, platform_xml
 
-__all__ = ["SMPI_CONFIG", "PROGRAM_CHOICES", "MAX_MESSAGE", "SimulationTimeout", "SmpiResult",
-           "ProgramRun", "choose_program", "simulate"]
+__all__ = ["SMPI_CONFIG", "SMPI_COMMAND_CONFIG", "PROGRAM_CHOICES", "MAX_MESSAGE",
+           "SimulationTimeout", "SmpiResult", "ProgramRun", "choose_program", "simulate",
+           "simulate_command"]
 
 SMPI_CONFIG = ["--cfg=smpi/simulate-computation:no", "--cfg=network/model:CM02",
                "--cfg=network/crosstraffic:0", "--cfg=smpi/display-timing:0",
@@ -242,11 +245,33 @@ def simulate(machine, pattern, node_of_rank, routing: str = "dor", mem_bw: float
         When SimGrid cannot model the machine, SMPI is not installed, compilation fails, or
         smpirun fails or reports the wrong number of phases.
     """
-    import time
-
     check_supported(machine, routing)
     run = choose_program(pattern, program)
     exe = compiled_program(run.name)
+    proc, wall = _smpirun(machine, pattern.n_ranks, node_of_rank, [exe, *run.args], SMPI_CONFIG,
+                          mem_bw=mem_bw, link_latency=link_latency, timeout=timeout,
+                          workdir=workdir, files=run.files)
+    times = {int(m.group(1)): float(m.group(2))
+             for m in re.finditer(r"^phase (\d+) (\S+)$", proc.stdout, re.M)}
+    if proc.returncode != 0 or len(times) != len(pattern.phases):
+        tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+        raise RankmapError(f"smpirun failed (exit {proc.returncode}, program {run.name}): {tail}")
+    return SmpiResult([times[i] for i in range(len(pattern.phases))], wall, run.name)
+
+
+def _smpirun(machine, n_ranks: int, node_of_rank, argv: list[str], config: list[str], *,
+             mem_bw: float | None, link_latency: float | None, timeout: float | None,
+             workdir: str | None, files: dict[str, bytes] | None = None,
+             cwd: str | None = None) -> tuple[subprocess.CompletedProcess, float]:
+    """Run ``smpirun`` on the machine's platform with rank r on node ``node_of_rank[r]``.
+
+    The platform XML and the hostfile (and ``files``) go to a temporary directory, which is
+    also the working directory unless ``cwd`` is given. Returns the finished process (output
+    captured as text) and its wall-clock seconds; raises :class:`SimulationTimeout` after
+    ``timeout`` seconds.
+    """
+    import time
+
     smpirun = find_tool("smpirun")
     with tempfile.TemporaryDirectory(prefix="rankmap-smpi-", dir=workdir) as tmp:
         plat, hosts = (os.path.join(tmp, n) for n in ("platform.xml", "hosts"))
@@ -254,21 +279,103 @@ def simulate(machine, pattern, node_of_rank, routing: str = "dor", mem_bw: float
             fh.write(platform_xml(machine, mem_bw, link_latency))
         with open(hosts, "w") as fh:
             fh.write(hostfile(node_of_rank))
-        for name, data in run.files.items():
+        for name, data in (files or {}).items():
             with open(os.path.join(tmp, name), "wb") as fh:
                 fh.write(data)
-        cmd = [smpirun, "-np", str(pattern.n_ranks), "-platform", plat, "-hostfile", hosts,
-               *SMPI_CONFIG, exe, *run.args]
+        cmd = [smpirun, "-np", str(n_ranks), "-platform", plat, "-hostfile", hosts, *config,
+               *argv]
         t0 = time.perf_counter()
         try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=tmp,
-                                  env=child_environ())
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
+                                  cwd=cwd or tmp, env=child_environ())
         except subprocess.TimeoutExpired:
             raise SimulationTimeout(f"SMPI simulation exceeded --timeout {timeout:g} s") from None
-        wall = time.perf_counter() - t0
-    times = {int(m.group(1)): float(m.group(2))
-             for m in re.finditer(r"^phase (\d+) (\S+)$", proc.stdout, re.M)}
-    if proc.returncode != 0 or len(times) != len(pattern.phases):
-        tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
-        raise RankmapError(f"smpirun failed (exit {proc.returncode}, program {run.name}): {tail}")
-    return SmpiResult([times[i] for i in range(len(pattern.phases))], wall, run.name)
+        return proc, time.perf_counter() - t0
+
+
+#: smpirun options of a user's own program: :data:`SMPI_CONFIG` with SimGrid's report of the
+#: simulated time at the end of the run (the program prints no phase times)
+SMPI_COMMAND_CONFIG = [c for c in SMPI_CONFIG if not c.startswith("--cfg=smpi/display-timing")] + [
+    "--cfg=smpi/display-timing:1", "--log=smpi_utils.thres:info"]
+
+_SIMULATED = re.compile(r"Simulated time: (\S+) seconds")
+
+
+def simulate_command(machine, n_ranks: int, node_of_rank, command: list[str],
+                     routing: str = "dor", mem_bw: float | None = None,
+                     timeout: float | None = None, workdir: str | None = None,
+                     link_latency: float | None = 0.0) -> SmpiResult:
+    """Simulate the user's own MPI program (built with ``smpicc``) under a placement in SMPI.
+
+    The program runs in the current working directory (it may read its own input files),
+    with :data:`SMPI_COMMAND_CONFIG`: no simulated computation, plain max-min sharing,
+    ``basic_linear`` all-to-all as in :func:`simulate`; its other collectives use SMPI's
+    default algorithms. Its time is the simulated time of the whole run (SimGrid's
+    ``Simulated time`` line), reported as one phase.
+
+    Parameters
+    ----------
+    machine : Machine
+        A machine SimGrid can model (:func:`rankmap.simgrid.platform.check_supported`).
+    n_ranks : int
+        Number of MPI processes (``smpirun -np``).
+    node_of_rank : array_like of int
+        Machine node id of every rank (the placement).
+    command : list of str
+        The program (path of an executable built with ``smpicc``) and its arguments.
+    routing : str, optional
+        rankmap routing SimGrid must reproduce.
+    mem_bw : float, optional
+        Intra-node (loopback) bandwidth in bytes/s; None: intra-node messages are free.
+    timeout : float, optional
+        Wall-clock limit of the simulation in seconds (None: no limit).
+    workdir : str, optional
+        Directory in which the temporary platform directory is made (default: the system's).
+    link_latency : float or None, optional
+        Latency in seconds written on every link (default 0; None: the machine's).
+
+    Returns
+    -------
+    SmpiResult
+        One "phase": the simulated seconds of the whole run; wall-clock seconds; the
+        program's file name.
+
+    Raises
+    ------
+    SimulationTimeout
+        After ``timeout`` wall-clock seconds.
+    RankmapError
+        When SimGrid cannot model the machine, the program is missing or fails (one not
+        built with ``smpicc`` is named as such), or SimGrid reports no simulated time.
+    """
+    check_supported(machine, routing)
+    if not command:
+        raise RankmapError("no program to simulate")
+    exe = command[0]
+    path = exe if os.sep in exe else None
+    if path is None:
+        import shutil
+        path = shutil.which(exe)
+    if path is None or not os.path.isfile(path):
+        raise RankmapError(f"program {exe!r} not found")
+    if not os.access(path, os.X_OK):
+        raise RankmapError(f"program {exe!r} is not executable")
+    name = os.path.basename(path)
+    proc, wall = _smpirun(machine, n_ranks, node_of_rank, [os.path.abspath(path), *command[1:]],
+                          SMPI_COMMAND_CONFIG, mem_bw=mem_bw, link_latency=link_latency,
+                          timeout=timeout, workdir=workdir, cwd=os.getcwd())
+    found = _SIMULATED.findall(proc.stderr)
+    if proc.returncode != 0 or not found:
+        if "SMPI-specific compiler" in proc.stderr or "cannot dynamically load" in proc.stderr:
+            raise RankmapError(f"smpirun cannot run {exe!r}: build it with SimGrid's smpicc "
+                               f"(or smpicxx, smpif90), not with the cluster's mpicc")
+        if "Not yet implemented: PMPI_Pcontrol" in proc.stderr:
+            raise RankmapError(f"SimGrid aborts on MPI_Pcontrol ({name}): build the SMPI copy "
+                               f"with a header that defines it away, smpicc -include "
+                               f"nopcontrol.h (see the README)")
+        lines = [ln for ln in proc.stderr.strip().splitlines()
+                 if "Configuration change" not in ln and "host-speed" not in ln]
+        critical = [ln.split("CRITICAL] ", 1)[1] for ln in lines if "CRITICAL] " in ln]
+        tail = (critical or lines or ["no output"])[-1]
+        raise RankmapError(f"smpirun failed (exit {proc.returncode}, program {name}): {tail}")
+    return SmpiResult([float(found[-1])], wall, name)

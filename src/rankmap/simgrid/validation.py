@@ -25,7 +25,7 @@ from ..selection import compare
 from ..timing import TimeOptions
 from .platform import check_supported
 from .routes import RouteAgreement, compare_routes, sample_pairs
-from .runner import SimulationTimeout, simulate
+from .runner import SimulationTimeout, simulate, simulate_command
 
 __all__ = ["ValidationRow", "Validation", "validate", "scatter_plot"]
 
@@ -146,7 +146,8 @@ class Validation:
 
 def validate(machine, allocation, pattern, names, routing: str | None = None, seed: int = 0,
              timeout: float | None = None, progress=None, program: str = "auto",
-             time_options: TimeOptions | None = None) -> Validation:
+             time_options: TimeOptions | None = None,
+             command: list[str] | None = None) -> Validation:
     """Predict and simulate every named candidate (see the module docstring).
 
     Parameters
@@ -173,6 +174,11 @@ def validate(machine, allocation, pattern, names, routing: str | None = None, se
     time_options : TimeOptions, optional
         Base time model; latencies, per-message overhead and the NIC limit are dropped and
         memory bandwidth is per flow, to compare like with like.
+    command : list of str, optional
+        The user's own program (built with ``smpicc``) and its arguments: it is simulated
+        under every placement instead of ``program``, and its whole run's simulated time is
+        compared with the pattern's predicted time
+        (:func:`rankmap.simgrid.runner.simulate_command`).
 
     Returns
     -------
@@ -200,8 +206,12 @@ def validate(machine, allocation, pattern, names, routing: str | None = None, se
     for cand in comp.candidates:
         row = ValidationRow(cand.name, cand.metrics["predicted_time_s"], None)
         try:
-            res = simulate(machine, pattern, cand.mapping.nodes(allocation), routing,
-                           mem_bw=opts.mem_bw, timeout=timeout, program=program)
+            if command:
+                res = simulate_command(machine, pattern.n_ranks, cand.mapping.nodes(allocation),
+                                       command, routing, mem_bw=opts.mem_bw, timeout=timeout)
+            else:
+                res = simulate(machine, pattern, cand.mapping.nodes(allocation), routing,
+                               mem_bw=opts.mem_bw, timeout=timeout, program=program)
             row.simulated_s, row.wall_s, row.program = res.total_s, res.wall_s, res.program
         except SimulationTimeout as exc:
             row.error = str(exc)

@@ -1,0 +1,135 @@
+"""``rankmap validate -- PROGRAM``: the user's own smpicc-built program simulated under every
+placement, against the prediction of a stated or recorded pattern."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from rankmap.cli import main
+from rankmap.simgrid import INSTALL_HINT, smpi_available
+
+needs_smpi = pytest.mark.skipif(not smpi_available(), reason=INSTALL_HINT)
+
+SOURCE = Path(__file__).parent / "smpi_programs" / "halo_phases.c"
+#: the README's recipe: SimGrid 3.32 aborts on MPI_Pcontrol, so the SMPI build defines it away
+NO_PCONTROL = "#include <mpi.h>\n#define MPI_Pcontrol(...) MPI_SUCCESS\n"
+
+
+@pytest.fixture(scope="module")
+def smpi_program(tmp_path_factory):
+    """halo_phases.c built with smpicc and the no-Pcontrol header."""
+    if not smpi_available():
+        pytest.skip(INSTALL_HINT)
+    out = tmp_path_factory.mktemp("smpi_prog")
+    header = out / "nopcontrol.h"
+    header.write_text(NO_PCONTROL)
+    exe = out / "halo_phases.smpi"
+    subprocess.run(["smpicc", "-O1", "-include", str(header), "-o", str(exe), str(SOURCE)],
+                   check=True, timeout=180, capture_output=True)
+    return str(exe)
+
+
+def _validate(tmp_path, capsys, *args):
+    js = tmp_path / "v.json"
+    code = main(["validate", *args[:-1], "--json", str(js), "--force", "--timeout", "120",
+                 "--", *args[-1]])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    return json.loads(js.read_text()), captured.out
+
+
+@needs_smpi
+def test_own_program_matches_the_stated_pattern(smpi_program, tmp_path, capsys):
+    """36 ranks of a 6x6 periodic halo (64 KiB a neighbour) on a 3x3 torus of 4 cores (odd
+    sides: SimGrid routes exactly like rankmap): the program's simulated time equals the
+    stated stencil's prediction under every placement, and ITERS multiplies it."""
+    doc, out = _validate(tmp_path, capsys, "-m", "torus:3x3:cores=4", "-p",
+                         "stencil:6x6:periodic:bytes=64KiB", "--mappings",
+                         "inorder,XYT,random,greedy", [smpi_program, "6", "6", "65536", "1"])
+    assert "SMPI program: halo_phases.smpi" in out and "routes identical" in out
+    rows = doc["candidates"]
+    assert len(rows) == 4 and len({round(r["simulated_s"], 9) for r in rows}) > 1
+    for r in rows:
+        assert r["simulated_s"] == pytest.approx(r["predicted_s"], rel=0.02), r
+        assert r["program"] == "halo_phases.smpi"
+    # the program's arguments reach it: two iterations take twice as long
+    doc2, _ = _validate(tmp_path, capsys, "-m", "torus:3x3:cores=4", "-p",
+                        "stencil:6x6:periodic:bytes=64KiB", "--mappings", "random",
+                        [smpi_program, "6", "6", "65536", "2"])
+    one = next(r for r in rows if r["mapping"] == "random")
+    assert doc2["candidates"][0]["simulated_s"] == pytest.approx(2 * one["simulated_s"],
+                                                                 rel=0.01)
+
+
+@needs_smpi
+def test_recorded_pattern_predicts_the_program_in_simgrid(smpi_program, tmp_path, capsys,
+                                                          monkeypatch):
+    """The README's workflow end to end: record the program (built with mpicc, phases at
+    MPI_Pcontrol) under mpirun, then simulate its smpicc build under every placement: each
+    prediction within 3 % of SMPI's time (halo and row all-to-all phases), and both rank the
+    same placement first."""
+    for tool in ("mpicc", "mpirun"):
+        if shutil.which(tool) is None:
+            message = f"needs {tool} (apt-get install openmpi-bin libopenmpi-dev)"
+            if os.environ.get("RANKMAP_REQUIRE_MPI") == "1":
+                pytest.fail(message)
+            pytest.skip(message)
+    exe = tmp_path / "halo_phases"
+    subprocess.run(["mpicc", "-O1", "-o", str(exe), str(SOURCE)], check=True, timeout=120)
+    rec = tmp_path / "rec.csv"
+    launcher = ["mpirun", "--oversubscribe", "--bind-to", "none"]
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        launcher.append("--allow-run-as-root")
+    monkeypatch.delenv("LD_PRELOAD", raising=False)
+    args = ["6", "6", "32768", "1", "16384"]       # grid, halo bytes, iterations, all-to-all
+    assert main(["record", "-o", str(rec), "--", *launcher, "-n", "36", str(exe), *args]) == 0
+    assert "phases: 2" in capsys.readouterr().out
+    doc, out = _validate(tmp_path, capsys, "-m", "torus:3x3:cores=4", "-p", f"graph:{rec}",
+                         "--mappings", "inorder,XYT,random,greedy,graph",
+                         [smpi_program, *args])
+    for r in doc["candidates"]:
+        assert r["simulated_s"] == pytest.approx(r["predicted_s"], rel=0.03), r
+    assert doc["best_predicted"] == doc["best_simulated"]
+
+
+def test_own_program_errors(tmp_path, capsys):
+    """One line and status 2: a missing program, a folder, both --program and a program, an
+    empty command after '--', and record under smpirun (which cannot preload)."""
+    base = ["validate", "-m", "torus:2x2", "-p", "stencil:2x2", "--mappings", "XYT"]
+    assert main([*base, "--", str(tmp_path / "nothere")]) == 2
+    assert "not found" in capsys.readouterr().err
+    assert main([*base, "--", str(tmp_path)]) == 2
+    assert "not an executable file" in capsys.readouterr().err
+    script = tmp_path / "app"
+    script.write_text("#!/bin/sh\n")
+    script.chmod(0o755)
+    assert main([*base, "--program", "flows", "--", str(script)]) == 2
+    assert "give one" in capsys.readouterr().err
+    assert main([*base, "--"]) == 2
+    assert "no program after '--'" in capsys.readouterr().err
+    assert main(["record", "-o", str(tmp_path / "r.csv"), "--", "smpirun", "-np", "4",
+                 str(script)]) == 2
+    err = capsys.readouterr().err
+    assert "cannot run under smpirun" in err and "validate" in err
+    assert not (tmp_path / "r.csv").exists()
+
+
+@needs_smpi
+def test_program_not_built_with_smpicc_is_named(tmp_path, capsys):
+    """A program SimGrid cannot load (built with gcc here, as one built with Open MPI's mpicc)
+    is refused with the advice to build it with smpicc."""
+    if shutil.which("cc") is None:
+        pytest.skip("needs a C compiler (cc)")
+    src = tmp_path / "plain.c"
+    src.write_text("int main(void) { return 0; }\n")
+    exe = tmp_path / "plain"
+    subprocess.run(["cc", "-o", str(exe), str(src)], check=True, timeout=60)
+    assert main(["validate", "-m", "torus:2x2", "-p", "stencil:2x2", "--mappings", "XYT",
+                 "--timeout", "60", "--", str(exe)]) == 2
+    assert "build it with SimGrid's smpicc" in capsys.readouterr().err
