@@ -100,6 +100,18 @@ def test_launcher_parsing():
     assert command_for("cray", ["aprun", "a"], "M", 4).argv == ["aprun", "-n", "4", "a"]
     with pytest.raises(RankmapError, match="remove --distribution"):
         command_for("slurm", ["srun", "--distribution=block", "a"], "h")
+    # the launcher's own placing options would fight the placement file: refused by name,
+    # whether given apart or with '='; the program's own options are its business
+    for fmt, argv, word in [("openmpi", ["mpirun", "--map-by", "node", "a"], "--map-by"),
+                            ("openmpi", ["mpirun", "--rankfile=r", "a"], "--rankfile=r"),
+                            ("openmpi", ["mpiexec", "-npernode", "2", "a"], "-npernode"),
+                            ("mpich", ["mpiexec.hydra", "-f", "hosts", "a"], "-f"),
+                            ("mpich", ["mpiexec.hydra", "-ppn", "2", "a"], "-ppn"),
+                            ("hostfile", ["smpirun", "-hostfile", "h2", "a"], "-hostfile")]:
+        with pytest.raises(RankmapError, match=f"remove {word} from the {argv[0]} command"):
+            command_for(fmt, argv, "p")
+    assert command_for("openmpi", ["mpirun", "./a", "--map-by", "x"], "rf").argv == [
+        "mpirun", "--rankfile", "rf", "./a", "--map-by", "x"]
 
 
 def test_dry_run_in_fake_slurm_job(slurm_job, tmp_path, capsys):

@@ -368,6 +368,18 @@ _FLAG_OPTIONS = frozenset("""
 """.split())
 
 
+#: launcher options that place ranks themselves, which the placement file would fight with
+#: (Open MPI refuses a --map-by beside --rankfile; a second hostfile replaces rankmap's)
+_PLACING_OPTIONS = {
+    "openmpi": frozenset("--rankfile -rankfile --map-by -map-by --rank-by -rank-by --npernode "
+                         "-npernode --pernode -pernode --ppr --npersocket".split()),
+    "mpich": frozenset("-f -hostfile -machinefile -hosts -host -ppn -rankmap".split()),
+    "hostfile": frozenset("-hostfile -machinefile".split()),
+}
+_PLACED_BY = {"openmpi": "--rankfile", "mpich": "-f", "hostfile": "-hostfile",
+              "slurm": "--distribution=arbitrary", "cray": "MPICH_RANK_ORDER"}
+
+
 def program_index(argv: list[str]) -> int:
     """Index in ``argv`` of the program the launcher starts: the first word that is neither
     an option of the launcher nor an option's value (``len(argv)`` when there is none).
@@ -473,11 +485,15 @@ def command_for(fmt: str, argv: list[str], path: str, n_ranks: int | None = None
         launchable format.
     """
     head, rest = argv[:1], argv[1:]
+    own = argv[1:program_index(argv)]              # the launcher's options, not the program's
+    taken = [a for a in own if a.split("=", 1)[0] in _PLACING_OPTIONS.get(fmt, ())]
+    if taken:
+        raise RankmapError(f"remove {taken[0]} from the {os.path.basename(argv[0])} command: "
+                           f"launch places the ranks with {_PLACED_BY[fmt]}")
     count: list[str] = []
     if n_ranks is not None and launcher_ranks(argv) is None:
         count = ["-np" if fmt == "hostfile" else "-n", str(n_ranks)]
     if fmt == "slurm":
-        own = argv[1:program_index(argv)]          # the launcher's options, not the program's
         if any(a.startswith(("--distribution", "-m")) for a in own):
             raise RankmapError("remove --distribution/-m from the srun command: launch sets "
                                "--distribution=arbitrary")
