@@ -216,3 +216,23 @@ def test_topology_conf_nid_names_are_looked_up_by_name(tmp_path):
     assert [m.node_name(i) for i in a.nodes] == [f"nid00100{k}" for k in range(2, 6)]
     b = parse_allocation("nid000000,nid000003", m)
     assert [m.node_name(i) for i in b.nodes] == ["nid000000", "nid000003"]
+
+
+def test_fully_qualified_names_are_their_short_names(tmp_path):
+    """cn001.cluster.local is the machine's cn001 (hostname -f, some schedulers), unless the
+    machine lists the full name itself; an unknown full name is named as given."""
+    from rankmap.allocation import parse_allocation
+    f = tmp_path / "topo.conf"
+    f.write_text("SwitchName=leaf0 Nodes=cn[001-004]\nSwitchName=leaf1 Nodes=cn[005-008]\n"
+                 "SwitchName=top Switches=leaf[0-1]\n")
+    m = parse_machine(f"fattree:topology={f}")
+    a = parse_allocation("cn006.cluster.local,cn002.cluster.local", m)
+    assert [m.node_name(i) for i in a.nodes] == ["cn006", "cn002"]
+    assert list(a.names) == ["cn006.cluster.local", "cn002.cluster.local"]
+    with pytest.raises(RankmapError, match="unknown node names in .*: cn009.cluster.local"):
+        parse_allocation("cn009.cluster.local", m)
+    g = tmp_path / "full.conf"
+    g.write_text("SwitchName=leaf0 Nodes=a.x,a.y\nSwitchName=leaf1 Nodes=b.x,b.y\n"
+                 "SwitchName=top Switches=leaf[0-1]\n")
+    full = parse_machine(f"fattree:topology={g}")
+    assert [full.node_name(i) for i in parse_allocation("a.y,b.x", full).nodes] == ["a.y", "b.x"]

@@ -16,7 +16,9 @@ and synthetic allocations for studies. Registered into :data:`rankmap.allocation
 Names resolve, in order, as: a Cray XC name ``cX-YcCsSnN`` (on an ``xc`` machine: group =
 floor(X/2) + Y*floor(cabinet_cols/2), router row = C + 3*(X mod 2), router column = S, node N);
 ``nidNNNNN`` (node id NNNNN); the machine's own node names (``Machine.node_name``, e.g. the
-names of a Slurm topology.conf). Unknown names are an error listing the first few.
+names of a Slurm topology.conf). A fully qualified name (``cn001.cluster.local``) that the
+machine does not list in full is taken by its short name (``cn001``), as ``hostname -f``
+and some schedulers give it. Unknown names are an error listing the first few.
 
 Topology CSV: a header line naming the columns; ``name`` plus either the machine's coordinate
 columns (``group,row,col,node`` on a dragonfly, ``x,y,z`` on a 3-D torus) or ``id``.
@@ -41,6 +43,7 @@ __all__ = ["cname_to_coords", "resolve_names", "expand_host_list", "read_topolog
 
 _CNAME = re.compile(r"^c(\d+)-(\d+)c(\d+)s(\d+)n(\d+)$", re.ASCII)
 _NID = re.compile(r"^nid0*(\d+)$", re.ASCII)
+_DOTTED_QUAD = re.compile(r"^\d+\.\d+\.\d+\.\d+$", re.ASCII)
 _IDS_ONLY = re.compile(r"^[\d\s,\-]+$", re.ASCII)
 _MAX_NAME_TABLE = 2_000_000
 
@@ -111,7 +114,15 @@ def resolve_names(names: list[str], machine, where: str) -> np.ndarray:
     # a machine whose own hosts are called nidNNNNN (a Slurm topology.conf) is asked by name:
     # its nid001000 may be node 0, not node 1000
     own_nids = machine.n_nodes > 0 and _NID.match(machine.node_name(0)) is not None
-    for i, name in enumerate(names):
+    for i, given in enumerate(names):
+        name = given
+        if "." in name and not _DOTTED_QUAD.match(name):
+            # a fully qualified name (cn001.cluster.local) is its host's short name unless
+            # the machine itself is named in full
+            if table is None:
+                table = _name_table(machine)
+            if name not in table:
+                name = name.split(".", 1)[0]
         m = None if own_nids else _NID.match(name)
         if m:
             nid = int(m.group(1)) if len(m.group(1)) < 20 else machine.n_nodes
@@ -131,7 +142,7 @@ def resolve_names(names: list[str], machine, where: str) -> np.ndarray:
         if name in table:
             ids[i] = table[name]
         else:
-            unknown.append(name)
+            unknown.append(given)
     if unknown:
         more = f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
         raise RankmapError(f"unknown node names in {where}: "
