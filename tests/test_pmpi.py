@@ -410,6 +410,15 @@ def test_empty_messages_are_not_flows(built, tmp_path, capsys):
     assert parse_pattern(f"graph:{out}").phases[0].bytes.tolist() == [16.0] * 4
 
 
+def test_allreduce_shares_are_rounded_once(built, tmp_path):
+    """100 dot products (MPI_Allreduce of 8 bytes) on 7 processes: each sends 2(7-1)/7 x 8 =
+    13.71 bytes a call to the next process, 1371 in all; rounding every call gave 1400."""
+    out = tmp_path / "d.csv"
+    mpirun(7, [built["edge_cases"], "dots", "100"], built["lib"], {"RANKMAP_RECORD": str(out)})
+    rows, _ = read_csv(out)
+    assert rows == {(0, r, (r + 1) % 7): [1371, 1200] for r in range(7)}
+
+
 def test_a_file_that_appears_during_the_run_is_not_replaced(built, tmp_path, capsys,
                                                            monkeypatch):
     """The program creates the output while it runs: neither `record` nor the library alone

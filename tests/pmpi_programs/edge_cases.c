@@ -10,6 +10,8 @@
  *   Only the 16-byte blocks move data.
  * edge_cases appear PATH: one 8-byte send to r+1, then world rank 0 creates PATH (as another
  *   program might while this one runs) before MPI_Finalize writes the recording.
+ * edge_cases dots N: N calls of MPI_Allreduce of one double (a dot product): a ring share of
+ *   2(p-1)/p x 8 bytes a call is rarely whole bytes.
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -68,6 +70,10 @@ int main(int argc, char **argv)
             }
         }
         MPI_Barrier(MPI_COMM_WORLD);
+    } else if (strcmp(mode, "dots") == 0 && argc > 2) {
+        double x = r, y;
+        for (int i = atoi(argv[2]); i > 0; i--)
+            MPI_Allreduce(&x, &y, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
     }
     MPI_Finalize();
     return 0;
