@@ -235,6 +235,12 @@ def test_bcast_allgather_alltoall_by_hand():
                        [(0, 2, 4), (2, 0, 4), (1, 3, 4), (3, 1, 4)]])
     assert_same_flows(parse_pattern("allgather:3:bytes=2:algo=bruck"),
                       [[(0, 2, 2), (1, 0, 2), (2, 1, 2)], [(0, 1, 2), (1, 2, 2), (2, 0, 2)]])
+    # linear: every member to every other at once, as record counts MPI_Allgather
+    assert_same_flows(parse_pattern("allgather:3:bytes=2:algo=linear"),
+                      [[(a, b, 2) for a in range(3) for b in range(3) if a != b]])
+    assert_same_flows(parse_pattern("allgather:2x3:dims=1:bytes=1:algo=linear"),
+                      [[(a, b, 1) for g in ((0, 1, 2), (3, 4, 5)) for a in g for b in g
+                        if a != b]])
     assert_same_flows(parse_pattern("alltoall:3:bytes=2:algo=pairwise"),
                       [[(0, 1, 2), (1, 2, 2), (2, 0, 2)], [(0, 2, 2), (1, 0, 2), (2, 1, 2)]])
     lin = parse_pattern("alltoall:3:bytes=2")

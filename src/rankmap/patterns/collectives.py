@@ -34,6 +34,8 @@ allgather
     ``ring`` (default): g-1 steps of m from i to i+1, one phase of (g-1)m per flow.
     ``recursive-doubling``: round k, member i exchanges 2^k m with i XOR 2^k (g a power of
     two). ``bruck``: round k, member i sends min(2^k, g-2^k) m to i - 2^k mod g.
+    ``linear``: every member sends m to every other at once (one phase): what ``rankmap
+    record`` counts for ``MPI_Allgather`` and SMPI's ``spreading_simple`` sends.
 alltoall
     ``linear`` (default, as SMPI's basic_linear and ``fft2d``): every member sends m to every
     other at once, one phase. ``pairwise``: rounds k = 1..g-1, member i sends m to i+k mod g.
@@ -54,7 +56,7 @@ __all__ = ["COLLECTIVE_ALGORITHMS", "group_members", "collective_phases", "make_
 COLLECTIVE_ALGORITHMS: dict[str, tuple[str, ...]] = {
     "allreduce": ("recursive-doubling", "ring", "binomial"),
     "bcast": ("binomial", "linear"),
-    "allgather": ("ring", "recursive-doubling", "bruck"),
+    "allgather": ("ring", "recursive-doubling", "bruck", "linear"),
     "alltoall": ("linear", "pairwise"),
 }
 
@@ -169,6 +171,9 @@ def _rounds_allgather(g: int, m: float, algo: str, spec_text: str):
             out.append((f"r{r}", i, (i - k) % g, float(min(k, g - k)) * m))
             k <<= 1
             r += 1
+    elif algo == "linear" and g > 1:
+        a, b = alltoall_pairs(g)
+        out.append(("linear", a, b, m))
     return out
 
 
@@ -210,7 +215,7 @@ def check_collective_size(spec_text: str, n_groups: int, group_size: int, kind: 
     """
     g = group_size
     rounds = (g - 1).bit_length()  # ceil(log2 g)
-    if kind == "alltoall":
+    if kind == "alltoall" or kind == "allgather" and algo == "linear":
         per_group = g * (g - 1)
     elif kind == "allreduce" and algo == "recursive-doubling":
         p2 = 1 << (g.bit_length() - 1)
