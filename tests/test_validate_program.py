@@ -17,27 +17,30 @@ from rankmap.simgrid import INSTALL_HINT, smpi_available
 needs_smpi = pytest.mark.skipif(not smpi_available(), reason=INSTALL_HINT)
 
 SOURCE = Path(__file__).parent / "smpi_programs" / "halo_phases.c"
-#: the README's recipe: SimGrid 3.32 aborts on MPI_Pcontrol, so the SMPI build defines it away
-NO_PCONTROL = "#include <mpi.h>\n#define MPI_Pcontrol(...) MPI_SUCCESS\n"
+#: the README's recipe: SimGrid 3.32 aborts on MPI_Pcontrol, so the SMPI build links a file
+#: that defines it (C and Fortran) as doing nothing
+NO_PCONTROL = ("#include <mpi.h>\n"
+               "int MPI_Pcontrol(const int level, ...) { (void)level; return MPI_SUCCESS; }\n"
+               "void mpi_pcontrol_(int *level, int *ierr) { (void)level; *ierr = MPI_SUCCESS; }\n")
 
 
 @pytest.fixture(scope="module")
 def smpi_program(tmp_path_factory):
-    """halo_phases.c built with smpicc and the no-Pcontrol header."""
+    """halo_phases.c built with smpicc and the README's nopcontrol.c."""
     if not smpi_available():
         pytest.skip(INSTALL_HINT)
     out = tmp_path_factory.mktemp("smpi_prog")
-    header = out / "nopcontrol.h"
-    header.write_text(NO_PCONTROL)
+    stub = out / "nopcontrol.c"
+    stub.write_text(NO_PCONTROL)
     exe = out / "halo_phases.smpi"
-    subprocess.run(["smpicc", "-O1", "-include", str(header), "-o", str(exe), str(SOURCE)],
+    subprocess.run(["smpicc", "-O1", "-o", str(exe), str(SOURCE), str(stub)],
                    check=True, timeout=180, capture_output=True)
     return str(exe)
 
 
-def _validate(tmp_path, capsys, *args):
+def _validate(tmp_path, capsys, *args, timeout="120"):
     js = tmp_path / "v.json"
-    code = main(["validate", *args[:-1], "--json", str(js), "--force", "--timeout", "120",
+    code = main(["validate", *args[:-1], "--json", str(js), "--force", "--timeout", timeout,
                  "--", *args[-1]])
     captured = capsys.readouterr()
     assert code == 0, captured.err
@@ -65,6 +68,26 @@ def test_own_program_matches_the_stated_pattern(smpi_program, tmp_path, capsys):
     one = next(r for r in rows if r["mapping"] == "random")
     assert doc2["candidates"][0]["simulated_s"] == pytest.approx(2 * one["simulated_s"],
                                                                  rel=0.01)
+
+
+@needs_smpi
+def test_a_timed_out_simulation_is_stopped(smpi_program, tmp_path, capsys):
+    """--timeout stops SimGrid's smpimain too, not only the smpirun script that started it
+    (it went on using a core after rankmap had moved on)."""
+    import time
+
+    doc, _ = _validate(tmp_path, capsys, "-m", "torus:3x3:cores=4", "-p",
+                       "stencil:6x6:periodic:bytes=64KiB", "--mappings", "XYT",
+                       [smpi_program, "6", "6", "65536", "100000000"], timeout="1")
+    row = doc["candidates"][0]
+    assert row["simulated_s"] is None and "timeout" in row["error"]
+    deadline = time.monotonic() + 10
+    while True:
+        left = subprocess.run(["pgrep", "-f", smpi_program], capture_output=True, text=True)
+        if not left.stdout.strip() or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
+    assert not left.stdout.strip(), "smpimain still running after the timeout"
 
 
 @needs_smpi
@@ -111,11 +134,11 @@ def test_recorded_collectives_predict_the_program_in_simgrid(tmp_path, capsys):
                 pytest.fail(message)
             pytest.skip(message)
     src = SOURCE.with_name("collectives.c")
-    header = tmp_path / "nopcontrol.h"
-    header.write_text(NO_PCONTROL)
+    stub = tmp_path / "nopcontrol.c"
+    stub.write_text(NO_PCONTROL)
     exe, smpi_exe = tmp_path / "collectives", tmp_path / "collectives.smpi"
     subprocess.run(["mpicc", "-O1", "-o", str(exe), str(src)], check=True, timeout=120)
-    subprocess.run(["smpicc", "-O1", "-include", str(header), "-o", str(smpi_exe), str(src)],
+    subprocess.run(["smpicc", "-O1", "-o", str(smpi_exe), str(src), str(stub)],
                    check=True, timeout=180, capture_output=True)
     rec = tmp_path / "rec.csv"
     launcher = ["mpirun", "--oversubscribe", "--bind-to", "none"]
@@ -145,11 +168,50 @@ def test_own_program_errors(tmp_path, capsys):
     assert "give one" in capsys.readouterr().err
     assert main([*base, "--"]) == 2
     assert "no program after '--'" in capsys.readouterr().err
+    # options the prediction cannot honour like SimGrid are refused, not dropped
+    for opt in (["--nic-bw", "1GB/s"], ["--msg-overhead", "5us"], ["--mem-sharing", "node"]):
+        assert main([*base, *opt, "--", str(script)]) == 2
+        assert f"{opt[0]}" in capsys.readouterr().err
+    # an unknown name given one by one stops the command, as in compare
+    assert main(["validate", "-m", "torus:2x2", "-p", "stencil:2x2", "--mappings",
+                 "XYT,bogus"]) == 2
+    assert "unknown mapping 'bogus'" in capsys.readouterr().err
     assert main(["record", "-o", str(tmp_path / "r.csv"), "--", "smpirun", "-np", "4",
                  str(script)]) == 2
     err = capsys.readouterr().err
     assert "cannot run under smpirun" in err and "validate" in err
     assert not (tmp_path / "r.csv").exists()
+
+
+@needs_smpi
+def test_failing_programs_are_errors_with_their_own_message(tmp_path, capsys):
+    """SimGrid 3.32 ends a run that called MPI_Abort as a deadlock with exit status 0: an
+    error, not a 0-second time; a program that exits 3 is named with its own last line, not
+    SimGrid's summary; only the end of a flood of output is read."""
+    src = tmp_path / "fail.c"
+    src.write_text(
+        "#include <mpi.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n"
+        "int main(int argc, char **argv) {\n  MPI_Init(&argc, &argv);\n  int r;\n"
+        "  MPI_Comm_rank(MPI_COMM_WORLD, &r);\n"
+        "  if (strcmp(argv[1], \"abort\") == 0 && r == 0) {\n"
+        "    fprintf(stderr, \"usage: fail MODE (from the program)\\n\");\n"
+        "    MPI_Abort(MPI_COMM_WORLD, 2);\n  }\n"
+        "  if (strcmp(argv[1], \"exit\") == 0) {\n"
+        "    if (r == 0) {\n"
+        "      for (int i = 0; i < 20000; i++) fprintf(stderr, \"noise %d\\n\", i);\n"
+        "      fprintf(stderr, \"cannot open mesh.dat\\n\");\n    }\n    exit(3);\n  }\n"
+        "  MPI_Barrier(MPI_COMM_WORLD);\n  MPI_Finalize();\n  return 0;\n}\n")
+    exe = tmp_path / "fail.smpi"
+    subprocess.run(["smpicc", "-O1", "-o", str(exe), str(src)], check=True, timeout=180,
+                   capture_output=True)
+    base = ["validate", "-m", "torus:2x2", "-p", "stencil:2x2", "--mappings", "XYT",
+            "--timeout", "60", "--", str(exe)]
+    assert main([*base, "abort"]) == 2
+    err = capsys.readouterr().err
+    assert "aborted (MPI_Abort) or deadlocked" in err and "usage: fail MODE" in err
+    assert main([*base, "exit"]) == 2
+    err = capsys.readouterr().err
+    assert "exit 3" in err and err.strip().endswith("cannot open mesh.dat")
 
 
 @needs_smpi

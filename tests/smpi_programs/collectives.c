@@ -1,5 +1,5 @@
 /* Collectives for `rankmap validate -- PROGRAM`: one phase each (MPI_Pcontrol(1) before it,
- * defined away in the SMPI build) of MPI_Allreduce, MPI_Bcast from rank 3, MPI_Allgather,
+ * a do-nothing one in the SMPI build) of MPI_Allreduce, MPI_Bcast from rank 3, MPI_Allgather,
  * MPI_Reduce to rank 0, MPI_Gather and MPI_Scatter at rank 0, MPI_Alltoallv, MPI_Allgatherv,
  * on COUNT doubles (per process block: COUNT / size).
  *

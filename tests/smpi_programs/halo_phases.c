@@ -1,7 +1,7 @@
 /* A user's program for `rankmap validate -- PROGRAM`: a 2-D periodic halo exchange on an
  * MPI_Cart grid of PX x PY processes, then an all-to-all along each grid row,
  * repeated ITERS times, with MPI_Pcontrol(1) before each part (phases for `rankmap record`;
- * the SMPI build defines MPI_Pcontrol away: SimGrid 3.32 aborts on it). The grid is given,
+ * the SMPI build links a do-nothing MPI_Pcontrol: SimGrid 3.32 aborts on it). The grid is given,
  * not taken from MPI_Dims_create: SimGrid 3.32's makes 9x4 of 36 processes, Open MPI's 6x6.
  *
  * usage: halo_phases PX PY BYTES ITERS [ALLTOALL_BYTES]   (ALLTOALL_BYTES 0: no all-to-all)

@@ -59,6 +59,7 @@ def add_parser(sub) -> None:
                    help="scatter plot of simulated vs predicted (PNG or SVG)")
     p.add_argument("--json", metavar="FILE", help="also write the results as JSON")
     add_force(p)
+    p.set_defaults(mem_sharing=None)         # given or not: validate always shares per flow
     p.add_argument("program_argv", nargs=argparse.REMAINDER, metavar="-- PROGRAM ARGS",
                    help="your own MPI program (built with smpicc) and its arguments, after "
                    "'--': simulated with --pattern's rank count in the current directory")
@@ -94,6 +95,17 @@ def run(args) -> int:
                            f"what SMPI runs: give one")
     if command:
         check_program(command[0])
+    # the prediction is made like SimGrid's platform (no NIC limit, no per-message cost,
+    # loopback per flow): options that say otherwise would be dropped, so they are refused
+    given = [opt for opt, value in (("--nic-bw", args.nic_bw),
+                                    ("--msg-overhead", args.msg_overhead)) if value is not None]
+    if args.mem_sharing == "node":
+        given.append("--mem-sharing node")
+    if given:
+        raise RankmapError(f"{given[0]} does not apply to validate: SimGrid's platform has no NIC "
+                           "limit, no per-message cost and a loopback link per message, and the "
+                           "prediction is made the same way")
+    args.mem_sharing = "flow"
     if not 0 < args.timeout <= 86400:
         raise RankmapError(f"bad --timeout {args.timeout}: must be positive and at most 86400 s")
     for out in (args.plot, args.json):
@@ -107,7 +119,8 @@ def run(args) -> int:
         val = V.validate(machine, allocation, pattern, names, routing=args.routing,
                          seed=args.seed, timeout=args.timeout, progress=advance,
                          program=args.program or "auto", time_options=time_options(args),
-                         command=command or None)
+                         command=command or None,
+                         skip_inapplicable=args.mappings.strip().lower() == "all")
     print_table(val)
     if args.plot:
         print(f"wrote {V.scatter_plot(val, args.plot, args.force)}", file=sys.stderr)
@@ -155,7 +168,7 @@ def print_table(val) -> None:
     t = Table(title=val.scenario, title_justify="left", header_style="bold")
     for head in ("mapping", "predicted", "simulated", "pred/sim", "sim wall"):
         t.add_column(head, justify="left" if head == "mapping" else "right")
-    for r in sorted(val.rows, key=lambda r: r.predicted_s):
+    for r in val.rows:                      # rankmap's ranking order, as compare prints it
         t.add_row(r.mapping, format_seconds(r.predicted_s),
                   format_seconds(r.simulated_s) if r.simulated_s is not None else "timeout",
                   f"{r.ratio:.3f}" if r.ratio is not None else "-",

@@ -61,9 +61,9 @@ from .build import compiled_program, find_tool
 from .flowfile import flow_file_bytes
 from .platform import check_supported, hostfile, platform_xml
 
-__all__ = ["SMPI_CONFIG", "SMPI_COMMAND_CONFIG", "PROGRAM_CHOICES", "MAX_MESSAGE",
-           "SimulationTimeout", "SmpiResult", "ProgramRun", "choose_program", "simulate",
-           "simulate_command"]
+__all__ = ["SMPI_CONFIG", "SMPI_COMMAND_CONFIG", "PROGRAM_CHOICES", "MAX_MESSAGE", "STDERR_TAIL",
+           "SimulationTimeout", "SmpiResult", "SmpiRun", "ProgramRun", "choose_program",
+           "simulate", "simulate_command"]
 
 SMPI_CONFIG = ["--cfg=smpi/simulate-computation:no", "--cfg=network/model:CM02",
                "--cfg=network/crosstraffic:0", "--cfg=smpi/display-timing:0",
@@ -74,6 +74,18 @@ SMPI_CONFIG = ["--cfg=smpi/simulate-computation:no", "--cfg=network/model:CM02",
 PROGRAM_CHOICES = ("auto", "flows")
 
 MAX_MESSAGE = 2**31 - 1  # SMPI's int counts
+#: bytes of a simulation's standard error that are read (SimGrid's last lines are at its end)
+STDERR_TAIL = 1 << 16
+
+
+@dataclass
+class SmpiRun:
+    """A finished ``smpirun``: exit status, standard output (empty when discarded) and the
+    end of standard error."""
+
+    returncode: int
+    stdout: str
+    stderr: str
 
 
 class SimulationTimeout(RankmapError):
@@ -262,14 +274,19 @@ def simulate(machine, pattern, node_of_rank, routing: str = "dor", mem_bw: float
 def _smpirun(machine, n_ranks: int, node_of_rank, argv: list[str], config: list[str], *,
              mem_bw: float | None, link_latency: float | None, timeout: float | None,
              workdir: str | None, files: dict[str, bytes] | None = None,
-             cwd: str | None = None) -> tuple[subprocess.CompletedProcess, float]:
+             cwd: str | None = None, keep_stdout: bool = True) -> tuple[SmpiRun, float]:
     """Run ``smpirun`` on the machine's platform with rank r on node ``node_of_rank[r]``.
 
     The platform XML and the hostfile (and ``files``) go to a temporary directory, which is
-    also the working directory unless ``cwd`` is given. Returns the finished process (output
-    captured as text) and its wall-clock seconds; raises :class:`SimulationTimeout` after
-    ``timeout`` seconds.
+    also the working directory unless ``cwd`` is given. The program's standard output is kept
+    (``keep_stdout``) or discarded, its standard error goes to a file of which the last
+    :data:`STDERR_TAIL` bytes are read: a program printing without end costs no memory. The
+    run is a process group of its own, killed when it outlives ``timeout`` (raising
+    :class:`SimulationTimeout`) or when this process is stopped (SIGTERM, Ctrl-C): SimGrid's
+    ``smpimain`` must not keep running after ``smpirun``'s script is gone.
+    Returns the finished run and its wall-clock seconds.
     """
+    import signal
     import time
 
     smpirun = find_tool("smpirun")
@@ -284,13 +301,30 @@ def _smpirun(machine, n_ranks: int, node_of_rank, argv: list[str], config: list[
                 fh.write(data)
         cmd = [smpirun, "-np", str(n_ranks), "-platform", plat, "-hostfile", hosts, *config,
                *argv]
+        err_path = os.path.join(tmp, "stderr")
         t0 = time.perf_counter()
-        try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
-                                  cwd=cwd or tmp, env=child_environ())
-        except subprocess.TimeoutExpired:
-            raise SimulationTimeout(f"SMPI simulation exceeded --timeout {timeout:g} s") from None
-        return proc, time.perf_counter() - t0
+        with open(err_path, "wb") as err:
+            proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL,
+                                    stdout=subprocess.PIPE if keep_stdout else subprocess.DEVNULL,
+                                    stderr=err, cwd=cwd or tmp, env=child_environ(),
+                                    start_new_session=True)
+            try:
+                out, _ = proc.communicate(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                raise SimulationTimeout(
+                    f"SMPI simulation exceeded --timeout {timeout:g} s") from None
+            finally:
+                if proc.poll() is None:           # timed out, or this process was stopped
+                    try:
+                        os.killpg(proc.pid, signal.SIGKILL)
+                    except OSError:
+                        pass
+                    proc.wait()
+        wall = time.perf_counter() - t0
+        with open(err_path, "rb") as fh:
+            fh.seek(max(0, os.path.getsize(err_path) - STDERR_TAIL))
+            tail = fh.read().decode("utf-8", "replace")
+    return SmpiRun(proc.returncode, (out or b"").decode("utf-8", "replace"), tail), wall
 
 
 #: smpirun options of a user's own program: :data:`SMPI_CONFIG` with SimGrid's report of the
@@ -308,6 +342,15 @@ SMPI_COMMAND_CONFIG = [c for c in SMPI_CONFIG if not c.startswith("--cfg=smpi/di
     "--cfg=smpi/bcast:flattree", "--cfg=smpi/reduce_scatter:mpich_pair"]
 
 _SIMULATED = re.compile(r"Simulated time: (\S+) seconds")
+#: SimGrid's own lines at the end of a run, which are not the program's
+_SIMGRID_LINE = re.compile(r"^(\[|The simulation took|\S+ seconds were actual computation|"
+                           r"Execution failed with code|Backtrace|\s*->|\./\S+ --cfg=)")
+
+
+def _program_lines(stderr: str) -> list[str]:
+    """The lines of a run's standard error that the program printed (SimGrid's dropped)."""
+    return [ln.strip() for ln in stderr.splitlines()
+            if ln.strip() and not _SIMGRID_LINE.match(ln)]
 
 
 def simulate_command(machine, n_ranks: int, node_of_rank, command: list[str],
@@ -373,19 +416,26 @@ def simulate_command(machine, n_ranks: int, node_of_rank, command: list[str],
     name = os.path.basename(path)
     proc, wall = _smpirun(machine, n_ranks, node_of_rank, [os.path.abspath(path), *command[1:]],
                           SMPI_COMMAND_CONFIG, mem_bw=mem_bw, link_latency=link_latency,
-                          timeout=timeout, workdir=workdir, cwd=os.getcwd())
+                          timeout=timeout, workdir=workdir, cwd=os.getcwd(), keep_stdout=False)
     found = _SIMULATED.findall(proc.stderr)
+    if "Deadlock detected" in proc.stderr:
+        # SimGrid 3.32 ends a run whose process called MPI_Abort, or whose processes wait
+        # for each other for ever, as a deadlock, and exits 0
+        said = _program_lines(proc.stderr)
+        raise RankmapError(f"{name} aborted (MPI_Abort) or deadlocked in SimGrid"
+                           + (f": {said[-1]}" if said else "")
+                           + f" (was it given the recording's arguments, on {n_ranks} ranks?)")
     if proc.returncode != 0 or not found:
         if "SMPI-specific compiler" in proc.stderr or "cannot dynamically load" in proc.stderr:
             raise RankmapError(f"smpirun cannot run {exe!r}: build it with SimGrid's smpicc "
                                f"(or smpicxx, smpif90), not with the cluster's mpicc")
         if "Not yet implemented: PMPI_Pcontrol" in proc.stderr:
-            raise RankmapError(f"SimGrid aborts on MPI_Pcontrol ({name}): build the SMPI copy "
-                               f"with a header that defines it away, smpicc -include "
-                               f"nopcontrol.h (see the README)")
+            raise RankmapError(f"SimGrid aborts on MPI_Pcontrol ({name}): link the SMPI copy "
+                               f"with a file that defines it as doing nothing, nopcontrol.c "
+                               f"in the README")
         lines = [ln for ln in proc.stderr.strip().splitlines()
                  if "Configuration change" not in ln and "host-speed" not in ln]
         critical = [ln.split("CRITICAL] ", 1)[1] for ln in lines if "CRITICAL] " in ln]
-        tail = (critical or lines or ["no output"])[-1]
+        tail = (critical or _program_lines(proc.stderr) or lines or ["no output"])[-1]
         raise RankmapError(f"smpirun failed (exit {proc.returncode}, program {name}): {tail}")
     return SmpiResult([float(found[-1])], wall, name)

@@ -51,7 +51,8 @@ class ValidationRow:
 
 @dataclass
 class Validation:
-    """All candidates of one scenario and the agreement statistics."""
+    """All candidates of one scenario (``rows`` in rankmap's ranking order, best first) and
+    the agreement statistics."""
 
     scenario: str
     rows: list[ValidationRow]
@@ -89,14 +90,16 @@ class Validation:
         return float(spearmanr(p, s).statistic), float(pearsonr(p, s).statistic)
 
     def best_predicted(self) -> ValidationRow:
-        """The candidate rankmap ranks first (lowest predicted time) among simulated rows.
+        """The candidate rankmap ranks first among simulated rows: the first row, as rows are
+        in ``compare``'s order (its ranking rule: predicted times within the near-tie band
+        are told apart by hop-bytes, not by rounding noise).
 
         Returns
         -------
         ValidationRow
             Among all rows when none was simulated.
         """
-        return min(self.done or self.rows, key=lambda r: r.predicted_s)
+        return (self.done or self.rows)[0]
 
     def best_simulated(self) -> ValidationRow | None:
         """The candidate SMPI ranks first (lowest simulated time).
@@ -147,7 +150,7 @@ class Validation:
 def validate(machine, allocation, pattern, names, routing: str | None = None, seed: int = 0,
              timeout: float | None = None, progress=None, program: str = "auto",
              time_options: TimeOptions | None = None,
-             command: list[str] | None = None) -> Validation:
+             command: list[str] | None = None, skip_inapplicable: bool = True) -> Validation:
     """Predict and simulate every named candidate (see the module docstring).
 
     Parameters
@@ -179,6 +182,9 @@ def validate(machine, allocation, pattern, names, routing: str | None = None, se
         under every placement instead of ``program``, and its whole run's simulated time is
         compared with the pattern's predicted time
         (:func:`rankmap.simgrid.runner.simulate_command`).
+    skip_inapplicable : bool, optional
+        Record a candidate that cannot be built here in ``skipped`` (default) instead of
+        stopping with its error (``compare``'s rule for names given one by one).
 
     Returns
     -------
@@ -201,7 +207,7 @@ def validate(machine, allocation, pattern, names, routing: str | None = None, se
     opts = dataclasses.replace(base, mem_shared=False, overhead_s=0.0, nic_bw=None,
                                hop_latency_s=0.0)
     comp = compare(machine, allocation, pattern, names, routing=routing, seed=seed,
-                   progress=progress, skip_inapplicable=True, time_options=opts)
+                   progress=progress, skip_inapplicable=skip_inapplicable, time_options=opts)
     rows = []
     for cand in comp.candidates:
         row = ValidationRow(cand.name, cand.metrics["predicted_time_s"], None)
@@ -256,17 +262,25 @@ def scatter_plot(val: Validation, path: str, force: bool = False) -> str:
     p = np.array([r.predicted_s for r in done]) * 1e3
     s = np.array([r.simulated_s for r in done]) * 1e3
     ax.scatter(p, s, zorder=3)
+    # placements at the same point (equal times to 3 digits) share one label, not a pile
+    points: dict[tuple[str, str], list] = {}
     for r, x, y in zip(done, p, s):
-        ax.annotate(r.mapping, (x, y), fontsize=7, xytext=(3, 3), textcoords="offset points")
+        points.setdefault((f"{x:.3g}", f"{y:.3g}"), [x, y, []])[2].append(r.mapping)
+    for x, y, names in points.values():
+        text = ", ".join(names[:4]) + (f" +{len(names) - 4} more" if len(names) > 4 else "")
+        ax.annotate(text, (x, y), fontsize=7, xytext=(3, 3), textcoords="offset points")
     if len(done):
         lo, hi = min(p.min(), s.min()), max(p.max(), s.max())
         ax.plot([lo, hi], [lo, hi], "k--", lw=0.8, label="predicted = simulated")
+        ax.legend(fontsize=7)
+    else:
+        ax.text(0.5, 0.5, "no placement was simulated\n(every simulation failed or timed out)",
+                ha="center", va="center", transform=ax.transAxes, fontsize=9)
     sp, pe = val.correlations()
     fmt = lambda v: "n/a" if v is None else f"{v:.3f}"  # noqa: E731
     ax.set_title(f"{val.scenario}\nSpearman {fmt(sp)}, Pearson {fmt(pe)}", fontsize=8)
     ax.set_xlabel("rankmap predicted time (ms)")
     ax.set_ylabel("SimGrid SMPI simulated time (ms)")
-    ax.legend(fontsize=7)
     ax.grid(alpha=0.3)
     fig.tight_layout()
     from ..io.atomic import write_atomic
