@@ -474,6 +474,22 @@ def test_record_reads_rank_count_and_messages(tmp_path):
         parse_pattern(f"graph:{tmp_path / 'bad.mat'}")
 
 
+def test_record_summary_of_many_phases(tmp_path):
+    """Per-phase bytes in order of first appearance (rows sorted by source, as the library
+    writes them, interleave the phases), and a summary line that lists 8 phases and counts
+    the others, not one line of every phase."""
+    from rankmap.pmpi.recording import SHOWN_PHASES, summarize_recording
+    f = tmp_path / "many.csv"
+    rows = [f"{r},{(r + 1) % 3},{10 * (p + 1)},1,{p + 1}" for r in range(3) for p in range(20)]
+    f.write_text("src,dst,bytes,messages,phase\n" + "\n".join(rows) + "\n")
+    summary = summarize_recording(str(f))
+    assert summary.phases == [(str(p + 1), 30.0 * (p + 1)) for p in range(20)]
+    line = summary.lines()[1]
+    assert line.startswith("phases: 20 (1: 30 B, 2: 60 B,")
+    assert line.endswith(f"... {20 - SHOWN_PHASES} more)") and line.count(":") == 1 + SHOWN_PHASES
+    assert summary.total_bytes == 3 * 10 * sum(range(1, 21)) and summary.total_messages == 60
+
+
 # ---- MPICH ---------------------------------------------------------------------------------
 
 MPICH_TOOLS = ("mpicc.mpich", "mpif90.mpich", "mpirun.mpich")

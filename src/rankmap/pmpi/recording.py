@@ -8,7 +8,10 @@ import numpy as np
 
 from ..errors import RankmapError
 
-__all__ = ["RecordSummary", "read_recording", "summarize_recording"]
+__all__ = ["RecordSummary", "read_recording", "summarize_recording", "SHOWN_PHASES"]
+
+#: phases whose bytes the summary lists (the others are counted)
+SHOWN_PHASES = 8
 
 
 @dataclass
@@ -29,10 +32,11 @@ class RecordSummary:
         list of str
             Ranks, phases with their bytes, totals and the heaviest pairs, one item per line.
         """
+        shown = ", ".join(f"{name}: {_human(b)}" for name, b in self.phases[:SHOWN_PHASES])
+        if len(self.phases) > SHOWN_PHASES:
+            shown += f", ... {len(self.phases) - SHOWN_PHASES} more"
         out = [f"ranks: {self.ranks}",
-               f"phases: {len(self.phases)}" + (" (" + ", ".join(
-                   f"{name}: {_human(b)}" for name, b in self.phases) + ")" if self.phases
-                   else ""),
+               f"phases: {len(self.phases)}" + (f" ({shown})" if self.phases else ""),
                f"total: {_human(self.total_bytes)}" + (
                    f" in {self.total_messages} messages" if self.total_messages is not None
                    else "")]
@@ -129,9 +133,11 @@ def summarize_recording(path: str, top: int = 5) -> RecordSummary:
         if "no edges" in str(exc):   # nothing was sent: the file still says how many ranks
             return RecordSummary(_declared_ranks(path), [], 0.0, 0)
         raise
-    names = list(dict.fromkeys(phases))
-    ph = np.array(phases, dtype=object)
-    per_phase = [(str(p), float(nb[ph == p].sum())) for p in names]
+    # one pass over the rows (a scan per phase took 35 s at 12,000 phases)
+    uniq_ph, first, code = np.unique(np.asarray(phases, dtype=str), return_index=True,
+                                     return_inverse=True)
+    ph_bytes = np.bincount(code.ravel(), weights=nb, minlength=len(uniq_ph))
+    per_phase = [(str(uniq_ph[i]), float(ph_bytes[i])) for i in np.argsort(first, kind="stable")]
     key = src * n + dst
     uniq, inv = np.unique(key, return_inverse=True)
     pair_bytes = np.bincount(inv, weights=nb)
