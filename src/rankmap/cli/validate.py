@@ -94,6 +94,8 @@ def run(args) -> int:
         raise RankmapError(f"--program {args.program} and a program after '--' both choose "
                            f"what SMPI runs: give one")
     if command:
+        from ..simgrid.runner import check_program_args
+        check_program_args(command)
         check_program(command[0])
     # the prediction is made like SimGrid's platform (no NIC limit, no per-message cost,
     # loopback per flow): options that say otherwise would be dropped, so they are refused

@@ -63,7 +63,7 @@ from .platform import check_supported, hostfile, platform_xml
 
 __all__ = ["SMPI_CONFIG", "SMPI_COMMAND_CONFIG", "PROGRAM_CHOICES", "MAX_MESSAGE", "STDERR_TAIL",
            "SimulationTimeout", "SmpiResult", "SmpiRun", "ProgramRun", "choose_program",
-           "simulate", "simulate_command"]
+           "simulate", "simulate_command", "check_program_args"]
 
 SMPI_CONFIG = ["--cfg=smpi/simulate-computation:no", "--cfg=network/model:CM02",
                "--cfg=network/crosstraffic:0", "--cfg=smpi/display-timing:0",
@@ -271,6 +271,39 @@ def simulate(machine, pattern, node_of_rank, routing: str = "dor", mem_bw: float
     return SmpiResult([times[i] for i in range(len(pattern.phases))], wall, run.name)
 
 
+class _Tail:
+    """Reads a pipe to its end in a thread, keeping its last ``limit`` bytes (all: None)."""
+
+    def __init__(self, pipe, limit: int | None):
+        import collections
+        import threading
+
+        self._chunks: collections.deque[bytes] = collections.deque()
+        self._size = 0
+        self._limit = limit
+        self._thread = threading.Thread(target=self._read, args=(pipe,), daemon=True)
+        self._thread.start()
+
+    def _read(self, pipe) -> None:
+        with pipe:
+            for chunk in iter(lambda: pipe.read1(1 << 16), b""):
+                self._chunks.append(chunk)
+                self._size += len(chunk)
+                while self._limit is not None and self._size - len(self._chunks[0]) >= self._limit:
+                    self._size -= len(self._chunks.popleft())
+
+    def join(self) -> None:
+        """Wait for the pipe's end (the process and its children are gone)."""
+        self._thread.join()
+
+    def text(self) -> str:
+        """What was kept, decoded (bad bytes replaced)."""
+        data = b"".join(self._chunks)
+        if self._limit is not None:
+            data = data[-self._limit:]
+        return data.decode("utf-8", "replace")
+
+
 def _smpirun(machine, n_ranks: int, node_of_rank, argv: list[str], config: list[str], *,
              mem_bw: float | None, link_latency: float | None, timeout: float | None,
              workdir: str | None, files: dict[str, bytes] | None = None,
@@ -279,8 +312,9 @@ def _smpirun(machine, n_ranks: int, node_of_rank, argv: list[str], config: list[
 
     The platform XML and the hostfile (and ``files``) go to a temporary directory, which is
     also the working directory unless ``cwd`` is given. The program's standard output is kept
-    (``keep_stdout``) or discarded, its standard error goes to a file of which the last
-    :data:`STDERR_TAIL` bytes are read: a program printing without end costs no memory. The
+    (``keep_stdout``) or discarded, and of its standard error only the last
+    :data:`STDERR_TAIL` bytes are kept: a program printing without end costs neither memory
+    nor disk. The
     run is a process group of its own, killed when it outlives ``timeout`` (raising
     :class:`SimulationTimeout`) or when this process is stopped (SIGTERM, Ctrl-C): SimGrid's
     ``smpimain`` must not keep running after ``smpirun``'s script is gone.
@@ -301,30 +335,31 @@ def _smpirun(machine, n_ranks: int, node_of_rank, argv: list[str], config: list[
                 fh.write(data)
         cmd = [smpirun, "-np", str(n_ranks), "-platform", plat, "-hostfile", hosts, *config,
                *argv]
-        err_path = os.path.join(tmp, "stderr")
         t0 = time.perf_counter()
-        with open(err_path, "wb") as err:
-            proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL,
-                                    stdout=subprocess.PIPE if keep_stdout else subprocess.DEVNULL,
-                                    stderr=err, cwd=cwd or tmp, env=child_environ(),
-                                    start_new_session=True)
-            try:
-                out, _ = proc.communicate(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                raise SimulationTimeout(
-                    f"SMPI simulation exceeded --timeout {timeout:g} s") from None
-            finally:
-                if proc.poll() is None:           # timed out, or this process was stopped
-                    try:
-                        os.killpg(proc.pid, signal.SIGKILL)
-                    except OSError:
-                        pass
-                    proc.wait()
+        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE if keep_stdout else subprocess.DEVNULL,
+                                stderr=subprocess.PIPE, cwd=cwd or tmp, env=child_environ(),
+                                start_new_session=True)
+        readers = [_Tail(proc.stderr, STDERR_TAIL)]
+        if keep_stdout:
+            readers.append(_Tail(proc.stdout, None))
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise SimulationTimeout(f"SMPI simulation exceeded --timeout {timeout:g} s") from None
+        finally:
+            if proc.poll() is None:               # timed out, or this process was stopped
+                try:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                except OSError:
+                    pass
+                proc.wait()
+            for r in readers:
+                r.join()
         wall = time.perf_counter() - t0
-        with open(err_path, "rb") as fh:
-            fh.seek(max(0, os.path.getsize(err_path) - STDERR_TAIL))
-            tail = fh.read().decode("utf-8", "replace")
-    return SmpiRun(proc.returncode, (out or b"").decode("utf-8", "replace"), tail), wall
+        tail = readers[0].text()
+        out = readers[1].text() if keep_stdout else ""
+    return SmpiRun(proc.returncode, out, tail), wall
 
 
 #: smpirun options of a user's own program: :data:`SMPI_CONFIG` with SimGrid's report of the
@@ -338,19 +373,56 @@ def _smpirun(machine, n_ranks: int, node_of_rank, argv: list[str], config: list[
 #: reduce and ``ompi_basic_linear`` gather receive one by one: 0.37); scan sends along a chain
 #: in P-1 steps (0.08-0.22) and no algorithm sends it at once.
 SMPI_COMMAND_CONFIG = [c for c in SMPI_CONFIG if not c.startswith("--cfg=smpi/display-timing")] + [
-    "--cfg=smpi/display-timing:1", "--log=smpi_utils.thres:info", "--cfg=smpi/allreduce:lr",
+    "--cfg=smpi/display-timing:1", "--log=smpi_utils.thres:info",
+    "--log=smpi_pmpi.thres:warning", "--cfg=smpi/allreduce:lr",
     "--cfg=smpi/bcast:flattree", "--cfg=smpi/reduce_scatter:mpich_pair"]
 
 _SIMULATED = re.compile(r"Simulated time: (\S+) seconds")
-#: SimGrid's own lines at the end of a run, which are not the program's
-_SIMGRID_LINE = re.compile(r"^(\[|The simulation took|\S+ seconds were actual computation|"
-                           r"Execution failed with code|Backtrace|\s*->|\./\S+ --cfg=)")
+#: SimGrid's own lines, which are not the program's: log lines stamped with the simulated
+#: time (``[0.000000] ...``, ``[node-1:1:(2) 0.000000] ...``) and its closing summary
+_SIMGRID_LINE = re.compile(r"^(\[[^\]]*\d\.\d{6}\] |The simulation took |"
+                           r"\S+ seconds were actual computation|Execution failed with code|"
+                           r"Backtrace|\s*->|\S+ --cfg=)")
+#: SimGrid's words for a run that ended by MPI_Abort or in a deadlock (it then exits 0)
+_ABORTED = re.compile(r"\] (Oops! Deadlock detected|MPI_Abort was called)", re.M)
+#: smpirun hands the program's arguments to a shell unquoted: these would not arrive as given
+_UNSAFE_ARG = re.compile(r"[\s*?\[\]'\"\\$`;&|<>(){}~#]")
+#: launchers given where the program belongs (validate starts smpirun itself)
+_LAUNCHERS = ("mpirun", "mpiexec", "srun", "smpirun", "aprun", "orterun", "prun", "jsrun")
 
 
 def _program_lines(stderr: str) -> list[str]:
     """The lines of a run's standard error that the program printed (SimGrid's dropped)."""
     return [ln.strip() for ln in stderr.splitlines()
             if ln.strip() and not _SIMGRID_LINE.match(ln)]
+
+
+def check_program_args(command: list[str]) -> None:
+    """Refuse a command smpirun would not hand to the program as given.
+
+    smpirun is a shell script that passes the program's arguments on unquoted: an argument
+    with a space would arrive as two, ``*.c`` as the matching files, and ``--cfg=``/``--log=``
+    would be taken by SimGrid. A launcher in the program's place is refused too: ``validate``
+    starts ``smpirun`` itself.
+
+    Parameters
+    ----------
+    command : list of str
+        The program and its arguments.
+
+    Raises
+    ------
+    RankmapError
+        Naming the first argument that would not arrive as given, or the launcher.
+    """
+    if command and os.path.basename(command[0]).split(".")[0] in _LAUNCHERS:
+        raise RankmapError(f"give the program itself after '--', not {command[0]!r}: "
+                           "validate runs it with smpirun on every placement")
+    for arg in command[1:]:
+        if not arg or _UNSAFE_ARG.search(arg) or arg.startswith(("--cfg=", "--log=")):
+            raise RankmapError(f"program argument {arg!r} would not reach the program as "
+                               "given (smpirun passes arguments through a shell, unquoted, "
+                               "and takes --cfg=/--log= itself)")
 
 
 def simulate_command(machine, n_ranks: int, node_of_rank, command: list[str],
@@ -404,6 +476,7 @@ def simulate_command(machine, n_ranks: int, node_of_rank, command: list[str],
     check_supported(machine, routing)
     if not command:
         raise RankmapError("no program to simulate")
+    check_program_args(command)
     exe = command[0]
     path = exe if os.sep in exe else None
     if path is None:
@@ -418,9 +491,9 @@ def simulate_command(machine, n_ranks: int, node_of_rank, command: list[str],
                           SMPI_COMMAND_CONFIG, mem_bw=mem_bw, link_latency=link_latency,
                           timeout=timeout, workdir=workdir, cwd=os.getcwd(), keep_stdout=False)
     found = _SIMULATED.findall(proc.stderr)
-    if "Deadlock detected" in proc.stderr:
-        # SimGrid 3.32 ends a run whose process called MPI_Abort, or whose processes wait
-        # for each other for ever, as a deadlock, and exits 0
+    if _ABORTED.search(proc.stderr):
+        # SimGrid 3.32 ends a run in which a process called MPI_Abort, or whose processes
+        # wait for each other for ever, and exits 0
         said = _program_lines(proc.stderr)
         raise RankmapError(f"{name} aborted (MPI_Abort) or deadlocked in SimGrid"
                            + (f": {said[-1]}" if said else "")
