@@ -205,32 +205,35 @@ int64_t rm_type_bytes(int count, MPI_Datatype type)
     return (int64_t)count * size;
 }
 
-static void add(comm_info_t *ci, int peer, int64_t nbytes, uint64_t msgs)
+/* the entry of (this phase, peer's world rank); NULL for oneself, an unknown peer or no memory
+ * (then the recording is marked incomplete) */
+static entry_t *entry_for(comm_info_t *ci, int peer)
 {
     int w = to_world(ci, peer);
-    if (w < 0 || w == world_rank) return;
+    if (w < 0 || w == world_rank) return NULL;
     entry_t *e = slot(cur_phase, w);
-    if (!e) {
-        rec_failed = 1;
-        return;
-    }
+    if (!e) rec_failed = 1;
+    return e;
+}
+
+static void add(comm_info_t *ci, int peer, int64_t nbytes, uint64_t msgs)
+{
+    entry_t *e = entry_for(ci, peer);
+    if (!e) return;
     e->bytes += (uint64_t)(nbytes > 0 ? nbytes : 0);
     e->msgs += msgs;
 }
 
-/* add() of a share that need not be whole bytes: the whole bytes now, the fraction carried in
- * the entry until it makes a byte (and rounded once when the recording is written) */
+/* add() of a share that need not be whole bytes (nbytes >= 0): the whole bytes now, the
+ * fraction carried in the entry until it makes a byte (and rounded once when the recording is
+ * written) */
 static void add_share(comm_info_t *ci, int peer, double nbytes, uint64_t msgs)
 {
-    double whole = (double)(int64_t)nbytes;  /* nbytes >= 0: truncation is the floor */
-    add(ci, peer, (int64_t)whole, msgs);
-    int w = to_world(ci, peer);
-    if (w < 0 || w == world_rank) return;
-    entry_t *e = slot(cur_phase, w);
-    if (!e) {
-        rec_failed = 1;
-        return;
-    }
+    entry_t *e = entry_for(ci, peer);
+    if (!e) return;
+    double whole = (double)(int64_t)nbytes;  /* truncation is the floor of a positive number */
+    e->bytes += (uint64_t)whole;
+    e->msgs += msgs;
     e->frac += nbytes - whole;
     if (e->frac >= 1.0) {
         e->bytes += 1;
