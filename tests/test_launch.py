@@ -107,11 +107,21 @@ def test_launcher_parsing():
                             ("openmpi", ["mpiexec", "-npernode", "2", "a"], "-npernode"),
                             ("mpich", ["mpiexec.hydra", "-f", "hosts", "a"], "-f"),
                             ("mpich", ["mpiexec.hydra", "-ppn", "2", "a"], "-ppn"),
-                            ("hostfile", ["smpirun", "-hostfile", "h2", "a"], "-hostfile")]:
+                            ("hostfile", ["smpirun", "-hostfile", "h2", "a"], "-hostfile"),
+                            ("mpich", ["mpiexec.hydra", "--ppn", "1", "a"], "--ppn"),
+                            ("mpich", ["mpiexec.hydra", "--hosts", "x,y", "a"], "--hosts"),
+                            ("openmpi", ["mpirun", "-ppr", "2:node", "a"], "-ppr"),
+                            ("openmpi", ["mpirun", "--bynode", "a"], "--bynode")]:
         with pytest.raises(RankmapError, match=f"remove {word} from the {argv[0]} command"):
             command_for(fmt, argv, "p")
     assert command_for("openmpi", ["mpirun", "./a", "--map-by", "x"], "rf").argv == [
         "mpirun", "--rankfile", "rf", "./a", "--map-by", "x"]
+    # a program not built yet is still the program: its own options are not the launcher's
+    assert command_for("mpich", ["mpiexec.hydra", "-verbose", "./notbuilt", "-f", "in.dat"],
+                       "m").argv == ["mpiexec.hydra", "-f", "m", "-verbose", "./notbuilt", "-f",
+                                     "in.dat"]
+    assert command_for("openmpi", ["mpirun", "--some-flag", "./notbuilt", "--map-by", "x"],
+                       "rf").argv[-3:] == ["./notbuilt", "--map-by", "x"]
 
 
 def test_dry_run_in_fake_slurm_job(slurm_job, tmp_path, capsys):

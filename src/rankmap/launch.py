@@ -364,6 +364,7 @@ _FLAG_OPTIONS = frozenset("""
 --display-map -display-map --tag-output -tag-output --timestamp-output --merge-stderr-to-stdout
 --use-hwthread-cpus --bind-to-core --bind-to-socket --nolocal --noprefix -q --quiet -v
 --verbose -l --label -u --unbuffered --exclusive -O --overcommit -b -ss -map -trace
+-verbose --display-allocation -display-allocation --display-devel-map
 -keep-temps -foreground -genvall -genvnone -envall -envnone -prepend-rank --pernode -pernode
 """.split())
 
@@ -372,8 +373,12 @@ _FLAG_OPTIONS = frozenset("""
 #: (Open MPI refuses a --map-by beside --rankfile; a second hostfile replaces rankmap's)
 _PLACING_OPTIONS = {
     "openmpi": frozenset("--rankfile -rankfile --map-by -map-by --rank-by -rank-by --npernode "
-                         "-npernode --pernode -pernode --ppr --npersocket".split()),
-    "mpich": frozenset("-f -hostfile -machinefile -hosts -host -ppn -rankmap".split()),
+                         "-npernode --pernode -pernode --ppr -ppr --npersocket -npersocket "
+                         "--bynode -bynode --byslot -byslot --bysocket -bysocket --bycore "
+                         "-bycore".split()),
+    # hydra takes its options with one dash or two
+    "mpich": frozenset("-f --f -hostfile --hostfile -machinefile --machinefile -hosts --hosts "
+                       "-host --host -ppn --ppn -rankmap --rankmap".split()),
     "hostfile": frozenset("-hostfile -machinefile".split()),
 }
 _PLACED_BY = {"openmpi": "--rankfile", "mpich": "-f", "hostfile": "-hostfile",
@@ -411,8 +416,9 @@ def program_index(argv: list[str]) -> int:
             i += 2
         elif word in _PAIR_OPTIONS:
             i += 3
-        elif i + 1 < len(argv) and (os.path.exists(argv[i + 1]) or shutil.which(argv[i + 1])):
-            i += 1              # an unknown flag before the program
+        elif i + 1 < len(argv) and (os.path.exists(argv[i + 1]) or shutil.which(argv[i + 1])
+                                    or argv[i + 1].startswith(("./", "../"))):
+            i += 1              # an unknown flag before the program (built or not yet)
         else:
             i += 2              # an unknown option and its value
     return len(argv)
