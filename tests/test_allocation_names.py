@@ -231,6 +231,12 @@ def test_fully_qualified_names_are_their_short_names(tmp_path):
     assert list(a.names) == ["cn006.cluster.local", "cn002.cluster.local"]
     with pytest.raises(RankmapError, match="unknown node names in .*: cn009.cluster.local"):
         parse_allocation("cn009.cluster.local", m)
+    # only a host name with a domain is cut short: not cn001.cluster.local:2
+    with pytest.raises(RankmapError, match="cn001.cluster.local:2"):
+        parse_allocation("cn001.cluster.local:2", m)
+    # nid names with a domain are node ids on a machine without names of its own
+    assert list(parse_allocation("nid00003.x.org,nid00001.x.org", parse_machine("torus:4x4")
+                                 ).nodes) == [3, 1]
     g = tmp_path / "full.conf"
     g.write_text("SwitchName=leaf0 Nodes=a.x,a.y\nSwitchName=leaf1 Nodes=b.x,b.y\n"
                  "SwitchName=top Switches=leaf[0-1]\n")
