@@ -234,6 +234,21 @@ def test_fully_qualified_names_are_their_short_names(tmp_path):
     # only a host name with a domain is cut short: not cn001.cluster.local:2
     with pytest.raises(RankmapError, match="cn001.cluster.local:2"):
         parse_allocation("cn001.cluster.local:2", m)
+    # a machine named in full is asked by name, nid names included (nid00001.x.org is the
+    # host of that name, not node 1); underscores are host-name characters too
+    h = tmp_path / "nidfull.conf"
+    h.write_text("SwitchName=l0 Nodes=nid00001.x.org,nid00002.x.org\n"
+                 "SwitchName=l1 Nodes=nid00003.x.org,cn_04.x.org\nSwitchName=t Switches=l[0-1]\n")
+    named = parse_machine(f"fattree:topology={h}")
+    got = parse_allocation("nid00001.x.org,nid00003.x.org,cn_04.x.org", named).nodes
+    assert [named.node_name(i) for i in got] == ["nid00001.x.org", "nid00003.x.org",
+                                                 "cn_04.x.org"]
+    u = tmp_path / "under.conf"
+    u.write_text("SwitchName=l0 Nodes=cn_01,cn_02\nSwitchName=l1 Nodes=cn_03,cn_04\n"
+                 "SwitchName=t Switches=l[0-1]\n")
+    short = parse_machine(f"fattree:topology={u}")
+    assert [short.node_name(i) for i in parse_allocation("cn_02.cluster.local", short).nodes
+            ] == ["cn_02"]
     # nid names with a domain are node ids on a machine without names of its own
     assert list(parse_allocation("nid00003.x.org,nid00001.x.org", parse_machine("torus:4x4")
                                  ).nodes) == [3, 1]

@@ -120,8 +120,17 @@ def test_launcher_parsing():
     assert command_for("mpich", ["mpiexec.hydra", "-verbose", "./notbuilt", "-f", "in.dat"],
                        "m").argv == ["mpiexec.hydra", "-f", "m", "-verbose", "./notbuilt", "-f",
                                      "in.dat"]
-    assert command_for("openmpi", ["mpirun", "--some-flag", "./notbuilt", "--map-by", "x"],
-                       "rf").argv[-3:] == ["./notbuilt", "--map-by", "x"]
+    assert command_for("openmpi", ["mpirun", "--display-allocation", "./notbuilt", "--map-by",
+                                   "x"], "rf").argv[-3:] == ["./notbuilt", "--map-by", "x"]
+    # an option's value that looks like a path is not the program: what follows is checked
+    for argv, word in ((["mpiexec.hydra", "-outfile-pattern", "./out.%r", "-ppn", "2", "./a"],
+                        "-ppn"),
+                       (["mpirun", "--report-pid", "./pid.txt", "--map-by", "node", "./a"],
+                        "--map-by"),
+                       (["mpirun", "-rf", "mine.txt", "./a"], "-rf")):
+        fmt = "mpich" if argv[0] == "mpiexec.hydra" else "openmpi"
+        with pytest.raises(RankmapError, match=f"remove {word} "):
+            command_for(fmt, argv, "p")
 
 
 def test_dry_run_in_fake_slurm_job(slurm_job, tmp_path, capsys):

@@ -106,6 +106,25 @@ def test_a_timed_out_simulation_is_stopped(smpi_program, tmp_path, capsys):
 
 
 @needs_smpi
+def test_a_child_left_in_the_background_is_not_waited_for(tmp_path, capsys):
+    """A program that leaves `sleep 60 &` behind: its run ends when the program does (the
+    child held the output pipes open, and the run waited for it past --timeout)."""
+    src = tmp_path / "bg.c"
+    src.write_text("#include <mpi.h>\n#include <stdlib.h>\n"
+                   "int main(int argc, char **argv) {\n  MPI_Init(&argc, &argv);\n  int r;\n"
+                   "  MPI_Comm_rank(MPI_COMM_WORLD, &r);\n"
+                   "  if (r == 0 && system(\"sleep 60 &\") != 0) return 1;\n"
+                   "  MPI_Finalize();\n  return 0;\n}\n")
+    exe = tmp_path / "bg.smpi"
+    subprocess.run(["smpicc", "-O1", "-o", str(exe), str(src)], check=True, timeout=180,
+                   capture_output=True)
+    doc, _ = _validate(tmp_path, capsys, "-m", "torus:2x2", "-p", "stencil:2x2",
+                       "--mappings", "XYT", [str(exe)], timeout="20")
+    row = doc["candidates"][0]
+    assert row["simulated_s"] is not None and row["wall_s"] < 20, row
+
+
+@needs_smpi
 def test_recorded_pattern_predicts_the_program_in_simgrid(smpi_program, tmp_path, capsys,
                                                           monkeypatch):
     """The README's workflow end to end: record the program (built with mpicc, phases at
@@ -172,11 +191,14 @@ def test_own_program_errors(tmp_path, capsys):
         assert main([*base, *opt, "--", str(script)]) == 2
         assert f"{opt[0]}" in capsys.readouterr().err
     # smpirun passes arguments through a shell, unquoted; a launcher is not the program
-    for bad in ("input file.txt", "*.c", "--cfg=smpi/bcast:binomial", ""):
+    for bad in ("input file.txt", "*.c", "--cfg=smpi/bcast:binomial", "", "--version"):
         assert main([*base, "--", str(script), bad]) == 2
         assert "would not reach the program as given" in capsys.readouterr().err
     assert main([*base, "--", "mpirun", "-n", "4", str(script)]) == 2
     assert "not 'mpirun'" in capsys.readouterr().err
+    # other shell characters arrive as given; a program named like a launcher, by its path, runs
+    from rankmap.simgrid.runner import check_program_args
+    check_program_args(["./prun", "a;b", "x>0", "(1,2)", "$HOME", "it's", "k=v", "-5", "@f"])
     # an unknown name given one by one stops the command, as in compare
     assert main(["validate", "-m", "torus:2x2", "-p", "stencil:2x2", "--mappings",
                  "XYT,bogus"]) == 2

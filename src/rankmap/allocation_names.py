@@ -44,8 +44,9 @@ __all__ = ["cname_to_coords", "resolve_names", "expand_host_list", "read_topolog
 _CNAME = re.compile(r"^c(\d+)-(\d+)c(\d+)s(\d+)n(\d+)$", re.ASCII)
 _NID = re.compile(r"^nid0*(\d+)$", re.ASCII)
 _DOTTED_QUAD = re.compile(r"^\d+\.\d+\.\d+\.\d+$", re.ASCII)
-#: a host name with a domain: labels of letters, digits and hyphens joined by dots
-_FQDN = re.compile(r"^[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+$", re.ASCII)
+#: a host name with a domain: labels of letters, digits, hyphens and underscores (Slurm
+#: allows them) joined by dots
+_FQDN = re.compile(r"^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)+$", re.ASCII)
 _IDS_ONLY = re.compile(r"^[\d\s,\-]+$", re.ASCII)
 _MAX_NAME_TABLE = 2_000_000
 
@@ -116,13 +117,17 @@ def resolve_names(names: list[str], machine, where: str) -> np.ndarray:
     # a machine whose own hosts are called nidNNNNN (a Slurm topology.conf) is asked by name:
     # its nid001000 may be node 0, not node 1000
     own_nids = machine.n_nodes > 0 and _NID.match(machine.node_name(0)) is not None
+    # a machine whose hosts are named in full (nid00001.x.org in a topology.conf) is asked
+    # by name for full names too
+    full_names = machine.n_nodes > 0 and "." in machine.node_name(0)
     for i, given in enumerate(names):
         name = given
         if _FQDN.match(name) and not _DOTTED_QUAD.match(name):
             # a fully qualified name (cn001.cluster.local) is its host's short name unless
             # the machine itself is named in full
             short = name.split(".", 1)[0]
-            if not own_nids and _NID.match(short) or _CNAME.match(short):
+            if not full_names and (not own_nids and _NID.match(short)
+                                   or cab is not None and _CNAME.match(short)):
                 name = short                    # no name table needed (1M nodes: 3 s)
             else:
                 if table is None:

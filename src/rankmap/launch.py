@@ -353,7 +353,8 @@ _VALUE_OPTIONS = frozenset("""
 --cpus-per-proc --cpus-per-rank --ppr --preload-files --personality --launch-agent -launcher
 -rmk -iface -configfile -genvlist -envlist -platform -trace-file -replay -wrapper -ext
 --ntasks --nodes --partition --time --job-name --output --error --nodelist --exclude
---account --constraint --chdir --cpus-per-task --ntasks-per-node --mem --gres
+--account --constraint --chdir --cpus-per-task --ntasks-per-node --mem --gres -rf
+-outfile-pattern -errfile-pattern --report-pid -report-pid --report-uri -report-uri
 """.split())
 #: options followed by two words (``--mca NAME VALUE``, ``-genv NAME VALUE``)
 _PAIR_OPTIONS = frozenset("--mca -mca --gmca -gmca -genv -env --tune".split())
@@ -372,10 +373,10 @@ _FLAG_OPTIONS = frozenset("""
 #: launcher options that place ranks themselves, which the placement file would fight with
 #: (Open MPI refuses a --map-by beside --rankfile; a second hostfile replaces rankmap's)
 _PLACING_OPTIONS = {
-    "openmpi": frozenset("--rankfile -rankfile --map-by -map-by --rank-by -rank-by --npernode "
-                         "-npernode --pernode -pernode --ppr -ppr --npersocket -npersocket "
-                         "--bynode -bynode --byslot -byslot --bysocket -bysocket --bycore "
-                         "-bycore".split()),
+    "openmpi": frozenset("--rankfile -rankfile -rf --map-by -map-by --rank-by -rank-by "
+                         "--npernode -npernode --pernode -pernode --ppr -ppr --npersocket "
+                         "-npersocket --bynode -bynode --byslot -byslot --bysocket -bysocket "
+                         "--bycore -bycore".split()),
     # hydra takes its options with one dash or two
     "mpich": frozenset("-f --f -hostfile --hostfile -machinefile --machinefile -hosts --hosts "
                        "-host --host -ppn --ppn -rankmap --rankmap".split()),
@@ -416,9 +417,8 @@ def program_index(argv: list[str]) -> int:
             i += 2
         elif word in _PAIR_OPTIONS:
             i += 3
-        elif i + 1 < len(argv) and (os.path.exists(argv[i + 1]) or shutil.which(argv[i + 1])
-                                    or argv[i + 1].startswith(("./", "../"))):
-            i += 1              # an unknown flag before the program (built or not yet)
+        elif i + 1 < len(argv) and (os.path.exists(argv[i + 1]) or shutil.which(argv[i + 1])):
+            i += 1              # an unknown flag before the program
         else:
             i += 2              # an unknown option and its value
     return len(argv)

@@ -62,6 +62,7 @@ from .flowfile import flow_file_bytes
 from .platform import check_supported, hostfile, platform_xml
 
 __all__ = ["SMPI_CONFIG", "SMPI_COMMAND_CONFIG", "PROGRAM_CHOICES", "MAX_MESSAGE", "STDERR_TAIL",
+           "READ_GRACE_S",
            "SimulationTimeout", "SmpiResult", "SmpiRun", "ProgramRun", "choose_program",
            "simulate", "simulate_command", "check_program_args"]
 
@@ -76,6 +77,8 @@ PROGRAM_CHOICES = ("auto", "flows")
 MAX_MESSAGE = 2**31 - 1  # SMPI's int counts
 #: bytes of a simulation's standard error that are read (SimGrid's last lines are at its end)
 STDERR_TAIL = 1 << 16
+#: seconds a simulation's output is still read after its process group is gone
+READ_GRACE_S = 2.0
 
 
 @dataclass
@@ -292,15 +295,15 @@ class _Tail:
                 while self._limit is not None and self._size - len(self._chunks[0]) >= self._limit:
                     self._size -= len(self._chunks.popleft())
 
-    def join(self) -> None:
-        """Wait for the pipe's end (the process and its children are gone)."""
-        self._thread.join()
+    def join(self, timeout: float) -> None:
+        """Wait for the pipe's end, at most ``timeout`` seconds."""
+        self._thread.join(timeout)
 
     def text(self) -> str:
-        """What was kept, decoded (bad bytes replaced)."""
-        data = b"".join(self._chunks)
-        if self._limit is not None:
-            data = data[-self._limit:]
+        """What was kept, decoded (bad bytes replaced; a character cut at the start dropped)."""
+        data = b"".join(list(self._chunks))
+        if self._limit is not None and len(data) > self._limit:
+            data = data[-self._limit:].lstrip(bytes(range(0x80, 0xC0)))
         return data.decode("utf-8", "replace")
 
 
@@ -348,14 +351,15 @@ def _smpirun(machine, n_ranks: int, node_of_rank, argv: list[str], config: list[
         except subprocess.TimeoutExpired:
             raise SimulationTimeout(f"SMPI simulation exceeded --timeout {timeout:g} s") from None
         finally:
-            if proc.poll() is None:               # timed out, or this process was stopped
-                try:
-                    os.killpg(proc.pid, signal.SIGKILL)
-                except OSError:
-                    pass
-                proc.wait()
-            for r in readers:
-                r.join()
+            # the whole group goes, finished or not: a child the program left in the
+            # background would hold the pipes open (and a core) after the run
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except OSError:
+                pass
+            proc.wait()
+            for r in readers:                     # a child in a session of its own may still
+                r.join(READ_GRACE_S)              # hold a pipe: what was read is kept
         wall = time.perf_counter() - t0
         tail = readers[0].text()
         out = readers[1].text() if keep_stdout else ""
@@ -385,8 +389,12 @@ _SIMGRID_LINE = re.compile(r"^(\[[^\]]*\d\.\d{6}\] |The simulation took |"
                            r"Backtrace|\s*->|\S+ --cfg=)")
 #: SimGrid's words for a run that ended by MPI_Abort or in a deadlock (it then exits 0)
 _ABORTED = re.compile(r"\] (Oops! Deadlock detected|MPI_Abort was called)", re.M)
-#: smpirun hands the program's arguments to a shell unquoted: these would not arrive as given
-_UNSAFE_ARG = re.compile(r"[\s*?\[\]'\"\\$`;&|<>(){}~#]")
+#: smpirun expands the program's arguments unquoted: split at white space, and matched as
+#: file name patterns (other shell characters arrive as given)
+_UNSAFE_ARG = re.compile(r"[\s*?\[]")
+#: options SimGrid takes for itself wherever they appear on smpirun's command line
+_SIMGRID_OPTIONS = ("--help", "--version", "--cfg-help", "--help-models", "--help-logs",
+                    "--help-log-categories", "--help-aliases", "--help-tracing")
 #: launchers given where the program belongs (validate starts smpirun itself)
 _LAUNCHERS = ("mpirun", "mpiexec", "srun", "smpirun", "aprun", "orterun", "prun", "jsrun")
 
@@ -401,9 +409,9 @@ def check_program_args(command: list[str]) -> None:
     """Refuse a command smpirun would not hand to the program as given.
 
     smpirun is a shell script that passes the program's arguments on unquoted: an argument
-    with a space would arrive as two, ``*.c`` as the matching files, and ``--cfg=``/``--log=``
-    would be taken by SimGrid. A launcher in the program's place is refused too: ``validate``
-    starts ``smpirun`` itself.
+    with a space would arrive as two, ``*.c`` as the matching files, and ``--cfg=``,
+    ``--log=``, ``--help`` or ``--version`` would be taken by SimGrid. A launcher named in the
+    program's place (without a path) is refused too: ``validate`` starts ``smpirun`` itself.
 
     Parameters
     ----------
@@ -415,14 +423,16 @@ def check_program_args(command: list[str]) -> None:
     RankmapError
         Naming the first argument that would not arrive as given, or the launcher.
     """
-    if command and os.path.basename(command[0]).split(".")[0] in _LAUNCHERS:
+    if command and os.sep not in command[0] and command[0].split(".")[0] in _LAUNCHERS:
         raise RankmapError(f"give the program itself after '--', not {command[0]!r}: "
                            "validate runs it with smpirun on every placement")
     for arg in command[1:]:
-        if not arg or _UNSAFE_ARG.search(arg) or arg.startswith(("--cfg=", "--log=")):
+        if not arg or _UNSAFE_ARG.search(arg) or arg.startswith(("--cfg=", "--log=")) \
+                or arg in _SIMGRID_OPTIONS:
             raise RankmapError(f"program argument {arg!r} would not reach the program as "
-                               "given (smpirun passes arguments through a shell, unquoted, "
-                               "and takes --cfg=/--log= itself)")
+                               "given (smpirun expands arguments unquoted: white space splits "
+                               "them, * ? [ match files; --cfg=, --log=, --help and --version "
+                               "are SimGrid's)")
 
 
 def simulate_command(machine, n_ranks: int, node_of_rank, command: list[str],
