@@ -257,3 +257,13 @@ def test_fully_qualified_names_are_their_short_names(tmp_path):
                  "SwitchName=top Switches=leaf[0-1]\n")
     full = parse_machine(f"fattree:topology={g}")
     assert [full.node_name(i) for i in parse_allocation("a.y,b.x", full).nodes] == ["a.y", "b.x"]
+
+
+def test_a_folder_and_a_cray_name_off_the_machine_are_named(tmp_path):
+    """--nodes naming a folder says so (it said 'not found'); a Cray name whose cabinet row
+    is past the machine names the Cray name, not only its coordinates."""
+    from rankmap.allocation import parse_allocation
+    with pytest.raises(RankmapError, match="is a folder; give a node file"):
+        parse_allocation(str(tmp_path), parse_machine("torus:4x4"))
+    with pytest.raises(RankmapError, match="Cray name 'c4-4c0s0n0'.*outside the dragonfly"):
+        parse_allocation("c4-4c0s0n0", parse_machine("xc:groups=26"))

@@ -89,6 +89,11 @@ def test_cart_and_bench_arguments():
     assert parse_sizes("64,1KiB") == [64, 1024]
     with pytest.raises(RankmapError, match="end is below the start"):
         parse_sizes("4MiB..1KiB")
+    # an end the doubling does not reach, and a size given twice, are said, not dropped
+    with pytest.raises(RankmapError, match="not a doubling of the start"):
+        parse_sizes("1KiB..3KiB")
+    with pytest.raises(RankmapError, match="1024 B is given twice"):
+        parse_sizes("1KiB,64,1KiB")
     with pytest.raises(RankmapError, match="needs --dims"):
         check_config(BenchConfig("halo", None, [64]), 4)
     with pytest.raises(RankmapError, match="bad --dims 8 for fft: 2 dimensions"):

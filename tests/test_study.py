@@ -135,10 +135,23 @@ def test_study_takes_the_time_model_options(capsys):
     (["--threads", "3"], "bad --threads 3"),
     (["--routing", "dor"], "unknown routing 'dor'"),
     (["--plot", "x.pdf"], "expected a .png or .svg"),
+    (["--mappings", ""], "bad --mappings '': no values"),
+    (["--seed", "9223372036854775807"], "bad --seed 9223372036854775807: at most"),
+    (["--nodes-sweep", "2", "--threads", "1", "--pattern", "stencil:8x8"],
+     "has 64 ranks; 2 nodes at 1 threads per rank hold"),
 ])
 def test_study_cli_errors(argv, msg, capsys):
     assert main(["study", "--machine", TINY, "--pattern", "minimd"] + argv) == 2
     assert msg in capsys.readouterr().err
+
+
+def test_study_default_sweep_fits_the_machine(capsys):
+    """Without --nodes-sweep, the default sweep (4, 8, 16, 32) stops at the machine's size;
+    given, a count beyond it is refused (above)."""
+    assert main(["study", "--machine", "torus:2x2x2:cores=2", "--pattern", "stencil",
+                 "--threads", "1", "--allocs", "1", "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["params"]["nodes"] == [4, 8]
 
 
 def _ratios(pattern, nodes, mapper):

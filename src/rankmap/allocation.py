@@ -108,6 +108,8 @@ def parse_allocation(text: str | None, machine: Machine) -> Allocation:
         ids = _parse_id_list(items, machine, f"node file {show(text)}")
         source = f"file {text}"
     else:
+        if os.path.isdir(text):
+            raise RankmapError(f"--nodes {show(text)} is a folder; give a node file")
         if "/" in text or text.endswith((".txt", ".csv")):
             raise RankmapError(f"node file {show(text)} not found")
         ids = _parse_id_list(text.split(","), machine, "--nodes")

@@ -146,7 +146,10 @@ def resolve_names(names: list[str], machine, where: str) -> np.ndarray:
             if cab is None:
                 raise RankmapError(f"Cray name {name!r} in {where} needs an xc machine "
                                    "(e.g. --machine xc:groups=26)")
-            ids[i] = int(machine.node_ids(np.array(cname_to_coords(name, cab))))
+            try:
+                ids[i] = int(machine.node_ids(np.array(cname_to_coords(name, cab))))
+            except RankmapError as exc:
+                raise RankmapError(f"Cray name {given!r} in {where}: {exc}") from None
             continue
         if table is None:
             table = _name_table(machine)

@@ -247,6 +247,11 @@ def study_points(params: StudyParams, machine: Machine, nodes: int, threads: int
     allocation = parse_allocation(f"random:{nodes}:seed={params.seed * 1000 + alloc_seed}",
                                   machine).with_threads(threads)
     pattern = parse_pattern(params.pattern, default_ranks=allocation.n_cores)
+    if pattern.n_ranks > allocation.n_cores:
+        raise RankmapError(f"{params.pattern} has {pattern.n_ranks} ranks; {nodes} nodes at "
+                           f"{threads} threads per rank hold {allocation.n_cores} "
+                           f"({machine.cores_per_node} cores a node): give a pattern without "
+                           "a grid, which fills every point of the sweep")
     evaluator = Evaluator(machine, allocation, pattern, params.routing,
                           time_options=TimeOptions(enabled=params.time != "busiest-link",
                                                    **(params.time_options or {})))
@@ -285,6 +290,11 @@ def check_params(params: StudyParams, machine: Machine) -> None:
         raise RankmapError("no mappings to study")
     if params.allocs < 1:
         raise RankmapError(f"bad --allocs {params.allocs}: must be at least 1")
+    # allocation k is drawn with seed x 1000 + k, a 64-bit seed
+    top = (2 ** 63 - 1 - (params.allocs - 1)) // 1000
+    if params.seed > top:
+        raise RankmapError(f"bad --seed {params.seed}: at most {top} (allocation k of the "
+                           "study is drawn with seed x 1000 + k)")
     too_big = [n for n in params.nodes if n > machine.n_nodes]
     if too_big:
         raise RankmapError(f"--nodes-sweep asks for {too_big[0]} nodes, the machine has "

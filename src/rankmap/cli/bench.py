@@ -43,10 +43,16 @@ def parse_sizes(text: str) -> list[int]:
         while s <= hi:
             sizes.append(s)
             s *= 2
+        if sizes[-1] != hi:
+            raise RankmapError(f"bad --sizes {text!r}: the end is not a doubling of the start "
+                               f"({sizes[-1]} B, then {2 * sizes[-1]} B), as study's sweeps")
     else:
         sizes = [parse_size(t, "--sizes entry") for t in text.split(",")]
     if len(sizes) > MAX_SIZES:
         raise RankmapError(f"bad --sizes {text!r}: {len(sizes)} sizes, at most {MAX_SIZES}")
+    twice = sorted({s for s in sizes if sizes.count(s) > 1})
+    if twice:
+        raise RankmapError(f"bad --sizes {text!r}: {twice[0]} B is given twice")
     return sizes
 
 

@@ -19,6 +19,9 @@ from .common import (MACHINE_HELP, PATTERN_HELP, add_force, add_in_node, add_job
 from ..validate import json_text
 from .argtypes import SEED, int_arg
 
+#: node counts of the default sweep (those up to the machine's size are studied)
+DEFAULT_NODES = (4, 8, 16, 32)
+
 __all__ = ["add_parser", "default_threads", "run"]
 
 
@@ -44,8 +47,9 @@ def add_parser(sub) -> None:
     p.add_argument("--machine", "-m", required=True, metavar="SPEC", help=MACHINE_HELP)
     p.add_argument("--pattern", "-p", required=True, metavar="SPEC",
                    help=PATTERN_HELP + "; give no grid so it fills each allocation")
-    p.add_argument("--nodes-sweep", default="4,8,16,32", metavar="LIST",
-                   help="node counts, e.g. 1,2,4,...,4096 (default 4,8,16,32)")
+    p.add_argument("--nodes-sweep", default=None, metavar="LIST",
+                   help="node counts, e.g. 1,2,4,...,4096 (default 4,8,16,32, those the "
+                   "machine has)")
     p.add_argument("--threads", metavar="LIST",
                    help="threads per rank, e.g. 1,2,4,...,32; each must divide the cores per "
                    "node (default: 1, a middle power of two, and all cores: 1,8,32 on an xc)")
@@ -119,6 +123,14 @@ def _given_time_options(args) -> dict | None:
             "mem_shared": opts.mem_shared, "overhead_s": opts.overhead_s}
 
 
+def _node_counts(args) -> list[int]:
+    """--nodes-sweep as given, or the default sweep up to the machine's node count."""
+    if args.nodes_sweep is not None:
+        return parse_sweep(args.nodes_sweep, "--nodes-sweep")
+    size = parse_machine(args.machine).n_nodes
+    return [n for n in DEFAULT_NODES if n <= size] or [size]
+
+
 def run(args) -> int:
     """Run or resume the study, print the summary, write the plot; exit status 0.
 
@@ -134,12 +146,14 @@ def run(args) -> int:
         into one line and status 2).
     """
     mappings = split_names(args.mappings)
+    if not mappings:
+        raise RankmapError(f"bad --mappings {args.mappings!r}: no values")
     if "inorder" not in mappings:
         mappings.insert(0, "inorder")
     threads = (parse_sweep(args.threads, "--threads") if args.threads is not None
                else default_threads(parse_machine(args.machine).cores_per_node))
     params = StudyParams(machine=args.machine, pattern=args.pattern,
-                         nodes=parse_sweep(args.nodes_sweep, "--nodes-sweep"),
+                         nodes=_node_counts(args),
                          threads=threads,
                          mappings=list(dict.fromkeys(mappings)), allocs=args.allocs,
                          routing=args.routing, seed=args.seed, time=_time_source(args),
