@@ -16,6 +16,21 @@ from rankmap.mpi.placement import assign_ranks
 from rankmap.patterns import parse_pattern
 
 
+def test_auto_reorder_names_its_pick():
+    """In-job reordering (bench, mpi4py, the PMPI library) with auto says which candidate it
+    applied, as evaluate does, and applies exactly auto's placement."""
+    from rankmap.allocation import whole_machine
+    from rankmap.selection import auto_select
+    machine = parse_machine("torus:4:cores=2")
+    pattern = parse_pattern("stencil:2x4")
+    a = assign_ranks(pattern, machine, np.arange(8) // 2, "auto")
+    best = auto_select(pattern, machine, whole_machine(machine)).best
+    assert a.mapping == f"auto ({best.name})"
+    node_of_new = np.empty(8, dtype=np.int64)
+    node_of_new[a.new_rank] = np.arange(8) // 2
+    assert np.array_equal(node_of_new, best.mapping.nodes(a.allocation))
+
+
 @given(st.integers(1, 4), st.integers(1, 4), st.integers(0, 2**31 - 1),
        st.sampled_from(["TX", "XT", "random", "inorder"]))
 def test_uniform_nodes_follow_the_placement_exactly(n_nodes, per_node, seed, name):

@@ -76,8 +76,9 @@ def assign_ranks(pattern, machine, proc_nodes: np.ndarray, mapping: str = "auto"
     Returns
     -------
     Assignment
-        New rank of every process, the placement applied, the job's allocation and the number
-        of ranks that could not go to their placed node.
+        New rank of every process, the placement applied (``auto`` named after its pick:
+        ``auto (refine:rcb)``), the job's allocation and the number of ranks that could not go
+        to their placed node.
 
     Raises
     ------
@@ -86,7 +87,7 @@ def assign_ranks(pattern, machine, proc_nodes: np.ndarray, mapping: str = "auto"
     """
     proc_nodes = np.asarray(proc_nodes, dtype=np.int64)
     alloc = job_allocation(proc_nodes)
-    placed = build_placement(mapping, pattern, machine, alloc, seed)
+    placed = build_placement(mapping, pattern, machine, alloc, seed, name_pick=True)
     cpn = alloc.cores_per_node
     capacity = alloc.extra["processes"]
     n = pattern.n_ranks

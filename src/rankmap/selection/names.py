@@ -49,7 +49,8 @@ def check_name(name: str, machine) -> None:
 def build_placement(name: str, pattern, machine, allocation, seed: int = 0, *, routing=None,
                     budget: int | None = None, time_options=None,
                     evaluator: Evaluator | None = None, executor=None,
-                    stage=None, progress=None, in_node: bool = True) -> Placement:
+                    stage=None, progress=None, in_node: bool = True,
+                    name_pick: bool = False) -> Placement:
     """The placement called ``name``: ``auto`` (:func:`rankmap.selection.auto.auto_select`) or
     any registered mapper (:func:`rankmap.mappers.build_mapping`).
 
@@ -79,11 +80,13 @@ def build_placement(name: str, pattern, machine, allocation, seed: int = 0, *, r
         On a machine with a node structure, run the in-node placement step
         (:func:`~rankmap.mappers.domain_placement.in_node_step`) after the mapper (and on
         every one of ``auto``'s candidates); False keeps the mappers' cores (``--in-node keep``).
+    name_pick : bool
+        Name ``auto``'s placement after its pick, ``auto (refine:rcb)``, instead of ``auto``.
 
     Returns
     -------
     Placement
-        The validated placement (named ``auto`` for automatic selection).
+        The validated placement (named ``auto`` for automatic selection, or after its pick).
     """
     router = evaluator.router if evaluator is not None else routing
     if is_auto(name):
@@ -93,7 +96,7 @@ def build_placement(name: str, pattern, machine, allocation, seed: int = 0, *, r
                            time_options=time_options, evaluator=evaluator,
                            executor=executor, stage=stage, progress=progress,
                            in_node=in_node)
-        return validate_mapping("auto", comp.best.mapping.core_of_rank, pattern.n_ranks,
-                                allocation)
+        return validate_mapping(f"auto ({comp.best.name})" if name_pick else "auto",
+                                comp.best.mapping.core_of_rank, pattern.n_ranks, allocation)
     return build_registered(name, pattern, machine, allocation, seed, router=router,
                             budget=budget, extra_known=("auto",), in_node=in_node)
