@@ -165,6 +165,19 @@ def test_bench_bad_dims_fails_before_running():
     assert "dims 3x3 need 9 processes, the communicator has 1" in proc.stderr
 
 
+def test_bench_refuses_another_benchmarks_options():
+    """pairs --dims, halo --pairings and cart --box were ignored without a word."""
+    _need_mpi()
+    rankmap = shutil.which("rankmap") or str(Path(sys.executable).parent / "rankmap")
+    for argv, opt in ((["pairs", "--dims", "2x2"], "--dims"),
+                      (["halo", "--dims", "2x2", "--pairings", "3"], "--pairings"),
+                      (["cart", "--dims", "4", "--box"], "--box")):
+        proc = subprocess.run([rankmap, "bench", *argv], capture_output=True, text=True,
+                              timeout=TIMEOUT)
+        assert proc.returncode == 2
+        assert f"{opt} does not apply to the {argv[0]} benchmark" in proc.stderr
+
+
 def test_launch_runs_open_mpi_with_the_rankfile(tmp_path):
     """End to end with the real mpirun: each rank is bound to the core its rankfile line names."""
     _need_mpi()

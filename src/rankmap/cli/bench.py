@@ -88,7 +88,7 @@ def add_parser(sub) -> None:
     p.add_argument("--box", action="store_true", help="halo: box stencil (3^d - 1 neighbours)")
     p.add_argument("--cyclic", "--periodic", dest="periodic", action="store_true",
                    help="cart/halo: periodic (cyclic) grid")
-    p.add_argument("--pairings", type=int_arg(1, 10000), default=4,
+    p.add_argument("--pairings", type=int_arg(1, 10000), default=None,
                    help="pairs: number of random pairings (default 4)")
     p.add_argument("--machine", "-m", metavar="SPEC",
                    help=f"machine spec or .toml (default ${MACHINE_ENV}; none: no reordering)")
@@ -106,8 +106,16 @@ def _config(args) -> BenchConfig:
         raise RankmapError(f"bad --repeats {args.repeats}: must be at least 1")
     if args.iters is not None and args.iters < 1:
         raise RankmapError(f"bad --iters {args.iters}: must be at least 1")
-    if args.pairings < 1:
-        raise RankmapError(f"bad --pairings {args.pairings}: must be at least 1")
+    # options of another benchmark would be ignored: said instead
+    given = [opt for opt, kinds, on in (("--dims", ("cart", "halo", "fft"), args.dims),
+                                        ("--pairings", ("pairs",), args.pairings is not None),
+                                        ("--box", ("halo",), args.box))
+             if on and args.kind not in kinds]
+    if given:
+        raise RankmapError(f"{given[0]} does not apply to the {args.kind} benchmark")
+    pairings = 4 if args.pairings is None else args.pairings
+    if pairings < 1:
+        raise RankmapError(f"bad --pairings {pairings}: must be at least 1")
     if args.plot and not args.plot.lower().endswith((".png", ".pdf", ".svg")):
         raise RankmapError(f"bad --plot {args.plot!r}: use a .png, .pdf or .svg file")
     dims = parse_shape(args.dims, "--dims", max_dims=3) if args.dims else None
@@ -116,7 +124,7 @@ def _config(args) -> BenchConfig:
         from ..machines import parse_machine
         machine = parse_machine(machine)
     return BenchConfig(args.kind, dims, parse_sizes(args.sizes), args.repeats, args.iters,
-                       args.box, args.periodic, args.pairings, args.mapping, machine, args.seed)
+                       args.box, args.periodic, pairings, args.mapping, machine, args.seed)
 
 
 def run(args) -> int:
