@@ -13,7 +13,7 @@ from ..report.figures import image_format
 from ..validate import json_text
 from .common import add_force, add_input_options, example, load_inputs, progress_bar, time_options
 
-__all__ = ["add_parser", "run", "check_program", "print_table"]
+__all__ = ["add_parser", "run", "print_table"]
 
 
 def add_parser(sub) -> None:
@@ -94,9 +94,9 @@ def run(args) -> int:
         raise RankmapError(f"--program {args.program} and a program after '--' both choose "
                            f"what SMPI runs: give one")
     if command:
-        from ..simgrid.runner import check_program_args
+        from ..simgrid.runner import check_program_args, program_path
         check_program_args(command)
-        check_program(command[0])
+        program_path(command[0])
     # the prediction is made like SimGrid's platform (no NIC limit, no per-message cost,
     # loopback per flow): options that say otherwise would be dropped, so they are refused
     given = [opt for opt, value in (("--nic-bw", args.nic_bw),
@@ -130,29 +130,6 @@ def run(args) -> int:
         write_atomic(args.json, json_text(val.to_json(), indent=1) + "\n", force=args.force)
         print(f"wrote {args.json}", file=sys.stderr)
     return 0
-
-
-def check_program(exe: str) -> None:
-    """Refuse a program that is missing or not executable, before any work.
-
-    Parameters
-    ----------
-    exe : str
-        The program's path, or a name looked up in ``PATH``.
-
-    Raises
-    ------
-    RankmapError
-        The program is not found or cannot be executed.
-    """
-    import os
-    import shutil
-
-    path = exe if os.sep in exe else shutil.which(exe)
-    if path is None or not os.path.exists(path):
-        raise RankmapError(f"program {exe!r} not found")
-    if os.path.isdir(path) or not os.access(path, os.X_OK):
-        raise RankmapError(f"program {exe!r} is not an executable file")
 
 
 def print_table(val) -> None:

@@ -64,7 +64,7 @@ from .platform import check_supported, hostfile, platform_xml
 __all__ = ["SMPI_CONFIG", "SMPI_COMMAND_CONFIG", "PROGRAM_CHOICES", "MAX_MESSAGE", "STDERR_TAIL",
            "READ_GRACE_S",
            "SimulationTimeout", "SmpiResult", "SmpiRun", "ProgramRun", "choose_program",
-           "simulate", "simulate_command", "check_program_args"]
+           "simulate", "simulate_command", "check_program_args", "program_path"]
 
 SMPI_CONFIG = ["--cfg=smpi/simulate-computation:no", "--cfg=network/model:CM02",
                "--cfg=network/crosstraffic:0", "--cfg=smpi/display-timing:0",
@@ -435,6 +435,34 @@ def check_program_args(command: list[str]) -> None:
                                "are SimGrid's)")
 
 
+def program_path(exe: str) -> str:
+    """The file of a program given by path or by a name looked up in ``PATH``.
+
+    Parameters
+    ----------
+    exe : str
+        The program's path, or a name looked up in ``PATH``.
+
+    Returns
+    -------
+    str
+        The program's path.
+
+    Raises
+    ------
+    RankmapError
+        The program is not found or is not an executable file.
+    """
+    import shutil
+
+    path = exe if os.sep in exe else shutil.which(exe)
+    if path is None or not os.path.exists(path):
+        raise RankmapError(f"program {exe!r} not found")
+    if os.path.isdir(path) or not os.access(path, os.X_OK):
+        raise RankmapError(f"program {exe!r} is not an executable file")
+    return path
+
+
 def simulate_command(machine, n_ranks: int, node_of_rank, command: list[str],
                      routing: str = "dor", mem_bw: float | None = None,
                      timeout: float | None = None, workdir: str | None = None,
@@ -488,14 +516,7 @@ def simulate_command(machine, n_ranks: int, node_of_rank, command: list[str],
         raise RankmapError("no program to simulate")
     check_program_args(command)
     exe = command[0]
-    path = exe if os.sep in exe else None
-    if path is None:
-        import shutil
-        path = shutil.which(exe)
-    if path is None or not os.path.isfile(path):
-        raise RankmapError(f"program {exe!r} not found")
-    if not os.access(path, os.X_OK):
-        raise RankmapError(f"program {exe!r} is not executable")
+    path = program_path(exe)
     name = os.path.basename(path)
     proc, wall = _smpirun(machine, n_ranks, node_of_rank, [os.path.abspath(path), *command[1:]],
                           SMPI_COMMAND_CONFIG, mem_bw=mem_bw, link_latency=link_latency,
