@@ -310,6 +310,30 @@ def test_recorded_matrix_is_exact(built, tmp_path):
     assert pat.phases[1].bytes.sum() == 6 * 5 * 32
 
 
+def test_identical_phases_are_folded(built, tmp_path):
+    """An iteration's steps between MPI_Pcontrol calls: the phases of equal rows fold into
+    the first of them (bytes and messages times the iterations), a phase of the same pairs
+    with other bytes stays apart, and the summary says how many phases the program made."""
+    out = tmp_path / "steps.csv"
+    mpirun(5, [built["record_known"], "steps", "3"], built["lib"], {"RANKMAP_RECORD": str(out)})
+    rows, lines = read_csv(out)
+    exp = {}
+    for r in range(5):
+        exp[(1, r, (r + 1) % 5)] = [300, 3]
+        exp[(7, r, (r + 1) % 5)] = [101, 1]
+        for q in range(5):
+            if q != r:
+                exp[(2, r, q)] = [48, 3]
+    assert rows == exp
+    assert lines[-2:] == ["# ranks 5", "# recorded phases 7"]
+    pat = parse_pattern(f"graph:{out}")
+    assert [ph.name for ph in pat.phases] == ["1", "2", "7"] and pat.n_ranks == 5
+    from rankmap.pmpi.recording import summarize_recording
+    line = summarize_recording(str(out)).lines()[1]
+    assert line == ("phases: 3 (1: 1.5 KiB, 2: 960 B, 7: 505 B; 7 recorded, identical ones "
+                    "folded into one with their bytes added up)")
+
+
 def test_record_variables_take_yes_no_words_and_report_unknown_values(built, tmp_path):
     """RANKMAP_RECORD_COLLECTIVES=no leaves the collectives out, as 0 does; a value the
     library does not know is said once (rank 0) and the recording is still written."""
@@ -376,7 +400,7 @@ def expected_collectives(p: int) -> dict:
     for r in range(p):
         if r + 1 < p:
             add(1, r, r + 1, 4)                                   # scan
-            add(6, r, r + 1, 4)                                   # exscan
+            add(1, r, r + 1, 4)     # exscan: phase 6 has scan's rows, so it folds into 1
         add(2, r, (r + 1) % p, round(2 * (p - 1) * 16 / p), 2 * (p - 1))  # ring allreduce
         for q in range(p):
             if q != r:

@@ -9,6 +9,9 @@
  * record_known halo D0 D1 BYTES [ITERS]: a periodic 2-D star halo exchange (Sendrecv of BYTES
  *   to each of the 4 neighbours), ITERS times (default 1).
  * record_known pingpong BYTES ITERS: ranks 0 and 1 exchange BYTES back and forth.
+ * record_known steps ITERS: ITERS times MPI_Pcontrol(1), a ring (Sendrecv 100 B to r+1),
+ *   MPI_Pcontrol(2), Alltoall of 4 ints; then MPI_Pcontrol(3) and a ring of 101 B (the same
+ *   pairs as the first ring, other bytes).
  * Timings (halo, pingpong) go to stdout as "TIME seconds" from rank 0.
  */
 #include <mpi.h>
@@ -112,6 +115,22 @@ static double pingpong(int r, int nbytes, int iters)
     return t;
 }
 
+static void steps(int r, int p, int iters)
+{
+    char out[101] = {0}, in[101];
+    int a[64] = {0}, b[64];
+    for (int it = 0; it < iters; it++) {
+        MPI_Pcontrol(1);
+        MPI_Sendrecv(out, 100, MPI_BYTE, (r + 1) % p, 0, in, 100, MPI_BYTE, (r + p - 1) % p, 0,
+                     MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Pcontrol(2);
+        MPI_Alltoall(a, 4, MPI_INT, b, 4, MPI_INT, MPI_COMM_WORLD);
+    }
+    MPI_Pcontrol(3);
+    MPI_Sendrecv(out, 101, MPI_BYTE, (r + 1) % p, 0, in, 101, MPI_BYTE, (r + p - 1) % p, 0,
+                 MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -123,6 +142,7 @@ int main(int argc, char **argv)
     if (!strcmp(mode, "known")) known(r, p);
     else if (!strcmp(mode, "halo") && argc > 4)
         t = halo(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]), argc > 5 ? atoi(argv[5]) : 1);
+    else if (!strcmp(mode, "steps") && argc > 2 && p <= 16) steps(r, p, atoi(argv[2]));
     else if (!strcmp(mode, "pingpong") && argc > 3) t = pingpong(r, atoi(argv[2]), atoi(argv[3]));
     if (t >= 0 && r == 0) printf("TIME %.9f\n", t);
     MPI_Finalize();

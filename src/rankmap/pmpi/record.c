@@ -4,6 +4,7 @@
  * destinations as MPI_COMM_WORLD ranks (translated per communicator with
  * MPI_Group_translate_ranks, cached in a communicator attribute, one entry per partner).
  * MPI_Pcontrol starts a new phase. At MPI_Finalize the maps are gathered to world rank 0, which
+ * folds identical phases into the first of them (their bytes and messages add up) and
  * writes FILE atomically (temporary file + rename): the graph CSV src,dst,bytes,messages,phase
  * or, with RANKMAP_RECORD_FORMAT=mat, the dense N x N matrix of bytes over the whole run.
  *
@@ -451,6 +452,78 @@ static int cmp_rec(const void *a, const void *b)
     return 0;
 }
 
+/* whether phases a and b (records at recs + 5 * start, len rows each, sorted by src, dst)
+   have the same (src, dst, bytes) rows */
+static int same_rows(const int64_t *recs, int64_t a, int64_t b, int64_t len)
+{
+    for (int64_t i = 0; i < len; i++) {
+        const int64_t *x = recs + 5 * (a + i), *y = recs + 5 * (b + i);
+        if (x[1] != y[1] || x[2] != y[2] || x[3] != y[3]) return 0;
+    }
+    return 1;
+}
+
+/* Identical phases (the same (src, dst, bytes) rows: an iteration's steps between
+   MPI_Pcontrol calls) fold into the first of them, whose bytes and messages grow by theirs.
+   recs are sorted by (phase, src, dst); *n becomes the rows kept (in order); returns how
+   many phases were folded into others (0 when out of memory: nothing folded). */
+static int64_t fold_phases(int64_t *recs, int64_t *n)
+{
+    int64_t rows = *n, nph = 0, folded = 0;
+    for (int64_t i = 0; i < rows; i++) nph += i == 0 || recs[5 * i] != recs[5 * (i - 1)];
+    if (nph < 2) return 0;
+    size_t cap = 1;
+    while (cap < 2 * (size_t)nph) cap <<= 1;
+    int64_t *start = malloc((size_t)(nph + 1) * sizeof *start);
+    uint64_t *hash = malloc((size_t)nph * sizeof *hash);
+    int64_t *table = malloc(cap * sizeof *table);     /* kept phases by hash; -1: empty */
+    int64_t *rep = malloc((size_t)nph * sizeof *rep);  /* the phase p folds into */
+    if (!start || !hash || !table || !rep) {
+        free(start); free(hash); free(table); free(rep);
+        return 0;
+    }
+    for (int64_t i = 0, p = 0; i < rows; i++)
+        if (i == 0 || recs[5 * i] != recs[5 * (i - 1)]) start[p++] = i;
+    start[nph] = rows;
+    for (size_t t = 0; t < cap; t++) table[t] = -1;
+    for (int64_t p = 0; p < nph; p++) {
+        int64_t len = start[p + 1] - start[p];
+        uint64_t h = mix((uint64_t)len);
+        for (int64_t i = start[p]; i < start[p + 1]; i++)
+            for (int k = 1; k < 4; k++)
+                h = mix(h ^ (uint64_t)recs[5 * i + k]) + 0x9e3779b97f4a7c15ULL;
+        hash[p] = h;
+        size_t t = h & (cap - 1);
+        for (; table[t] >= 0; t = (t + 1) & (cap - 1)) {
+            int64_t q = table[t];
+            if (hash[q] == h && start[q + 1] - start[q] == len &&
+                same_rows(recs, start[q], start[p], len))
+                break;
+        }
+        if (table[t] < 0) table[t] = p;
+        rep[p] = table[t];
+    }
+    /* added up only now: the comparisons above saw every phase's own bytes */
+    for (int64_t p = 0; p < nph; p++) {
+        int64_t q = rep[p];
+        if (q == p) continue;
+        for (int64_t i = 0; i < start[p + 1] - start[p]; i++) {
+            recs[5 * (start[q] + i) + 3] += recs[5 * (start[p] + i) + 3];
+            recs[5 * (start[q] + i) + 4] += recs[5 * (start[p] + i) + 4];
+        }
+        folded++;
+    }
+    int64_t kept = 0;
+    for (int64_t p = 0; p < nph; p++) {
+        if (rep[p] != p) continue;
+        for (int64_t i = start[p]; i < start[p + 1]; i++, kept++)
+            if (kept != i) memcpy(recs + 5 * kept, recs + 5 * i, 5 * sizeof *recs);
+    }
+    *n = kept;
+    free(start); free(hash); free(table); free(rep);
+    return folded;
+}
+
 /* records are (phase, src, dst, bytes, msgs); mat: sorted by src, dst */
 static int write_file(const char *path, int64_t *recs, int64_t n, int nprocs, int mat)
 {
@@ -460,6 +533,8 @@ static int write_file(const char *path, int64_t *recs, int64_t n, int nprocs, in
     if (!f) return -1;
     if (!mat) {
         qsort(recs, (size_t)n, 5 * sizeof *recs, cmp_rec);
+        int64_t folded = fold_phases(recs, &n), kept = 0;
+        for (int64_t i = 0; i < n; i++) kept += i == 0 || recs[5 * i] != recs[5 * (i - 1)];
         fprintf(f, "src,dst,bytes,messages,phase\n");
         for (int64_t i = 0; i < n; i++) {
             int64_t *r = recs + 5 * i;
@@ -467,6 +542,8 @@ static int write_file(const char *path, int64_t *recs, int64_t n, int nprocs, in
                     (long long)r[3], (long long)r[4], (long long)r[0]);
         }
         fprintf(f, "# ranks %d\n", nprocs);
+        if (folded)  /* the phases the program made, for the summary */
+            fprintf(f, "# recorded phases %lld\n", (long long)(kept + folded));
     } else {
         for (int64_t i = 0; i < n; i++) {  /* sort key (src, dst, phase) */
             int64_t *r = recs + 5 * i, ph = r[0];

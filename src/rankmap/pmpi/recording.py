@@ -23,6 +23,7 @@ class RecordSummary:
     total_bytes: float
     total_messages: int | None                  # None for the dense matrix (not recorded)
     heaviest: list[tuple[int, int, float]] = field(default_factory=list)  # src, dst, bytes
+    recorded_phases: int | None = None          # phases before identical ones were folded
 
     def lines(self) -> list[str]:
         """Human-readable summary lines.
@@ -35,8 +36,12 @@ class RecordSummary:
         shown = ", ".join(f"{name}: {_human(b)}" for name, b in self.phases[:SHOWN_PHASES])
         if len(self.phases) > SHOWN_PHASES:
             shown += f", ... {len(self.phases) - SHOWN_PHASES} more"
+        folded = ""
+        if self.recorded_phases is not None and self.recorded_phases > len(self.phases):
+            folded = (f"; {self.recorded_phases} recorded, identical ones folded into one "
+                      "with their bytes added up")
         out = [f"ranks: {self.ranks}",
-               f"phases: {len(self.phases)}" + (f" ({shown})" if self.phases else ""),
+               f"phases: {len(self.phases)}" + (f" ({shown}{folded})" if self.phases else ""),
                f"total: {_human(self.total_bytes)}" + (
                    f" in {self.total_messages} messages" if self.total_messages is not None
                    else "")]
@@ -98,6 +103,25 @@ def read_recording(path: str):
             phases or ["graph"] * len(src), n)
 
 
+#: the comment the library writes after the rows when it folded identical phases
+_RECORDED_PHASES = "recorded phases"
+
+
+def _recorded_phases(path: str) -> int | None:
+    """The phase count before folding, from the ``# recorded phases N`` line the library
+    writes at the end of a CSV recording; None when there is none."""
+    with open(path, "rb") as fh:
+        fh.seek(0, 2)
+        fh.seek(max(fh.tell() - 4096, 0))
+        tail = fh.read().decode("utf-8", errors="replace")
+    for line in tail.splitlines():
+        words = line.strip().lstrip("#").split()
+        if line.startswith("#") and " ".join(words[:-1]) == _RECORDED_PHASES and words \
+                and words[-1].isascii() and words[-1].isdigit():
+            return int(words[-1])
+    return None
+
+
 def _declared_ranks(path: str) -> int:
     """The rank count of a recording that holds no transfer: its ``# ranks N`` line (CSV) or
     its number of rows (``.mat``); 0 when it says nothing."""
@@ -144,4 +168,5 @@ def summarize_recording(path: str, top: int = 5) -> RecordSummary:
     order = np.lexsort((uniq, -pair_bytes))[:top]
     heavy = [(int(uniq[i] // n), int(uniq[i] % n), float(pair_bytes[i])) for i in order]
     return RecordSummary(n, per_phase, float(nb.sum()),
-                         int(msgs.sum()) if msgs is not None else None, heavy)
+                         int(msgs.sum()) if msgs is not None else None, heavy,
+                         None if path.endswith(".mat") else _recorded_phases(path))
