@@ -186,3 +186,22 @@ def test_validate_cli_table_plot_json(tmp_path, capsys):
     assert main(["validate", "-m", "torus:2x2", "-p", "stencil:2x2", "--mappings", "XYT",
                  "--plot", str(tmp_path / "v.jpg")]) == 2
     assert "expected a .png or .svg name" in capsys.readouterr().err
+
+
+def test_validate_says_when_the_pick_was_a_tie(capsys):
+    """Placements predicted the same time as the pick (to 9 digits) are named as a tie, with
+    the spread of their simulated times; rows that differ in the 9th digit are not."""
+    from rankmap.cli.validate import print_table
+    from rankmap.simgrid.validation import Validation, ValidationRow
+    rows = [ValidationRow("TZXY", 7.71e-3, 17.6e-3), ValidationRow("XYZT", 7.71e-3, 34.7e-3),
+            ValidationRow("hilbert", 7.7100001e-3, 20.0e-3),
+            ValidationRow("random", 9.0e-3, 40.0e-3), ValidationRow("rcb", 7.71e-3, None)]
+    val = Validation("s", rows)
+    assert [r.mapping for r in val.tied_with_pick()] == ["TZXY", "XYZT"]
+    assert val.to_json()["tied_with_pick"] == ["TZXY", "XYZT"]
+    print_table(val)
+    out = " ".join(capsys.readouterr().out.split())
+    assert "2 placements are predicted the same time as the pick (7.710 ms)" in out
+    assert "SMPI gives them 17.600 ms to 34.700 ms" in out
+    print_table(Validation("s", rows[2:4]))
+    assert "predicted the same time" not in capsys.readouterr().out

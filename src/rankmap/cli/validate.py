@@ -97,16 +97,16 @@ def run(args) -> int:
         from ..simgrid.runner import check_program_args, program_path
         check_program_args(command)
         program_path(command[0])
-    # the prediction is made like SimGrid's platform (no NIC limit, no per-message cost,
-    # loopback per flow): options that say otherwise would be dropped, so they are refused
+    # the prediction is made like SimGrid's platform (no NIC limit, no per-message overhead
+    # setting, loopback per flow): options that say otherwise would be dropped, so they are refused
     given = [opt for opt, value in (("--nic-bw", args.nic_bw),
                                     ("--msg-overhead", args.msg_overhead)) if value is not None]
     if args.mem_sharing == "node":
         given.append("--mem-sharing node")
     if given:
-        raise RankmapError(f"{given[0]} does not apply to validate: SimGrid's platform has no NIC "
-                           "limit, no per-message cost and a loopback link per message, and the "
-                           "prediction is made the same way")
+        raise RankmapError(f"{given[0]} does not apply to validate: the prediction is made like "
+                           "SimGrid's platform, which has no NIC limit, no per-message overhead "
+                           "setting and a loopback link per message")
     args.mem_sharing = "flow"
     if not 0 < args.timeout <= 86400:
         raise RankmapError(f"bad --timeout {args.timeout}: must be positive and at most 86400 s")
@@ -168,6 +168,13 @@ def print_table(val) -> None:
         con.print(f"rankmap ranks first: {bp.mapping}; SMPI ranks first: {bs.mapping}"
                   + (f" (rankmap's pick is {gap * 100:.1f}% slower in SMPI)" if gap else
                      " (same time)"))
+        tied = val.tied_with_pick()
+        if len(tied) > 1:
+            sims = [r.simulated_s for r in tied]
+            con.print(f"{len(tied)} placements are predicted the same time as the pick "
+                      f"({format_seconds(bp.predicted_s)}): busiest link and hop-bytes chose "
+                      f"among them; SMPI gives them {format_seconds(min(sims))}"
+                      + (f" to {format_seconds(max(sims))}" if max(sims) > min(sims) else ""))
     for name, why in val.skipped.items():
         con.print(f"[dim]skipped {name}: {why}[/dim]")
     for r in val.rows:

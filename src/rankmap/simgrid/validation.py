@@ -101,6 +101,22 @@ class Validation:
         """
         return (self.done or self.rows)[0]
 
+    def tied_with_pick(self) -> list[ValidationRow]:
+        """The simulated candidates predicted the same time as rankmap's pick (equal to 9
+        significant digits, ``compare``'s rule), the pick first: when there are several, the
+        busiest link and then hop-bytes chose among them, not the time model.
+
+        Returns
+        -------
+        list of ValidationRow
+            The pick and the candidates tied with it; empty when nothing was simulated.
+        """
+        done = self.done
+        if not done:
+            return []
+        top = f"{done[0].predicted_s:.9g}"
+        return [r for r in done if f"{r.predicted_s:.9g}" == top]
+
     def best_simulated(self) -> ValidationRow | None:
         """The candidate SMPI ranks first (lowest simulated time).
 
@@ -131,7 +147,8 @@ class Validation:
         -------
         dict
             Scenario, options, every candidate (times in seconds, ratio, program, error), the
-            correlations, both picks, their gap and the route agreement.
+            correlations, both picks, their gap, the candidates predicted the same time as
+            the pick (``tied_with_pick``, the pick first) and the route agreement.
         """
         sp, pe = self.correlations()
         bs = self.best_simulated()
@@ -143,6 +160,7 @@ class Validation:
                 "spearman": sp, "pearson": pe,
                 "best_predicted": self.best_predicted().mapping,
                 "best_simulated": bs.mapping if bs else None, "best_gap": self.best_gap(),
+                "tied_with_pick": [r.mapping for r in self.tied_with_pick()],
                 "routes": None if self.routes is None else {
                     "identical": self.routes.identical, "summary": self.routes.describe()}}
 
