@@ -214,3 +214,42 @@ def test_sized_stencil_flows_are_the_indexed_flows_with_their_offsets_sizes(case
     assert np.array_equal(np.stack([src, dst, oidx], axis=1), want)
     assert np.array_equal(s2, want[:, 0]) and np.array_equal(d2, want[:, 1])
     assert b2.dtype == np.float64 and np.array_equal(b2, sizes[want[:, 2]])
+
+
+def test_times_repeats_a_pattern_as_record_folds_iterations():
+    """times=K: the same flows, phases and grid, every flow's bytes K times; a composition's
+    parts repeat on their own; the predicted time of K folded repetitions is K times one
+    (max-min times scale with the bytes); bad values are refused."""
+    from rankmap.cli import main as cli_main
+    from rankmap.errors import RankmapError
+    one = parse_pattern("stencil:6x6:periodic:bytes=512 + allreduce:36:bytes=8:algo=ring")
+    many = parse_pattern("stencil:6x6:periodic:bytes=512:times=500 + "
+                         "allreduce:36:bytes=8:algo=ring:times=500")
+    assert [p.name for p in many.phases] == [p.name for p in one.phases]
+    assert many.grid == one.grid == (6, 6) and many.periodic == one.periodic
+    for a, b in zip(one.phases, many.phases):
+        assert np.array_equal(a.src, b.src) and np.array_equal(a.dst, b.dst)
+        assert np.array_equal(b.bytes, 500 * a.bytes)
+    mixed = parse_pattern("stencil:6x6:bytes=512:times=3 + allreduce:36:bytes=8")
+    plain = parse_pattern("stencil:6x6:bytes=512 + allreduce:36:bytes=8")
+    assert mixed.phases[0].bytes.max() == 1536
+    assert all(np.array_equal(a.bytes, b.bytes) for a, b in zip(mixed.phases[1:], plain.phases[1:]))
+    from rankmap.allocation import whole_machine
+    from rankmap.machines import parse_machine
+    from rankmap.selection import compare
+    from rankmap.timing import TimeOptions
+    m = parse_machine("torus:3x3:cores=4")
+    times = []
+    for k in (1, 7):
+        pat = parse_pattern(f"stencil:6x6:periodic:bytes=4096:times={k}")
+        res = compare(m, whole_machine(m), pat, ["random"],
+                      time_options=TimeOptions(overhead_s=0.0, hop_latency_s=0.0))
+        times.append(res.candidates[0].metrics["predicted_time_s"])
+    assert times[1] == pytest.approx(7 * times[0], rel=1e-9)
+    for bad in ("0", "-2", "x", "1e3", "2000000000"):
+        with pytest.raises(RankmapError, match="times"):
+            parse_pattern(f"stencil:6x6:times={bad}")
+    with pytest.raises(RankmapError, match="times=2"):
+        parse_pattern("stencil:6x6:bytes=1PiB:times=2")
+    assert cli_main(["compare", "-m", "torus:3x3", "-p", "stencil:3x3:times=0",
+                     "--mappings", "XYT"]) == 2

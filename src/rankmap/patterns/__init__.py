@@ -16,6 +16,8 @@ grid, patterns that take one fill the allocation on a balanced grid, as MPI_Dims
 * ``graph:FILE[:bytes=...][:ranks=N][:grid=GRID]`` — a weighted graph (CSV, Matrix Market,
   Scotch, METIS); without ``grid=`` a graph that is exactly a Cartesian stencil gets that grid
   (:mod:`rankmap.patterns.grid_detect`) and a note saying so;
+* any of these ``:times=K`` — K repetitions folded into one: every flow carries K times its
+  bytes (:func:`repeated`);
 * ``A + B + C`` — the phases of A, then B, then C (:mod:`rankmap.patterns.compose`);
 * a ``.toml`` file with several ``[[phase]]`` tables (see :mod:`rankmap.patterns.toml_file`).
 
@@ -42,7 +44,8 @@ from .graph_files import make_graph_pattern
 from .pairs import make_random_pairs
 from .stencil import CLASS_NAMES, DIRECTIONS, make_diagonal, make_stencil
 
-__all__ = ["Pattern", "Phase", "parse_pattern", "PATTERN_KINDS", "detect_grid_note", "with_grid"]
+__all__ = ["Pattern", "Phase", "parse_pattern", "PATTERN_KINDS", "detect_grid_note", "with_grid",
+           "repeated", "MAX_TIMES"]
 
 DEFAULT_BYTES = 1 << 20
 #: options whose value is a comma-separated list
@@ -433,6 +436,45 @@ def _may_hide_a_grid(pattern: Pattern) -> bool:
     return any(k in GRIDLESS_KINDS for k in kinds)
 
 
+#: the most repetitions ``times=`` takes
+MAX_TIMES = 10 ** 9
+
+
+def repeated(pattern: Pattern, times: int) -> Pattern:
+    """``pattern`` run ``times`` times, folded as ``record`` folds identical phases: every
+    flow carries ``times`` x its bytes (max-min times scale with the bytes, so the bandwidth
+    sharing is exact; the per-message latency is counted once per phase).
+
+    Parameters
+    ----------
+    pattern : Pattern
+        One repetition (an iteration of a program's loop).
+    times : int
+        Repetitions, at least 1.
+
+    Returns
+    -------
+    Pattern
+        The same ranks, phases and grid, every flow's bytes times ``times``.
+
+    Raises
+    ------
+    RankmapError
+        When a flow would carry more than :data:`rankmap.units.MAX_SIZE` bytes.
+    """
+    from ..units import MAX_SIZE
+
+    times = as_int(times, "repetitions (times=)", minimum=1)
+    if times == 1:
+        return pattern
+    top = max((float(ph.bytes.max()) for ph in pattern.phases if ph.n_flows), default=0.0)
+    if top * times > MAX_SIZE:
+        raise RankmapError(f"bad times={times} in {show(pattern.spec)}: a flow of {top:.0f} bytes "
+                           f"would carry {top * times:.3g} bytes, more than {MAX_SIZE:.3g}")
+    phases = [Phase(ph.name, ph.src, ph.dst, ph.bytes * times) for ph in pattern.phases]
+    return dataclasses.replace(pattern, phases=phases, params={**pattern.params, "times": times})
+
+
 def _parse_one(text: str, default_ranks: int | None) -> Pattern:
     if text.endswith(".toml"):
         from .toml_file import pattern_from_toml
@@ -442,7 +484,12 @@ def _parse_one(text: str, default_ranks: int | None) -> Pattern:
     if parser is None:
         raise RankmapError(f"unknown pattern kind {show(spec.kind, 40)} in {show(text)}: choose from "
                            f"{', '.join(sorted(PATTERN_KINDS))} or a .toml file")
-    return parser(spec, default_ranks)
+    times = spec.pop_option("times")
+    if times is not None:
+        times = parse_int(times, f"{spec.kind} repetitions (times=)", minimum=1,
+                          maximum=MAX_TIMES)
+    pattern = parser(spec, default_ranks)
+    return pattern if times is None else repeated(pattern, times)
 
 
 def parse_pattern(text: str | Pattern, default_ranks: int | None = None,
