@@ -2,7 +2,7 @@
 
 For each program of ``tests/smpi_programs`` (C sources with ``MPI_Pcontrol`` between their
 phases): build it with ``mpicc`` and record it under Open MPI's ``mpirun`` (``rankmap
-record``), build it with ``smpicc`` and the README's ``nopcontrol.c``, then run
+record``), build it with ``smpicc`` and ``rankmap simgrid shim``'s file, then run
 ``rankmap validate --mappings all -- ./prog.smpi ARGS`` on a torus with odd sides (SimGrid
 routes it exactly as rankmap). Reported: placements simulated, Spearman and Pearson,
 predicted / simulated time (range), and rankmap's pick against SimGrid's best. The
@@ -29,15 +29,23 @@ from timing_util import write_results  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PROGRAMS = os.path.join(os.path.dirname(HERE), "tests", "smpi_programs")
-NO_PCONTROL = ("#include <mpi.h>\n"
-               "int MPI_Pcontrol(const int level, ...) { (void)level; return MPI_SUCCESS; }\n"
-               "void mpi_pcontrol_(int *level) { (void)level; }\n")
 #: (label, source, ranks, machine, program arguments)
 CASES = [
     ("6x6 halo + row all-to-all", "halo_phases.c", 36, "torus:3x3:cores=4",
      ["6", "6", "32768", "1", "16384"]),
     ("eight 1 MiB collectives", "collectives.c", 18, "torus:3x3:cores=2", ["131072"]),
 ]
+
+
+def write_shim(folder: str) -> str:
+    """``rankmap simgrid shim``'s file (a do-nothing MPI_Pcontrol, Open MPI's MPI_Dims_create)
+    written into ``folder``, for the SMPI builds; its path."""
+    from rankmap.simgrid.shim import shim_source
+
+    path = os.path.join(folder, "shim.c")
+    with open(path, "w") as fh:
+        fh.write(shim_source("openmpi"))
+    return path
 
 
 def _record(exe: str, n: int, args: list[str], out: str) -> None:
@@ -85,9 +93,7 @@ def main() -> int:
 
     rows = []
     with tempfile.TemporaryDirectory(prefix="rankmap-bench-own-") as tmp:
-        stub = os.path.join(tmp, "nopcontrol.c")
-        with open(stub, "w") as fh:
-            fh.write(NO_PCONTROL)
+        stub = write_shim(tmp)
         for label, source, n, machine, args in CASES:
             src = os.path.join(PROGRAMS, source)
             exe, smpi = (os.path.join(tmp, source[:-2] + s) for s in ("", ".smpi"))
@@ -111,7 +117,7 @@ def main() -> int:
         "",
         "Measured by `benchmarks/bench_own_program.py`: each program of `tests/smpi_programs` "
         "recorded under Open MPI (`rankmap record`, phases at `MPI_Pcontrol`), its smpicc "
-        "build (with the README's `nopcontrol.c`) simulated under every placement of "
+        "build (with `rankmap simgrid shim`'s file) simulated under every placement of "
         "`--mappings all` (`rankmap validate -- PROGRAM`). Simulated times are SimGrid's and "
         "do not depend on the host.",
         "",

@@ -17,21 +17,24 @@ from rankmap.simgrid import INSTALL_HINT, smpi_available
 needs_smpi = pytest.mark.skipif(not smpi_available(), reason=INSTALL_HINT)
 
 SOURCE = Path(__file__).parent / "smpi_programs" / "halo_phases.c"
-#: the README's recipe: SimGrid 3.32 aborts on MPI_Pcontrol, so the SMPI build links a file
-#: that defines it (C and Fortran) as doing nothing
-NO_PCONTROL = ("#include <mpi.h>\n"
-               "int MPI_Pcontrol(const int level, ...) { (void)level; return MPI_SUCCESS; }\n"
-               "void mpi_pcontrol_(int *level) { (void)level; }  /* Fortran: no ierr */\n")
+
+
+def write_shim(folder: Path) -> Path:
+    """The README's recipe: ``rankmap simgrid shim -o shim.c`` (a do-nothing MPI_Pcontrol,
+    on which SimGrid 3.32 aborts, and Open MPI's MPI_Dims_create), to link into SMPI builds."""
+    shim = folder / "shim.c"
+    if not shim.exists():
+        assert main(["simgrid", "shim", "-o", str(shim)]) == 0
+    return shim
 
 
 @pytest.fixture(scope="module")
 def smpi_program(tmp_path_factory):
-    """halo_phases.c built with smpicc and the README's nopcontrol.c."""
+    """halo_phases.c built with smpicc and the shim."""
     if not smpi_available():
         pytest.skip(INSTALL_HINT)
     out = tmp_path_factory.mktemp("smpi_prog")
-    stub = out / "nopcontrol.c"
-    stub.write_text(NO_PCONTROL)
+    stub = write_shim(out)
     exe = out / "halo_phases.smpi"
     subprocess.run(["smpicc", "-O1", "-o", str(exe), str(SOURCE), str(stub)],
                    check=True, timeout=180, capture_output=True)
@@ -136,7 +139,9 @@ def test_recorded_pattern_predicts_the_program_in_simgrid(smpi_program, tmp_path
     subprocess.run(["mpicc", "-O1", "-o", str(exe), str(SOURCE)], check=True, timeout=120)
     rec = tmp_path / "rec.csv"
     monkeypatch.delenv("LD_PRELOAD", raising=False)
-    args = ["6", "6", "32768", "1", "16384"]       # grid, halo bytes, iterations, all-to-all
+    # the grid from MPI_Dims_create: Open MPI's 6x6 in the recording, and in SimGrid too
+    # thanks to the shim (SimGrid's own makes 9x4)
+    args = ["0", "0", "32768", "1", "16384"]       # grid, halo bytes, iterations, all-to-all
     assert main(["record", "-o", str(rec), "--", *launcher, "-n", "36", str(exe), *args]) == 0
     assert "phases: 2" in capsys.readouterr().out
     doc, out = _validate(tmp_path, capsys, "-m", "torus:3x3:cores=4", "-p", f"graph:{rec}",
@@ -156,8 +161,7 @@ def test_recorded_collectives_predict_the_program_in_simgrid(tmp_path, capsys):
     time under its default algorithm)."""
     launcher = _open_mpi_launcher()
     src = SOURCE.with_name("collectives.c")
-    stub = tmp_path / "nopcontrol.c"
-    stub.write_text(NO_PCONTROL)
+    stub = write_shim(tmp_path)
     exe, smpi_exe = tmp_path / "collectives", tmp_path / "collectives.smpi"
     subprocess.run(["mpicc", "-O1", "-o", str(exe), str(src)], check=True, timeout=120)
     subprocess.run(["smpicc", "-O1", "-o", str(smpi_exe), str(src), str(stub)],
@@ -219,8 +223,7 @@ def test_fortran_program_with_the_readme_stub(tmp_path, capsys):
     predicted within 2 % under every placement (a stub writing an error code segfaulted)."""
     if shutil.which("smpif90") is None or shutil.which("gfortran") is None:
         pytest.skip("needs smpif90 and gfortran (apt-get install simgrid gfortran)")
-    stub = tmp_path / "nopcontrol.c"
-    stub.write_text(NO_PCONTROL)
+    stub = write_shim(tmp_path)
     subprocess.run(["smpicc", "-c", "-o", str(tmp_path / "nopcontrol.o"), str(stub)],
                    check=True, timeout=180, capture_output=True)
     exe = tmp_path / "ring.smpi"
@@ -288,3 +291,66 @@ def test_program_not_built_with_smpicc_is_named(tmp_path, capsys):
     assert main(["validate", "-m", "torus:2x2", "-p", "stencil:2x2", "--mappings", "XYT",
                  "--timeout", "60", "--", str(exe)]) == 2
     assert "build it with SimGrid's smpicc" in capsys.readouterr().err
+
+
+#: MPI_Dims_create's cases the shim is checked on: process counts in 1-4 dimensions (some
+#: where Open MPI and MPICH differ, 72 in 2-D: 12x6 and 9x8), then with a fixed dimension
+DIMS_PROGRAM = """#include <mpi.h>
+#include <stdio.h>
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    for (int nd = 1; nd <= 4; nd++)
+        for (int n = 1; n <= 400; n++) {
+            int dims[4] = {0, 0, 0, 0};
+            MPI_Dims_create(n, nd, dims);
+            printf("%d %d:", n, nd);
+            for (int i = 0; i < nd; i++) printf(" %d", dims[i]);
+            printf("\\n");
+        }
+    int fixed[3] = {0, 3, 0};
+    MPI_Dims_create(72, 3, fixed);
+    printf("72 fixed: %d %d %d\\n", fixed[0], fixed[1], fixed[2]);
+    MPI_Pcontrol(1);
+    MPI_Finalize();
+    return 0;
+}
+"""
+
+
+@needs_smpi
+@pytest.mark.parametrize("like", ["openmpi", "mpich"])
+def test_shim_gives_the_mpi_librarys_dims(like, tmp_path):
+    """The same program built with smpicc and `rankmap simgrid shim --like LIB`, and with
+    LIB's own mpicc: MPI_Dims_create gives the same dimensions in all 1,601 cases (SimGrid's
+    own gives 9x4 for 36 processes), and MPI_Pcontrol does not abort."""
+    tools = {"openmpi": ("mpicc", "mpirun"), "mpich": ("mpicc.mpich", "mpirun.mpich")}[like]
+    if any(shutil.which(t) is None for t in tools):
+        message = f"needs {' and '.join(tools)} (apt-get install " + \
+            ("openmpi-bin libopenmpi-dev)" if like == "openmpi" else "mpich)")
+        if os.environ.get("RANKMAP_REQUIRE_MPI") == "1":
+            pytest.fail(message)
+        pytest.skip(message)
+    src = tmp_path / "dims.c"
+    src.write_text(DIMS_PROGRAM)
+    shim = tmp_path / "shim.c"
+    assert main(["simgrid", "shim", "--like", like, "-o", str(shim)]) == 0
+    subprocess.run(["smpicc", "-O1", "-o", str(tmp_path / "dims.smpi"), str(src), str(shim)],
+                   check=True, timeout=180, capture_output=True)
+    subprocess.run([tools[0], "-O1", "-o", str(tmp_path / "dims"), str(src)], check=True,
+                   timeout=120, capture_output=True)
+    assert main(["simgrid", "platform", "-m", "torus:2x2", "-o", str(tmp_path / "p.xml")]) == 0
+    (tmp_path / "hosts").write_text("node-0\n")
+    sim = subprocess.run(["smpirun", "-platform", str(tmp_path / "p.xml"), "-hostfile",
+                          str(tmp_path / "hosts"), "-np", "1", str(tmp_path / "dims.smpi")],
+                         capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    launcher = [tools[1], "-n", "1"]
+    if like == "openmpi" and hasattr(os, "geteuid") and os.geteuid() == 0:
+        launcher.append("--allow-run-as-root")
+    real = subprocess.run([*launcher, str(tmp_path / "dims")], capture_output=True, text=True,
+                          timeout=120, cwd=tmp_path)
+    assert sim.returncode == 0 and real.returncode == 0, sim.stderr[-2000:] + real.stderr
+    lines = sim.stdout.splitlines()
+    assert len(lines) == 1601 and lines == real.stdout.splitlines()
+    assert "36 2: 6 6" in lines
+    assert ("72 2: 12 6" if like == "openmpi" else "72 2: 9 8") in lines

@@ -1,8 +1,9 @@
 /* A user's program for `rankmap validate -- PROGRAM`: a 2-D periodic halo exchange on an
  * MPI_Cart grid of PX x PY processes, then an all-to-all along each grid row,
  * repeated ITERS times, with MPI_Pcontrol(1) before each part (phases for `rankmap record`;
- * the SMPI build links a do-nothing MPI_Pcontrol: SimGrid 3.32 aborts on it). The grid is given,
- * not taken from MPI_Dims_create: SimGrid 3.32's makes 9x4 of 36 processes, Open MPI's 6x6.
+ * the SMPI build links `rankmap simgrid shim`'s file: SimGrid 3.32 aborts on MPI_Pcontrol).
+ * PX PY = 0 0 takes the grid from MPI_Dims_create, as many programs do: SimGrid 3.32's own
+ * makes 9x4 of 36 processes where Open MPI's makes 6x6, and the shim's gives Open MPI's.
  *
  * usage: halo_phases PX PY BYTES ITERS [ALLTOALL_BYTES]   (ALLTOALL_BYTES 0: no all-to-all)
  */
@@ -15,13 +16,16 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     int size, dims[2], periods[2] = {1, 1}, coords[2];
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if (argc < 5 || atoi(argv[1]) * atoi(argv[2]) != size) {
-        fprintf(stderr, "usage: halo_phases PX PY BYTES ITERS [ALLTOALL_BYTES], PX * PY = %d\n",
-                size);
+    if (argc >= 5) {
+        dims[0] = atoi(argv[1]);
+        dims[1] = atoi(argv[2]);
+        if (dims[0] == 0 && dims[1] == 0) MPI_Dims_create(size, 2, dims);
+    }
+    if (argc < 5 || dims[0] * dims[1] != size) {
+        fprintf(stderr, "usage: halo_phases PX PY BYTES ITERS [ALLTOALL_BYTES], PX * PY = %d "
+                "(0 0: MPI_Dims_create's)\n", size);
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
-    dims[0] = atoi(argv[1]);
-    dims[1] = atoi(argv[2]);
     int bytes = atoi(argv[3]), iters = atoi(argv[4]);
     int a2a = argc > 5 ? atoi(argv[5]) : 0;
     MPI_Comm cart, row;

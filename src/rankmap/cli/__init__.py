@@ -39,7 +39,8 @@ COMMANDS = {
     "study": ("study", "sweep node counts and threads per rank over random allocations"),
     "validate": ("validate", "predicted time (rankmap) vs simulated time (SimGrid SMPI) per "
                  "placement"),
-    "simgrid": ("simgrid_cmd", "SimGrid files: the platform XML of a machine"),
+    "simgrid": ("simgrid_cmd",
+                "SimGrid files: the platform XML of a machine, the SMPI build's shim"),
     "record": ("record", "record who sends how much to whom in any MPI program"),
     "pmpi": ("pmpi", "the PMPI library that reorders MPI_Cart_create & co. in any MPI program"),
 }
