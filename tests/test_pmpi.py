@@ -49,7 +49,8 @@ def built(tmp_path_factory):
     for name, cc in (("topo_check", "mpicc"), ("record_known", "mpicc"),
                      ("edge_cases", "mpicc"), ("cart_shift", "mpif90"),
                      ("graph_check", "mpif90"), ("collectives", "mpif90"),
-                     ("cart_f08", "mpif90")):
+                     ("collectives_f08", "mpif90"), ("cart_f08", "mpif90"),
+                     ("inplace_f08", "mpif90")):
         src = next(PROGRAMS.glob(f"{name}.*"))
         exe = out / name
         subprocess.run([cc, "-O1", "-o", str(exe), str(src)], check=True, timeout=120)
@@ -413,12 +414,14 @@ def expected_collectives(p: int) -> dict:
     return exp
 
 
-def test_fortran_collectives_are_recorded(built, tmp_path):
+@pytest.mark.parametrize("program", ["collectives", "collectives_f08"])
+def test_fortran_collectives_are_recorded(built, tmp_path, program):
     """Open MPI's Fortran layer calls PMPI_ directly: the library's own Fortran entry points
     record scan, exscan, iallreduce, reduce_scatter_block, neighbor_alltoall, ibcast and
-    allgatherv, one MPI_PCONTROL phase each."""
+    allgatherv, one MPI_PCONTROL phase each, from `use mpi` and from `use mpi_f08` (whose
+    MPI_FINALIZE, too, was not seen: nothing was written)."""
     out = tmp_path / "f.csv"
-    mpirun(4, [built["collectives"]], built["lib"], {"RANKMAP_RECORD": str(out)})
+    mpirun(4, [built[program]], built["lib"], {"RANKMAP_RECORD": str(out)})
     rows, _ = read_csv(out)
     assert rows == dict(expected_collectives(4))
 
@@ -534,6 +537,7 @@ def mpich(tmp_path_factory):
     progs = {}
     for name, cc in (("topo_check", "mpicc.mpich"), ("record_known", "mpicc.mpich"),
                      ("graph_check", "mpif90.mpich"), ("collectives", "mpif90.mpich"),
+                     ("collectives_f08", "mpif90.mpich"), ("inplace_f08", "mpif90.mpich"),
                      ("cart_f08", "mpif90.mpich"), ("edge_cases", "mpicc.mpich")):
         exe = out / name
         subprocess.run([cc, "-O1", "-o", str(exe), str(next(PROGRAMS.glob(f"{name}.*")))],
@@ -571,14 +575,28 @@ def test_mpich_recorded_matrix_is_exact(mpich, tmp_path):
     assert lines[-1] == "# ranks 6"
 
 
-def test_mpich_fortran_collectives_and_phases(mpich, tmp_path):
+@pytest.mark.parametrize("program", ["collectives", "collectives_f08"])
+def test_mpich_fortran_collectives_and_phases(mpich, tmp_path, program):
     """Under MPICH the Fortran collectives give Open MPI's matrix, and each MPI_PCONTROL
     starts one phase (its Fortran routine calls the C MPI_Pcontrol, which must not count
-    again)."""
+    again); `use mpi_f08` (mpi_*_f08ts_ entry points, which call the C functions) too."""
     out = tmp_path / "f.csv"
-    mpich_run(4, [mpich["collectives"]], mpich["lib"], {"RANKMAP_RECORD": str(out)})
+    mpich_run(4, [mpich[program]], mpich["lib"], {"RANKMAP_RECORD": str(out)})
     rows, _ = read_csv(out)
     assert rows == dict(expected_collectives(4))
+
+
+def test_f08_alltoallv_in_place_under_both_libraries(built, mpich, tmp_path):
+    """MPI_IN_PLACE in a `use mpi_f08` MPI_ALLTOALLV is recognised (the receive counts are
+    recorded, not the ignored send counts) under Open MPI, which passes its address, and
+    MPICH, which passes a C descriptor of it."""
+    exp = {(0, s, d): [8, 1] for s in range(3) for d in range(3) if s != d}
+    out = tmp_path / "o.csv"
+    mpirun(3, [built["inplace_f08"]], built["lib"], {"RANKMAP_RECORD": str(out)})
+    assert read_csv(out)[0] == exp
+    out = tmp_path / "m.csv"
+    mpich_run(3, [mpich["inplace_f08"]], mpich["lib"], {"RANKMAP_RECORD": str(out)})
+    assert read_csv(out)[0] == exp
 
 
 def test_mpich_f08_cart_and_attributes(mpich):

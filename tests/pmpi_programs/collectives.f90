@@ -9,6 +9,7 @@
 !   phase 5: MPI_IBCAST of 2 integers from 0 (8 B to every other process)
 !   phase 6: MPI_EXSCAN of 1 integer        (r -> r+1)
 !   phase 7: MPI_ALLGATHERV of 3 integers   (12 B to every other process)
+! (the recording folds phase 6 into phase 1: they have the same rows)
 program collectives
   use mpi
   implicit none
