@@ -354,3 +354,31 @@ def test_shim_gives_the_mpi_librarys_dims(like, tmp_path):
     assert len(lines) == 1601 and lines == real.stdout.splitlines()
     assert "36 2: 6 6" in lines
     assert ("72 2: 12 6" if like == "openmpi" else "72 2: 9 8") in lines
+
+
+@needs_smpi
+def test_shim_in_a_cxx_build_and_on_bad_dims(tmp_path):
+    """The shim compiles into a C++ program (smpicxx takes shim.c as C++: C names kept), and
+    fixed dimensions whose product does not divide the processes return MPI_ERR_DIMS
+    (SimGrid's own returned dimensions of another product); ndims 0 is a success."""
+    if shutil.which("smpicxx") is None:
+        pytest.skip("needs smpicxx (apt-get install simgrid)")
+    shim = write_shim(tmp_path)
+    src = tmp_path / "dims.cpp"
+    src.write_text("#include <mpi.h>\n#include <cstdio>\n"
+                   "int main(int argc, char **argv) {\n  MPI_Init(&argc, &argv);\n"
+                   "  int d[2] = {0, 0}, f[5] = {0, 4, 0, 0, 4};\n"
+                   "  MPI_Dims_create(36, 2, d);\n"
+                   "  int bad = MPI_Dims_create(97060, 5, f), none = MPI_Dims_create(5, 0, d);\n"
+                   "  std::printf(\"%d %d %d %d\\n\", d[0], d[1], bad == MPI_ERR_DIMS,\n"
+                   "              none == MPI_SUCCESS);\n"
+                   "  MPI_Pcontrol(1);\n  MPI_Finalize();\n  return 0;\n}\n")
+    exe = tmp_path / "dims.smpi"
+    subprocess.run(["smpicxx", "-O1", "-o", str(exe), str(src), str(shim)], check=True,
+                   timeout=180, capture_output=True)
+    assert main(["simgrid", "platform", "-m", "torus:2x2", "-o", str(tmp_path / "p.xml")]) == 0
+    (tmp_path / "hosts").write_text("node-0\n")
+    sim = subprocess.run(["smpirun", "-platform", str(tmp_path / "p.xml"), "-hostfile",
+                          str(tmp_path / "hosts"), "-np", "1", str(exe)],
+                         capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert sim.returncode == 0 and sim.stdout.split() == ["6", "6", "1", "1"], sim.stderr
