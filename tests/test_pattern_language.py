@@ -519,3 +519,36 @@ def test_toml_rank_count_mismatch_says_where_the_count_came_from(tmp_path):
     f.write_text('[[phase]]\npattern = "stencil:4x4"\n[[phase]]\npattern = "stencil:2x2"\n')
     with pytest.raises(RankmapError, match="phase 2 has 4 ranks, another phase has 16"):
         parse_pattern(str(f))
+
+
+def test_grid_detection_sets_light_pairs_aside(tmp_path):
+    """A 6x6 periodic halo recorded with a small allreduce's ring (r -> r+1, 0.1 % of the
+    bytes) is the periodic star plus light pairs, not a 12-offset mesh stencil; light pairs
+    that carry more than 1 % of the bytes, or a stencil that is not simpler without them,
+    keep the exact answer."""
+    from rankmap.patterns.stencil import make_stencil
+    halo = make_stencil("s", (6, 6), box=False, periodic=(True, True), nbytes=100_000)
+    ph = halo.phases[0]
+    rows = [f"{a},{b},{int(c)}" for a, b, c in zip(ph.src, ph.dst, ph.bytes)]
+
+    def detect(extra, name):
+        f = tmp_path / name
+        f.write_text("src,dst,bytes\n" + "\n".join(rows + extra) + "\n")
+        return parse_pattern(f"graph:{f}")
+
+    p = detect([f"{r},{(r + 1) % 36},50" for r in range(36)], "light.csv")
+    assert p.grid == (6, 6) and p.periodic == (True, True)
+    assert "looks like a 6x6 star stencil (periodic) plus 6 light pairs carrying 0.0" \
+        in p.notes[0]
+    # light pairs (r to r+7, diagonal neighbours) carrying 4.8 % of the bytes stay
+    heavy = detect([f"{r},{(r + 7) % 36},20000" for r in range(36)], "heavy.csv")
+    assert "light" not in heavy.notes[0]
+    # a box stencil whose corners carry little but more than 1 % stays a box stencil
+    box = make_stencil("b", (4, 4, 4), box=True, periodic=(False,) * 3,
+                       class_bytes={1: 10_000, 2: 1_000, 3: 100})
+    bx = box.phases[0]
+    f = tmp_path / "box.csv"
+    f.write_text("src,dst,bytes\n" + "\n".join(
+        f"{a},{b},{int(c)}" for a, b, c in zip(bx.src, bx.dst, bx.bytes)) + "\n")
+    p = parse_pattern(f"graph:{f}")
+    assert "box stencil" in p.notes[0] and "light" not in p.notes[0]

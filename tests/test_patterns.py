@@ -251,5 +251,7 @@ def test_times_repeats_a_pattern_as_record_folds_iterations():
             parse_pattern(f"stencil:6x6:times={bad}")
     with pytest.raises(RankmapError, match="times=2"):
         parse_pattern("stencil:6x6:bytes=1PiB:times=2")
+    with pytest.raises(RankmapError, match=r"\.toml file takes no options"):
+        parse_pattern("phases.toml:times=2")
     assert cli_main(["compare", "-m", "torus:3x3", "-p", "stencil:3x3:times=0",
                      "--mappings", "XYT"]) == 2

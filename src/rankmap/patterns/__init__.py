@@ -345,7 +345,9 @@ def detect_grid_note(pattern: Pattern) -> Pattern:
     """A gridless ``pattern`` with the grid of the Cartesian stencil it is, if it is one.
 
     Adds the note ``pattern: graph of N flows; looks like a 6x6x6 box stencil
-    (non-periodic)`` (or ``...; no Cartesian grid found``) to ``pattern.notes``.
+    (non-periodic)`` (or ``...; no Cartesian grid found``) to ``pattern.notes``. Light pairs
+    (:data:`LIGHT_PAIR`, :data:`LIGHT_SHARE`) are set aside when the others make a stencil of
+    another grid or wrap (or the whole graph none); the note counts them.
 
     Parameters
     ----------
@@ -365,14 +367,61 @@ def detect_grid_note(pattern: Pattern) -> Pattern:
     src = np.concatenate([p.src for p in pattern.phases])
     dst = np.concatenate([p.dst for p in pattern.phases])
     match = detect_stencil_grid(pattern.n_ranks, src, dst)
+    described = None if match is None else match.describe()
+    heavy = _stencil_of_heavy_pairs(pattern, src, dst, match)
+    if heavy is not None:
+        match, light_pairs, share = heavy
+        described = (f"{match.describe()} plus {light_pairs:,} light pair"
+                     f"{'s' if light_pairs > 1 else ''} carrying {100 * share:.2g} % of the bytes")
     flows = f"graph of {len(src):,} flows"
     if match is None:
         return dataclasses.replace(pattern, notes=pattern.notes + [
             f"pattern: {flows}; no Cartesian grid found (give one with :grid=PxQxR)"])
     return dataclasses.replace(pattern, grid=match.grid, periodic=match.periodic,
-                               params={**pattern.params, "detected_grid": match.describe()},
+                               params={**pattern.params, "detected_grid": described},
                                notes=pattern.notes + [f"pattern: {flows}; looks like "
-                                                      f"{_article(match.describe())}"])
+                                                      f"{_article(described)}"])
+
+
+#: a pair (both directions, all phases) is light when it carries less than this fraction of
+#: the median pair's bytes
+LIGHT_PAIR = 1 / 8
+#: and light pairs are set aside in grid detection only when they carry at most this share
+#: of all bytes
+LIGHT_SHARE = 0.01
+
+
+def _stencil_of_heavy_pairs(pattern: Pattern, src, dst, match):
+    """The stencil of the pairs that carry nearly all the bytes, when the light ones (a
+    small allreduce's ring r -> r+1 beside a halo exchange, recorded in one phase) made the
+    whole graph a stencil of another grid or wrap, or none: (match, light pairs, their byte
+    share), else None. The light pairs must carry at most :data:`LIGHT_SHARE` of the bytes;
+    with the same grid and wraps as ``match`` the exact answer stands (a box stencil's light
+    corners stay in it)."""
+    from .grid_detect import detect_stencil_grid, undirected_keys
+
+    n = pattern.n_ranks
+    nbytes = np.concatenate([p.bytes for p in pattern.phases])
+    keep = src != dst
+    if not keep.any():
+        return None
+    keys = undirected_keys(src, dst, n)
+    u, v = np.minimum(src[keep], dst[keep]), np.maximum(src[keep], dst[keep])
+    pair_bytes = np.bincount(np.searchsorted(keys, u * np.int64(n) + v),
+                             weights=nbytes[keep], minlength=len(keys))
+    total = float(pair_bytes.sum())
+    light = pair_bytes < LIGHT_PAIR * float(np.median(pair_bytes))
+    if not light.any() or light.all() or total <= 0:
+        return None
+    share = float(pair_bytes[light].sum()) / total
+    if share > LIGHT_SHARE:
+        return None
+    heavy_keys = keys[~light]
+    found = detect_stencil_grid(n, heavy_keys // n, heavy_keys % n)
+    if found is None or (match is not None and (found.grid, found.periodic) ==
+                         (match.grid, match.periodic)):
+        return None                    # the same grid and wraps: the exact answer stands
+    return found, int(light.sum()), share
 
 
 def _article(text: str) -> str:
@@ -481,6 +530,9 @@ def _parse_one(text: str, default_ranks: int | None) -> Pattern:
         return pattern_from_toml(text, default_ranks, parse_pattern, with_grid)
     spec = split_spec(text, "pattern", list_keys=LIST_OPTIONS)
     parser = PATTERN_KINDS.get(spec.kind)
+    if parser is None and spec.kind.lower().endswith(".toml"):
+        raise RankmapError(f"bad pattern {show(text)}: a .toml file takes no options (put "
+                           "times= and the others on the patterns of its [[phase]] tables)")
     if parser is None:
         raise RankmapError(f"unknown pattern kind {show(spec.kind, 40)} in {show(text)}: choose from "
                            f"{', '.join(sorted(PATTERN_KINDS))} or a .toml file")
