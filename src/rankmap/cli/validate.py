@@ -172,8 +172,9 @@ def print_table(val) -> None:
         if len(tied) > 1:
             sims = [r.simulated_s for r in tied]
             con.print(f"{len(tied)} placements are predicted the same time as the pick "
-                      f"({format_seconds(bp.predicted_s)}): busiest link and hop-bytes chose "
-                      f"among them; SMPI gives them {format_seconds(min(sims))}"
+                      f"({format_seconds(bp.predicted_s)}): the ranking's later keys (busiest "
+                      f"link, hop-bytes, then the order given) chose among them; SMPI gives "
+                      f"them {format_seconds(min(sims))}"
                       + (f" to {format_seconds(max(sims))}" if max(sims) > min(sims) else ""))
     for name, why in val.skipped.items():
         con.print(f"[dim]skipped {name}: {why}[/dim]")

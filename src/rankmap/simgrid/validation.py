@@ -103,8 +103,8 @@ class Validation:
 
     def tied_with_pick(self) -> list[ValidationRow]:
         """The simulated candidates predicted the same time as rankmap's pick (equal to 9
-        significant digits, ``compare``'s rule), the pick first: when there are several, the
-        busiest link and then hop-bytes chose among them, not the time model.
+        significant digits, ``compare``'s rule), the pick first: when there are several,
+        the ranking's later keys (busiest link, hop-bytes, the order given) chose.
 
         Returns
         -------
