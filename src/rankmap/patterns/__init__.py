@@ -396,19 +396,20 @@ def _stencil_of_heavy_pairs(pattern: Pattern, src, dst, match):
     small allreduce's ring r -> r+1 beside a halo exchange, recorded in one phase) made the
     whole graph a stencil of another grid or wrap, or none: (match, light pairs, their byte
     share), else None. The light pairs must carry at most :data:`LIGHT_SHARE` of the bytes;
-    with the same grid and wraps as ``match`` the exact answer stands (a box stencil's light
-    corners stay in it)."""
-    from .grid_detect import detect_stencil_grid, undirected_keys
+    a star, box or diagonal ``match``, or one with the same grid and wraps, stands (a box
+    stencil's light corners stay in it)."""
+    from .grid_detect import detect_stencil_grid
 
+    if match is not None and not match.shape_name.endswith("-offset"):
+        return None                    # a star, box or diagonal stencil: the answer stands
     n = pattern.n_ranks
     nbytes = np.concatenate([p.bytes for p in pattern.phases])
     keep = src != dst
     if not keep.any():
         return None
-    keys = undirected_keys(src, dst, n)
     u, v = np.minimum(src[keep], dst[keep]), np.maximum(src[keep], dst[keep])
-    pair_bytes = np.bincount(np.searchsorted(keys, u * np.int64(n) + v),
-                             weights=nbytes[keep], minlength=len(keys))
+    keys, pair = np.unique(u * np.int64(n) + v, return_inverse=True)
+    pair_bytes = np.bincount(pair.reshape(-1), weights=nbytes[keep], minlength=len(keys))
     total = float(pair_bytes.sum())
     light = pair_bytes < LIGHT_PAIR * float(np.median(pair_bytes))
     if not light.any() or light.all() or total <= 0:
