@@ -39,6 +39,21 @@ def _need(tools):
         pytest.skip(message)
 
 
+#: programs built from another's source with preprocessor flags: name -> (source, flags)
+VARIANTS = {"collectives_f08": ("collectives", ["-cpp", "-DUSE_F08"]),
+            "collectives": ("collectives", ["-cpp"])}
+
+
+def compile_program(name: str, cc: str, out: Path) -> str:
+    """Compile test program ``name`` of PROGRAMS (or its VARIANTS entry) with ``cc`` into
+    ``out``; the executable's path."""
+    source, flags = VARIANTS.get(name, (name, []))
+    exe = out / name
+    subprocess.run([cc, "-O1", *flags, "-o", str(exe), str(next(PROGRAMS.glob(f"{source}.*")))],
+                   check=True, timeout=120)
+    return str(exe)
+
+
 @pytest.fixture(scope="session")
 def built(tmp_path_factory):
     """The library and the compiled test programs (Open MPI)."""
@@ -51,10 +66,7 @@ def built(tmp_path_factory):
                      ("graph_check", "mpif90"), ("collectives", "mpif90"),
                      ("collectives_f08", "mpif90"), ("cart_f08", "mpif90"),
                      ("inplace_f08", "mpif90")):
-        src = next(PROGRAMS.glob(f"{name}.*"))
-        exe = out / name
-        subprocess.run([cc, "-O1", "-o", str(exe), str(src)], check=True, timeout=120)
-        progs[name] = str(exe)
+        progs[name] = compile_program(name, cc, out)
     return {"lib": library_path(), "dir": out, **progs}
 
 
@@ -539,10 +551,7 @@ def mpich(tmp_path_factory):
                      ("graph_check", "mpif90.mpich"), ("collectives", "mpif90.mpich"),
                      ("collectives_f08", "mpif90.mpich"), ("inplace_f08", "mpif90.mpich"),
                      ("cart_f08", "mpif90.mpich"), ("edge_cases", "mpicc.mpich")):
-        exe = out / name
-        subprocess.run([cc, "-O1", "-o", str(exe), str(next(PROGRAMS.glob(f"{name}.*")))],
-                       check=True, timeout=120)
-        progs[name] = str(exe)
+        progs[name] = compile_program(name, cc, out)
     return {"lib": library_path("mpicc.mpich"), **progs}
 
 

@@ -1,6 +1,7 @@
-! Fortran (`use mpi`) collectives the recording must see under Open MPI as under MPICH (whose
-! Fortran layer calls the C MPI_ functions, while Open MPI's calls PMPI_ directly), one
-! MPI_PCONTROL phase each, with 4-byte integers on P processes:
+! Fortran (`use mpi`; compiled with -cpp -DUSE_F08, `use mpi_f08`, whose entry points are
+! mpi_send_f08_ in Open MPI and mpi_send_f08ts_ in MPICH) collectives the recording must see
+! under Open MPI as under MPICH (whose Fortran layer calls the C MPI_ functions, while Open
+! MPI's calls PMPI_ directly), one MPI_PCONTROL phase each, with 4-byte integers on P processes:
 !   phase 0: MPI_SEND of 10 integers 0 -> 1 and MPI_ISEND of 5 integers 1 -> 2
 !   phase 1: MPI_SCAN of 1 integer          (r -> r+1)
 !   phase 2: MPI_IALLREDUCE of 4 integers   (ring: 2(P-1)/P x 16 B to r+1)
@@ -11,9 +12,18 @@
 !   phase 7: MPI_ALLGATHERV of 3 integers   (12 B to every other process)
 ! (the recording folds phase 6 into phase 1: they have the same rows)
 program collectives
+#ifdef USE_F08
+  use mpi_f08
+  implicit none
+  integer :: ierr, r, n, i
+  type(MPI_Request) :: req
+  type(MPI_Status) :: st
+  type(MPI_Comm) :: cart
+#else
   use mpi
   implicit none
   integer :: ierr, r, n, req, st(MPI_STATUS_SIZE), cart, i
+#endif
   integer :: sb(64), rb(64), dims(1), counts(64), displs(64)
   logical :: per(1)
   call MPI_INIT(ierr)
