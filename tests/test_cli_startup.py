@@ -333,3 +333,18 @@ def test_one_process_commands_run_on_rank_0_of_an_mpi_launch(monkeypatch, capsys
     out, err = capsys.readouterr()
     assert "node1" in out
     assert err == "rankmap nodes: runs in one process: the other 1 of this MPI launch did nothing\n"
+
+
+def test_python_dash_m_runs_the_command():
+    """python -m rankmap is the rankmap command: its version, and a bad value's one line and
+    status 2."""
+    import subprocess
+    import sys
+    ok = subprocess.run([sys.executable, "-m", "rankmap", "--version"], capture_output=True,
+                        text=True, timeout=120)
+    assert ok.returncode == 0 and ok.stdout.startswith("rankmap ")
+    bad = subprocess.run([sys.executable, "-m", "rankmap", "compare", "-m", "torus:2x2", "-p",
+                          "stencil:2x2:times=0", "--mappings", "XYT"], capture_output=True,
+                         text=True, timeout=120)
+    assert bad.returncode == 2 and bad.stderr.strip().count("\n") == 0
+    assert "times=" in bad.stderr and "Traceback" not in bad.stderr

@@ -36,7 +36,7 @@ LAYERS = [
     ("analysis", ["rankmap.counters", "rankmap.study"]),
     ("viz", ["rankmap.plots", "rankmap.report"]),
     ("integrations", ["rankmap.mpi", "rankmap.pmpi", "rankmap.simgrid", "rankmap.launch"]),
-    ("cli", ["rankmap.cli"]),
+    ("cli", ["rankmap.cli", "rankmap.__main__"]),
 ]
 
 
