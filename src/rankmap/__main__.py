@@ -4,4 +4,5 @@ import sys
 
 from .cli import console
 
-sys.exit(console())
+if __name__ == "__main__":
+    sys.exit(console())

@@ -99,9 +99,9 @@ def pattern(rng: random.Random, files=None) -> str:
     if kind == "stencil":
         flags = "".join(":" + f for f in ("box", "periodic", "star") if rng.random() < 0.25)
         grid = shape(rng) if rng.random() < 0.85 else f"dims={number(rng)}"
-        return f"stencil:{grid}{flags}" + _opts(rng, [("bytes", size)])
+        return f"stencil:{grid}{flags}" + _opts(rng, [("bytes", size), ("times", number)])
     if kind == "fft2d":
-        return f"fft2d:{shape(rng, 2)}" + _opts(rng, [("bytes", size)])
+        return f"fft2d:{shape(rng, 2)}" + _opts(rng, [("bytes", size), ("times", number)])
     if kind == "pairs":
         return "pairs:random" + _opts(rng, [("seed", number), ("ranks", number),
                                             ("bytes", size)])
@@ -109,7 +109,8 @@ def pattern(rng: random.Random, files=None) -> str:
         grid = ":" + shape(rng, 3) if rng.random() < 0.6 else ""
         return f"{kind}{grid}" + _opts(rng, [("bytes", size)])
     if kind == "graph" and files is not None:
-        return f"graph:{files.graph(rng)}" + _opts(rng, [("bytes", size), ("ranks", number)])
+        return f"graph:{files.graph(rng)}" + _opts(rng, [("bytes", size), ("ranks", number),
+                                                         ("times", number)])
     if kind == "toml" and files is not None:
         return files.pattern_toml(rng)
     return f"{word(rng)}:{shape(rng)}"
