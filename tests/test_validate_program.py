@@ -217,18 +217,18 @@ def test_own_program_errors(tmp_path, capsys):
 
 
 @needs_smpi
-def test_fortran_program_with_the_readme_stub(tmp_path, capsys):
+def test_fortran_program_with_the_shim(tmp_path, capsys):
     """A Fortran program calling MPI_Pcontrol(1) (no error argument in Fortran), built with
-    smpif90 and the README's nopcontrol.c: it runs, and a 9-rank ring of 64 KiB messages is
-    predicted within 2 % under every placement (a stub writing an error code segfaulted)."""
+    smpif90 and the shim: it runs, and a 9-rank ring of 64 KiB messages is predicted within
+    2 % under every placement (a stub writing an error code segfaulted)."""
     if shutil.which("smpif90") is None or shutil.which("gfortran") is None:
         pytest.skip("needs smpif90 and gfortran (apt-get install simgrid gfortran)")
     stub = write_shim(tmp_path)
-    subprocess.run(["smpicc", "-c", "-o", str(tmp_path / "nopcontrol.o"), str(stub)],
+    subprocess.run(["smpicc", "-c", "-o", str(tmp_path / "shim.o"), str(stub)],
                    check=True, timeout=180, capture_output=True)
     exe = tmp_path / "ring.smpi"
     subprocess.run(["smpif90", "-O1", "-o", str(exe), str(SOURCE.with_name("ring_phases.f90")),
-                    str(tmp_path / "nopcontrol.o")], check=True, timeout=180,
+                    str(tmp_path / "shim.o")], check=True, timeout=180,
                    capture_output=True, cwd=tmp_path)
     ring = tmp_path / "ring.csv"
     ring.write_text("src,dst,bytes\n" + "".join(f"{r},{(r + 1) % 9},65536\n" for r in range(9)))
@@ -382,3 +382,16 @@ def test_shim_in_a_cxx_build_and_on_bad_dims(tmp_path):
                           str(tmp_path / "hosts"), "-np", "1", str(exe)],
                          capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert sim.returncode == 0 and sim.stdout.split() == ["6", "6", "1", "1"], sim.stderr
+
+
+@needs_smpi
+def test_a_program_without_the_shim_is_told_to_link_it(tmp_path, capsys):
+    """A program calling MPI_Pcontrol built without the shim: SimGrid 3.32 aborts, and the one
+    line says which file to link and how."""
+    exe = tmp_path / "bare.smpi"
+    subprocess.run(["smpicc", "-O1", "-o", str(exe), str(SOURCE)], check=True, timeout=180,
+                   capture_output=True)
+    code = main(["validate", "-m", "torus:3x3:cores=4", "-p", "stencil:6x6:periodic",
+                 "--mappings", "XYT", "--", str(exe), "6", "6", "1024", "1"])
+    err = capsys.readouterr().err
+    assert code == 2 and "aborts on MPI_Pcontrol" in err and "rankmap simgrid shim" in err

@@ -1,6 +1,6 @@
 ! A Fortran program for `rankmap validate -- PROGRAM`: MPI_Pcontrol(1), then every process
 ! sends N doubles to the next (MPI_Sendrecv around the ring), ITERS times. The SMPI build
-! links the README's nopcontrol.c (SimGrid 3.32 aborts on MPI_Pcontrol).
+! links `rankmap simgrid shim`'s file (SimGrid 3.32 aborts on MPI_Pcontrol).
 !
 ! usage: ring_phases N ITERS
 program ring_phases

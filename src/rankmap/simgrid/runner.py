@@ -535,8 +535,8 @@ def simulate_command(machine, n_ranks: int, node_of_rank, command: list[str],
                                f"(or smpicxx, smpif90), not with the cluster's mpicc")
         if "Not yet implemented: PMPI_Pcontrol" in proc.stderr:
             raise RankmapError(f"SimGrid aborts on MPI_Pcontrol ({name}): link the SMPI copy "
-                               f"with a file that defines it as doing nothing, nopcontrol.c "
-                               f"in the README")
+                               f"with the file 'rankmap simgrid shim -o shim.c' writes "
+                               f"(smpicc -o {name} PROGRAM.c shim.c)")
         lines = [ln for ln in proc.stderr.strip().splitlines()
                  if "Configuration change" not in ln and "host-speed" not in ln]
         critical = [ln.split("CRITICAL] ", 1)[1] for ln in lines if "CRITICAL] " in ln]
