@@ -65,7 +65,7 @@ def built(tmp_path_factory):
                      ("edge_cases", "mpicc"), ("cart_shift", "mpif90"),
                      ("graph_check", "mpif90"), ("collectives", "mpif90"),
                      ("collectives_f08", "mpif90"), ("cart_f08", "mpif90"),
-                     ("inplace_f08", "mpif90")):
+                     ("inplace_f08", "mpif90"), ("persist_f08", "mpif90")):
         progs[name] = compile_program(name, cc, out)
     return {"lib": library_path(), "dir": out, **progs}
 
@@ -550,6 +550,7 @@ def mpich(tmp_path_factory):
     for name, cc in (("topo_check", "mpicc.mpich"), ("record_known", "mpicc.mpich"),
                      ("graph_check", "mpif90.mpich"), ("collectives", "mpif90.mpich"),
                      ("collectives_f08", "mpif90.mpich"), ("inplace_f08", "mpif90.mpich"),
+                     ("persist_f08", "mpif90.mpich"),
                      ("cart_f08", "mpif90.mpich"), ("edge_cases", "mpicc.mpich")):
         progs[name] = compile_program(name, cc, out)
     return {"lib": library_path("mpicc.mpich"), **progs}
@@ -605,6 +606,18 @@ def test_f08_alltoallv_in_place_under_both_libraries(built, mpich, tmp_path):
     assert read_csv(out)[0] == exp
     out = tmp_path / "m.csv"
     mpich_run(3, [mpich["inplace_f08"]], mpich["lib"], {"RANKMAP_RECORD": str(out)})
+    assert read_csv(out)[0] == exp
+
+
+def test_f08_persistent_sends_without_ierror(built, mpich, tmp_path):
+    """`use mpi_f08` MPI_Send_init without its optional ierror (NULL in the call): no crash
+    (every rank died of a NULL read), and both starts are counted, under both libraries."""
+    exp = {(0, r, (r + 1) % 4): [48, 2] for r in range(4)}
+    out = tmp_path / "o.csv"
+    mpirun(4, [built["persist_f08"]], built["lib"], {"RANKMAP_RECORD": str(out)})
+    assert read_csv(out)[0] == exp
+    out = tmp_path / "m.csv"
+    mpich_run(4, [mpich["persist_f08"]], mpich["lib"], {"RANKMAP_RECORD": str(out)})
     assert read_csv(out)[0] == exp
 
 

@@ -297,7 +297,7 @@ ISEND(mpi_irsend, MPI_IRSEND, "pmpi_irsend_")
     void name##_ P_ISEND                                                         \
     {                                                                            \
         FORWARD(pname, buf, count, type, dest, tag, comm, req, ierr);            \
-        if (*ierr == MPI_SUCCESS)                                                \
+        if (!ierr || *ierr == MPI_SUCCESS)   /* mpi_f08: an omitted ierror is NULL */ \
             rm_persistent_add(MPI_Request_f2c(*req), MPI_Comm_f2c(*comm), *dest, \
                               BYTES(count, type));                               \
     }                                                                            \
