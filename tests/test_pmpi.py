@@ -129,6 +129,8 @@ def test_cart_create_reorders_with_auto(built):
     assert r["null"] == 2 and r["moved"] > 0
     assert sorted(x for x in r["ranks"] if x >= 0) == list(range(16))
     assert len(warnings_of(proc)) == 1 and "reordered by placement" in proc.stderr
+    # the candidate auto applied, named as evaluate names it ('auto_(TYX)' before)
+    assert re.search(r"reordered by placement 'auto \([^)_]+\)'", proc.stderr), proc.stderr
 
 
 def test_cart_placement_is_the_engines(built):

@@ -201,8 +201,8 @@ def test_validate_says_when_the_pick_was_a_tie(capsys):
     assert val.to_json()["tied_with_pick"] == ["TZXY", "XYZT"]
     print_table(val)
     out = " ".join(capsys.readouterr().out.split())
-    assert "2 placements are predicted the same time as the pick (7.710 ms)" in out
-    assert "busiest link, hop-bytes, then the order given" in out
+    assert "2 placements, the pick among them, are predicted the same time (7.710 ms)" in out
+    assert "busiest link, hop-bytes, then the order given) chose" in out
     assert "SMPI gives them 17.600 ms to 34.700 ms" in out
     print_table(Validation("s", rows[2:4]))
     assert "predicted the same time" not in capsys.readouterr().out

@@ -171,9 +171,9 @@ def print_table(val) -> None:
         tied = val.tied_with_pick()
         if len(tied) > 1:
             sims = [r.simulated_s for r in tied]
-            con.print(f"{len(tied)} placements are predicted the same time as the pick "
-                      f"({format_seconds(bp.predicted_s)}): the ranking's later keys (busiest "
-                      f"link, hop-bytes, then the order given) chose among them; SMPI gives "
+            con.print(f"{len(tied)} placements, the pick among them, are predicted the same "
+                      f"time ({format_seconds(bp.predicted_s)}): the ranking's later keys "
+                      f"(busiest link, hop-bytes, then the order given) chose; SMPI gives "
                       f"them {format_seconds(min(sims))}"
                       + (f" to {format_seconds(max(sims))}" if max(sims) > min(sims) else ""))
     for name, why in val.skipped.items():

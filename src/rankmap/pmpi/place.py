@@ -241,7 +241,7 @@ def format_result(new_rank: np.ndarray, mapping: str) -> str:
     new_rank : numpy.ndarray of int
         New rank of every process (-1: not part of the topology).
     mapping : str
-        The placement applied (spaces become ``_``).
+        The placement applied, e.g. ``auto (refine:rcb)`` (line breaks become spaces).
 
     Returns
     -------
@@ -249,7 +249,8 @@ def format_result(new_rank: np.ndarray, mapping: str) -> str:
         ``rankmap-pmpi-result 1``, the mapping line, ``new_rank`` and one rank per line.
     """
     body = "\n".join(str(int(r)) for r in new_rank)
-    return f"rankmap-pmpi-result 1\nmapping {mapping.replace(' ', '_')}\nnew_rank\n{body}\n"
+    name = " ".join(str(mapping).split())
+    return f"rankmap-pmpi-result 1\nmapping {name}\nnew_rank\n{body}\n"
 
 
 def run_place(request_path: str, result_path: str) -> str:

@@ -145,7 +145,8 @@ static int read_result(const char *path, int nprocs, int n_ranks, int *new_rank,
     }
     char word[64];
     int ok = fscanf(f, "%63s", word) == 1 && strcmp(word, "rankmap-pmpi-result") == 0 &&
-             fscanf(f, " 1 mapping %63s", mapping) == 1 && fscanf(f, " new_rank") == 0;
+             fscanf(f, " 1 mapping %255[^\n]%*[^\n]", mapping) == 1 &&  /* the rest of the line */
+             fscanf(f, " new_rank") == 0;
     int *seen = ok ? calloc((size_t)n_ranks + 1, sizeof *seen) : NULL;
     int used = 0;
     for (int p = 0; ok && p < nprocs; p++) {
@@ -211,8 +212,10 @@ static int root_plan(const request_t *rq, int nprocs, const char *labels, int al
             snprintf(reason, rn, "cannot run the rankmap engine '%s' (set RANKMAP_BIN or PATH)",
                      bin);
         } else if (rc == -2) {
-            snprintf(reason, rn, "the rankmap engine took longer than RANKMAP_TIMEOUT=%g s",
-                     timeout);
+            snprintf(reason, rn, "the rankmap engine took longer than RANKMAP_TIMEOUT=%g s; "
+                     "its first run compiles rankmap's kernels into their cache, about a "
+                     "minute: run the job again, or a rankmap compare first, or raise "
+                     "RANKMAP_TIMEOUT", timeout);
         } else if (rc != 0) {
             char last[600];
             rm_last_line(err, last, sizeof last);
@@ -240,7 +243,7 @@ static int plan(MPI_Comm priv, const request_t *rq, int valid, int *new_rank)
     PMPI_Comm_rank(priv, &rank);
     PMPI_Comm_size(priv, &size);
     char reason[1024] = "";
-    char mapping[64] = "?";
+    char mapping[256] = "?";
     char label[LABEL_LEN];
     char why[512] = "";
     int local[2] = {valid, node_label(label, why, sizeof why) == 0}, all[2] = {0, 0};
