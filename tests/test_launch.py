@@ -400,3 +400,33 @@ def test_threads_per_rank_come_from_slurm_cpus_per_task(slurm_job, tmp_path, cap
     slurm_job.setenv("SLURM_CPUS_PER_TASK", "two")
     assert main(args + ["--", "mpirun", "./app"]) == 2
     assert "bad SLURM_CPUS_PER_TASK 'two'" in capsys.readouterr().err
+
+
+def test_reorder_warms_the_engine_before_the_job(monkeypatch, capsys):
+    """launch --reorder places a small stencil on the machine before it starts the job (the
+    in-job engine's first run compiled the kernels for a minute and timed out); a dry run
+    does not; a mapping that cannot be made on the warm-up's size is left to the job."""
+    import rankmap.cli.launch as launch_cli
+    calls, started = [], []
+    real_warm = launch_cli.warm_engine
+    monkeypatch.setattr(launch_cli, "warm_engine", lambda *a: calls.append(a) or 0.0)
+    monkeypatch.setattr(launch_cli, "_exec", lambda argv, env, dry: started.append(dry) or 0)
+    assert main(["launch", "--reorder", "-m", "torus:3x2x2:cores=2", "--", sys.executable,
+                 "-c", "pass"]) == 0
+    assert calls == [("torus:3x2x2:cores=2", "auto", 0)] and started == [False]
+    assert main(["launch", "--reorder", "--dry-run", "-m", "torus:3x2x2:cores=2", "--",
+                 sys.executable, "-c", "pass"]) == 0
+    assert len(calls) == 1
+    capsys.readouterr()
+    import rankmap.mpi.placement as placement
+    seen = []
+    real_assign = placement.assign_ranks
+    monkeypatch.setattr(placement, "assign_ranks",
+                        lambda pat, m, nodes, mapping, seed: seen.append(
+                            (pat.n_ranks, pat.grid, pat.periodic, nodes.tolist(), mapping))
+                        or real_assign(pat, m, nodes, mapping, seed))
+    real_warm("torus:3x2x2:cores=2", "auto", 0)       # 4 of the 12 nodes, 2 cores each
+    assert seen == [(8, (2, 2, 2), (True, True, True), [0, 0, 1, 1, 2, 2, 3, 3], "auto")]
+    real_warm("torus:3x2x2:cores=2", "XYZQ", 0)       # not a mapping: left to the job
+    assert len(seen) == 2
+    assert real_warm("torus:1x1x1", "auto", 0) == 0.0 and len(seen) == 2   # one core

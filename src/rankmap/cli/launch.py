@@ -28,8 +28,7 @@ from .common import (PATTERN_HELP, add_budget, add_force, add_in_node, add_jobs,
                      search_progress, time_options)
 
 __all__ = ["add_parser", "reorder_environment", "run", "with_job_threads", "failure_line",
-           "absolute_spec",
-           "search_command", "CARRIED_OPTIONS"]
+           "warm_engine", "WARM_NODES", "absolute_spec", "search_command", "CARRIED_OPTIONS"]
 
 
 def add_parser(sub) -> None:
@@ -221,6 +220,55 @@ def reorder_environment(args, spec: str, launcher: str = "") -> dict[str, str]:
                 "RANKMAP_MAPPING": args.mapping, "RANKMAP_SEED": str(args.seed),
                 "RANKMAP_BIN": _engine_path()})
     return env
+
+
+#: nodes of the machine the engine is warmed on (their cores make the warm-up's ranks)
+WARM_NODES = 4
+
+
+def warm_engine(spec: str, mapping: str, seed: int) -> float:
+    """Run the in-job engine's placement once on a small periodic 3-D stencil of the first
+    :data:`WARM_NODES` nodes of the machine, before the job starts: its first run on a machine
+    compiles rankmap's kernels into their cache (about a minute), which would take the in-job
+    engine past ``RANKMAP_TIMEOUT`` and leave the ranks in the MPI library's order. A warm
+    cache makes this a fraction of a second; a placement that cannot be made here (a mapping
+    for another size) is left to the job, which reports it.
+
+    Parameters
+    ----------
+    spec : str
+        The machine spec or TOML file.
+    mapping : str
+        The placement the job applies (``--mapping``).
+    seed : int
+        Its seed.
+
+    Returns
+    -------
+    float
+        Seconds taken.
+    """
+    import time
+
+    import numpy as np
+
+    from ..mpi.placement import assign_ranks
+
+    start = time.perf_counter()
+    machine = parse_machine(spec)
+    n = min(machine.n_nodes, WARM_NODES) * machine.cores_per_node
+    if n < 2:
+        return 0.0
+    try:
+        pattern = parse_pattern("stencil:dims=3:periodic", default_ranks=n)
+        assign_ranks(pattern, machine, np.arange(n) // machine.cores_per_node, mapping, seed)
+    except RankmapError:
+        pass
+    took = time.perf_counter() - start
+    if took > 5:
+        print(f"rankmap launch: compiled rankmap's kernels for the in-job engine in "
+              f"{took:.0f} s (once: they are cached)", file=sys.stderr)
+    return took
 
 
 def _exec(argv: list[str], env: dict[str, str], dry_run: bool) -> int:
@@ -448,6 +496,8 @@ def run(args) -> int:
         if not args.pattern:
             print(f"rankmap launch: {args.mapping} reordering of the program's topologies on "
                   f"{spec} (PMPI library {renv['LD_PRELOAD'].split(':')[0]})", file=sys.stderr)
+            if not args.dry_run:
+                warm_engine(spec, args.mapping, args.seed)
             return _exec(launcher_env_args(argv, list(renv)), renv, args.dry_run)
     if args.emit and args.emit_format and args.emit != args.emit_format:
         raise RankmapError(f"--emit {args.emit} and --format {args.emit_format} disagree: "
