@@ -9,12 +9,15 @@
  * record_known halo D0 D1 BYTES [ITERS]: a periodic 2-D star halo exchange (Sendrecv of BYTES
  *   to each of the 4 neighbours), ITERS times (default 1).
  * record_known pingpong BYTES ITERS: ranks 0 and 1 exchange BYTES back and forth.
+ * record_known threads T N (MPI_THREAD_MULTIPLE): T threads each send N messages of 8 bytes to
+ *   r+1 at once (MPI_Sendrecv, tag = thread); prints NOMULTI if the library lacks the level.
  * record_known steps ITERS: ITERS times MPI_Pcontrol(1), a ring (Sendrecv 100 B to r+1),
  *   MPI_Pcontrol(2), Alltoall of 4 ints; then MPI_Pcontrol(3) and a ring of 101 B (the same
  *   pairs as the first ring, other bytes).
  * Timings (halo, pingpong) go to stdout as "TIME seconds" from rank 0.
  */
 #include <mpi.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -131,9 +134,45 @@ static void steps(int r, int p, int iters)
                  MPI_COMM_WORLD, MPI_STATUS_IGNORE);
 }
 
+struct thread_arg {
+    int tag, r, p, n;
+};
+
+static void *sender(void *v)
+{
+    struct thread_arg *a = v;
+    char out[8] = {0}, in[8];
+    for (int i = 0; i < a->n; i++)
+        MPI_Sendrecv(out, 8, MPI_BYTE, (a->r + 1) % a->p, a->tag, in, 8, MPI_BYTE,
+                     (a->r + a->p - 1) % a->p, a->tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    return NULL;
+}
+
+static void threads(int r, int p, int nt, int n)
+{
+    pthread_t th[16];
+    struct thread_arg args[16];
+    for (int t = 0; t < nt && t < 16; t++) {
+        args[t] = (struct thread_arg){t, r, p, n};
+        pthread_create(&th[t], NULL, sender, &args[t]);
+    }
+    for (int t = 0; t < nt && t < 16; t++) pthread_join(th[t], NULL);
+}
+
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
+    const char *first = argc > 1 ? argv[1] : "known";
+    if (!strcmp(first, "threads")) {
+        int provided = 0;
+        MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+        if (provided < MPI_THREAD_MULTIPLE) {
+            printf("NOMULTI\n");
+            MPI_Finalize();
+            return 0;
+        }
+    } else {
+        MPI_Init(&argc, &argv);
+    }
     int r, p;
     MPI_Comm_rank(MPI_COMM_WORLD, &r);
     MPI_Comm_size(MPI_COMM_WORLD, &p);
@@ -143,6 +182,7 @@ int main(int argc, char **argv)
     else if (!strcmp(mode, "halo") && argc > 4)
         t = halo(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]), argc > 5 ? atoi(argv[5]) : 1);
     else if (!strcmp(mode, "steps") && argc > 2 && p <= 16) steps(r, p, atoi(argv[2]));
+    else if (!strcmp(mode, "threads") && argc > 3) threads(r, p, atoi(argv[2]), atoi(argv[3]));
     else if (!strcmp(mode, "pingpong") && argc > 3) t = pingpong(r, atoi(argv[2]), atoi(argv[3]));
     if (t >= 0 && r == 0) printf("TIME %.9f\n", t);
     MPI_Finalize();

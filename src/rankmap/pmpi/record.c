@@ -17,6 +17,7 @@
 #include "rankmap_pmpi.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +31,18 @@ typedef struct {
     uint64_t bytes, msgs;
     double frac;         /* bytes below one carried between calls (allreduce shares), [0, 1) */
 } entry_t;
+
+/* one lock over the recording's state: under MPI_THREAD_MULTIPLE several threads send at
+ * once (the counters lost bytes, and the communicator cache was read while being filled);
+ * recursive, as MPI may call the attribute delete callback from inside a locked call */
+static pthread_mutex_t rec_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+#define LOCKED(call)                      \
+    do {                                  \
+        if (!rm_recording()) break;       \
+        pthread_mutex_lock(&rec_lock);    \
+        call;                             \
+        pthread_mutex_unlock(&rec_lock);  \
+    } while (0)
 
 static int rec_state = -1;  /* -1 unknown, 0 off, 1 on */
 static int rec_collectives = 1;
@@ -117,6 +130,7 @@ static comm_info_t *last_info = NULL;
 static int info_delete(MPI_Comm comm, int kv, void *attr, void *extra)
 {
     (void)kv; (void)extra;
+    pthread_mutex_lock(&rec_lock);
     comm_info_t *ci = attr;
     if (ci == last_info || comm == last_comm) {
         last_info = NULL;
@@ -128,6 +142,7 @@ static int info_delete(MPI_Comm comm, int kv, void *attr, void *extra)
         free(ci->vals);
         free(ci);
     }
+    pthread_mutex_unlock(&rec_lock);
     return MPI_SUCCESS;
 }
 
@@ -242,17 +257,27 @@ static void add_share(comm_info_t *ci, int peer, double nbytes, uint64_t msgs)
     }
 }
 
-void rm_record_send(MPI_Comm comm, int peer, int64_t nbytes)
+static void record_send_unlocked(MPI_Comm comm, int peer, int64_t nbytes)
 {
     if (!rm_recording() || rm_in_fortran || peer < 0 || peer == MPI_PROC_NULL) return;
     comm_info_t *ci = comm_info(comm);
     if (ci) add(ci, peer, nbytes, 1);
 }
 
-void rm_record_phase(int level)
+void rm_record_send(MPI_Comm comm, int peer, int64_t nbytes)
+{
+    LOCKED(record_send_unlocked(comm, peer, nbytes));
+}
+
+static void record_phase_unlocked(int level)
 {
     (void)level;
     cur_phase++;
+}
+
+void rm_record_phase(int level)
+{
+    LOCKED(record_phase_unlocked(level));
 }
 
 /* ---- persistent send requests: request -> (world destination, bytes) ---- */
@@ -265,7 +290,7 @@ typedef struct {
 static preq_t *preqs = NULL;
 static size_t n_preqs = 0, cap_preqs = 0;
 
-void rm_persistent_add(MPI_Request req, MPI_Comm comm, int peer, int64_t nbytes)
+static void persistent_add_unlocked(MPI_Request req, MPI_Comm comm, int peer, int64_t nbytes)
 {
     if (!rm_recording() || rm_in_fortran || peer < 0 || peer == MPI_PROC_NULL) return;
     comm_info_t *ci = comm_info(comm);
@@ -290,7 +315,12 @@ void rm_persistent_add(MPI_Request req, MPI_Comm comm, int peer, int64_t nbytes)
     preqs[n_preqs++] = (preq_t){req, 1, w, nbytes};
 }
 
-void rm_persistent_start(MPI_Request req)
+void rm_persistent_add(MPI_Request req, MPI_Comm comm, int peer, int64_t nbytes)
+{
+    LOCKED(persistent_add_unlocked(req, comm, peer, nbytes));
+}
+
+static void persistent_start_unlocked(MPI_Request req)
 {
     if (!rm_recording() || rm_in_fortran || req == MPI_REQUEST_NULL) return;
     for (size_t i = 0; i < n_preqs; i++)
@@ -307,10 +337,20 @@ void rm_persistent_start(MPI_Request req)
         }
 }
 
-void rm_persistent_remove(MPI_Request req)
+void rm_persistent_start(MPI_Request req)
+{
+    LOCKED(persistent_start_unlocked(req));
+}
+
+static void persistent_remove_unlocked(MPI_Request req)
 {
     for (size_t i = 0; i < n_preqs; i++)
         if (preqs[i].used && preqs[i].req == req) preqs[i].used = 0;
+}
+
+void rm_persistent_remove(MPI_Request req)
+{
+    LOCKED(persistent_remove_unlocked(req));
 }
 
 /* ---- collectives: the logical transfers of one algorithm each ---- */
@@ -327,7 +367,7 @@ static comm_info_t *coll_info(MPI_Comm comm, int *me, int *n)
 }
 
 /* root sends `bytes` to every other process (Bcast) */
-void rm_coll_from_root(MPI_Comm comm, int root, int64_t bytes)
+static void coll_from_root_unlocked(MPI_Comm comm, int root, int64_t bytes)
 {
     int me, n;
     comm_info_t *ci = coll_info(comm, &me, &n);
@@ -336,8 +376,13 @@ void rm_coll_from_root(MPI_Comm comm, int root, int64_t bytes)
         if (r != root) add(ci, r, bytes, 1);
 }
 
+void rm_coll_from_root(MPI_Comm comm, int root, int64_t bytes)
+{
+    LOCKED(coll_from_root_unlocked(comm, root, bytes));
+}
+
 /* every other process sends `bytes` to root (Reduce, Gather(v)) */
-void rm_coll_to_root(MPI_Comm comm, int root, int64_t bytes)
+static void coll_to_root_unlocked(MPI_Comm comm, int root, int64_t bytes)
 {
     int me, n;
     comm_info_t *ci = coll_info(comm, &me, &n);
@@ -345,8 +390,14 @@ void rm_coll_to_root(MPI_Comm comm, int root, int64_t bytes)
     add(ci, root, bytes, 1);
 }
 
+void rm_coll_to_root(MPI_Comm comm, int root, int64_t bytes)
+{
+    LOCKED(coll_to_root_unlocked(comm, root, bytes));
+}
+
 /* root sends counts[r] elements of type to process r (Scatter: counts NULL, count each) */
-void rm_coll_scatter(MPI_Comm comm, int root, int count, const int *counts, MPI_Datatype type)
+static void coll_scatter_unlocked(MPI_Comm comm, int root, int count, const int *counts,
+                                  MPI_Datatype type)
 {
     int me, n;
     comm_info_t *ci = coll_info(comm, &me, &n);
@@ -355,8 +406,13 @@ void rm_coll_scatter(MPI_Comm comm, int root, int count, const int *counts, MPI_
         if (r != root) add(ci, r, rm_type_bytes(counts ? counts[r] : count, type), 1);
 }
 
+void rm_coll_scatter(MPI_Comm comm, int root, int count, const int *counts, MPI_Datatype type)
+{
+    LOCKED(coll_scatter_unlocked(comm, root, count, counts, type));
+}
+
 /* this process sends `bytes` to every other process (Allgather(v)) */
-void rm_coll_to_all(MPI_Comm comm, int64_t bytes)
+static void coll_to_all_unlocked(MPI_Comm comm, int64_t bytes)
 {
     int me, n;
     comm_info_t *ci = coll_info(comm, &me, &n);
@@ -365,10 +421,15 @@ void rm_coll_to_all(MPI_Comm comm, int64_t bytes)
         if (r != me) add(ci, r, bytes, 1);
 }
 
+void rm_coll_to_all(MPI_Comm comm, int64_t bytes)
+{
+    LOCKED(coll_to_all_unlocked(comm, bytes));
+}
+
 /* this process sends counts[r] elements (types[r] or type) to process r (Alltoall(v/w),
  * Reduce_scatter); counts NULL: `count` to everyone */
-void rm_coll_personal(MPI_Comm comm, int count, const int *counts, MPI_Datatype type,
-                      const MPI_Datatype *types)
+static void coll_personal_unlocked(MPI_Comm comm, int count, const int *counts,
+                                   MPI_Datatype type, const MPI_Datatype *types)
 {
     int me, n;
     comm_info_t *ci = coll_info(comm, &me, &n);
@@ -378,9 +439,15 @@ void rm_coll_personal(MPI_Comm comm, int count, const int *counts, MPI_Datatype 
             add(ci, r, rm_type_bytes(counts ? counts[r] : count, types ? types[r] : type), 1);
 }
 
+void rm_coll_personal(MPI_Comm comm, int count, const int *counts, MPI_Datatype type,
+                      const MPI_Datatype *types)
+{
+    LOCKED(coll_personal_unlocked(comm, count, counts, type, types));
+}
+
 /* ring allreduce (reduce-scatter then allgather): 2(n-1) messages to the next process carrying
  * 2(n-1)/n of the data */
-void rm_coll_allreduce(MPI_Comm comm, int64_t bytes)
+static void coll_allreduce_unlocked(MPI_Comm comm, int64_t bytes)
 {
     int me, n;
     comm_info_t *ci = coll_info(comm, &me, &n);
@@ -390,8 +457,13 @@ void rm_coll_allreduce(MPI_Comm comm, int64_t bytes)
     add_share(ci, (me + 1) % n, 2.0 * (n - 1) * (double)bytes / n, 2 * (uint64_t)(n - 1));
 }
 
+void rm_coll_allreduce(MPI_Comm comm, int64_t bytes)
+{
+    LOCKED(coll_allreduce_unlocked(comm, bytes));
+}
+
 /* linear scan: process r sends its partial result to r + 1 */
-void rm_coll_scan(MPI_Comm comm, int64_t bytes)
+static void coll_scan_unlocked(MPI_Comm comm, int64_t bytes)
 {
     int me, n;
     comm_info_t *ci = coll_info(comm, &me, &n);
@@ -399,9 +471,14 @@ void rm_coll_scan(MPI_Comm comm, int64_t bytes)
     add(ci, me + 1, bytes, 1);
 }
 
+void rm_coll_scan(MPI_Comm comm, int64_t bytes)
+{
+    LOCKED(coll_scan_unlocked(comm, bytes));
+}
+
 /* neighbourhood collectives: block i to out-neighbour i */
-void rm_coll_neighbors(MPI_Comm comm, int count, const int *counts, MPI_Datatype type,
-                       const MPI_Datatype *types)
+static void coll_neighbors_unlocked(MPI_Comm comm, int count, const int *counts,
+                                    MPI_Datatype type, const MPI_Datatype *types)
 {
     if (!rm_recording() || !rec_collectives || rm_in_fortran) return;
     comm_info_t *ci = comm_info(comm);
@@ -440,6 +517,12 @@ void rm_coll_neighbors(MPI_Comm comm, int count, const int *counts, MPI_Datatype
             add(ci, dst[i], rm_type_bytes(counts ? counts[i] : count, types ? types[i] : type),
                 1);
     free(dst);
+}
+
+void rm_coll_neighbors(MPI_Comm comm, int count, const int *counts, MPI_Datatype type,
+                       const MPI_Datatype *types)
+{
+    LOCKED(coll_neighbors_unlocked(comm, count, counts, type, types));
 }
 
 /* ---- writing at MPI_Finalize ---- */
