@@ -430,3 +430,28 @@ def test_reorder_warms_the_engine_before_the_job(monkeypatch, capsys):
     real_warm("torus:3x2x2:cores=2", "XYZQ", 0)       # not a mapping: left to the job
     assert len(seen) == 2
     assert real_warm("torus:1x1x1", "auto", 0) == 0.0 and len(seen) == 2   # one core
+    # kernels already compiled: no line (it said 'compiled' after any warm-up over 5 s)
+    assert "compiled" not in capsys.readouterr().err
+
+
+def test_engine_command_without_the_script(tmp_path, monkeypatch):
+    """python -m rankmap with no rankmap script anywhere: the engine the PMPI library runs is a
+    script in rankmap's cache that runs this Python with -m rankmap (it was __main__.py, which
+    cannot be run, so nothing was reordered); the installed script is used when there is one."""
+    from rankmap.pmpi.environment import engine_command
+    assert os.path.basename(engine_command(None)).startswith("rankmap")    # the venv's script
+    fake_bin = tmp_path / "bin"
+    fake_bin.mkdir()
+    python = fake_bin / "python3"
+    python.symlink_to(sys.executable)
+    monkeypatch.setattr(sys, "executable", str(python))
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    monkeypatch.setenv("RANKMAP_CACHE", str(tmp_path / "cache"))
+    import rankmap
+    main_py = os.path.join(os.path.dirname(rankmap.__file__), "__main__.py")
+    path = engine_command(main_py)
+    assert path.startswith(str(tmp_path / "cache" / "bin" / "rankmap-"))
+    assert engine_command(main_py) == path                      # written once, reused
+    out = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=120,
+                         env={"PATH": "/usr/bin:/bin"})
+    assert out.returncode == 0 and out.stdout.startswith("rankmap "), out.stderr

@@ -186,9 +186,8 @@ def absolute_spec(text: str) -> str:
 
 def _engine_path() -> str:
     """The rankmap command the PMPI library should run on the compute nodes."""
-    beside = os.path.join(os.path.dirname(sys.executable), "rankmap")
-    found = beside if os.access(beside, os.X_OK) else shutil.which("rankmap")
-    return os.path.abspath(found or sys.argv[0])
+    from ..pmpi.environment import engine_command
+    return engine_command(sys.argv[0])
 
 
 def reorder_environment(args, spec: str, launcher: str = "") -> dict[str, str]:
@@ -248,26 +247,43 @@ def warm_engine(spec: str, mapping: str, seed: int) -> float:
     float
         Seconds taken.
     """
+    import logging
     import time
 
     import numpy as np
 
+    from ..kernels.jit import LOGGER
     from ..mpi.placement import assign_ranks
+
+    class Count(logging.Handler):
+        compiled = 0
+
+        def emit(self, record):
+            self.compiled += 1
 
     start = time.perf_counter()
     machine = parse_machine(spec)
     n = min(machine.n_nodes, WARM_NODES) * machine.cores_per_node
     if n < 2:
         return 0.0
+    count = Count(logging.INFO)
+    saved = LOGGER.level, LOGGER.propagate
+    LOGGER.addHandler(count)
+    LOGGER.setLevel(logging.INFO)      # compiles are logged at INFO, before they start
+    LOGGER.propagate = False
     try:
         pattern = parse_pattern("stencil:dims=3:periodic", default_ranks=n)
         assign_ranks(pattern, machine, np.arange(n) // machine.cores_per_node, mapping, seed)
     except RankmapError:
         pass
+    finally:
+        LOGGER.removeHandler(count)
+        LOGGER.setLevel(saved[0])
+        LOGGER.propagate = saved[1]
     took = time.perf_counter() - start
-    if took > 5:
-        print(f"rankmap launch: compiled rankmap's kernels for the in-job engine in "
-              f"{took:.0f} s (once: they are cached)", file=sys.stderr)
+    if count.compiled:
+        print(f"rankmap launch: compiled {count.compiled} of rankmap's kernels for the in-job "
+              f"engine in {took:.0f} s (once: they are cached)", file=sys.stderr)
     return took
 
 

@@ -6,7 +6,8 @@ import os
 import shutil
 import subprocess
 
-__all__ = ["ENV_VARS", "launcher_kind", "launcher_env_args", "mpicc_for_launcher"]
+__all__ = ["ENV_VARS", "launcher_kind", "launcher_env_args", "mpicc_for_launcher",
+           "engine_command"]
 
 #: every variable the library (or its engine) reads, with what it does
 ENV_VARS = {
@@ -135,3 +136,48 @@ def mpicc_for_launcher(launcher: str, mpicc: str | None = None) -> str | None:
         return mpicc or None
     family = _FAMILY_MPICC.get(launcher_kind(launcher))
     return family if family and shutil.which(family) else None
+
+
+def engine_command(argv0: str | None = None) -> str:
+    """The ``rankmap`` command the PMPI library runs as its engine (``RANKMAP_BIN``).
+
+    The installed script beside this Python, else ``rankmap`` on PATH, else ``argv0`` when it
+    is an executable file; otherwise (``python -m rankmap`` without the script) a two-line
+    shell script in rankmap's cache that runs this Python with ``-m rankmap`` and this
+    package on ``PYTHONPATH``, written once per interpreter and package.
+
+    Parameters
+    ----------
+    argv0 : str, optional
+        The running command's ``sys.argv[0]``.
+
+    Returns
+    -------
+    str
+        Absolute path of an executable file.
+    """
+    import hashlib
+    import shlex
+    import sys
+
+    from ..io.atomic import write_atomic
+    from .build import cache_root
+
+    beside = os.path.join(os.path.dirname(sys.executable), "rankmap")
+    for found in (beside if os.access(beside, os.X_OK) else None, shutil.which("rankmap"),
+                  argv0 if argv0 and os.path.isfile(argv0) and os.access(argv0, os.X_OK)
+                  and os.path.basename(argv0) != "__main__.py" else None):
+        if found:
+            return os.path.abspath(found)
+    package_parent = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(
+        __file__))))
+    key = hashlib.sha256(f"{sys.executable}\0{package_parent}".encode()).hexdigest()[:16]
+    path = os.path.join(os.path.dirname(cache_root()), "bin", f"rankmap-{key}")
+    text = ("#!/bin/sh\n"
+            f"PYTHONPATH={shlex.quote(package_parent)}${{PYTHONPATH:+:$PYTHONPATH}} "
+            f"exec {shlex.quote(sys.executable)} -m rankmap \"$@\"\n")
+    if not (os.path.isfile(path) and open(path, encoding="utf-8").read() == text):
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        write_atomic(path, text, force=True)
+    os.chmod(path, 0o755)
+    return path
