@@ -552,3 +552,26 @@ def test_grid_detection_sets_light_pairs_aside(tmp_path):
         f"{a},{b},{int(c)}" for a, b, c in zip(bx.src, bx.dst, bx.bytes)) + "\n")
     p = parse_pattern(f"graph:{f}")
     assert "box stencil" in p.notes[0] and "light" not in p.notes[0]
+
+
+def test_grid_candidates_keep_few_dimensions_when_cut():
+    """Every ordered factorisation for small counts, fewer dimensions first; a count with more
+    than MAX_CANDIDATES of them (48^3) keeps its 3-D grids, so a 48x48x48 periodic star is
+    found as one (it read as a 3x16x48x48 14-offset stencil, non-periodic)."""
+    from rankmap.patterns.grid_detect import detect_stencil_grid, grid_factorisations
+    from rankmap.patterns.stencil import make_stencil
+
+    def brute(n, k):
+        if k == 0:
+            return {()} if n == 1 else set()
+        return {(d,) + rest for d in range(2, n + 1) if n % d == 0
+                for rest in brute(n // d, k - 1)}
+
+    for n in (1, 2, 12, 36, 97, 360):
+        got = grid_factorisations(n, 6)
+        assert sorted(got) == sorted(set().union(*(brute(n, k) for k in range(1, 7))))
+        assert [len(g) for g in got] == sorted(len(g) for g in got)
+    assert (48, 48, 48) in grid_factorisations(48 ** 3, 6)
+    ph = make_stencil("s", (48, 48, 48), periodic=True, nbytes=8).phases[0]
+    m = detect_stencil_grid(48 ** 3, ph.src, ph.dst)
+    assert m.grid == (48, 48, 48) and m.describe() == "48x48x48 star stencil (periodic)"

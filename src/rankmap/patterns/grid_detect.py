@@ -10,7 +10,9 @@ every communicating pair of the graph and no other (directions and sizes are not
 Search: every ordered factorisation of the rank count into 1-6 factors of at least 2 is a
 candidate grid. On a fixed sample of the graph's pairs, each candidate's distinct offsets are
 counted (vectorised over candidates); the candidates with the fewest, more dimensions first,
-are verified on the whole graph by regenerating the stencil, at most
+are verified on the whole graph by regenerating the stencil (the first that regenerates it is
+kept unless one with fewer offsets follows: a sample can miss the pairs that make a grid's
+description long, and a 48x48x48 star read as a 3x16x48x48 14-offset stencil), at most
 :data:`MAX_VERIFICATIONS` of them and :data:`VERIFY_WORK` array elements in all (the search
 is bounded by work, so the answer depends on the graph only). A grid is only reported when regeneration gives exactly
 the graph's pairs, so a random graph is never called a stencil.
@@ -113,28 +115,30 @@ def grid_factorisations(n: int, max_dims: int = 6, limit: int = MAX_CANDIDATES) 
     Returns
     -------
     list of tuple of int
-        Candidate grids, in lexicographic order of their factors.
+        Candidate grids, fewer dimensions first, each count in lexicographic order of the
+        factors: when ``limit`` cuts the list, it cuts grids of many dimensions (a count with
+        many divisors, 110,592 = 48^3, has more than 40,000 ordered factorisations, and in
+        lexicographic order alone 48x48x48 was cut).
     """
     divisors = [d for d in range(2, n + 1) if n % d == 0] if n <= 1 << 16 else \
         _divisors(n)
     out: list[tuple] = []
 
-    def rec(rest, prefix):
+    def rec(rest, prefix, dims):
         if len(out) >= limit:
             return
-        if rest == 1:
-            if prefix:
-                out.append(tuple(prefix))
-            return
-        if len(prefix) == max_dims:
+        if len(prefix) == dims - 1:
+            if rest >= 2:
+                out.append(tuple(prefix + [rest]))
             return
         for d in divisors:
             if d > rest:
                 break
-            if rest % d == 0:
-                rec(rest // d, prefix + [d])
+            if rest % d == 0 and rest // d >= 2:
+                rec(rest // d, prefix + [d], dims)
 
-    rec(n, [])
+    for dims in range(1, max_dims + 1):
+        rec(n, [], dims)
     return out
 
 
@@ -337,11 +341,16 @@ def detect_stencil_grid(n_ranks: int, src: np.ndarray, dst: np.ndarray,
                 ranked.append((int(s), -nd, tuple(int(x) for x in grid)))
     ranked.sort()
     work = 0
+    best = None
     for score, _, grid in ranked[:MAX_VERIFICATIONS]:
+        # a sample's distinct offsets are at most the graph's: a grid whose sample already
+        # has as many as the best match cannot describe the graph with fewer
+        if best is not None and score >= len(best.offsets):
+            break
         work += len(keys) * len(grid) * 2 + min(score, len(keys)) * 2 * n
         if work > VERIFY_WORK:
             break
         match = match_on_grid(keys, n, grid)
-        if match is not None:
-            return match
-    return None
+        if match is not None and (best is None or len(match.offsets) < len(best.offsets)):
+            best = match
+    return best
