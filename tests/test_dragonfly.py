@@ -326,3 +326,31 @@ def test_ugal_weighs_the_valiant_routes_second_link_in_its_direction():
     minimal = router_for(m, "minimal").loads(src, dst, nbytes)
     assert ugal.flow_hops[0] > minimal.flow_hops[0]        # 0 -> 1 took a detour
     assert ugal.flow_hops[1:].tolist() == minimal.flow_hops[1:].tolist()
+
+
+@pytest.mark.parametrize("spec", ["dragonfly:groups=5,rows=2,cols=3,nodes=2",
+                                  "dragonfly:groups=4,rows=1,cols=4,nodes=1,global=3,gports=3",
+                                  "xc:groups=3"])
+def test_router_hops_equal_the_shortest_of_the_parallel_global_links(spec):
+    """min_router_hops (rows, columns of the links' ends computed once; the search over the
+    parallel global links stops at 1 hop) gives, for every router pair, the fewest row, column
+    and global links over every parallel global link, as written out here."""
+    from rankmap.kernels.dragonfly import min_router_hops
+    from rankmap.machines import parse_machine
+    m = parse_machine(spec)
+    nr = m.R * m.C
+    rr = np.arange(m.n_routers, dtype=np.int64)
+    uu, vv = (a.ravel() for a in np.meshgrid(rr, rr, indexing="ij"))
+    got = min_router_hops(uu, vv, m.G, m.R, m.C, m.L, m.g_src, m.g_dst)
+
+    def local(x, y):
+        return int((x % nr) // m.C != (y % nr) // m.C) + int(x % m.C != y % m.C)
+
+    for u, v, h in zip(uu.tolist(), vv.tolist(), got.tolist()):
+        gu, gv = u // nr, v // nr
+        if gu == gv:
+            assert h == local(u, v)
+            continue
+        ends = [(int(m.g_src[k]), int(m.g_dst[k])) for k in range(len(m.g_src))
+                if int(m.g_src[k]) // nr == gu and int(m.g_dst[k]) // nr == gv]
+        assert len(ends) == m.L and h == min(1 + local(u, e) + local(b, v) for e, b in ends)

@@ -269,24 +269,42 @@ def min_router_hops(us, vs, G, R, C, L, g_src, g_dst):
         Number of router-to-router links (hops) on a shortest path; 0 when us[i] == vs[i].
     """
     nr = R * C
+    # row and column, inside its group, of both ends of every global link
+    n_links = g_src.shape[0]
+    e_row = np.empty(n_links, dtype=np.int64)
+    e_col = np.empty(n_links, dtype=np.int64)
+    b_row = np.empty(n_links, dtype=np.int64)
+    b_col = np.empty(n_links, dtype=np.int64)
+    for k in range(n_links):
+        e = g_src[k] % nr
+        b = g_dst[k] % nr
+        e_row[k] = e // C
+        e_col[k] = e % C
+        b_row[k] = b // C
+        b_col[k] = b % C
     out = np.empty(us.shape[0], dtype=np.int64)
     for i in range(us.shape[0]):
         u = us[i]
         v = vs[i]
         gu = u // nr
         gv = v // nr
+        ur = (u % nr) // C
+        uc = u % C
+        vr = (v % nr) // C
+        vc = v % C
         if gu == gv:
-            out[i] = (1 if (u % nr) // C != (v % nr) // C else 0) + (1 if u % C != v % C else 0)
+            out[i] = (1 if ur != vr else 0) + (1 if uc != vc else 0)
             continue
         best = 1 << 30
+        first = _gidx(gu, gv, 0, G, L)           # the L parallel links follow each other
         for l in range(L):
-            gi = _gidx(gu, gv, l, G, L)
-            e = g_src[gi]
-            b = g_dst[gi]
-            h = 1 + (1 if (u % nr) // C != (e % nr) // C else 0) + (1 if u % C != e % C else 0) \
-                + (1 if (b % nr) // C != (v % nr) // C else 0) + (1 if b % C != v % C else 0)
+            k = first + l
+            h = 1 + (1 if ur != e_row[k] else 0) + (1 if uc != e_col[k] else 0) \
+                + (1 if b_row[k] != vr else 0) + (1 if b_col[k] != vc else 0)
             if h < best:
                 best = h
+                if h == 1:                       # a global link straight between them
+                    break
         out[i] = best
     return out
 
