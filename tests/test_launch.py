@@ -417,6 +417,10 @@ def test_reorder_warms_the_engine_before_the_job(monkeypatch, capsys):
     assert main(["launch", "--reorder", "--dry-run", "-m", "torus:3x2x2:cores=2", "--",
                  sys.executable, "-c", "pass"]) == 0
     assert len(calls) == 1
+    # a mapping name the engine cannot resolve: one line before the job, not a warning in it
+    assert main(["launch", "--reorder", "--mapping", "nosuch", "-m", "torus:3x2x2:cores=2",
+                 "--", sys.executable, "-c", "pass"]) == 2
+    assert "unknown mapping 'nosuch'" in capsys.readouterr().err and len(calls) == 1
     capsys.readouterr()
     import rankmap.mpi.placement as placement
     seen = []

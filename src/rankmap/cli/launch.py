@@ -505,7 +505,9 @@ def run(args) -> int:
         spec = args.machine or os.environ.get(MACHINE_ENV, "").strip()
         if not spec:
             raise RankmapError(f"no machine: pass --machine or set ${MACHINE_ENV}")
-        parse_machine(spec)  # a bad spec fails here, not silently in every process
+        from ..selection import check_name
+        # a bad spec or mapping name fails here, not in the job's engine
+        check_name(args.mapping, parse_machine(spec))
         if not args.dry_run and shutil.which(argv[0]) is None:
             raise RankmapError(f"launcher {argv[0]!r} not found on PATH")
         renv = reorder_environment(args, spec, argv[0])
