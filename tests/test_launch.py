@@ -413,7 +413,8 @@ def test_reorder_warms_the_engine_before_the_job(monkeypatch, capsys):
     monkeypatch.setattr(launch_cli, "_exec", lambda argv, env, dry: started.append(dry) or 0)
     assert main(["launch", "--reorder", "-m", "torus:3x2x2:cores=2", "--", sys.executable,
                  "-c", "pass"]) == 0
-    assert calls == [("torus:3x2x2:cores=2", "auto", 0)] and started == [False]
+    assert [(c[0].spec, *c[1:]) for c in calls] == [("torus:3x2x2:cores=2", "auto", 0)]
+    assert started == [False]
     assert main(["launch", "--reorder", "--dry-run", "-m", "torus:3x2x2:cores=2", "--",
                  sys.executable, "-c", "pass"]) == 0
     assert len(calls) == 1
@@ -429,11 +430,12 @@ def test_reorder_warms_the_engine_before_the_job(monkeypatch, capsys):
                         lambda pat, m, nodes, mapping, seed: seen.append(
                             (pat.n_ranks, pat.grid, pat.periodic, nodes.tolist(), mapping))
                         or real_assign(pat, m, nodes, mapping, seed))
-    real_warm("torus:3x2x2:cores=2", "auto", 0)       # 4 of the 12 nodes, 2 cores each
+    from rankmap.machines import parse_machine
+    real_warm(parse_machine("torus:3x2x2:cores=2"), "auto", 0)   # 4 of 12 nodes, 2 cores each
     assert seen == [(8, (2, 2, 2), (True, True, True), [0, 0, 1, 1, 2, 2, 3, 3], "auto")]
-    real_warm("torus:3x2x2:cores=2", "XYZQ", 0)       # not a mapping: left to the job
+    real_warm(parse_machine("torus:3x2x2:cores=2"), "XYZQ", 0)   # not a mapping: left to the job
     assert len(seen) == 2
-    assert real_warm("torus:1x1x1", "auto", 0) == 0.0 and len(seen) == 2   # one core
+    assert real_warm(parse_machine("torus:1x1x1"), "auto", 0) == 0.0 and len(seen) == 2
     # kernels already compiled: no line (it said 'compiled' after any warm-up over 5 s)
     assert "compiled" not in capsys.readouterr().err
 

@@ -225,7 +225,7 @@ def reorder_environment(args, spec: str, launcher: str = "") -> dict[str, str]:
 WARM_NODES = 4
 
 
-def warm_engine(spec: str, mapping: str, seed: int) -> float:
+def warm_engine(machine, mapping: str, seed: int) -> float:
     """Run the in-job engine's placement once on a small periodic 3-D stencil of the first
     :data:`WARM_NODES` nodes of the machine, before the job starts: its first run on a machine
     compiles rankmap's kernels into their cache (about a minute), which would take the in-job
@@ -235,8 +235,8 @@ def warm_engine(spec: str, mapping: str, seed: int) -> float:
 
     Parameters
     ----------
-    spec : str
-        The machine spec or TOML file.
+    machine : rankmap.machines.Machine
+        The machine (``--machine``, parsed once by the caller).
     mapping : str
         The placement the job applies (``--mapping``).
     seed : int
@@ -262,7 +262,6 @@ def warm_engine(spec: str, mapping: str, seed: int) -> float:
             self.compiled += 1
 
     start = time.perf_counter()
-    machine = parse_machine(spec)
     n = min(machine.n_nodes, WARM_NODES) * machine.cores_per_node
     if n < 2:
         return 0.0
@@ -507,7 +506,8 @@ def run(args) -> int:
             raise RankmapError(f"no machine: pass --machine or set ${MACHINE_ENV}")
         from ..selection import check_name
         # a bad spec or mapping name fails here, not in the job's engine
-        check_name(args.mapping, parse_machine(spec))
+        machine = parse_machine(spec)
+        check_name(args.mapping, machine)
         if not args.dry_run and shutil.which(argv[0]) is None:
             raise RankmapError(f"launcher {argv[0]!r} not found on PATH")
         renv = reorder_environment(args, spec, argv[0])
@@ -515,7 +515,7 @@ def run(args) -> int:
             print(f"rankmap launch: {args.mapping} reordering of the program's topologies on "
                   f"{spec} (PMPI library {renv['LD_PRELOAD'].split(':')[0]})", file=sys.stderr)
             if not args.dry_run:
-                warm_engine(spec, args.mapping, args.seed)
+                warm_engine(machine, args.mapping, args.seed)
             return _exec(launcher_env_args(argv, list(renv)), renv, args.dry_run)
     if args.emit and args.emit_format and args.emit != args.emit_format:
         raise RankmapError(f"--emit {args.emit} and --format {args.emit_format} disagree: "

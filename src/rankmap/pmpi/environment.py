@@ -176,7 +176,11 @@ def engine_command(argv0: str | None = None) -> str:
     text = ("#!/bin/sh\n"
             f"PYTHONPATH={shlex.quote(package_parent)}${{PYTHONPATH:+:$PYTHONPATH}} "
             f"exec {shlex.quote(sys.executable)} -m rankmap \"$@\"\n")
-    if not (os.path.isfile(path) and open(path, encoding="utf-8").read() == text):
+    current = None
+    if os.path.isfile(path):
+        with open(path, encoding="utf-8") as fh:
+            current = fh.read()
+    if current != text:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         write_atomic(path, text, force=True)
     os.chmod(path, 0o755)
