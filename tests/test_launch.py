@@ -461,3 +461,49 @@ def test_engine_command_without_the_script(tmp_path, monkeypatch):
     out = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=120,
                          env={"PATH": "/usr/bin:/bin"})
     assert out.returncode == 0 and out.stdout.startswith("rankmap "), out.stderr
+
+
+def test_reorder_alone_refuses_the_placement_files_options(slurm_job, capsys):
+    """--reorder without --pattern: the job's engine places the ranks, so options of the
+    placement file and its search are refused by name rather than dropped; a bad RANKMAP_*
+    value the library would refuse inside the job is refused here."""
+    base = ["launch", "--reorder", "-m", "torus:4x4:cores=4", "--dry-run"]
+    for extra, named in ((["--routing", "dor"], "--routing"), (["--threads", "2"], "--threads"),
+                         (["--emit", "slurm"], "--emit"), (["-o", "f"], "--output"),
+                         (["--time-model", "off"], "--time-model"), (["--jobs", "1"], "--jobs"),
+                         (["--hostfile", "h"], "--hostfile h")):
+        assert main(base + extra + ["--", "mpirun", "./app"]) == 2
+        err = capsys.readouterr().err.strip()
+        assert err.count("\n") == 0 and f"error: {named}" in err, (extra, err)
+    for name, value, said in (("RANKMAP_STENCIL", "diag", "choose star or box"),
+                              ("RANKMAP_TIMEOUT", "abc", "bad RANKMAP_TIMEOUT='abc'"),
+                              ("RANKMAP_TIMEOUT", "-1", "bad RANKMAP_TIMEOUT='-1'"),
+                              ("RANKMAP_VERBOSE", "maybe", "bad RANKMAP_VERBOSE='maybe'"),
+                              ("RANKMAP_HOST_NODES", "vm:3", "bad entry 'vm:3'")):
+        slurm_job.setenv(name, value)
+        assert main(base + ["--", "mpirun", "./app"]) == 2
+        assert said in capsys.readouterr().err, (name, value)
+        slurm_job.delenv(name)
+    slurm_job.setenv("RANKMAP_TIMEOUT", "0")        # documented: turns reordering off
+    slurm_job.setenv("RANKMAP_VERBOSE", "false")
+    assert main(base + ["--", "mpirun", "./app"]) == 0
+
+
+def test_reorder_alone_passes_the_nodes_of_the_jobs_hosts(slurm_job, capsys):
+    """--reorder --nodes: the job's hosts (here Slurm's node0-[0-3]) get the node ids given, in
+    job order, through RANKMAP_HOST_NODES, which the engine applies to the processes' host
+    names (a fully qualified name by its first part)."""
+    from rankmap.mpi.nodes import host_nodes, resolve_node_labels
+    assert main(["launch", "--reorder", "-m", "torus:4x4:cores=4", "--nodes", "5,6,9,10",
+                 "--dry-run", "--", "mpirun", "./app"]) == 0
+    out = capsys.readouterr().out
+    assert "RANKMAP_HOST_NODES=node0-0=5,node0-1=6,node0-2=9,node0-3=10" in out
+    assert "-x RANKMAP_HOST_NODES" in out
+    table = host_nodes("node0-0=5,node0-1=6,node0-2=9,node0-3=10")
+    nodes, why = resolve_node_labels(["node0-1.cluster", "node0-3", "node0-1"],
+                                     parse_machine("torus:4x4:cores=4"), table)
+    assert nodes.tolist() == [6, 10, 6] and why == ""
+    # the job has 4 hosts: 3 ids are refused before the job
+    assert main(["launch", "--reorder", "-m", "torus:4x4:cores=4", "--nodes", "5,6,9",
+                 "--dry-run", "--", "mpirun", "./app"]) == 2
+    assert "--nodes gives 3 nodes, the job has 4" in capsys.readouterr().err

@@ -77,6 +77,10 @@ def test_node_labels(monkeypatch):
     assert local_node_label("h", rank=1, size=3) == "6"
     with pytest.raises(RankmapError, match="has 3 entries, MPI_COMM_WORLD has 4"):
         local_node_label("h", rank=1, size=4)
+    monkeypatch.setenv("RANKMAP_NODE", "5,,7")   # the empty entry is named, for its process
+    assert local_node_label("h", rank=2, size=3) == "7"
+    with pytest.raises(RankmapError, match="entry 1 .* is empty"):
+        local_node_label("h", rank=1, size=3)
     monkeypatch.setenv("RANKMAP_NODE", "12")
     assert local_node_label("h") == "12"
     monkeypatch.delenv("RANKMAP_NODE")

@@ -129,6 +129,9 @@ def test_cart_create_reorders_with_auto(built):
     assert r["null"] == 2 and r["moved"] > 0
     assert sorted(x for x in r["ranks"] if x >= 0) == list(range(16))
     assert len(warnings_of(proc)) == 1 and "reordered by placement" in proc.stderr
+    # processes left out are not counted as having changed rank
+    assert (f"({r['moved']} of them changed rank; 2 of 18 processes left out)"
+            in proc.stderr), proc.stderr
     # the candidate auto applied, named as evaluate names it ('auto_(TYX)' before)
     assert re.search(r"reordered by placement 'auto \([^)_]+\)'", proc.stderr), proc.stderr
 
@@ -137,7 +140,7 @@ def test_cart_placement_is_the_engines(built):
     """With TX on a 3-node ring of 2 cores, new rank k must run on node k // 2."""
     proc = mpirun(6, [built["topo_check"], "cart", "3x2", "10"], built["lib"],
                   {"RANKMAP_MACHINE": "torus:3:cores=2", "RANKMAP_NODE": nodes(6, 3),
-                   "RANKMAP_MAPPING": "TX"})
+                   "RANKMAP_MAPPING": "TX", "RANKMAP_VERBOSE": "false"})   # a "no" word
     r = result(proc)
     assert r["errors"] == 0
     assert [k // 2 for k in r["ranks"]] == [p % 3 for p in range(6)]
@@ -205,7 +208,8 @@ def _slow_engine(tmp: Path) -> str:
 
 
 @pytest.mark.parametrize("case", ["no machine", "bad machine", "engine missing", "timeout 0",
-                                  "unknown node", "engine slow", "bad node list"])
+                                  "unknown node", "engine slow", "bad node list",
+                                  "empty node entry"])
 def test_fallback_keeps_a_valid_communicator(built, case):
     """Anything wrong: the MPI library's own order, exactly one warning line, no hang."""
     env = {"RANKMAP_MACHINE": "torus:3:cores=2", "RANKMAP_NODE": nodes(6, 3)}
@@ -224,6 +228,8 @@ def test_fallback_keeps_a_valid_communicator(built, case):
         env["RANKMAP_TIMEOUT"] = "1"
     elif case == "bad node list":
         env["RANKMAP_NODE"] = "0,1,2"
+    elif case == "empty node entry":
+        env["RANKMAP_NODE"] = "0,1,2,, 1,2"
     t0 = time.monotonic()
     proc = mpirun(6, [built["topo_check"], "cart", "3x2", "10"], built["lib"], env)
     r = result(proc)
@@ -233,10 +239,26 @@ def test_fallback_keeps_a_valid_communicator(built, case):
     expected = {"no machine": "RANKMAP_MACHINE", "bad machine": "nosuch",
                 "engine missing": "/nonexistent/rankmap", "timeout 0": "RANKMAP_TIMEOUT=0",
                 "unknown node": "99", "engine slow": "longer than RANKMAP_TIMEOUT=1",
-                "bad node list": "3 entries"}[case]
+                "bad node list": "3 entries",
+                "empty node entry": "process 3 of the communicator could not name its node"}[case]
     assert expected in lines[0]
     if case == "engine slow":
         assert time.monotonic() - t0 < 40
+
+
+@pytest.mark.parametrize("n,dims", [(1, "1x1"), (3, "1x1")])
+def test_one_process_or_one_cell_runs_no_engine(built, n, dims):
+    """Nothing to reorder (one process, or a grid of one cell): the MPI library's own call, no
+    engine started (N single-process communicators started N of them, a second or more each),
+    so an engine that cannot run gives no warning."""
+    # not periodic: Open MPI's own neighbour alltoall mixes up a periodic extent-1 dimension's
+    # two self-neighbours
+    proc = mpirun(n, [built["topo_check"], "cart", dims, "00"], built["lib"],
+                  {"RANKMAP_MACHINE": "torus:3:cores=2", "RANKMAP_NODE": nodes(n, 3),
+                   "RANKMAP_BIN": "/nonexistent/rankmap", "RANKMAP_VERBOSE": "1"})
+    r = result(proc)
+    assert r["errors"] == 0 and r["null"] == n - 1
+    assert not warnings_of(proc), proc.stderr
 
 
 def test_reorder_false_is_untouched(built):
@@ -696,6 +718,13 @@ def test_place_request_errors_are_one_line(tmp_path, capsys):
     assert cli_main(["pmpi", "place", str(req), "-o", str(tmp_path / "res")]) == 2
     err = capsys.readouterr().err
     assert "RANKMAP_STENCIL='diamond'" in err and len(err.strip().splitlines()) == 1
+    graph = tmp_path / "graph.txt"      # a weight past 64 bits: one line, not a traceback
+    graph.write_text("rankmap-pmpi-request 1\ncall MPI_Graph_create\nmachine torus:3:cores=2\n"
+                     "mapping TX\nseed 0\nprocesses 2\nranks 2\nlabels\n0\n1\nedges 1\n"
+                     "0 1 99999999999999999999\n")
+    assert cli_main(["pmpi", "place", str(graph), "-o", str(tmp_path / "res")]) == 2
+    err = capsys.readouterr().err
+    assert "bad edge list" in err and len(err.strip().splitlines()) == 1
     req.write_text(req.read_text().replace("diamond", "box"))
     assert cli_main(["pmpi", "place", str(req), "-o", str(tmp_path / "res")]) == 0
     text = (tmp_path / "res").read_text().split()

@@ -18,7 +18,7 @@ from ..launch import (command_for, job_allocation, job_hosts, launcher_format, l
 from ..machines import parse_machine
 from ..selection import build_placement
 from ..mappers.base import check_fits
-from ..mpi.nodes import MACHINE_ENV
+from ..mpi.nodes import HOST_NODES_ENV, MACHINE_ENV
 from ..patterns import parse_pattern
 from ..specs import files_beside
 from .argtypes import SEED, THREADS, int_arg
@@ -27,8 +27,8 @@ from .common import (PATTERN_HELP, add_budget, add_force, add_in_node, add_jobs,
                      add_time_options, budget, example, in_node, is_root, search_executor,
                      search_progress, time_options)
 
-__all__ = ["add_parser", "reorder_environment", "run", "with_job_threads", "failure_line",
-           "warm_engine", "WARM_NODES", "absolute_spec", "search_command", "CARRIED_OPTIONS"]
+__all__ = ["add_parser", "reorder_environment", "refuse_search_options", "host_node_ids", "run",
+           "with_job_threads", "failure_line", "warm_engine", "WARM_NODES", "absolute_spec", "search_command", "CARRIED_OPTIONS"]
 
 
 def add_parser(sub) -> None:
@@ -472,6 +472,64 @@ def with_job_threads(allocation, machine, threads: int):
     return replace(allocation, extra={**allocation.extra, "threads": int(threads)})
 
 
+#: options of the placement search and its file: ``(flag, dest, value when not given)``;
+#: with ``--reorder`` alone the in-job engine does the placement and there is no file
+SEARCH_OPTIONS = (("--emit", "emit", None), ("--format", "emit_format", None),
+                  ("--output", "output", None), ("--routing", "routing", None),
+                  ("--budget", "budget", None), ("--threads", "threads", None),
+                  ("--search-procs", "search_procs", None),
+                  ("--search-launcher", "search_launcher", None), ("--jobs", "jobs", None),
+                  ("--time-model", "time_model", "on"), ("--nic-bw", "nic_bw", None),
+                  ("--mem-bw", "mem_bw", None), ("--socket-bw", "socket_bw", None),
+                  ("--mem-sharing", "mem_sharing", "node"),
+                  ("--msg-overhead", "msg_overhead", None))
+
+
+def refuse_search_options(args) -> None:
+    """Refuse, naming it, an option ``launch --reorder`` without ``--pattern`` cannot apply:
+    the in-job engine places the ranks with the machine's first routing and its default time
+    model, and writes no placement file.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed ``launch`` command line.
+
+    Raises
+    ------
+    RankmapError
+        For the first such option given (and for ``--hostfile`` without ``--nodes``).
+    """
+    for flag, dest, unset in SEARCH_OPTIONS:
+        if getattr(args, dest, unset) != unset:
+            raise RankmapError(f"{flag}: applies to the placement file of --pattern; with "
+                               "--reorder alone the program's MPI_Cart_create & co. place the "
+                               "ranks in the job, with the machine's first routing")
+    if args.hostfile is not None and args.nodes is None:
+        raise RankmapError(f"--hostfile {args.hostfile}: with --reorder alone it only names "
+                           "the hosts that --nodes gives node ids for (each process finds "
+                           "its node by its host name)")
+
+
+def host_node_ids(job, allocation) -> str:
+    """``RANKMAP_HOST_NODES`` for the job: ``host=id`` for each of its hosts, comma-separated,
+    so that the in-job engine knows the node of a process by its host name.
+
+    Parameters
+    ----------
+    job : rankmap.launch.JobHosts
+        The job's hosts, in job order.
+    allocation : Allocation
+        Their machine nodes (:func:`rankmap.launch.job_allocation` with ``--nodes``).
+
+    Returns
+    -------
+    str
+        The variable's value.
+    """
+    return ",".join(f"{h}={int(n)}" for h, n in zip(job.hosts, allocation.nodes))
+
+
 def run(args) -> int:
     """Compute the placement, write the launcher file, then exec (or print) the launcher.
 
@@ -500,18 +558,25 @@ def run(args) -> int:
                            "ranks inside nodes")
     renv: dict[str, str] = {}
     if args.reorder:
-        from ..pmpi.environment import launcher_env_args
+        from ..pmpi.environment import check_reorder_variables, launcher_env_args
+        if not args.pattern:
+            refuse_search_options(args)
         spec = args.machine or os.environ.get(MACHINE_ENV, "").strip()
         if not spec:
             raise RankmapError(f"no machine: pass --machine or set ${MACHINE_ENV}")
         from ..selection import check_name
-        # a bad spec or mapping name fails here, not in the job's engine
+        # a bad spec, mapping name or RANKMAP_* value fails here, not in the job's engine
         machine = parse_machine(spec)
         check_name(args.mapping, machine)
+        check_reorder_variables(os.environ)
         if not args.dry_run and shutil.which(argv[0]) is None:
             raise RankmapError(f"launcher {argv[0]!r} not found on PATH")
         renv = reorder_environment(args, spec, argv[0])
         if not args.pattern:
+            if args.nodes is not None:
+                job = job_hosts(hostfile=args.hostfile)
+                renv[HOST_NODES_ENV] = host_node_ids(job, job_allocation(job, machine,
+                                                                         args.nodes))
             print(f"rankmap launch: {args.mapping} reordering of the program's topologies on "
                   f"{spec} (PMPI library {renv['LD_PRELOAD'].split(':')[0]})", file=sys.stderr)
             if not args.dry_run:

@@ -18,10 +18,14 @@ import numpy as np
 
 from ..errors import RankmapError
 
-__all__ = ["NODE_ENV", "MACHINE_ENV", "local_node_label", "resolve_node_labels"]
+__all__ = ["NODE_ENV", "MACHINE_ENV", "HOST_NODES_ENV", "local_node_label", "host_nodes",
+           "resolve_node_labels"]
 
 NODE_ENV = "RANKMAP_NODE"
 MACHINE_ENV = "RANKMAP_MACHINE"
+#: ``host=id,host=id``: the machine node of each of the job's hosts (``launch --reorder
+#: --nodes`` sets it), for sites whose host names are not the machine's node names
+HOST_NODES_ENV = "RANKMAP_HOST_NODES"
 
 
 def local_node_label(processor_name: str | None = None, rank: int = 0, size: int = 1) -> str:
@@ -51,9 +55,12 @@ def local_node_label(processor_name: str | None = None, rank: int = 0, size: int
     label = os.environ.get(NODE_ENV, "").strip()
     if "," in label:
         items = [x.strip() for x in label.split(",")]
-        if len(items) != size or not all(items):
+        if len(items) != size:
             raise RankmapError(f"${NODE_ENV}={label!r} has {len(items)} entries, "
                                f"MPI_COMM_WORLD has {size} processes")
+        if not items[rank]:
+            raise RankmapError(f"${NODE_ENV}={label!r}: entry {rank} (for MPI_COMM_WORLD "
+                               f"rank {rank}) is empty")
         return items[rank]
     if label:
         return label
@@ -74,7 +81,38 @@ def _parse_names(names: list[str], machine) -> list[int] | None:
     return [int(v) for v in alloc.nodes]
 
 
-def resolve_node_labels(labels: list[str], machine) -> tuple[np.ndarray | None, str]:
+def host_nodes(text: str | None) -> dict[str, int]:
+    """The host-to-node table of ``$RANKMAP_HOST_NODES`` (``host=id,host=id``).
+
+    Parameters
+    ----------
+    text : str or None
+        The variable's value (None or empty: no table).
+
+    Returns
+    -------
+    dict of str to int
+        Machine node id of each host named.
+
+    Raises
+    ------
+    RankmapError
+        When an entry is not ``host=id`` with a non-negative integer id.
+    """
+    table: dict[str, int] = {}
+    for item in (text or "").split(","):
+        if not item.strip():
+            continue
+        host, sep, node = item.strip().rpartition("=")
+        if not sep or not host.strip() or not node.strip().isdigit() or len(node) > 18:
+            raise RankmapError(f"${HOST_NODES_ENV}: bad entry {item.strip()!r} (expected "
+                               "host=node id)")
+        table[host.strip()] = int(node)
+    return table
+
+
+def resolve_node_labels(labels: list[str], machine,
+                        hosts: dict[str, int] | None = None) -> tuple[np.ndarray | None, str]:
     """Machine node id of every label, or (None, reason naming the first unknown label).
 
     Parameters
@@ -83,6 +121,9 @@ def resolve_node_labels(labels: list[str], machine) -> tuple[np.ndarray | None, 
         Node label of every process (from :func:`local_node_label`).
     machine : Machine
         The machine whose node ids and names the labels are matched against.
+    hosts : dict of str to int, optional
+        Node ids of host names (:func:`host_nodes`), tried first: a label found there, or
+        whose part before the first dot is, is that node.
 
     Returns
     -------
@@ -91,6 +132,10 @@ def resolve_node_labels(labels: list[str], machine) -> tuple[np.ndarray | None, 
     reason : str
         Empty on success, else why the labels could not be resolved.
     """
+    if hosts:
+        labels = [str(hosts[lb]) if lb in hosts else
+                  str(hosts[lb.split(".")[0]]) if lb.split(".")[0] in hosts else lb
+                  for lb in labels]
     unique = list(dict.fromkeys(labels))
     ids: dict[str, int] = {}
     names = None

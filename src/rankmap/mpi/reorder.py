@@ -17,7 +17,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import RankmapError
-from .nodes import MACHINE_ENV, NODE_ENV, local_node_label, resolve_node_labels
+from .nodes import (HOST_NODES_ENV, MACHINE_ENV, NODE_ENV, host_nodes, local_node_label,
+                    resolve_node_labels)
 from .wait import wait_for_all
 
 __all__ = ["ReorderWarning", "Reordering", "identity", "reorder_ranks", "split_by_new_rank"]
@@ -90,7 +91,7 @@ def _plan(labels, pattern, machine, mapping, seed) -> Reordering:
                         f"no machine description: give one (--machine; machine= in Python) "
                         f"or set ${MACHINE_ENV}")
     from .placement import assign_ranks
-    nodes, reason = resolve_node_labels(labels, m)
+    nodes, reason = resolve_node_labels(labels, m, host_nodes(os.environ.get(HOST_NODES_ENV)))
     if nodes is None:
         return identity(size, pattern.n_ranks, f"{reason}; set ${NODE_ENV} to the node id")
     a = assign_ranks(pattern, m, nodes, mapping, seed)

@@ -127,6 +127,8 @@ def library_path(mpicc: str | None = None, rebuild: bool = False) -> str:
     if proc.returncode != 0:
         errors = [ln for ln in proc.stderr.splitlines() if "error" in ln] or \
             proc.stderr.strip().splitlines()[-1:]
-        raise RankmapError(f"{cc} failed on the PMPI library: {errors[0] if errors else '?'}")
+        why = errors[0] if errors else (f"exit status {proc.returncode}, no message (is it "
+                                         "an MPI C compiler wrapper?)")
+        raise RankmapError(f"{cc} failed on the PMPI library: {why}")
     os.replace(tmp, lib)
     return lib

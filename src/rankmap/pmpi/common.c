@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -24,10 +25,20 @@ const char *rm_env(const char *name)
     return (v && *v) ? v : NULL;
 }
 
+int rm_yes_no(const char *v)
+{
+    static const char *yes[] = {"1", "yes", "true", "on"}, *no[] = {"0", "no", "false", "off"};
+    for (int i = 0; i < 4; i++) {
+        if (strcasecmp(v, yes[i]) == 0) return 1;
+        if (strcasecmp(v, no[i]) == 0) return 0;
+    }
+    return -1;
+}
+
 int rm_verbose(void)
 {
     const char *v = rm_env("RANKMAP_VERBOSE");
-    return v && strcmp(v, "0") != 0;
+    return v && rm_yes_no(v) != 0;
 }
 
 void rm_log(const char *fmt, ...)

@@ -7,7 +7,7 @@ import shutil
 import subprocess
 
 __all__ = ["ENV_VARS", "launcher_kind", "launcher_env_args", "mpicc_for_launcher",
-           "engine_command"]
+           "engine_command", "check_reorder_variables"]
 
 #: every variable the library (or its engine) reads, with what it does
 ENV_VARS = {
@@ -19,11 +19,64 @@ ENV_VARS = {
                     "MPI_COMM_WORLD rank r); default: MPI_Get_processor_name",
     "RANKMAP_TIMEOUT": "seconds the engine may take (default 60; 0 disables reordering)",
     "RANKMAP_BIN": "the rankmap command the library runs (default: rankmap on PATH)",
-    "RANKMAP_VERBOSE": "1: one line on rank 0 for every reordering and recording",
+    "RANKMAP_VERBOSE": "1 (or yes, true, on): one line on rank 0 for every reordering and "
+                       "recording",
+    "RANKMAP_HOST_NODES": "host=id,...: the machine node of each of the job's hosts (launch "
+                          "--reorder --nodes sets it)",
     "RANKMAP_RECORD": "write the communication matrix to this file at MPI_Finalize",
     "RANKMAP_RECORD_FORMAT": "csv (default) or mat (dense N x N matrix of bytes)",
     "RANKMAP_RECORD_COLLECTIVES": "0 (or no, false, off): record point-to-point sends only",
 }
+
+#: the words the library reads as yes or no (any case)
+YES_NO = ("1", "yes", "true", "on", "0", "no", "false", "off")
+
+
+def check_reorder_variables(env) -> None:
+    """Refuse a ``RANKMAP_*`` value the library would refuse inside the job (where it can only
+    leave the ranks in the MPI library's order, with a warning).
+
+    Parameters
+    ----------
+    env : mapping of str to str
+        The environment the job gets (``os.environ``).
+
+    Raises
+    ------
+    RankmapError
+        For a bad ``RANKMAP_STENCIL``, ``RANKMAP_TIMEOUT``, ``RANKMAP_VERBOSE``,
+        ``RANKMAP_RECORD_COLLECTIVES``, ``RANKMAP_RECORD_FORMAT`` or ``RANKMAP_HOST_NODES``,
+        naming it and its value.
+    """
+    import math
+
+    from ..errors import RankmapError
+    from ..mpi.nodes import HOST_NODES_ENV, host_nodes
+
+    def value(name):
+        return env.get(name, "")
+
+    stencil = value("RANKMAP_STENCIL")
+    if stencil and stencil not in ("star", "box"):
+        raise RankmapError(f"RANKMAP_STENCIL={stencil!r}: choose star or box")
+    timeout = value("RANKMAP_TIMEOUT")
+    if timeout:
+        try:
+            seconds = float(timeout) if timeout == timeout.rstrip() else math.nan
+        except ValueError:
+            seconds = math.nan
+        if math.isnan(seconds) or seconds < 0:
+            raise RankmapError(f"bad RANKMAP_TIMEOUT={timeout!r}: seconds from 0 expected "
+                               "(0 turns reordering off)")
+    for name in ("RANKMAP_VERBOSE", "RANKMAP_RECORD_COLLECTIVES"):
+        if value(name) and value(name).lower() not in YES_NO:
+            raise RankmapError(f"bad {name}={value(name)!r}: expected 1 or 0 (yes/no, true/false, "
+                               "on/off)")
+    fmt = value("RANKMAP_RECORD_FORMAT")
+    if fmt and fmt not in ("csv", "mat"):
+        raise RankmapError(f"bad RANKMAP_RECORD_FORMAT={fmt!r}: choose csv or mat")
+    host_nodes(value(HOST_NODES_ENV))
+
 
 _KINDS = {"mpirun.openmpi": "openmpi", "mpiexec.openmpi": "openmpi", "orterun": "openmpi",
           "prterun": "openmpi", "srun": "slurm", "mpiexec.hydra": "hydra",

@@ -138,8 +138,8 @@ def read_request(path: str) -> Request:
             data = " ".join(rest[1:1 + n_edges]).split()
             edges = np.array(data, dtype=np.int64).reshape(n_edges, 3) if n_edges else \
                 np.zeros((0, 3), dtype=np.int64)
-        except (ValueError, IndexError):
-            raise RankmapError(f"{path}: bad edge list") from None
+        except (ValueError, IndexError, OverflowError):
+            raise RankmapError(f"{path}: bad edge list (3 integers of 64 bits a line)") from None
         req.edges = edges
     return req
 
@@ -217,12 +217,16 @@ def place_request(req: Request):
         Unknown machine, mapping or node label, a bad seed, or a pattern that does not fit.
     """
     from ..machines import parse_machine
-    from ..mpi.nodes import resolve_node_labels
+    import os
+
+    from ..mpi.nodes import HOST_NODES_ENV, host_nodes, resolve_node_labels
     from ..mpi.placement import assign_ranks
 
     pattern = request_pattern(req)
     machine = parse_machine(req.get("machine"))
-    nodes, reason = resolve_node_labels(req.labels, machine)
+    # the engine runs in rank 0's environment, which the job's processes share
+    nodes, reason = resolve_node_labels(req.labels, machine,
+                                        host_nodes(os.environ.get(HOST_NODES_ENV)))
     if nodes is None:
         raise RankmapError(f"{reason}; set RANKMAP_NODE to the node id")
     try:

@@ -16,7 +16,9 @@
 const char *rm_env(const char *name);
 /* "rankmap: <text>" on stderr, one line */
 void rm_log(const char *fmt, ...);
-/* whether RANKMAP_VERBOSE is set to a non-zero value */
+/* 1 or 0 for a yes/no word (1, yes, true, on / 0, no, false, off: any case), -1 otherwise */
+int rm_yes_no(const char *v);
+/* whether RANKMAP_VERBOSE is set, to anything but a "no" word (0, no, false, off) */
 int rm_verbose(void);
 /* run argv (argv[0] found on PATH unless it has a '/') with a time limit in seconds;
  * the child's stderr goes to err_path. Returns the exit status, -1 when it could not start,

@@ -52,23 +52,12 @@ static size_t tab_cap = 0, tab_used = 0;
 static int rec_failed = 0;  /* out of memory: the recording is incomplete */
 static int world_rank = -1;
 
-/* 1 or 0 for a yes/no word (1, yes, true, on / 0, no, false, off: any case), -1 otherwise */
-static int yes_no(const char *v)
-{
-    static const char *yes[] = {"1", "yes", "true", "on"}, *no[] = {"0", "no", "false", "off"};
-    for (int i = 0; i < 4; i++) {
-        if (strcasecmp(v, yes[i]) == 0) return 1;
-        if (strcasecmp(v, no[i]) == 0) return 0;
-    }
-    return -1;
-}
-
 int rm_recording(void)
 {
     if (rec_state < 0) {
         rec_state = rm_env("RANKMAP_RECORD") != NULL;
         const char *c = rm_env("RANKMAP_RECORD_COLLECTIVES");
-        rec_collectives = !(c && yes_no(c) == 0);
+        rec_collectives = !(c && rm_yes_no(c) == 0);
     }
     return rec_state;
 }
@@ -734,7 +723,7 @@ void rm_record_finalize(void)
         int mat = fmt && strcmp(fmt, "mat") == 0;
         if (fmt && !mat && strcmp(fmt, "csv") != 0)
             rm_log("RANKMAP_RECORD_FORMAT='%s' is not csv or mat: the recording is csv", fmt);
-        if (col && yes_no(col) < 0)
+        if (col && rm_yes_no(col) < 0)
             rm_log("RANKMAP_RECORD_COLLECTIVES='%s' is not 0 or 1: collectives were recorded",
                    col);
         if (!root_ok || any_failed)

@@ -246,13 +246,15 @@ static int plan(MPI_Comm priv, const request_t *rq, int valid, int *new_rank)
     char mapping[256] = "?";
     char label[LABEL_LEN];
     char why[512] = "";
-    int local[2] = {valid, node_label(label, why, sizeof why) == 0}, all[2] = {0, 0};
+    int named = node_label(label, why, sizeof why) == 0;
+    /* minima: all arguments valid, all nodes named, the first process that could not name it */
+    int local[3] = {valid, named, named ? size : rank}, all[3] = {0, 0, 0};
     if (!local[1]) memset(label, 0, sizeof label);
     char *labels = NULL;
     if (rank == 0) labels = malloc((size_t)size * LABEL_LEN);
     int fail = rank == 0 && !labels;
     PMPI_Gather(label, LABEL_LEN, MPI_CHAR, labels, LABEL_LEN, MPI_CHAR, 0, priv);
-    PMPI_Reduce(local, all, 2, MPI_INT, MPI_MIN, 0, priv);
+    PMPI_Reduce(local, all, 3, MPI_INT, MPI_MIN, 0, priv);
     int *msg = malloc(((size_t)size + 1) * sizeof *msg);
     if (!msg) fail = 1;  /* still take part in the broadcast below with a small buffer */
     int small = PLAN_FALLBACK;
@@ -265,6 +267,9 @@ static int plan(MPI_Comm priv, const request_t *rq, int valid, int *new_rank)
             snprintf(reason, sizeof reason, "invalid arguments are left to the MPI library");
         } else if (!all[1] && why[0]) {
             snprintf(reason, sizeof reason, "%s", why);
+        } else if (!all[1]) {
+            snprintf(reason, sizeof reason, "process %d of the communicator could not name its "
+                     "node (see $RANKMAP_NODE)", all[2]);
         } else {
             buf[0] = root_plan(rq, size, labels, all[1], buf + 1, mapping, reason,
                                sizeof reason);
@@ -299,9 +304,14 @@ static int plan(MPI_Comm priv, const request_t *rq, int valid, int *new_rank)
             warn_fallback(rq->call, reason);
         } else if (rm_verbose()) {
             int moved = 0;
-            for (int p = 0; p < size; p++) moved += new_rank[p] != p;
-            rm_log("%s: %d ranks reordered by placement '%s' (%d of %d processes changed rank)",
-                   rq->call, rq->n_ranks, mapping, moved, size);
+            for (int p = 0; p < size; p++) moved += new_rank[p] >= 0 && new_rank[p] != p;
+            if (rq->n_ranks < size)
+                rm_log("%s: %d ranks reordered by placement '%s' (%d of them changed rank; %d "
+                       "of %d processes left out)", rq->call, rq->n_ranks, mapping, moved,
+                       size - rq->n_ranks, size);
+            else
+                rm_log("%s: %d ranks reordered by placement '%s' (%d of %d processes changed "
+                       "rank)", rq->call, rq->n_ranks, mapping, moved, size);
         }
     }
     free(labels);
@@ -311,9 +321,12 @@ static int plan(MPI_Comm priv, const request_t *rq, int valid, int *new_rank)
 
 static int reorder_wanted(int reorder, MPI_Comm comm)
 {
-    int inter = 0;
+    int inter = 0, size = 0;
     if (!reorder || comm == MPI_COMM_NULL) return 0;
     if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter) return 0;
+    /* one process has nothing to reorder: no engine (N single-process communicators would
+     * start N of them) */
+    if (PMPI_Comm_size(comm, &size) != MPI_SUCCESS || size < 2) return 0;
     return 1;
 }
 
@@ -354,7 +367,8 @@ int rm_cart_create(MPI_Comm comm, int ndims, const int dims[], const int periods
         n *= valid ? dims[i] : 1;
         valid = valid && n <= size;
     }
-    if (!valid)  /* the same on every process (MPI requires equal arguments) */
+    /* invalid (the same on every process: MPI requires equal arguments), or one cell */
+    if (!valid || n < 2)
         return PMPI_Cart_create(comm, ndims, dims, periods, reorder, out);
     MPI_Comm priv = private_comm(comm);
     int *new_rank = malloc((size_t)size * sizeof *new_rank);
@@ -388,7 +402,8 @@ int rm_graph_create(MPI_Comm comm, int nnodes, const int index[], const int edge
         valid = index[i] >= (i ? index[i - 1] : 0);
     int64_t ne = valid ? index[nnodes - 1] : 0;
     for (int64_t e = 0; valid && e < ne; e++) valid = edges[e] >= 0 && edges[e] < nnodes;
-    if (!valid) return PMPI_Graph_create(comm, nnodes, index, edges, reorder, out);
+    if (!valid || nnodes < 2)  /* invalid, or one vertex: nothing to reorder */
+        return PMPI_Graph_create(comm, nnodes, index, edges, reorder, out);
     int *src = malloc(((size_t)ne + 1) * sizeof *src);
     int *new_rank = malloc((size_t)size * sizeof *new_rank);
     for (int v = 0, e = 0; src && v < nnodes; v++)
