@@ -11,6 +11,7 @@ bytes. A time given as text needs its unit (``100`` could be seconds or nanoseco
 
 from __future__ import annotations
 
+import decimal
 import math
 import re
 
@@ -106,6 +107,14 @@ def parse_size(text: str | int | float, what: str = "size", allow_zero: bool = F
         raise RankmapError(f"bad {what} {show(text)}: must be positive")
     if value > MAX_SIZE:
         raise RankmapError(f"bad {what} {show(text)}: at most 1PiB")
+    if isinstance(text, str):
+        # the decimal text times the unit, exactly: 4.1MB is 4,100,000 bytes (4.1 * 1e6 is
+        # 4099999.9999999995 in binary floating point), 100.0000000000000001 is not whole
+        number = re.match(_NUM, text.strip()).group(1)
+        exact = decimal.Decimal(number) * _SIZE_UNITS[(unit or "").lower()]
+        if exact != exact.to_integral_value():
+            raise RankmapError(f"bad {what} {show(text)}: not a whole number of bytes")
+        return int(exact)
     if value != int(value):
         raise RankmapError(f"bad {what} {show(text)}: not a whole number of bytes")
     return int(value)

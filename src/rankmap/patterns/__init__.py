@@ -42,10 +42,10 @@ from .compose import compose, split_composition
 from .fft import make_fft2d, make_fft3d
 from .graph_files import make_graph_pattern
 from .pairs import make_random_pairs
-from .stencil import CLASS_NAMES, DIRECTIONS, make_diagonal, make_stencil
+from .stencil import CLASS_NAMES, DIRECTIONS, MAX_STENCIL_DIMS, make_diagonal, make_stencil
 
 __all__ = ["Pattern", "Phase", "parse_pattern", "PATTERN_KINDS", "detect_grid_note", "with_grid",
-           "repeated", "MAX_TIMES"]
+           "repeated", "check_flow_sizes", "MAX_TIMES"]
 
 DEFAULT_BYTES = 1 << 20
 #: options whose value is a comma-separated list
@@ -69,6 +69,8 @@ def _bytes_option(spec: Spec, default=DEFAULT_BYTES, allow_zero: bool = False):
 
 #: most dimensions of a process grid (a box stencil has 3^d - 1 neighbours).
 MAX_GRID_DIMS = 8
+#: largest offset coordinate read (no grid is this long: the rank limit is 2^22)
+MAX_OFFSET = 1 << 40
 
 
 def _need_grid(spec: Spec, example: str) -> tuple[int, ...]:
@@ -114,8 +116,9 @@ def _parse_class_bytes(spec: Spec, ndim: int, box: bool, explicit: bool) -> dict
             k = aliases[key]
         elif key.startswith("class"):
             tail = key[5:]
-            if not tail.isdigit() or int(tail) < 1:
-                raise RankmapError(f"unknown neighbour class {key!r} in {show(spec.text)}: use "
+            # ASCII digits only ('²' is a digit to str.isdigit, not to int()), and short
+            if not (tail.isascii() and tail.isdigit()) or len(tail) > 3 or int(tail) < 1:
+                raise RankmapError(f"unknown neighbour class {show(key)} in {show(spec.text)}: use "
                                    "face, edge, corner or classK with K = 1..dimensions")
             k = int(tail)
         else:
@@ -144,10 +147,13 @@ def _parse_offsets(spec: Spec, text: str, ndim: int) -> tuple[np.ndarray, list[i
             raise RankmapError(f"bad offsets={text} in {show(spec.text)}: empty offset")
         coords, at, size = item.partition("@")
         try:
-            o = [int(c.strip()) for c in coords.split(",")]
+            o = [int(c.strip()) if len(c.strip()) <= 20 else None for c in coords.split(",")]
         except ValueError:
             raise RankmapError(f"bad offset {item!r} in {show(spec.text)}: expected integers "
                                "separated by commas, e.g. +1,0,-1") from None
+        if any(c is None or abs(c) > MAX_OFFSET for c in o):
+            raise RankmapError(f"bad offset {show(item)} in {show(spec.text)}: larger than any "
+                               "grid")
         if len(o) != ndim:
             raise RankmapError(f"bad offset {item!r} in {show(spec.text)}: {len(o)} coordinates "
                                f"for a {ndim}-D grid")
@@ -170,7 +176,7 @@ def _parse_stencil(spec: Spec, default_ranks: int | None) -> Pattern:
         grid = _need_grid(spec, "stencil:64x64")
     else:  # no grid: fill the allocation on a balanced grid of dims=D (default 3) dimensions
         ndim = parse_int(spec.pop_option("dims", "3"), "stencil dims", minimum=1,
-                         maximum=MAX_GRID_DIMS)
+                         maximum=MAX_STENCIL_DIMS)
         grid = _grid_or_fill(spec, default_ranks, ndim)
     box = spec.pop_flag("box")
     star = spec.pop_flag("star")
@@ -542,7 +548,33 @@ def _parse_one(text: str, default_ranks: int | None) -> Pattern:
         times = parse_int(times, f"{spec.kind} repetitions (times=)", minimum=1,
                           maximum=MAX_TIMES)
     pattern = parser(spec, default_ranks)
+    check_flow_sizes(pattern)
     return pattern if times is None else repeated(pattern, times)
+
+
+def check_flow_sizes(pattern: Pattern) -> None:
+    """Refuse a pattern with a flow of more than :data:`rankmap.units.MAX_SIZE` bytes (1 PiB):
+    the limit ``bytes=`` puts on a message, applied to what a flow carries in a phase (a ring
+    allgather's flow carries P - 1 messages; ``times=`` multiplies the bytes), so that every way
+    of stating the same flows meets the same limit.
+
+    Parameters
+    ----------
+    pattern : Pattern
+        A parsed pattern.
+
+    Raises
+    ------
+    RankmapError
+        Naming the pattern, the phase and the flow's bytes.
+    """
+    from ..units import MAX_SIZE
+
+    for ph in pattern.phases:
+        if ph.n_flows and float(ph.bytes.max()) > MAX_SIZE:
+            raise RankmapError(f"bad pattern {show(pattern.spec)}: a flow of phase "
+                               f"{show(ph.name, 40)} would carry {float(ph.bytes.max()):.3g} "
+                               f"bytes, more than {MAX_SIZE:.3g} (1 PiB)")
 
 
 def parse_pattern(text: str | Pattern, default_ranks: int | None = None,

@@ -159,6 +159,8 @@ def _plain_csv(text: str, path: str):
     phases = None
     if header is not None and header[-1] == "phase":
         phases = [c.strip() for c in tokens[width - 1::width]]
+        if not all(phases):
+            return None                 # an empty phase name: the other reader names its line
     return src, dst, nbytes.astype(np.float64), phases, n_ranks
 
 
@@ -202,10 +204,14 @@ def _csv_row_by_row(rows: list[list[str]], path: str):
             b = parse_size(row[2], "bytes")
         except RankmapError as exc:
             raise RankmapError(f"{path}: line {lineno}: {exc}") from None
+        name = row[phase_col] if 0 <= phase_col < len(row) else "graph"
+        if not name:
+            raise RankmapError(f"{path}: line {lineno}: empty phase name in "
+                               f"{show(','.join(row))} (a trailing comma?)")
         src.append(s)
         dst.append(d)
         nb.append(b)
-        phase.append(row[phase_col] if 0 <= phase_col < len(row) else "graph")
+        phase.append(name)
         has_phase = has_phase or (len(row) == 4 and width == (3, 4))
     if not src:
         raise RankmapError(f"{path}: no edges")
@@ -284,6 +290,10 @@ def _check_mtx_header(path: str) -> None:
         t = ln.split()
         if len(t) == 3 and not t[0].startswith("%") and head[3] != "pattern":
             parse_float_text(t[2], f"weight in {path}")
+            if head[3] == "integer" and not t[2].lstrip("+-").isdigit():
+                # scipy would cut 1.5 to 1
+                raise RankmapError(f"{path}: weight {show(t[2], 30)} in an integer matrix is "
+                                   "not an integer")
 
 
 def read_matrix_market(path: str):
@@ -389,7 +399,18 @@ def read_metis(path: str):
             dst.append(u - 1)
             if has_ew:
                 w.append(float(_int_token(toks[k + 1], path, f"vertex {v + 1}", minimum=0)))
+    extra = next((k for k in range(1 + n, len(lines)) if lines[k].strip()), None)
+    if extra is not None:
+        raise RankmapError(f"{path}: {show(lines[extra].strip(), 40)} after the {n} vertex lines "
+                           "of the header")
     m = _int_token(head[1], path, "header", minimum=0)
+    pairs = np.array(src, dtype=np.int64) * n + np.array(dst, dtype=np.int64)
+    back = np.array(dst, dtype=np.int64) * n + np.array(src, dtype=np.int64)
+    missing = ~np.isin(back, pairs)
+    if missing.any():
+        k = int(np.argmax(missing))
+        raise RankmapError(f"{path}: vertex {src[k] + 1} lists {dst[k] + 1}, which does not list "
+                           f"it back (METIS lists every edge from both ends)")
     if len(src) != 2 * m:
         raise RankmapError(f"{path}: line 1: header says {m} edges, the vertex lines list "
                            f"{len(src)} neighbours (every edge twice: expected {2 * m})")
@@ -523,6 +544,7 @@ def make_graph_pattern(spec_text: str, path: str, nbytes: int | None = None,
     src, dst, weights, phase_names, n = reader(path)
     if ext == ".csv":
         n = max(int(max(src.max(), dst.max())) + 1, n or 0)
+        check_limit(n, "ranks", f"graph file {path}")
     if n_ranks is not None:
         if n_ranks < n:
             raise RankmapError(f"graph file {show(path)} uses {n} ranks, more than ranks={n_ranks}")
@@ -539,9 +561,11 @@ def make_graph_pattern(spec_text: str, path: str, nbytes: int | None = None,
                            "(its weight times bytes=): at most 1PiB a message")
     keep = src != dst
     if not (sizes[keep] > 0).any():
-        why = "every edge is a self-loop (a rank to itself)" if not keep.any() \
+        why = "it has no edges" if not len(src) else \
+            "every edge is a self-loop (a rank to itself)" if not keep.any() \
             else "every edge between two ranks has 0 bytes"
         raise RankmapError(f"graph file {show(path)} moves nothing: {why}")
+    keep &= sizes > 0           # a 0-byte entry is no flow (as a stencil class of 0 bytes)
     src, dst, sizes = src[keep], dst[keep], sizes[keep]
     if phase_names is None:
         phases = [Phase("graph", src, dst, sizes)]

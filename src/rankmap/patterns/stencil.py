@@ -28,7 +28,8 @@ from .base import Pattern, Phase
 
 __all__ = ["stencil_offsets", "offset_classes", "stencil_flows", "stencil_flows_indexed",
            "stencil_flows_sized", "make_stencil", "diagonal_offsets", "make_diagonal",
-           "check_stencil_offsets", "check_radius", "CLASS_NAMES", "DIRECTIONS"]
+           "check_stencil_offsets", "check_radius", "CLASS_NAMES", "DIRECTIONS",
+           "MAX_STENCIL_DIMS"]
 
 #: neighbour-class names accepted as options, by class (coordinates that differ)
 CLASS_NAMES = {1: "face", 2: "edge", 3: "corner"}
@@ -293,12 +294,18 @@ def check_stencil_offsets(spec_text: str, grid: tuple[int, ...], offsets: np.nda
     if (counts > 1).any():
         raise RankmapError(f"bad offsets in {spec_text!r}: {_offset_text(uniq[counts > 1][0])} "
                            "given twice")
-    far = (np.abs(offsets) >= np.asarray(grid)[None, :]) & (np.asarray(grid)[None, :] > 1)
+    # offsets <= -extent too (np.abs of the most negative int64 is negative)
+    g = np.asarray(grid)[None, :]
+    far = ((offsets >= g) | (offsets <= -g)) & (g > 1)
     far |= (offsets != 0) & (np.asarray(grid)[None, :] == 1)
     if far.any():
         row = int(np.nonzero(far.any(axis=1))[0][0])
         raise RankmapError(f"bad offset {_offset_text(offsets[row])} in {spec_text!r}: "
                            f"larger than the grid {_grid_text(grid)}")
+
+
+#: most dimensions of a stencil's grid
+MAX_STENCIL_DIMS = 6
 
 
 def make_stencil(spec_text: str, grid: tuple[int, ...], box: bool = False,
@@ -336,8 +343,9 @@ def make_stencil(spec_text: str, grid: tuple[int, ...], box: bool = False,
     Pattern
         Kind ``stencil``, one phase; every flow carries its offset's size in bytes.
     """
-    if not 1 <= len(grid) <= 6:
-        raise RankmapError(f"bad stencil grid {_grid_text(grid)}: 1 to 6 dimensions")
+    if not 1 <= len(grid) <= MAX_STENCIL_DIMS:
+        raise RankmapError(f"bad stencil grid {_grid_text(grid)}: 1 to {MAX_STENCIL_DIMS} "
+                           "dimensions")
     if to not in DIRECTIONS:
         raise RankmapError(f"bad to={to} in {spec_text!r}: choose lower, higher or both")
     per = (periodic,) * len(grid) if isinstance(periodic, bool) else tuple(periodic)

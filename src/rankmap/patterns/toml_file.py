@@ -198,6 +198,10 @@ def _read(path: str, default_ranks: int | None, parse_pattern, with_grid) -> Pat
             if int(a[:, :2].max()) >= n_ranks:
                 raise RankmapError(f"pattern file {show(path)}: phase {k} uses rank "
                                    f"{int(a[:, :2].max())}, beyond {n_ranks} ranks")
+            a = a[a[:, 0] != a[:, 1]]   # a rank's sends to itself are no flow (as in graphs)
+            if not len(a):
+                raise RankmapError(f"pattern file {show(path)}: phase {k} moves nothing: every "
+                                   "flow is a rank to itself")
             part = Pattern(spec=f"{path} phase {k}", kind="flows", n_ranks=n_ranks,
                            phases=[Phase(name or f"phase{k}", a[:, 0], a[:, 1],
                                          a[:, 2].astype(float))])

@@ -1,0 +1,124 @@
+"""Inputs of the pattern language that were taken wrongly: decimal sizes refused, huge or
+unicode numbers raising a traceback, flows over the 1 PiB limit let through by some forms,
+and graph files whose mistakes were read as something else."""
+
+import decimal
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from rankmap.errors import RankmapError
+from rankmap.patterns import parse_pattern
+from rankmap.units import parse_size
+
+UNITS = {"KB": 10 ** 3, "MB": 10 ** 6, "GB": 10 ** 9, "TB": 10 ** 12}
+
+
+@settings(max_examples=200, deadline=None)
+@given(tenths=st.integers(1, 999), unit=st.sampled_from(sorted(UNITS)))
+def test_decimal_sizes_are_exact(tenths, unit):
+    """4.1MB is 4,100,000 bytes: the decimal text times the unit, not a binary float product
+    (4.1 * 1e6 = 4099999.9999999995 was refused as 'not a whole number of bytes')."""
+    text = f"{tenths // 10}.{tenths % 10}{unit}"
+    assert parse_size(text) == tenths * UNITS[unit] // 10
+
+
+def test_sizes_that_are_not_whole_bytes_are_refused_not_rounded():
+    for text in ("100.0000000000000001", "1.5", "0.0001KB", "0.3KiB"):
+        with pytest.raises(RankmapError, match="not a whole number of bytes"):
+            parse_size(text)
+    assert parse_size("0.5KiB") == 512 and parse_size("1e-3KB") == 1
+
+
+@pytest.mark.parametrize("spec,said", [
+    ("stencil:4x4:offsets=99999999999999999999,0", "larger than any grid"),
+    ("stencil:3x3:periodic:offsets=-9223372036854775808,0", "larger than any grid"),
+    ("stencil:4x4:offsets=-4,0", "larger than the grid 4x4"),
+    ("stencil:4x4:box:class\u00b2=1", "unknown neighbour class"),
+    ("stencil:4x4:box:class" + "9" * 5000 + "=1", "unknown neighbour class"),
+    ("stencil:dims=7", "must be at most 6"),
+    ("lulesh:2x2x2:s=100000000", "more than 1.13e+15 (1 PiB)"),
+    ("allgather:64:bytes=1000TiB", "more than 1.13e+15 (1 PiB)"),
+    ("allgather:64:bytes=1TiB:times=1000", "more than 1.13e+15"),
+])
+def test_bad_numbers_are_one_error(spec, said):
+    """Each was a traceback (an int64 overflow, int('²'), a 5,000-digit int) or went through
+    (an offset of -2^63 read as a step of the grid; a flow of 63 PiB from an allgather or of
+    213 PiB from LULESH's s=, which times= and bytes= refuse)."""
+    with pytest.raises(RankmapError, match=said.replace("(", r"\(").replace(")", r"\)")
+                       .replace("+", r"\+")):
+        parse_pattern(spec, default_ranks=64)
+
+
+def test_a_flow_of_one_pib_is_the_limit():
+    top = max(float(ph.bytes.max()) for ph in parse_pattern("allgather:2:bytes=1PiB").phases)
+    assert top == 2 ** 50
+
+
+def write(tmp_path, name, text):
+    path = tmp_path / name
+    path.write_text(text)
+    return f"graph:{path}"
+
+
+def test_an_empty_phase_cell_is_refused(tmp_path):
+    """A trailing comma made a fourth, empty column: a phase named '' and twice the time."""
+    for text, line in (("0,1,100\n2,3,100,\n", 2),
+                       ("src,dst,bytes,phase\n0,1,100,a\n2,3,100,\n", 3)):
+        with pytest.raises(RankmapError, match=f"line {line}: empty phase name"):
+            parse_pattern(write(tmp_path, "g.csv", text))
+
+
+def test_csv_ranks_are_capped_like_every_pattern(tmp_path, monkeypatch):
+    monkeypatch.setenv("RANKMAP_MAX_RANKS", "100")
+    parse_pattern(write(tmp_path, "ok.csv", "0,99,100\n"))
+    with pytest.raises(RankmapError, match="ranks"):
+        parse_pattern(write(tmp_path, "big.csv", "0,100,100\n"))
+
+
+def test_self_sends_are_no_flow_in_every_form(tmp_path):
+    """A TOML file's explicit [2, 2, 1000000] was a flow (75x the predicted time of the
+    same graph as CSV, whose self-loop is dropped)."""
+    toml = tmp_path / "self.toml"
+    toml.write_text("[[phase]]\nflows = [[0, 1, 100], [2, 2, 1000000]]\n")
+    a = parse_pattern(str(toml))
+    b = parse_pattern(write(tmp_path, "self.csv", "src,dst,bytes\n0,1,100\n2,2,1000000\n"))
+    assert [(p.src.tolist(), p.dst.tolist(), p.bytes.tolist()) for p in a.phases] == \
+        [(p.src.tolist(), p.dst.tolist(), p.bytes.tolist()) for p in b.phases] == \
+        [([0], [1], [100.0])]
+    toml.write_text("[[phase]]\nflows = [[2, 2, 100]]\n")
+    with pytest.raises(RankmapError, match="every flow is a rank to itself"):
+        parse_pattern(str(toml))
+
+
+def test_metis_files_must_list_every_edge_from_both_ends(tmp_path):
+    with pytest.raises(RankmapError, match="vertex 1 lists 2, which does not list it back"):
+        parse_pattern(write(tmp_path, "a.graph", "3 1\n2 3\n\n\n"))
+    with pytest.raises(RankmapError, match="'this is not metis' after the 3 vertex lines"):
+        parse_pattern(write(tmp_path, "b.graph", "3 2\n2\n1 3\n2\nthis is not metis\n"))
+    ok = parse_pattern(write(tmp_path, "c.graph", "3 2\n2\n1 3\n2\n\n"))
+    assert ok.phases[0].n_flows == 4
+
+
+MTX = "%%MatrixMarket matrix coordinate {field} general\n4 4 {n}\n"
+
+
+def test_matrix_market_weights(tmp_path):
+    """Magnitudes are bytes (documented); an integer matrix's 1.5 is refused (scipy cut it to
+    1); an explicit 0 is no flow; an empty matrix says it has no edges."""
+    neg = parse_pattern(write(tmp_path, "n.mtx", MTX.format(field="real", n=2) +
+                              "1 2 -100\n2 3 100\n"))
+    assert neg.phases[0].bytes.tolist() == [100.0, 100.0]
+    with pytest.raises(RankmapError, match="weight '1.5' in an integer matrix"):
+        parse_pattern(write(tmp_path, "i.mtx", MTX.format(field="integer", n=2) +
+                            "1 2 1.5\n3 4 100\n"))
+    zero = parse_pattern(write(tmp_path, "z.mtx", MTX.format(field="integer", n=2) +
+                               "1 2 100\n3 4 0\n"))
+    assert zero.phases[0].n_flows == 1 and np.all(zero.phases[0].bytes > 0)
+    with pytest.raises(RankmapError, match="moves nothing: it has no edges"):
+        parse_pattern(write(tmp_path, "e.mtx", MTX.format(field="integer", n=0)))
+
+
+def test_exact_product_is_what_decimal_says():
+    assert parse_size("2.01GB") == int(decimal.Decimal("2.01") * 10 ** 9)
