@@ -418,7 +418,7 @@ def test_synthetic_property(levels, cores, pus):
         assert (sizes == sizes[0]).all() and (np.diff(ids) >= 0).all()
 
 
-def test_machine_toml_node_key(tmp_path):
+def test_machine_toml_node_key(tmp_path, monkeypatch):
     (tmp_path / "node.xml").write_text(HWLOC2_XML)
     (tmp_path / "site.toml").write_text('machine = "torus:4x4"\nnode = "pack:2 numa:2 core:4"\n')
     assert parse_machine(str(tmp_path / "site.toml")).node_structure.n_domains == 4
@@ -426,6 +426,12 @@ def test_machine_toml_node_key(tmp_path):
     sub.mkdir()
     (sub / "m.toml").write_text('machine = "torus:2"\nnode = "../node.xml"\n')
     assert parse_machine(str(sub / "m.toml")).cores_per_node == 4
+    # named by a relative path from another folder (its folder was joined on twice)
+    monkeypatch.chdir(tmp_path)
+    assert parse_machine("elsewhere/m.toml").cores_per_node == 4
+    (sub / "here.toml").write_text('machine = "torus:2"\nnode = "node2.xml"\n')
+    (sub / "node2.xml").write_text(HWLOC2_XML)
+    assert parse_machine("./elsewhere/here.toml").cores_per_node == 4
     (sub / "bad.toml").write_text('machine = "torus:2:node=pack:1,core:1"\nnode = "pack:1 core:1"\n')
     with pytest.raises(RankmapError, match="option 'node' given twice"):
         parse_machine(str(sub / "bad.toml"))

@@ -176,10 +176,8 @@ def _machine_from_toml(path: str) -> Machine:
         if not isinstance(node, str) or not node.strip():
             raise RankmapError(f"machine file {show(path)}: node must be a string such as "
                                "\"pack:2 numa:2 core:16\" or \"node.xml\"")
-        node = node.strip()
-        if node.lower().endswith(".xml") and not os.path.isabs(node):
-            node = os.path.join(os.path.dirname(path), node)   # beside the machine file
-        spec = f"{spec}:node={node}"
+        # node = "node.xml" is beside the machine file: files_beside joins it below, once
+        spec = f"{spec}:node={node.strip()}"
     # the files the spec names (node=X.xml, topology=FILE) are beside the machine file too
     spec = files_beside(spec, os.path.dirname(path))
     _READING.append(real)
