@@ -237,6 +237,8 @@ def test_evaluate_reads_back_every_launcher_format(tmp_path, capsys, fmt, mappin
     and gives the metrics of the placement written (TXY: a Cray file of rank ranges)."""
     import json
     inputs = ["-m", "torus:4x4:cores=4", "-p", "stencil:8x8"]
+    if fmt == "bgp":            # Blue Gene/L-P mapfiles: x y z t, a 3-D machine
+        inputs[1], mapping = "torus:4x2x2:cores=4", mapping.replace("Y", "YZ")
     out = str(tmp_path / f"{fmt}.out")
     assert main(["map", *inputs, "--mapping", mapping, "--emit", fmt, "-o", out]) == 0
     capsys.readouterr()

@@ -507,3 +507,67 @@ def test_reorder_alone_passes_the_nodes_of_the_jobs_hosts(slurm_job, capsys):
     assert main(["launch", "--reorder", "-m", "torus:4x4:cores=4", "--nodes", "5,6,9",
                  "--dry-run", "--", "mpirun", "./app"]) == 2
     assert "--nodes gives 3 nodes, the job has 4" in capsys.readouterr().err
+
+
+def test_launcher_options_that_contradict_the_file_are_refused(slurm_job, capsys):
+    """aprun -N 1 beside a rank order file of 4 ranks a node put the ranks on 4 nodes where
+    rankmap placed them on one; srun -c or --ntasks-per-node, Open MPI's -N (its -npernode)
+    and a format the launcher cannot read are refused by name; the counts the file assumes
+    are added when missing (srun under a Cray rank order, --cpus-per-task for --threads)."""
+    args = ["launch", "-m", "torus:4x4:cores=4", "-p", "stencil:4x2", "--mapping", "inorder",
+            "--dry-run", "--force"]
+    for cmd, said in ((["aprun", "-N", "1"], "-N 1 in the aprun command: the placement file "
+                       "puts 4 ranks on a node"),
+                      (["srun", "-c", "2"], "-c 2 in the srun command: the placement file "
+                       "gives each rank 1 core; give --threads instead"),
+                      (["srun", "--ntasks-per-node=1"], "remove --ntasks-per-node=1"),
+                      (["mpirun", "-N", "2"], "remove -N from the mpirun command")):
+        assert main(args + ["--", *cmd, "./app"]) == 2, cmd
+        assert said in capsys.readouterr().err, cmd
+    for fmt, cmd, said in (("slurm", "mpirun", "mpirun takes --emit openmpi, mpich or hostfile"),
+                           ("openmpi", "srun", "srun takes --emit slurm or cray"),
+                           ("mpich", "aprun", "aprun takes --emit cray"),
+                           ("openmpi", "mpirun.mpich", "mpirun.mpich takes --emit mpich or "
+                            "hostfile")):
+        assert main(args + ["--emit", fmt, "--", cmd, "./app"]) == 2, (fmt, cmd)
+        assert said in capsys.readouterr().err
+    assert main(args + ["--emit", "mpich", "--", "mpiexec", "./app"]) == 0   # MPICH's mpiexec
+    assert main(args + ["--emit", "cray", "--", "srun", "./app"]) == 0
+    assert "srun --ntasks-per-node=4 -n 8 ./app" in capsys.readouterr().out
+    assert main(args + ["--", "aprun", "-N", "4", "./app"]) == 0    # agrees: kept as given
+    assert capsys.readouterr().out.strip().endswith("aprun -n 8 -N 4 ./app")
+    slurm_job.setenv("SLURM_TASKS_PER_NODE", "2(x4)")
+    assert main(args + ["--threads", "2", "--", "srun", "./app"]) == 0
+    assert "srun --cpus-per-task=2 --distribution=arbitrary -n 8 ./app" in \
+        capsys.readouterr().out
+
+
+def test_map_prints_a_command_that_runs(tmp_path, monkeypatch, capsys):
+    """The hint after map: the file's path quoted; no 'cp MPICH_RANK_ORDER MPICH_RANK_ORDER'
+    (cp fails on the same file and && stops); --cpus-per-task for --threads; a note when a
+    hostfile's names are not the SimGrid platform's."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "my runs").mkdir()
+    base = ["map", "-m", "torus:2x2:cores=4", "-p", "stencil:2x4", "--mapping", "XYT"]
+    assert main(base + ["--emit", "cray", "-o", "MPICH_RANK_ORDER"]) == 0
+    out = capsys.readouterr().out
+    assert "cp " not in out and "MPICH_RANK_REORDER_METHOD=3 srun" in out
+    assert main(base + ["--emit", "slurm", "-o", "my runs/hosts"]) == 0
+    assert "SLURM_HOSTFILE='my runs/hosts' srun" in capsys.readouterr().out
+    assert main(base + ["--emit", "slurm", "-o", "t", "--threads", "2"]) == 0
+    assert "srun --cpus-per-task=2 --distribution=arbitrary" in capsys.readouterr().out
+    assert main(base + ["--emit", "hostfile", "-o", "h", "--names", "nid{id:05d}"]) == 0
+    assert "write it without names" in capsys.readouterr().out
+    assert main(base + ["--emit", "hostfile", "-o", "h2"]) == 0
+    assert "without names" not in capsys.readouterr().out
+    assert main(["map", "-m", "torus:2x2:cores=2", "-p", "stencil:2x4", "--mapping", "XYT",
+                 "--emit", "bgp", "-o", "b"]) == 2
+    assert "the bgp format needs a 3-D torus or mesh" in capsys.readouterr().err
+
+
+def test_node_ids_may_be_separated_by_white_space():
+    """--nodes "$(cat ids.txt)" with one id a line, as a node file or a list of names."""
+    m = parse_machine("torus:4x4x4")
+    from rankmap.allocation import parse_allocation
+    assert parse_allocation("12\n13\n", m).nodes.tolist() == [12, 13]
+    assert parse_allocation("12 13, 20 - 22", m).nodes.tolist() == [12, 13, 20, 21, 22]

@@ -112,7 +112,9 @@ def parse_allocation(text: str | None, machine: Machine) -> Allocation:
             raise RankmapError(f"--nodes {show(text)} is a folder; give a node file")
         if "/" in text or text.endswith((".txt", ".csv")):
             raise RankmapError(f"node file {show(text)} not found")
-        ids = _parse_id_list(text.split(","), machine, "--nodes")
+        # commas or white space, as a node file: --nodes "$(cat ids.txt)" with one id a line
+        items = re.sub(r"\s*-\s*", "-", text).replace(",", " ").split()
+        ids = _parse_id_list(items, machine, "--nodes")
         source = text if len(text) < 60 else text[:57] + "..."
     alloc = Allocation(np.array(ids, dtype=np.int64), machine.cores_per_node, source=source)
     return _checked(alloc, text)

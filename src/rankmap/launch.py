@@ -30,7 +30,8 @@ from .errors import RankmapError
 
 __all__ = ["JobHosts", "expand_slurm_counts", "expand_host_list", "slurm_hosts", "read_slot_file",
            "job_hosts", "job_allocation", "LaunchPlan", "LAUNCHER_FORMATS", "launcher_format",
-           "launcher_ranks", "program_index", "command_for"]
+           "launcher_ranks", "program_index", "command_for", "LAUNCHER_READS",
+           "check_launcher_format", "option_value"]
 
 
 @dataclass
@@ -343,6 +344,68 @@ def launcher_format(argv: list[str], fmt: str | None = None) -> str:
 
 
 
+#: the placement file formats each launcher can be made to read (plain ``mpirun`` and
+#: ``mpiexec`` are Open MPI's or MPICH's, whichever is installed; an unknown launcher takes
+#: any format given with ``--emit``)
+LAUNCHER_READS = {"srun": ("slurm", "cray"), "aprun": ("cray",), "smpirun": ("hostfile",),
+                  "mpirun": ("openmpi", "mpich", "hostfile"),
+                  "mpiexec": ("openmpi", "mpich", "hostfile"),
+                  "mpiexec.hydra": ("mpich", "hostfile"), "mpiexec.mpich": ("mpich", "hostfile"),
+                  "mpirun.mpich": ("mpich", "hostfile")}
+
+
+def check_launcher_format(argv: list[str], fmt: str) -> None:
+    """Refuse a placement file format the launcher cannot read (``--emit slurm`` with
+    ``mpirun`` built ``mpirun --distribution=arbitrary``, an option mpirun does not have).
+
+    Parameters
+    ----------
+    argv : list of str
+        The launcher command.
+    fmt : str
+        The format to write (``--emit``).
+
+    Raises
+    ------
+    RankmapError
+        Naming the format, the launcher and the formats it reads.
+    """
+    name = os.path.basename(argv[0])
+    reads = LAUNCHER_READS.get(name)
+    if reads is None and LAUNCHER_FORMATS.get(name) == "openmpi":
+        reads = ("openmpi", "hostfile")
+    if reads is not None and fmt not in reads:
+        raise RankmapError(f"--emit {fmt}: {name} does not read that file (it is for "
+                           f"{_PLACED_BY.get(fmt, fmt)}); {name} takes --emit "
+                           f"{', '.join(reads[:-1]) + ' or ' if len(reads) > 1 else ''}"
+                           f"{reads[-1]}")
+
+
+def option_value(own: list[str], names: tuple[str, ...]) -> str | None:
+    """The value a launcher command gives an option: ``-N 4``, ``--ntasks-per-node=4`` or
+    ``--ntasks-per-node 4`` (the first of ``names`` found).
+
+    Parameters
+    ----------
+    own : list of str
+        The launcher's options (before the program).
+    names : tuple of str
+        The option's spellings.
+
+    Returns
+    -------
+    str or None
+        Its value as written, or None when the option is not given.
+    """
+    for i, word in enumerate(own):
+        key, eq, value = word.partition("=")
+        if key in names:
+            if eq:
+                return value
+            return own[i + 1] if i + 1 < len(own) else ""
+    return None
+
+
 #: launcher options followed by their value as a separate word (srun, Open MPI's mpirun,
 #: MPICH's hydra, aprun, smpirun); ``--opt=value`` carries its own
 _VALUE_OPTIONS = frozenset("""
@@ -376,11 +439,13 @@ _PLACING_OPTIONS = {
     "openmpi": frozenset("--rankfile -rankfile -rf --map-by -map-by --rank-by -rank-by "
                          "--npernode -npernode --pernode -pernode --ppr -ppr --npersocket "
                          "-npersocket --bynode -bynode --byslot -byslot --bysocket -bysocket "
-                         "--bycore -bycore".split()),
+                         "--bycore -bycore -N".split()),   # -N: -npernode in Open MPI 4
     # hydra takes its options with one dash or two
     "mpich": frozenset("-f --f -hostfile --hostfile -machinefile --machinefile -hosts --hosts "
                        "-host --host -ppn --ppn -rankmap --rankmap".split()),
     "hostfile": frozenset("-hostfile -machinefile".split()),
+    # the hostfile gives every rank's node; a count per node would contradict it
+    "slurm": frozenset("--ntasks-per-node".split()),
 }
 _PLACED_BY = {"openmpi": "--rankfile", "mpich": "-f", "hostfile": "-hostfile",
               "slurm": "--distribution=arbitrary", "cray": "MPICH_RANK_ORDER"}

@@ -13,8 +13,8 @@ from ..errors import RankmapError
 from ..threads import child_environ
 from ..io.atomic import check_writable, write_atomic
 from ..io.emit import get_emitter
-from ..launch import (command_for, job_allocation, job_hosts, launcher_format, launcher_ranks,
-                      program_index)
+from ..launch import (check_launcher_format, command_for, job_allocation, job_hosts,
+                      launcher_format, launcher_ranks, program_index)
 from ..machines import parse_machine
 from ..selection import build_placement
 from ..mappers.base import check_fits
@@ -128,17 +128,36 @@ def _output_path(args, fmt: str, job_id: str) -> str:
     return args.output or f"rankmap-{job_id or os.getpid()}.{fmt}"
 
 
-def _aprun_layout(cmd: list[str], path: str, threads: int) -> list[str]:
-    """aprun with the ranks per node (``-N``) and threads per rank (``-d``) of the rank order
-    file, unless the command gives them: MPICH_RANK_ORDER assumes that packing."""
+def _launcher_layout(cmd: list[str], fmt: str, path: str, threads: int) -> list[str]:
+    """The launcher command with the ranks per node and threads per rank the placement file
+    assumes: aprun's ``-N`` and ``-d``, srun's ``--ntasks-per-node`` (Cray rank order files)
+    and ``--cpus-per-task``, added when missing; a value given that contradicts the file is
+    refused by name (the launcher would put the ranks elsewhere than rankmap placed them)."""
     from ..io.cray import file_ranks_per_node
+    from ..launch import option_value
+    name = os.path.basename(cmd[0])
     own = cmd[1:program_index(cmd)]
+    if name == "aprun":
+        per_node = ("-N", "--pes-per-node"), ("-d", "--cpus-per-pe")
+    elif name == "srun":
+        per_node = ("--ntasks-per-node",), ("-c", "--cpus-per-task")
+    else:
+        return cmd
+    want = file_ranks_per_node(path) if fmt == "cray" else None
     extra = []
-    per_node = file_ranks_per_node(path)
-    if per_node and not any(a == "-N" or a.startswith("--pes-per-node") for a in own):
-        extra += ["-N", str(per_node)]
-    if threads > 1 and not any(a == "-d" or a.startswith("--cpus-per-pe") for a in own):
-        extra += ["-d", str(threads)]
+    for names, value in ((per_node[0], want), (per_node[1], threads if threads > 1 else None)):
+        given = option_value(own, names)
+        if given is not None:
+            expected = value if value is not None else (1 if names is per_node[1] else None)
+            if expected is not None and given != str(expected):
+                fix = "give --threads instead" if names is per_node[1] else \
+                    "remove it (launch sets it)"
+                has = f"puts {expected} ranks on a node" if names is per_node[0] else \
+                    f"gives each rank {expected} core{'s' if expected != 1 else ''}"
+                raise RankmapError(f"{names[0]} {given} in the {name} command: the placement "
+                                   f"file {has}; {fix}")
+        elif value is not None:
+            extra += [names[0], str(value)] if name == "aprun" else [f"{names[-1]}={value}"]
     return cmd[:1] + extra + cmd[1:]
 
 
@@ -587,6 +606,7 @@ def run(args) -> int:
                            "give --emit only")
     fmt = launcher_format(argv, args.emit or args.emit_format)
     emitter = get_emitter(fmt)
+    check_launcher_format(argv, fmt)
     spec = args.machine or os.environ.get(MACHINE_ENV, "").strip()
     if not spec:
         raise RankmapError(f"no machine: pass --machine or set ${MACHINE_ENV}")
@@ -636,9 +656,7 @@ def run(args) -> int:
         name = mapping.name
     print(f"rankmap launch: {name} placement of {pattern.n_ranks} ranks on "
           f"{allocation.n_nodes} nodes ({job.source}), wrote {path} ({fmt})", file=sys.stderr)
-    cmd = plan.argv
-    if fmt == "cray" and os.path.basename(argv[0]) == "aprun":
-        cmd = _aprun_layout(cmd, path, args.threads)
+    cmd = _launcher_layout(plan.argv, fmt, path, args.threads)
     if renv:
         from ..pmpi.environment import launcher_env_args
         cmd = launcher_env_args(cmd, list(renv))

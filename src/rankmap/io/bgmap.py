@@ -17,7 +17,7 @@ from ..errors import RankmapError
 from ..machines import GridMachine
 from ..mappers.base import Placement, validate_mapping
 
-__all__ = ["format_mapfile", "read_mapfile"]
+__all__ = ["format_mapfile", "format_bgp_mapfile", "read_mapfile"]
 
 
 def _require_grid(machine) -> None:
@@ -53,6 +53,38 @@ def format_mapfile(mapping: Placement, machine, allocation: Allocation) -> str:
               f"{' '.join(machine.letters.lower())} t\n")
     body = "\n".join(" ".join(map(str, row)) for row in table.tolist())
     return header + body + "\n"
+
+
+def format_bgp_mapfile(mapping: Placement, machine, allocation: Allocation) -> str:
+    """Text of a Blue Gene/L or /P mapfile (``x y z t``): :func:`format_mapfile` on a 3-D
+    torus or mesh only, the machines those read it on.
+
+    Parameters
+    ----------
+    mapping : Placement
+        The placement written.
+    machine : Machine
+        The machine: a 3-D torus or mesh.
+    allocation : Allocation
+        The allocation the placement refers to.
+
+    Returns
+    -------
+    str
+        The file's text, one line per rank.
+
+    Raises
+    ------
+    RankmapError
+        On any other machine (a 2-D torus got 'x y t' lines no Blue Gene reads).
+    """
+    _require_grid(machine)
+    if machine.ndim != 3:
+        raise RankmapError(f"the bgp format needs a 3-D torus or mesh (x y z t, as Blue Gene/L "
+                           f"and /P read it), machine {machine.spec!r} has {machine.ndim} "
+                           "dimensions: use bgq for a 5-D torus, or a host-based format "
+                           "(slurm, openmpi, mpich, hostfile)")
+    return format_mapfile(mapping, machine, allocation)
 
 
 def read_mapfile(path: str, machine, allocation: Allocation, n_ranks: int) -> Placement:

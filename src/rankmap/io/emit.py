@@ -15,7 +15,7 @@ import numpy as np
 
 from ..errors import RankmapError
 from . import bgq, cray, hostfile, mpich, openmpi, slurm
-from .bgmap import format_mapfile, read_mapfile
+from .bgmap import format_bgp_mapfile, read_mapfile
 
 __all__ = ["Emitter", "EMITTERS", "get_emitter", "usage_text"]
 
@@ -36,7 +36,7 @@ class Emitter:
 
 #: every format, by name (read-only)
 EMITTERS = MappingProxyType({e.name: e for e in (
-    Emitter("bgp", format_mapfile,
+    Emitter("bgp", format_bgp_mapfile,
             "Blue Gene/L-P mapfile: one line per rank, 'x y z t' (e.g. '0 0 0 1')",
             usage="mpirun -mapfile {path} ...   (Blue Gene/P: or BG_MAPPING={path})",
             read=read_mapfile),
@@ -110,8 +110,22 @@ def usage_text(emitter: Emitter, path: str, mapping, allocation, machine_spec: s
     str
         ``emitter.usage`` with its fields substituted.
     """
+    import os
+    import shlex
+
     counts = np.bincount(mapping.core_of_rank // allocation.cores_per_node)
     used = counts[counts > 0]
-    return emitter.usage.format(path=path, n_ranks=len(mapping.core_of_rank),
-                                n_nodes=len(used), per_node=int(used.max()),
-                                machine=machine_spec)
+    usage = emitter.usage
+    if emitter.name == "cray" and os.path.abspath(path) == os.path.abspath("MPICH_RANK_ORDER"):
+        usage = usage.split(" && ", 1)[1]          # already where Cray MPICH reads it
+    threads = int(allocation.extra.get("threads", 1))
+    if threads > 1:                                 # the cores each rank was placed on
+        usage = usage.replace("srun ", f"srun --cpus-per-task={threads} ")
+    text = usage.format(path=shlex.quote(path), n_ranks=len(mapping.core_of_rank),
+                        n_nodes=len(used), per_node=int(used.max()),
+                        machine=machine_spec.replace("'", "'\\''"))
+    if emitter.name == "hostfile" and allocation.names is not None and \
+            any(not str(n).startswith("node-") for n in allocation.names):
+        text += ("\n(the file names the hosts as --names/--nodes gave them; the SimGrid "
+                 "platform's hosts are node-<id>: for smpirun, write it without names)")
+    return text
