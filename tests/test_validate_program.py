@@ -193,9 +193,20 @@ def test_own_program_errors(tmp_path, capsys):
     assert main([*base, "--"]) == 2
     assert "no program after '--'" in capsys.readouterr().err
     # options the prediction cannot honour like SimGrid are refused, not dropped
-    for opt in (["--nic-bw", "1GB/s"], ["--msg-overhead", "5us"], ["--mem-sharing", "node"]):
+    for opt in (["--nic-bw", "1GB/s"], ["--msg-overhead", "5us"], ["--mem-sharing", "node"],
+                ["--socket-bw", "20MB/s"], ["--y", "0.5"]):
         assert main([*base, *opt, "--", str(script)]) == 2
         assert f"{opt[0]}" in capsys.readouterr().err
+    # sockets: the prediction's link between them is not in SimGrid's platform (it predicted
+    # 2x the simulated time, with no warning)
+    assert main(["validate", "-m", "torus:3x3:node=pack:2,core:2", "-p",
+                 "stencil:6x6:periodic", "--mappings", "inorder", "--", str(script)]) == 2
+    assert "2 socket(s)" in capsys.readouterr().err
+    import argparse
+    from rankmap.cli import build_parser
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    shown = sub.choices["validate"].format_help()
+    assert "--nic-bw" not in shown and "--time-model" not in shown and "--y" not in shown
     # smpirun passes arguments through a shell, unquoted; a launcher is not the program
     for bad in ("input file.txt", "*.c", "--cfg=smpi/bcast:binomial", "", "--version"):
         assert main([*base, "--", str(script), bad]) == 2

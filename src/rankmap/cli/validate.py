@@ -60,6 +60,12 @@ def add_parser(sub) -> None:
     p.add_argument("--json", metavar="FILE", help="also write the results as JSON")
     add_force(p)
     p.set_defaults(mem_sharing=None)         # given or not: validate always shares per flow
+    # options validate refuses (the prediction is made as SimGrid's platform works) or does
+    # not use: accepted only to refuse them by name, and kept out of --help
+    for action in p._actions:
+        if action.dest in ("time_model", "nic_bw", "msg_overhead", "mem_sharing", "socket_bw",
+                           "y"):
+            action.help = argparse.SUPPRESS
     p.add_argument("program_argv", nargs=argparse.REMAINDER, metavar="-- PROGRAM ARGS",
                    help="your own MPI program (built with smpicc) and its arguments, after "
                    "'--': simulated with --pattern's rank count in the current directory")
@@ -100,13 +106,18 @@ def run(args) -> int:
     # the prediction is made like SimGrid's platform (no NIC limit, no per-message overhead
     # setting, loopback per flow): options that say otherwise would be dropped, so they are refused
     given = [opt for opt, value in (("--nic-bw", args.nic_bw),
-                                    ("--msg-overhead", args.msg_overhead)) if value is not None]
+                                    ("--msg-overhead", args.msg_overhead),
+                                    ("--socket-bw", args.socket_bw)) if value is not None]
     if args.mem_sharing == "node":
         given.append("--mem-sharing node")
+    from ..metrics import DEFAULT_PLATEAU_Y
+    if args.y != DEFAULT_PLATEAU_Y:
+        raise RankmapError(f"--y {args.y} does not apply to validate: it compares times, not "
+                           "the plateau of link loads")
     if given:
         raise RankmapError(f"{given[0]} does not apply to validate: the prediction is made like "
                            "SimGrid's platform, which has no NIC limit, no per-message overhead "
-                           "setting and a loopback link per message")
+                           "setting, no link between sockets and a loopback link per message")
     args.mem_sharing = "flow"
     if not 0 < args.timeout <= 86400:
         raise RankmapError(f"bad --timeout {args.timeout}: must be positive and at most 86400 s")
@@ -116,6 +127,13 @@ def run(args) -> int:
     if args.plot:
         image_format(args.plot)          # .png or .svg, said before the simulations run
     machine, allocation, pattern = load_inputs(args)
+    ns = machine.node_structure
+    if ns is not None and (ns.n_packages > 1 or ns.n_domains > 1):
+        raise RankmapError(f"validate: machine {machine.spec!r} has {ns.n_packages} socket(s) and "
+                           f"{ns.n_domains} NUMA domain(s) a node (node=...), which SimGrid's "
+                           "platform does not have (a host has one loopback link): the "
+                           "prediction would not be the simulation's; validate the machine "
+                           "without node=")
     names = expand_names(args.mappings, pattern, machine, allocation)
     with progress_bar(2 * len(names), "predicting / simulating") as advance:
         val = V.validate(machine, allocation, pattern, names, routing=args.routing,
