@@ -102,7 +102,12 @@ def test_plateau_and_percentiles_known_answers():
     s = phase_stats(v, y=0.9, percentiles=(50, 100))
     assert s["links"] == 10 and s["max"] == 100 and s["mean"] == pytest.approx(13.6)
     assert s["plateau"] == {"y": 0.9, "x": 8.0}           # 9 of 10 links carry <= 8
-    assert s["percentiles"] == {"p50": 4.5, "p100": 100.0}
+    # a link's own count (5 of 10 links carry at most 4), never 4.5, a count no link has
+    assert s["percentiles"] == {"p50": 4.0, "p100": 100.0}
+    for y in (0.5, 0.9, 0.95, 0.99):        # the plateau point's rule, whatever the counts
+        w = np.random.default_rng(int(y * 100)).integers(0, 1 << 20, 137).astype(float)
+        t = phase_stats(w, y=y, percentiles=(100 * y,))
+        assert t["percentiles"][f"p{100 * y:g}"] == t["plateau"]["x"] and t["plateau"]["x"] in w
     assert phase_stats(v, y=1.0)["plateau"]["x"] == 100   # y = 1: the busiest link
     assert phase_stats(v, y=0.5)["plateau"]["x"] == 4     # 5 of 10 carry <= 4
     assert phase_stats(np.arange(200.0), y=0.99)["plateau"]["x"] == 197  # ceil(198)-th value

@@ -89,7 +89,8 @@ def _finite_counts(values) -> np.ndarray:
 def phase_stats(values, y: float = DEFAULT_PLATEAU_Y,
                 percentiles=DEFAULT_PERCENTILES) -> dict:
     """``links``, ``max``, ``mean``, ``percentiles`` {"p50": x, ...} and ``plateau`` {y, x}
-    of one phase's per-link counts (same unit as the counts).
+    of one phase's per-link counts (same unit as the counts). A percentile is a measured count:
+    the smallest that the given share of the links carry at most, as the plateau point is.
 
     Parameters
     ----------
@@ -111,7 +112,9 @@ def phase_stats(values, y: float = DEFAULT_PLATEAU_Y,
         raise RankmapError("no links to analyse")
     percentiles = [as_float(p, "percentile", 0, 100) for p in percentiles]
     y = as_float(y, "plateau fraction", 0, 1)
-    pct = {f"p{p:g}": float(np.percentile(v, p)) for p in percentiles}
+    # a link's own count, not one between two links: pXX is the smallest count that XX % of
+    # the links carry at most (the plateau point's rule, so p99 = the plateau x at y = 0.99)
+    pct = {f"p{p:g}": float(np.percentile(v, p, method="inverted_cdf")) for p in percentiles}
     return {"links": int(v.size), "max": float(v.max()), "mean": float(v.mean()),
             "percentiles": pct, "plateau": {"y": float(y), "x": plateau_point(v, y)}}
 
