@@ -135,3 +135,32 @@ def test_a_fill_value_that_cannot_travel_is_none_everywhere():
     # two idle processes finished its fill first
     assert backs[0] == backs[1] == backs[2]
     assert sorted(backs[0], key=lambda b: b[0]) == [[1, 2], [2, None], [3, 6]]
+
+
+def test_a_launcher_of_another_mpi_is_one_error(tmp_path):
+    """Under MPICH's mpirun.mpich, mpi4py (built for Open MPI) gives every process a world of
+    one: each printed the table and wrote the file (the second then failed on the first's
+    file). Rank 0 of the launch says why, once; nothing is written."""
+    import shutil
+    import subprocess
+
+    import pytest
+    _need_mpi()
+    if shutil.which("mpirun.mpich") is None:
+        message = "needs MPICH's mpirun.mpich (apt-get install mpich)"
+        if os.environ.get("RANKMAP_REQUIRE_MPI") == "1":
+            pytest.fail(message + " (RANKMAP_REQUIRE_MPI=1)")
+        pytest.skip(message)
+    probe = subprocess.run([sys.executable, "-c", "from mpi4py import MPI; "
+                            "print(MPI.Get_library_version())"], capture_output=True, text=True,
+                           timeout=120)
+    if "MPICH" in probe.stdout:
+        pytest.skip("mpi4py is built for MPICH here: mpirun.mpich is its own launcher")
+    out = tmp_path / "m.txt"
+    proc = subprocess.run(["mpirun.mpich", "-n", "2", RANKMAP, "map", *SMALL, "--mapping",
+                           "inorder", "--emit", "openmpi", "-o", str(out)],
+                          capture_output=True, text=True, timeout=300)
+    errors = [ln for ln in proc.stderr.splitlines() if "error" in ln]
+    assert proc.returncode == 2 and not out.exists()
+    assert len(errors) == 1 and "mpi4py's MPI sees 1" in errors[0], proc.stderr
+    assert proc.stdout == ""

@@ -331,6 +331,17 @@ def mpi_executor(jobs: int | None = None, env=None) -> MPIExecutor | None:
                            "missing: pip install 'rankmap[mpi]' (or run without mpirun)") from None
     from ..selection.parallel import make_executor
 
+    world = MPI.COMM_WORLD.Get_size()
+    if world != size:
+        # mpi4py built for another MPI than the launcher's (Open MPI's mpi4py under MPICH's
+        # mpirun.mpich): every process is alone, would print the table and write the files
+        if launched_rank(env) != 0:
+            raise SystemExit(2)         # rank 0 of the launch says why, once
+        library = MPI.Get_library_version().strip().splitlines()[0][:60]
+        raise RankmapError(f"started by an MPI launcher with {size} processes, but mpi4py's MPI "
+                           f"sees {world}: mpi4py is built for another MPI library ({library}) "
+                           "than the launcher's; start rankmap with that library's launcher "
+                           "(e.g. mpirun.openmpi), or without one")
     if jobs is None:
         jobs = max(1, usable_cores() // local_size(env))
     return MPIExecutor(MPI.COMM_WORLD, make_executor(jobs))
