@@ -20,7 +20,7 @@ from .notes import note
 __all__ = ["MACHINE_HELP", "PATTERN_HELP", "NODES_HELP", "add_input_options", "add_time_options",
            "add_force", "load_inputs", "print_mapper_notes", "time_options", "budget",
            "add_budget", "add_in_node", "in_node", "IN_NODE_CHOICES", "example",
-           "progress_bar", "write_report"]
+           "progress_bar", "write_report", "stdout_console", "PIPE_WIDTH"]
 
 MACHINE_HELP = ("machine spec or .toml file: torus:8x16x32:cores=4, mesh:8x8x8, "
                 "bgp:4096 (Blue Gene/P, 4 cores/node), bgl:512; options :bw=425MB/s "
@@ -517,3 +517,22 @@ def write_report(comp, args) -> str:
     path = write_comparison_report(comp, args.report, args.y, args.force, command)
     print(f"wrote {path}", file=sys.stderr)
     return path
+
+
+#: width of tables printed into a pipe or file (a terminal's own width otherwise)
+PIPE_WIDTH = 120
+
+
+def stdout_console():
+    """The console a command prints its results on: a terminal's width; into a pipe or a
+    file, tables :data:`PIPE_WIDTH` wide and lines of text never wrapped (``grep '^why:'``
+    gets the whole line, a value keeps its unit).
+
+    Returns
+    -------
+    rich.console.Console
+        The console for standard output.
+    """
+    from rich.console import Console
+    tty = sys.stdout.isatty()
+    return Console(width=None if tty else PIPE_WIDTH, soft_wrap=not tty)

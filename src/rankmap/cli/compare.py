@@ -88,7 +88,7 @@ def run(args) -> int:
     if getattr(args, "report", None):
         from ..report.comparison import check_report_path
         check_report_path(args.report, args.force)
-    names = expand_names(args.mappings, pattern, machine, allocation)
+    names = expand_names(args.mappings, pattern, machine, allocation, inapplicable=True)
     print_mapper_notes(names, pattern)
     explicit = args.mappings.strip().lower() != "all"
     with search_progress(len(names), "compare") as bar:
@@ -104,9 +104,9 @@ def run(args) -> int:
     elif args.format == "csv":
         sys.stdout.write(render.to_csv(comp))
     else:
-        from rich.console import Console
+        from .common import stdout_console
 
-        con = Console(width=None if sys.stdout.isatty() else 120)
+        con = stdout_console()
         con.print(render.table(comp, title=f"{pattern.spec} on {machine.spec} "
                                f"({allocation.n_nodes} nodes, {comp.routing} routing)"))
         con.print(f"best: {render.explain(comp)}")

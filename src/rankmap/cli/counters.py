@@ -192,10 +192,10 @@ def _blank(v):
 
 
 def _print_tables(doc) -> None:
-    from rich.console import Console
+    from .common import stdout_console
     from rich.table import Table
 
-    con = Console(width=None if sys.stdout.isatty() else 120)
+    con = stdout_console()
     unit = doc["unit"]
     t = Table(title=f"per-link {unit} counters, plateau at y = {doc['y']:g}",
               title_justify="left", header_style="bold")

@@ -58,9 +58,9 @@ def run(args) -> int:
         Exit status: 0 (bad input raises RankmapError, which :func:`rankmap.cli.main` turns
         into one line and status 2).
     """
-    from rich.console import Console
+    from .common import stdout_console
 
-    con = Console(width=None if sys.stdout.isatty() else 120)
+    con = stdout_console()
     machine = parse_machine(DEMO_MACHINE)
     allocation = whole_machine(machine)
     pattern = parse_pattern(DEMO_PATTERN)

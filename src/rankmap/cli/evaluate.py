@@ -136,10 +136,10 @@ def run(args) -> int:
         from ..report import render
         sys.stdout.write(render.to_csv(comp))
     else:
-        from rich.console import Console
+        from .common import stdout_console
 
         from ..report import render
-        con = Console(width=None if sys.stdout.isatty() else 120)
+        con = stdout_console()
         con.print(render.table(comp, title=f"{pattern.spec} on {machine.spec} "
                                f"({allocation.n_nodes} nodes, {comp.routing} routing)"))
     if args.links_out:

@@ -121,13 +121,13 @@ def _print_csv(doc) -> None:
 
 
 def _print(doc) -> None:
-    from rich.console import Console
+    from .common import stdout_console
     from rich.table import Table
 
     from ..counters.summary import fmt_count
     from ..report.links_report import link_cell
 
-    con = Console(width=None if sys.stdout.isatty() else 120)
+    con = stdout_console()
     for ph in doc["phases"]:
         t = Table(title=f"phase {ph['phase']}: {ph['links']} links, max "
                   f"{fmt_count(ph['max'], doc['unit'])}, mean {fmt_count(ph['mean'], doc['unit'])}",

@@ -116,7 +116,7 @@ def run_auto(args, machine, allocation, pattern, executor=None):
     Placement
         The winner.
     """
-    from rich.console import Console
+    from .common import stdout_console
 
     from ..selection import REFINE_TOP, auto_select, candidate_names
     from ..report import render
@@ -129,7 +129,7 @@ def run_auto(args, machine, allocation, pattern, executor=None):
                            stage=bar.stage, in_node=in_node(args))
     if not is_root(executor):
         return comp.best.mapping
-    con = Console(width=None if sys.stdout.isatty() else 120)
+    con = stdout_console()
     con.print(render.table(comp, title=f"auto: {pattern.spec} on {machine.spec} "
                            f"({allocation.n_nodes} nodes, {comp.routing} routing)"))
     con.print(f"winner: {render.explain(comp)}")

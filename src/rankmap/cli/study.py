@@ -184,7 +184,7 @@ def run(args) -> int:
 
 
 def _print_table(rows, params) -> None:
-    from rich.console import Console
+    from .common import stdout_console
     from rich.table import Table
 
     src = rows[0]["time_source"] if rows else "model"
@@ -196,4 +196,4 @@ def _print_table(rows, params) -> None:
     for r in rows:
         table.add_row(str(r["nodes"]), str(r["threads"]), str(r["ranks"]), r["mapping"],
                       f"{r['bytes_vs_inorder']:.2f}", f"{r['time_vs_inorder']:.2f}")
-    Console(width=None if sys.stdout.isatty() else 120).print(table)
+    stdout_console().print(table)

@@ -158,10 +158,10 @@ def print_table(val) -> None:
     val : Validation
         The validation result (predicted and simulated times per candidate, route check).
     """
-    from rich.console import Console
+    from .common import stdout_console
     from rich.table import Table
 
-    con = Console(width=None if sys.stdout.isatty() else 120)
+    con = stdout_console()
     t = Table(title=val.scenario, title_justify="left", header_style="bold")
     for head in ("mapping", "predicted", "simulated", "pred/sim", "sim wall"):
         t.add_column(head, justify="left" if head == "mapping" else "right")

@@ -10,10 +10,10 @@ from .base import MapperInfo, Placement, check_fits, validate_mapping
 from .rank_order import RankOrder
 from .refine import Refine
 from .registry import (FAMILIES, MAPPERS, MapperFamily, all_candidate_names, build_mapping,
-                       resolve, same_placement_as)
+                       inapplicable_names, resolve, same_placement_as)
 from .rubik import Rubik, RubikPreset
 from .swap_family import Swap
 
 __all__ = ["Placement", "check_fits", "validate_mapping", "MAPPERS", "FAMILIES", "MapperInfo",
            "MapperFamily", "resolve", "build_mapping", "all_candidate_names", "RankOrder",
-           "Rubik", "RubikPreset", "Swap", "Refine", "same_placement_as"]
+           "Rubik", "RubikPreset", "Swap", "Refine", "same_placement_as", "inapplicable_names"]

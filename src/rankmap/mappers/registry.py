@@ -39,7 +39,7 @@ from .space_filling import hilbert, morton
 from .swap_family import Swap, swap_candidates
 
 __all__ = ["MAPPERS", "FAMILIES", "KEEPS_CORES", "MapperInfo", "MapperFamily", "resolve",
-           "build_mapping", "all_candidate_names", "same_placement_as"]
+           "build_mapping", "all_candidate_names", "inapplicable_names", "same_placement_as"]
 
 
 @dataclass(frozen=True)
@@ -274,6 +274,29 @@ def all_candidate_names(pattern, machine, allocation) -> list[str]:
         if info.in_all and info.reason_not_applicable(pattern, machine, allocation) is None:
             names.append(info.name)
     return list(dict.fromkeys(names))
+
+
+def inapplicable_names(pattern, machine, allocation) -> list[str]:
+    """The fixed-name mappers ``--mappings all`` would evaluate were they applicable here
+    (``greedy`` and the space-filling curves need a process grid, ...): ``compare`` lists
+    them as skipped, with the reason, rather than leaving them out unsaid.
+
+    Parameters
+    ----------
+    pattern : Pattern
+        The pattern.
+    machine : Machine
+        The machine.
+    allocation : Allocation
+        The allocation.
+
+    Returns
+    -------
+    list of str
+        Their names, in registry order.
+    """
+    return [info.name for info in MAPPERS.values()
+            if info.in_all and info.reason_not_applicable(pattern, machine, allocation)]
 
 
 def build_mapping(name: str, pattern, machine, allocation, seed: int = 0, *, router=None,

@@ -112,6 +112,10 @@ def explain(comp: Comparison) -> str:
     if mr["hop_bytes"] > 0:
         text += (", " if parts or same else "") + (
             f"hop-bytes {mb['hop_bytes'] / mr['hop_bytes']:.2f}x {ref.name}'s")
+        if not parts and ref.name == "inorder" and ranking_key(mb) == ranking_key(mr):
+            # ranked first only because it was given first: the default order is as good
+            text += (f" (a tie: {ref.name}, the default order, is as good; {best.name} was "
+                     "given first)")
     elif not parts and not same:
         # nothing crosses the network under either (every rank on one node, or no bytes)
         text += f"no traffic crosses the network under it or {ref.name}: a tie, given first"
@@ -195,7 +199,9 @@ def pick_facts(comp: Comparison) -> dict:
             parts.append(f"hop-bytes {mb['hop_bytes'] / mn['hop_bytes']:.2f}x {nxt.name}'s")
     else:
         facts["decided_by"] = "faster"
-        parts[0] += f", {margin:.1%} below the next ({nxt.name}, {_primary_text(mn)})"
+        # a margin under 0.05 % keeps two significant digits: '0.0% below' read as a tie
+        share = f"{margin:.1%}" if margin >= 5e-4 else f"{margin * 100:.2g}%"
+        parts[0] += f", {share} below the next ({nxt.name}, {_primary_text(mn)})"
         if mn["hop_bytes"] > 0:
             parts.append(f"hop-bytes {mb['hop_bytes'] / mn['hop_bytes']:.2f}x {nxt.name}'s")
     parts.append(f"busiest link {format_bytes(mb['max_link_bytes'])} vs "

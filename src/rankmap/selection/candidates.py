@@ -7,7 +7,7 @@ from typing import Callable
 
 from ..errors import RankmapError
 from ..evaluation import Evaluation, Evaluator
-from ..mappers import all_candidate_names
+from ..mappers import all_candidate_names, inapplicable_names
 from ..metrics import best_first_order
 from .parallel import Executor, Filler, Outcome, SerialExecutor
 
@@ -44,7 +44,8 @@ def split_names(text: str) -> list[str]:
     return out
 
 
-def expand_names(names: list[str] | str, pattern, machine, allocation) -> list[str]:
+def expand_names(names: list[str] | str, pattern, machine, allocation,
+                 inapplicable: bool = False) -> list[str]:
     """Turn ``--mappings`` (a list, or a comma string, possibly with ``all``) into names.
 
     Parameters
@@ -53,6 +54,10 @@ def expand_names(names: list[str] | str, pattern, machine, allocation) -> list[s
         Mapping names; ``all`` expands to every applicable one.
     pattern, machine, allocation
         The inputs (what applies depends on them).
+    inapplicable : bool
+        ``all`` also gives, after them, the mappers that do not apply here
+        (:func:`rankmap.mappers.registry.inapplicable_names`), for a comparison that lists
+        them as skipped with the reason.
 
     Returns
     -------
@@ -65,6 +70,8 @@ def expand_names(names: list[str] | str, pattern, machine, allocation) -> list[s
     for n in names:
         if n.lower() == "all":
             out.extend(all_candidate_names(pattern, machine, allocation))
+            if inapplicable:
+                out.extend(inapplicable_names(pattern, machine, allocation))
         else:
             out.append(n)
     if not out:
