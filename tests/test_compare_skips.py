@@ -132,3 +132,28 @@ def test_a_tie_with_inorder_says_the_default_is_as_good(capsys):
     assert best.endswith("(a tie: inorder, the default order, is as good; TXYZ was given first)")
     assert main(base + ["inorder,TXYZ"]) == 0
     assert "the default order is already best" in capsys.readouterr().out
+
+
+def test_json_says_what_the_times_assume_and_off_refuses_its_settings(capsys):
+    """The JSON of compare and evaluate records the time model's settings (they were in
+    no output but the HTML report's command line); with --time-model off a setting of it
+    changed nothing and was accepted silently: it is refused by name, in study too."""
+    import json
+
+    from rankmap.cli import main
+    base = ["-m", "torus:4x4", "-p", "stencil:4x4"]
+    assert main(["compare", *base, "--mappings", "inorder,random", "--nic-bw", "1GB/s",
+                 "--msg-overhead", "5us", "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["time_model"]["enabled"] is True
+    assert doc["time_model"]["nic_bw_Bps"] == 1e9
+    assert doc["time_model"]["overhead_s"] == pytest.approx(5e-6, rel=1e-12)
+    assert main(["evaluate", *base, "--mapping", "inorder", "--time-model", "off"]) == 0
+    assert json.loads(capsys.readouterr().out)["time_model"] == {"enabled": False}
+    for cmd in (["compare", *base, "--mappings", "inorder"], ["study", "-m", "torus:4x4",
+                                                              "-p", "stencil"]):
+        for opt in (["--nic-bw", "1GB/s"], ["--msg-overhead", "5us"],
+                    ["--mem-sharing", "flow"]):
+            assert main([*cmd, "--time-model", "off", *opt]) == 2, (cmd, opt)
+            err = capsys.readouterr().err
+            assert opt[0] in err and "time model" in err, err

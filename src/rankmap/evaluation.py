@@ -181,6 +181,17 @@ class Evaluator:
         """The routing's name."""
         return self.router.name
 
+    @property
+    def time_model(self) -> dict:
+        """What the predicted times assume: ``enabled``, and when on the time model's
+        settings (:meth:`rankmap.timing.TimeOptions.describe`: bandwidths in bytes/s, the
+        per-message overhead in s), as the JSON output records them."""
+        timed = [m.options for m in self.metrics
+                 if isinstance(m, TimeModel) and m.options.enabled]
+        if not timed:
+            return {"enabled": False}
+        return {"enabled": True, **timed[0].describe()}
+
     def route(self, mapping: Placement) -> list[RoutedPhase]:
         """Every phase of the pattern routed once under ``mapping``.
 
@@ -264,6 +275,8 @@ class Comparison:
     routing: str
     candidates: list[Evaluation]
     skipped: dict[str, str] = field(default_factory=dict)
+    #: what the predicted times assume (:attr:`Evaluator.time_model`), when known
+    time_model: dict | None = None
 
     @property
     def best(self) -> Evaluation:
@@ -302,6 +315,8 @@ class Comparison:
              "pattern": self.pattern.describe(), "routing": self.routing,
              "candidates": [c.to_json() for c in self.candidates],
              "best": self.best.name}
+        if self.time_model is not None:
+            d["time_model"] = self.time_model
         if self.skipped:
             d["skipped"] = self.skipped
         return d

@@ -72,7 +72,10 @@ def _number(text, units: dict, what: str, hint: str, shown=None) -> tuple[float,
     value, unit = _split(text, units, what, hint, shown)
     if unit is None:
         return value, unit
-    value *= units[unit.lower()]
+    # the decimal text times the unit, rounded once: 5us is the float nearest 5e-6 (5 * 1e-6
+    # is 4.9999999999999996e-06)
+    number = re.match(_NUM, str(text).strip()).group(1)
+    value = float(decimal.Decimal(number) * decimal.Decimal(repr(units[unit.lower()])))
     if not math.isfinite(value):
         raise RankmapError(f"bad {what} {show(text if shown is None else shown)}: not a finite "
                            "number")

@@ -217,6 +217,16 @@ def time_options(args) -> TimeOptions:
     """
     if not hasattr(args, "time_model"):
         return TimeOptions()
+    if args.time_model == "off":
+        # without the time model these settings change nothing: refused, never dropped
+        for flag, dest in (("--nic-bw", "nic_bw"), ("--mem-bw", "mem_bw"),
+                           ("--socket-bw", "socket_bw"), ("--msg-overhead", "msg_overhead")):
+            if getattr(args, dest, None) is not None:
+                raise RankmapError(f"{flag} {getattr(args, dest)}: a setting of the time model, "
+                                   "which --time-model off switches off")
+        if getattr(args, "mem_sharing", None) == "flow":
+            raise RankmapError("--mem-sharing flow: a setting of the time model, which "
+                               "--time-model off switches off")
     return parse_time_options(nic=args.nic_bw, mem=args.mem_bw, overhead=args.msg_overhead,
                               enabled=args.time_model == "on", mem_sharing=args.mem_sharing,
                               socket=getattr(args, "socket_bw", None))

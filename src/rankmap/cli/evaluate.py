@@ -129,7 +129,8 @@ def run(args) -> int:
         ev = evaluator.evaluate(mapping)
     if not is_root(executor):
         return 0
-    comp = Comparison(machine, allocation, pattern, evaluator.routing, [ev])
+    comp = Comparison(machine, allocation, pattern, evaluator.routing, [ev],
+                      time_model=evaluator.time_model)
     if args.format == "json":
         print(json_text(comp.to_json(), indent=1))
     elif args.format == "csv":

@@ -117,6 +117,14 @@ def _given_time_options(args) -> dict | None:
     if (args.nic_bw, args.mem_bw, args.socket_bw, args.msg_overhead) == (None,) * 4 \
             and args.mem_sharing == "node":
         return None
+    if _time_source(args) == "busiest-link":   # settings that would change nothing
+        given = next(f for f, v in (("--nic-bw", args.nic_bw), ("--mem-bw", args.mem_bw),
+                                    ("--socket-bw", args.socket_bw),
+                                    ("--msg-overhead", args.msg_overhead),
+                                    ("--mem-sharing", args.mem_sharing != "node" or None))
+                     if v is not None)
+        raise RankmapError(f"{given}: a setting of the time model, which the study's "
+                           "busiest-link time (--time-model off) does not use")
     opts = parse_time_options(nic=args.nic_bw, mem=args.mem_bw, overhead=args.msg_overhead,
                               mem_sharing=args.mem_sharing, socket=args.socket_bw)
     return {"nic_bw": opts.nic_bw, "mem_bw": opts.mem_bw, "socket_bw": opts.socket_bw,

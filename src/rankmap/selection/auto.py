@@ -217,7 +217,8 @@ def auto_select(pattern, machine, allocation, seed: int = 0, routing=None,
                                   item_work=_refine_work(pattern, budget), same_as=same_start)
     results = sort_best_first(results + more)
     results = _with_baseline(evaluator, prepared, skipped, results)
-    return Comparison(machine, allocation, pattern, evaluator.routing, results, skipped)
+    return Comparison(machine, allocation, pattern, evaluator.routing, results, skipped,
+                      time_model=evaluator.time_model)
 
 
 #: the placement a job gets without rankmap: ``auto`` always reports it, so that what the pick

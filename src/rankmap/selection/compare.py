@@ -72,4 +72,4 @@ def compare(machine, allocation, pattern, names, routing=None, seed: int = 0,
     if not results:
         raise RankmapError("no candidate could be placed: " + skip_summary(skipped))
     return Comparison(machine, allocation, pattern, evaluator.routing, sort_best_first(results),
-                      skipped)
+                      skipped, time_model=evaluator.time_model)
