@@ -524,7 +524,10 @@ def write_report(comp, args) -> str:
 
     command = "rankmap " + " ".join(shlex.quote(a) for a in sys.argv[1:]) \
         if sys.argv and os.path.basename(sys.argv[0]) == "rankmap" else None
-    path = write_comparison_report(comp, args.report, args.y, args.force, command)
+    # its plots (a CDF of every candidate's link loads, the winner's link-load map) take
+    # seconds: a spinner says so on a terminal
+    with status(f"writing {args.report}: plots of {len(comp.candidates)} candidate(s)"):
+        path = write_comparison_report(comp, args.report, args.y, args.force, command)
     print(f"wrote {path}", file=sys.stderr)
     return path
 
