@@ -122,3 +122,12 @@ def test_matrix_market_weights(tmp_path):
 
 def test_exact_product_is_what_decimal_says():
     assert parse_size("2.01GB") == int(decimal.Decimal("2.01") * 10 ** 9)
+
+
+def test_odd_pairs_and_exact_phase_totals():
+    """pairs:random on 5 ranks says which rank sits out (it did so silently, the README
+    promising a perfect matching); a phase's bytes in JSON are summed exactly."""
+    p = parse_pattern("pairs:random:ranks=5")
+    assert p.phases[0].n_flows == 4 and len(p.notes) == 1 and "sends nothing" in p.notes[0]
+    assert not parse_pattern("pairs:random:ranks=6").notes
+    assert parse_pattern("allreduce:7:bytes=8:algo=ring").describe()["phases"][0]["bytes"] == 96

@@ -36,6 +36,10 @@ def make_random_pairs(spec_text: str, n_ranks: int, seed: int = 0,
     a, b = perm[:2 * half:2], perm[1:2 * half:2]
     src = np.concatenate([a, b])
     dst = np.concatenate([b, a])
+    notes = []
+    if n_ranks % 2:
+        notes.append(f"note: {spec_text}: {n_ranks} ranks have no perfect matching; rank "
+                     f"{int(perm[-1])} sends nothing")
     return Pattern(spec=spec_text, kind="pairs", n_ranks=n_ranks,
                    phases=[Phase("pairs", src, dst, float(nbytes))],
-                   params={"seed": seed, "bytes": nbytes})
+                   params={"seed": seed, "bytes": nbytes}, notes=notes)
