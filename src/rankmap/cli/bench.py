@@ -96,7 +96,8 @@ def add_parser(sub) -> None:
                    help="placement to apply, or 'none' for the launcher's order (default auto)")
     p.add_argument("--seed", type=SEED, default=0, help="seed of placements and pairings")
     p.add_argument("--json", metavar="FILE", help="write the results as JSON")
-    p.add_argument("--plot", metavar="FILE", help="write a plot of bandwidth vs size (.png/.pdf/.svg)")
+    p.add_argument("--plot", metavar="FILE.png|svg",
+                   help="write a plot of bandwidth vs size (PNG or SVG)")
     add_force(p)
     p.set_defaults(func=run)
 
@@ -116,8 +117,9 @@ def _config(args) -> BenchConfig:
     pairings = 4 if args.pairings is None else args.pairings
     if pairings < 1:
         raise RankmapError(f"bad --pairings {pairings}: must be at least 1")
-    if args.plot and not args.plot.lower().endswith((".png", ".pdf", ".svg")):
-        raise RankmapError(f"bad --plot {args.plot!r}: use a .png, .pdf or .svg file")
+    if args.plot:
+        from ..report.figures import image_format
+        image_format(args.plot)         # .png or .svg, as every picture of rankmap
     dims = parse_shape(args.dims, "--dims", max_dims=3) if args.dims else None
     machine = args.machine or os.environ.get(MACHINE_ENV, "").strip() or None
     if machine is not None:

@@ -57,7 +57,7 @@ def plot_bandwidth(result: dict, path: str, force: bool = False) -> str:
     result : dict
         The result of :func:`rankmap.mpi.bench.run_benchmark`.
     path : str
-        Output file; its suffix (``.png``, ``.pdf``, ``.svg``) picks the format, PNG otherwise.
+        Output file; its suffix (``.png`` or ``.svg``) picks the format.
     force : bool, optional
         Overwrite an existing file.
 
@@ -102,6 +102,6 @@ def plot_bandwidth(result: dict, path: str, force: bool = False) -> str:
     fig.tight_layout()
     fmt = path.rsplit(".", 1)[-1].lower() if "." in path else "png"
     buf = io.BytesIO()
-    fig.savefig(buf, format=fmt if fmt in ("png", "pdf", "svg") else "png", dpi=120)
+    fig.savefig(buf, format=fmt if fmt in ("png", "svg") else "png", dpi=120)
     plt.close(fig)
     return write_atomic(path, buf.getvalue(), force=force)
