@@ -88,9 +88,11 @@ def run(args) -> int:
     if getattr(args, "report", None):
         from ..report.comparison import check_report_path
         check_report_path(args.report, args.force)
-    names = expand_names(args.mappings, pattern, machine, allocation, inapplicable=True)
-    print_mapper_notes(names, pattern)
     explicit = args.mappings.strip().lower() != "all"
+    # --mappings all lists the mappers that do not apply as skipped; beside a named one
+    # (all,auto), where a mapper that does not apply stops the command, they are left out
+    names = expand_names(args.mappings, pattern, machine, allocation, inapplicable=not explicit)
+    print_mapper_notes(names, pattern)
     with search_progress(len(names), "compare") as bar:
         comp = compare(machine, allocation, pattern, names, routing=args.routing,
                        seed=args.seed, plateau_y=args.y, progress=bar.done,
