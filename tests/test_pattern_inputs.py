@@ -131,3 +131,14 @@ def test_odd_pairs_and_exact_phase_totals():
     assert p.phases[0].n_flows == 4 and len(p.notes) == 1 and "sends nothing" in p.notes[0]
     assert not parse_pattern("pairs:random:ranks=6").notes
     assert parse_pattern("allreduce:7:bytes=8:algo=ring").describe()["phases"][0]["bytes"] == 96
+
+
+def test_a_plus_before_a_toml_file_splits_as_documented():
+    from rankmap.patterns import PATTERN_KINDS
+    from rankmap.patterns.compose import split_composition
+    assert split_composition("stencil:8x8+sub/a.toml", PATTERN_KINDS) == \
+        ["stencil:8x8", "sub/a.toml"]
+    assert split_composition("stencil:4x4:offsets=+1,0", PATTERN_KINDS) == \
+        ["stencil:4x4:offsets=+1,0"]
+    assert split_composition("stencil:8x8:bytes=1e+6", PATTERN_KINDS) == \
+        ["stencil:8x8:bytes=1e+6"]

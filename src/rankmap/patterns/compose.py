@@ -38,7 +38,7 @@ def split_composition(text: str, kinds) -> list[str]:
     if re.search(r"(^|\s)\+\s*$|^\s*\+\s", text):
         raise RankmapError(f"bad pattern {text!r}: a '+' needs a pattern on each side")
     names = "|".join(sorted((re.escape(k) for k in kinds), key=len, reverse=True))
-    pattern = rf"\s+\+\s+|\s*\+\s*(?=(?:{names})(?::|\s|\+|$))"
+    pattern = rf"\s+\+\s+|\s*\+\s*(?=(?:{names})(?::|\s|\+|$)|[^\s+:]+\.toml(?:\s|\+|$))"
     parts = [p.strip() for p in re.split(pattern, text, flags=re.IGNORECASE)]
     if len(parts) > 1 and any(not p for p in parts):
         raise RankmapError(f"bad pattern {text!r}: a '+' needs a pattern on each side")
