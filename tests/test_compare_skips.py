@@ -120,6 +120,10 @@ def test_all_lists_the_mappers_that_do_not_apply_as_skipped(capsys):
                  "--mappings", "greedy,XYTZ"]) == 0
     why = next(ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("why:"))
     assert "0.002% below the next (XYTZ" in why and why.endswith("2 candidates evaluated")
+    assert main(["compare", "-m", "torus:4x4x4:cores=4", "-p", "stencil:16x16", "--mappings",
+                 "greedy,inorder"]) == 0
+    best = next(ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("best:"))
+    assert best.startswith("best: greedy: predicted time 0.001% shorter than inorder")
 
 
 def test_a_tie_with_inorder_says_the_default_is_as_good(capsys):

@@ -104,6 +104,8 @@ def test_plateau_and_percentiles_known_answers():
     assert s["plateau"] == {"y": 0.9, "x": 8.0}           # 9 of 10 links carry <= 8
     # a link's own count (5 of 10 links carry at most 4), never 4.5, a count no link has
     assert s["percentiles"] == {"p50": 4.0, "p100": 100.0}
+    ones = np.arange(1.0, 101.0)            # n * q in floating point put p7 on 8 (numpy)
+    assert phase_stats(ones, percentiles=(7, 0))["percentiles"] == {"p7": 7.0, "p0": 1.0}
     for y in (0.5, 0.9, 0.95, 0.99):        # the plateau point's rule, whatever the counts
         w = np.random.default_rng(int(y * 100)).integers(0, 1 << 20, 137).astype(float)
         t = phase_stats(w, y=y, percentiles=(100 * y,))

@@ -298,11 +298,11 @@ def test_launch_spells_the_file_format_emit_and_takes_the_search_s_options(slurm
     base = ["launch", "-m", "torus:4x4:cores=4", "-p", "stencil:4x4", "--mapping", "TXY",
             "--dry-run", "--force", "--", "mpirun", "-n", "16", "./app"]
     head, tail = base[:base.index("--dry-run")], base[base.index("--dry-run"):]
-    assert main(head + ["--emit", "hostfile", "-o", "a"] + tail) == 0
-    assert main(head + ["--format", "hostfile", "-o", "b"] + tail) == 0
+    assert main(head + ["--emit", "mpich", "-o", "a"] + tail) == 0
+    assert main(head + ["--format", "mpich", "-o", "b"] + tail) == 0
     assert (tmp_path / "a").read_text() == (tmp_path / "b").read_text()
     capsys.readouterr()
-    assert main(head + ["--emit", "hostfile", "--format", "slurm", "-o", "c"] + tail) == 2
+    assert main(head + ["--emit", "mpich", "--format", "slurm", "-o", "c"] + tail) == 2
     assert "disagree" in capsys.readouterr().err
     assert main(head + ["--routing", "adaptive", "--nic-bw", "1GB/s", "--budget", "0",
                         "-o", "d"] + tail) == 0
@@ -478,14 +478,16 @@ def test_reorder_alone_refuses_the_placement_files_options(slurm_job, capsys):
     for name, value, said in (("RANKMAP_STENCIL", "diag", "choose star or box"),
                               ("RANKMAP_TIMEOUT", "abc", "bad RANKMAP_TIMEOUT='abc'"),
                               ("RANKMAP_TIMEOUT", "-1", "bad RANKMAP_TIMEOUT='-1'"),
-                              ("RANKMAP_VERBOSE", "maybe", "bad RANKMAP_VERBOSE='maybe'"),
+                              ("RANKMAP_TIMEOUT", "1_0", "bad RANKMAP_TIMEOUT='1_0'"),
+                              ("RANKMAP_RECORD_COLLECTIVES", "maybe",
+                               "bad RANKMAP_RECORD_COLLECTIVES='maybe'"),
                               ("RANKMAP_HOST_NODES", "vm:3", "bad entry 'vm:3'")):
         slurm_job.setenv(name, value)
         assert main(base + ["--", "mpirun", "./app"]) == 2
         assert said in capsys.readouterr().err, (name, value)
         slurm_job.delenv(name)
     slurm_job.setenv("RANKMAP_TIMEOUT", "0")        # documented: turns reordering off
-    slurm_job.setenv("RANKMAP_VERBOSE", "false")
+    slurm_job.setenv("RANKMAP_VERBOSE", "2")           # the library reads it as on
     assert main(base + ["--", "mpirun", "./app"]) == 0
 
 
@@ -503,6 +505,16 @@ def test_reorder_alone_passes_the_nodes_of_the_jobs_hosts(slurm_job, capsys):
     nodes, why = resolve_node_labels(["node0-1.cluster", "node0-3", "node0-1"],
                                      parse_machine("torus:4x4:cores=4"), table)
     assert nodes.tolist() == [6, 10, 6] and why == ""
+    # a PBS node file's full names against MPI_Get_processor_name's short ones
+    nodes, why = resolve_node_labels(["n0", "n1"], parse_machine("torus:4x4:cores=4"),
+                                     host_nodes("n0.ib.cluster=3,n1.ib.cluster=7"))
+    assert nodes.tolist() == [3, 7] and why == ""
+    # with --pattern the job's topologies are reordered too: the same table
+    assert main(["launch", "--reorder", "-m", "torus:4x4:cores=4", "--nodes", "5,6,9,10",
+                 "-p", "stencil:4x4", "--mapping", "inorder", "--dry-run", "--force", "--",
+                 "mpirun", "./app"]) == 0
+    assert "RANKMAP_HOST_NODES=node0-0=5,node0-1=6,node0-2=9,node0-3=10" in \
+        capsys.readouterr().out
     # the job has 4 hosts: 3 ids are refused before the job
     assert main(["launch", "--reorder", "-m", "torus:4x4:cores=4", "--nodes", "5,6,9",
                  "--dry-run", "--", "mpirun", "./app"]) == 2
@@ -522,13 +534,16 @@ def test_launcher_options_that_contradict_the_file_are_refused(slurm_job, capsys
                        "gives each rank 1 core; give --threads instead"),
                       (["srun", "--ntasks-per-node=1"], "remove --ntasks-per-node=1"),
                       (["mpirun", "-N", "2"], "remove -N from the mpirun command")):
-        assert main(args + ["--", *cmd, "./app"]) == 2, cmd
+        # (aprun -N: the file's ranks per node are known before the search when the
+        # pattern fills the allocation, 16 ranks here)
+        fill = ["-p", "stencil:4x4"] if cmd[1] == "-N2" else []
+        assert main(args + fill + ["--", *cmd, "./app"]) == 2, cmd
         assert said in capsys.readouterr().err, cmd
-    for fmt, cmd, said in (("slurm", "mpirun", "mpirun takes --emit openmpi, mpich or hostfile"),
+    for fmt, cmd, said in (("slurm", "mpirun", "mpirun takes --emit openmpi or mpich"),
+                           ("hostfile", "mpirun", "mpirun takes --emit openmpi or mpich"),
                            ("openmpi", "srun", "srun takes --emit slurm or cray"),
                            ("mpich", "aprun", "aprun takes --emit cray"),
-                           ("openmpi", "mpirun.mpich", "mpirun.mpich takes --emit mpich or "
-                            "hostfile")):
+                           ("openmpi", "mpirun.mpich", "mpirun.mpich takes --emit mpich")):
         assert main(args + ["--emit", fmt, "--", cmd, "./app"]) == 2, (fmt, cmd)
         assert said in capsys.readouterr().err
     assert main(args + ["--emit", "mpich", "--", "mpiexec", "./app"]) == 0   # MPICH's mpiexec
@@ -536,6 +551,20 @@ def test_launcher_options_that_contradict_the_file_are_refused(slurm_job, capsys
     assert "srun --ntasks-per-node=4 -n 8 ./app" in capsys.readouterr().out
     assert main(args + ["--", "aprun", "-N", "4", "./app"]) == 0    # agrees: kept as given
     assert capsys.readouterr().out.strip().endswith("aprun -n 8 -N 4 ./app")
+    assert main(args + ["--", "aprun", "-N4", "./app"]) == 0        # joined: not added again
+    assert capsys.readouterr().out.strip().endswith("aprun -n 8 -N4 ./app")
+    # refused before the search and before any file is written; joined forms too
+    for cmd, out in ((["srun", "-c2"], "rankmap-4242.slurm"), (["aprun", "-d", "2"],
+                                                              "MPICH_RANK_ORDER"),
+                     (["aprun", "-N2"], "MPICH_RANK_ORDER")):
+        if os.path.exists(out):
+            os.unlink(out)
+        # (aprun -N: the file's ranks per node are known before the search when the
+        # pattern fills the allocation, 16 ranks here)
+        fill = ["-p", "stencil:4x4"] if cmd[1] == "-N2" else []
+        assert main(args + fill + ["--", *cmd, "./app"]) == 2, cmd
+        assert f"error: {cmd[1][:2]} " in capsys.readouterr().err
+        assert not os.path.exists(out), cmd
     slurm_job.setenv("SLURM_TASKS_PER_NODE", "2(x4)")
     assert main(args + ["--threads", "2", "--", "srun", "./app"]) == 0
     assert "srun --cpus-per-task=2 --distribution=arbitrary -n 8 ./app" in \
@@ -571,3 +600,6 @@ def test_node_ids_may_be_separated_by_white_space():
     from rankmap.allocation import parse_allocation
     assert parse_allocation("12\n13\n", m).nodes.tolist() == [12, 13]
     assert parse_allocation("12 13, 20 - 22", m).nodes.tolist() == [12, 13, 20, 21, 22]
+    for text in ("0,,1", "0,1,"):      # an empty item is still refused
+        with pytest.raises(RankmapError, match="bad node"):
+            parse_allocation(text, m)

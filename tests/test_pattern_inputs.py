@@ -25,7 +25,8 @@ def test_decimal_sizes_are_exact(tenths, unit):
 
 
 def test_sizes_that_are_not_whole_bytes_are_refused_not_rounded():
-    for text in ("100.0000000000000001", "1.5", "0.0001KB", "0.3KiB"):
+    for text in ("100.0000000000000001", "1.5", "0.0001KB", "0.3KiB",
+                 "1.00000000000000000000000000000000001"):   # past 28 digits too
         with pytest.raises(RankmapError, match="not a whole number of bytes"):
             parse_size(text)
     assert parse_size("0.5KiB") == 512 and parse_size("1e-3KB") == 1
@@ -90,6 +91,14 @@ def test_self_sends_are_no_flow_in_every_form(tmp_path):
     toml.write_text("[[phase]]\nflows = [[2, 2, 100]]\n")
     with pytest.raises(RankmapError, match="every flow is a rank to itself"):
         parse_pattern(str(toml))
+    # a phase of self-sends only is left out, with a note (a CSV graph's such phase too)
+    toml.write_text('[[phase]]\nname = "a"\nflows = [[0, 1, 100]]\n'
+                    '[[phase]]\nname = "local"\nflows = [[2, 2, 100]]\n')
+    t = parse_pattern(str(toml))
+    assert [p.name for p in t.phases] == ["a"]
+    assert any("phase local moves nothing" in n for n in t.notes), t.notes
+    c = parse_pattern(write(tmp_path, "p.csv", "src,dst,bytes,phase\n0,1,100,a\n2,2,100,local\n"))
+    assert [p.name for p in c.phases] == ["a"]
 
 
 def test_metis_files_must_list_every_edge_from_both_ends(tmp_path):

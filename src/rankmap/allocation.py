@@ -112,8 +112,10 @@ def parse_allocation(text: str | None, machine: Machine) -> Allocation:
             raise RankmapError(f"--nodes {show(text)} is a folder; give a node file")
         if "/" in text or text.endswith((".txt", ".csv")):
             raise RankmapError(f"node file {show(text)} not found")
-        # commas or white space, as a node file: --nodes "$(cat ids.txt)" with one id a line
-        items = re.sub(r"\s*-\s*", "-", text).replace(",", " ").split()
+        # commas or white space, as a node file: --nodes "$(cat ids.txt)" with one id a line;
+        # an empty item between commas stays an error (an empty variable in "$A,$B")
+        items = [it for piece in re.sub(r"\s*-\s*", "-", text).split(",")
+                 for it in (piece.split() or [""])]
         ids = _parse_id_list(items, machine, "--nodes")
         source = text if len(text) < 60 else text[:57] + "..."
     alloc = Allocation(np.array(ids, dtype=np.int64), machine.cores_per_node, source=source)

@@ -348,10 +348,9 @@ def launcher_format(argv: list[str], fmt: str | None = None) -> str:
 #: ``mpiexec`` are Open MPI's or MPICH's, whichever is installed; an unknown launcher takes
 #: any format given with ``--emit``)
 LAUNCHER_READS = {"srun": ("slurm", "cray"), "aprun": ("cray",), "smpirun": ("hostfile",),
-                  "mpirun": ("openmpi", "mpich", "hostfile"),
-                  "mpiexec": ("openmpi", "mpich", "hostfile"),
-                  "mpiexec.hydra": ("mpich", "hostfile"), "mpiexec.mpich": ("mpich", "hostfile"),
-                  "mpirun.mpich": ("mpich", "hostfile")}
+                  "mpirun": ("openmpi", "mpich"), "mpiexec": ("openmpi", "mpich"),
+                  "mpiexec.hydra": ("mpich",), "mpiexec.mpich": ("mpich",),
+                  "mpirun.mpich": ("mpich",)}
 
 
 def check_launcher_format(argv: list[str], fmt: str) -> None:
@@ -373,7 +372,9 @@ def check_launcher_format(argv: list[str], fmt: str) -> None:
     name = os.path.basename(argv[0])
     reads = LAUNCHER_READS.get(name)
     if reads is None and LAUNCHER_FORMATS.get(name) == "openmpi":
-        reads = ("openmpi", "hostfile")
+        # not hostfile: Open MPI makes a host's repeated lines its slots, filled in order of
+        # first appearance, so ranks would land elsewhere than the file's lines say
+        reads = ("openmpi",)
     if reads is not None and fmt not in reads:
         raise RankmapError(f"--emit {fmt}: {name} does not read that file (it is for "
                            f"{_PLACED_BY.get(fmt, fmt)}); {name} takes --emit "
@@ -403,6 +404,9 @@ def option_value(own: list[str], names: tuple[str, ...]) -> str | None:
             if eq:
                 return value
             return own[i + 1] if i + 1 < len(own) else ""
+        for name in names:              # a short option joined to its number: -c2, -N4
+            if len(name) == 2 and word.startswith(name) and word[2:].isdigit():
+                return word[2:]
     return None
 
 

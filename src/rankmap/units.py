@@ -31,7 +31,7 @@ _SIZE_UNITS = {
 _TIME_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9, "": 1.0}
 _NUM = r"([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)"
 
-#: largest message or allreduce size (bytes): 1 PiB.
+#: largest message size, and most bytes a flow carries between two ranks in a phase: 1 PiB.
 MAX_SIZE = 1 << 50
 #: link, NIC and memory bandwidths (bytes/s) must lie in this range: 1 B/s to 1 PB/s.
 BANDWIDTH_RANGE = (1.0, 1e15)
@@ -60,6 +60,15 @@ def _split(text, units: dict, what: str, hint: str, shown=None) -> tuple[float, 
     return value, unit
 
 
+def _exact(text: str, factor: float) -> decimal.Decimal:
+    """The number that begins ``text`` times ``factor``, exactly (the text holds at most 60
+    characters, so 200 digits are enough)."""
+    number = re.match(_NUM, text.strip()).group(1)
+    with decimal.localcontext() as ctx:
+        ctx.prec = 200
+        return decimal.Decimal(number) * decimal.Decimal(repr(factor))
+
+
 def _in_bits(unit: str | None) -> bool:
     """Whether a size unit as written counts bits: it ends in a lower-case ``b``."""
     return bool(unit) and unit.endswith("b")
@@ -74,8 +83,7 @@ def _number(text, units: dict, what: str, hint: str, shown=None) -> tuple[float,
         return value, unit
     # the decimal text times the unit, rounded once: 5us is the float nearest 5e-6 (5 * 1e-6
     # is 4.9999999999999996e-06)
-    number = re.match(_NUM, str(text).strip()).group(1)
-    value = float(decimal.Decimal(number) * decimal.Decimal(repr(units[unit.lower()])))
+    value = float(_exact(str(text), units[unit.lower()]))
     if not math.isfinite(value):
         raise RankmapError(f"bad {what} {show(text if shown is None else shown)}: not a finite "
                            "number")
@@ -113,8 +121,7 @@ def parse_size(text: str | int | float, what: str = "size", allow_zero: bool = F
     if isinstance(text, str):
         # the decimal text times the unit, exactly: 4.1MB is 4,100,000 bytes (4.1 * 1e6 is
         # 4099999.9999999995 in binary floating point), 100.0000000000000001 is not whole
-        number = re.match(_NUM, text.strip()).group(1)
-        exact = decimal.Decimal(number) * _SIZE_UNITS[(unit or "").lower()]
+        exact = _exact(text, _SIZE_UNITS[(unit or "").lower()])
         if exact != exact.to_integral_value():
             raise RankmapError(f"bad {what} {show(text)}: not a whole number of bytes")
         return int(exact)

@@ -20,7 +20,8 @@ from .notes import note
 __all__ = ["MACHINE_HELP", "PATTERN_HELP", "NODES_HELP", "add_input_options", "add_time_options",
            "add_force", "load_inputs", "print_mapper_notes", "time_options", "budget",
            "add_budget", "add_in_node", "in_node", "IN_NODE_CHOICES", "example",
-           "progress_bar", "write_report", "stdout_console", "PIPE_WIDTH"]
+           "progress_bar", "write_report", "stdout_console", "PIPE_WIDTH", "TIME_SETTINGS",
+           "given_time_settings"]
 
 MACHINE_HELP = ("machine spec or .toml file: torus:8x16x32:cores=4, mesh:8x8x8, "
                 "bgp:4096 (Blue Gene/P, 4 cores/node), bgl:512; options :bw=425MB/s "
@@ -32,8 +33,8 @@ PATTERN_HELP = ("pattern spec or .toml file: stencil:128x128[:box][:periodic][:b
                 "[:radius=R][:face=,edge=,corner=][:offsets=+1,0;-1,0][:to=lower], "
                 "diagonal:GRID, alltoall:GRID[:dims=0,2], allreduce|bcast|allgather:P[:algo=], "
                 "fft2d:P0xP1, fft3d:PxQ, pairs:random[:seed=N], graph:FILE[:grid=6x6x6] "
-                "(.csv .mat .mtx .graph .metis .grf .src), minighost, minimd, lulesh[:6x6x6][:s=30] (no grid: "
-                "fill the allocation); any of them :times=K (K repetitions, bytes added up); "
+                "(.csv .mat .mtx .graph .metis .grf .src), minighost, minimd, "
+                "lulesh[:6x6x6][:s=30] (no grid: fill the allocation); any of them :times=K (K repetitions, bytes added up); "
                 "A + B runs A's phases then B's")
 NODES_HELP = ("allocated nodes in scheduler order: ids and ranges (0-15,32-47) or a file "
               "with one per line; Slurm host lists (nid[00001-00128]), Cray names "
@@ -200,6 +201,32 @@ def print_mapper_notes(names, pattern) -> None:
             note(f"note: {text}")
 
 
+#: the time model's settings on the command line (besides --time-model): (flag, dest)
+TIME_SETTINGS = (("--nic-bw", "nic_bw"), ("--mem-bw", "mem_bw"), ("--socket-bw", "socket_bw"),
+                 ("--msg-overhead", "msg_overhead"))
+
+
+def given_time_settings(args) -> list[str]:
+    """The time model's settings a command line gives, as ``--nic-bw 1GB/s`` (and
+    ``--mem-sharing flow``, the one that is not the default).
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        A parsed command line with the time options (:func:`add_time_options`).
+
+    Returns
+    -------
+    list of str
+        Each setting given, flag and value, in :data:`TIME_SETTINGS` order.
+    """
+    given = [f"{flag} {getattr(args, dest)}" for flag, dest in TIME_SETTINGS
+             if getattr(args, dest, None) is not None]
+    if getattr(args, "mem_sharing", None) == "flow":
+        given.append("--mem-sharing flow")
+    return given
+
+
 def time_options(args) -> TimeOptions:
     """The time-model settings of the command line (--time-model, --nic-bw, --mem-bw,
     --mem-sharing, --msg-overhead); the defaults when the command has none.
@@ -219,14 +246,10 @@ def time_options(args) -> TimeOptions:
         return TimeOptions()
     if args.time_model == "off":
         # without the time model these settings change nothing: refused, never dropped
-        for flag, dest in (("--nic-bw", "nic_bw"), ("--mem-bw", "mem_bw"),
-                           ("--socket-bw", "socket_bw"), ("--msg-overhead", "msg_overhead")):
-            if getattr(args, dest, None) is not None:
-                raise RankmapError(f"{flag} {getattr(args, dest)}: a setting of the time model, "
-                                   "which --time-model off switches off")
-        if getattr(args, "mem_sharing", None) == "flow":
-            raise RankmapError("--mem-sharing flow: a setting of the time model, which "
-                               "--time-model off switches off")
+        given = given_time_settings(args)
+        if given:
+            raise RankmapError(f"{given[0]}: a setting of the time model, which --time-model "
+                               "off switches off")
     return parse_time_options(nic=args.nic_bw, mem=args.mem_bw, overhead=args.msg_overhead,
                               enabled=args.time_model == "on", mem_sharing=args.mem_sharing,
                               socket=getattr(args, "socket_bw", None))

@@ -28,7 +28,8 @@ from .common import (PATTERN_HELP, add_budget, add_force, add_in_node, add_jobs,
                      search_progress, time_options)
 
 __all__ = ["add_parser", "reorder_environment", "refuse_search_options", "host_node_ids", "run",
-           "with_job_threads", "failure_line", "warm_engine", "WARM_NODES", "absolute_spec", "search_command", "CARRIED_OPTIONS"]
+           "with_job_threads", "failure_line", "warm_engine", "WARM_NODES", "absolute_spec",
+           "search_command", "CARRIED_OPTIONS", "SEARCH_OPTIONS"]
 
 
 def add_parser(sub) -> None:
@@ -128,37 +129,35 @@ def _output_path(args, fmt: str, job_id: str) -> str:
     return args.output or f"rankmap-{job_id or os.getpid()}.{fmt}"
 
 
-def _launcher_layout(cmd: list[str], fmt: str, path: str, threads: int) -> list[str]:
-    """The launcher command with the ranks per node and threads per rank the placement file
-    assumes: aprun's ``-N`` and ``-d``, srun's ``--ntasks-per-node`` (Cray rank order files)
-    and ``--cpus-per-task``, added when missing; a value given that contradicts the file is
-    refused by name (the launcher would put the ranks elsewhere than rankmap placed them)."""
-    from ..io.cray import file_ranks_per_node
+def _launcher_counts(cmd: list[str], per_node: int | None, threads: int) -> list[str]:
+    """The options that give the launcher the ranks per node and threads per rank the
+    placement file assumes (aprun's ``-N`` and ``-d``, srun's ``--ntasks-per-node`` and
+    ``--cpus-per-task``) and that the command lacks; a value it gives that contradicts them is
+    refused by name (the launcher would put the ranks elsewhere than rankmap placed them).
+    ``per_node`` None: not known here, neither checked nor added."""
     from ..launch import option_value
     name = os.path.basename(cmd[0])
     own = cmd[1:program_index(cmd)]
     if name == "aprun":
-        per_node = ("-N", "--pes-per-node"), ("-d", "--cpus-per-pe")
+        spellings = ("-N", "--pes-per-node"), ("-d", "--cpus-per-pe")
     elif name == "srun":
-        per_node = ("--ntasks-per-node",), ("-c", "--cpus-per-task")
+        spellings = ("--ntasks-per-node",), ("-c", "--cpus-per-task")
     else:
-        return cmd
-    want = file_ranks_per_node(path) if fmt == "cray" else None
+        return []
     extra = []
-    for names, value in ((per_node[0], want), (per_node[1], threads if threads > 1 else None)):
+    for names, value in ((spellings[0], per_node), (spellings[1], threads)):
         given = option_value(own, names)
-        if given is not None:
-            expected = value if value is not None else (1 if names is per_node[1] else None)
-            if expected is not None and given != str(expected):
-                fix = "give --threads instead" if names is per_node[1] else \
+        if given is not None and value is not None:
+            if not given.isdigit() or int(given) != value:
+                has = f"puts {value} ranks on a node" if names is spellings[0] else \
+                    f"gives each rank {value} core{'s' if value != 1 else ''}"
+                fix = "give --threads instead" if names is spellings[1] else \
                     "remove it (launch sets it)"
-                has = f"puts {expected} ranks on a node" if names is per_node[0] else \
-                    f"gives each rank {expected} core{'s' if expected != 1 else ''}"
                 raise RankmapError(f"{names[0]} {given} in the {name} command: the placement "
                                    f"file {has}; {fix}")
-        elif value is not None:
+        elif given is None and value is not None and (names is spellings[0] or value > 1):
             extra += [names[0], str(value)] if name == "aprun" else [f"{names[-1]}={value}"]
-    return cmd[:1] + extra + cmd[1:]
+    return extra
 
 
 def _slurm_cpus_per_task(job) -> int:
@@ -618,6 +617,8 @@ def run(args) -> int:
         args.threads = _slurm_cpus_per_task(job)
     allocation = with_job_threads(job_allocation(job, machine, args.nodes), machine,
                                   args.threads)
+    if renv and args.nodes is not None:     # --reorder: the job's topologies too
+        renv[HOST_NODES_ENV] = host_node_ids(job, allocation)
     uneven = len(set(job.slots)) > 1
     if uneven:
         note(f"rankmap launch: the job's nodes have {_slot_list(job.slots)} slots; the "
@@ -636,6 +637,10 @@ def run(args) -> int:
         raise RankmapError(f"allocation too small ({job.source}): {exc}{why}") from None
     path = _output_path(args, fmt, job.job_id)
     check_writable(path, args.force)
+    # a launcher count that contradicts the file is refused before the search: the file's
+    # ranks per node are known now when the pattern fills the allocation
+    _launcher_counts(argv, allocation.cores_per_node if fmt == "cray" and
+                     pattern.n_ranks == allocation.n_cores else None, args.threads)
     plan = command_for(fmt, argv, path, pattern.n_ranks)
     if not args.dry_run and shutil.which(argv[0]) is None:
         raise RankmapError(f"launcher {argv[0]!r} not found on PATH")
@@ -656,7 +661,12 @@ def run(args) -> int:
         name = mapping.name
     print(f"rankmap launch: {name} placement of {pattern.n_ranks} ranks on "
           f"{allocation.n_nodes} nodes ({job.source}), wrote {path} ({fmt})", file=sys.stderr)
-    cmd = _launcher_layout(plan.argv, fmt, path, args.threads)
+    if fmt == "cray":
+        from ..io.cray import file_ranks_per_node
+        per_node = file_ranks_per_node(path)
+    else:
+        per_node = None
+    cmd = plan.argv[:1] + _launcher_counts(plan.argv, per_node, args.threads) + plan.argv[1:]
     if renv:
         from ..pmpi.environment import launcher_env_args
         cmd = launcher_env_args(cmd, list(renv))

@@ -14,7 +14,7 @@ from ..selection import split_names
 from ..timing import parse_time_options
 from ..study import StudyParams, parse_sweep, plot_study, run_study, summary_csv
 from .common import (MACHINE_HELP, PATTERN_HELP, add_force, add_in_node, add_jobs,
-                     add_time_options, example,
+                     add_time_options, example, given_time_settings,
                      in_node, progress_bar, search_executor)
 from ..validate import json_text
 from .argtypes import SEED, int_arg
@@ -118,13 +118,8 @@ def _given_time_options(args) -> dict | None:
             and args.mem_sharing == "node":
         return None
     if _time_source(args) == "busiest-link":   # settings that would change nothing
-        given = next(f for f, v in (("--nic-bw", args.nic_bw), ("--mem-bw", args.mem_bw),
-                                    ("--socket-bw", args.socket_bw),
-                                    ("--msg-overhead", args.msg_overhead),
-                                    ("--mem-sharing", args.mem_sharing != "node" or None))
-                     if v is not None)
-        raise RankmapError(f"{given}: a setting of the time model, which the study's "
-                           "busiest-link time (--time-model off) does not use")
+        raise RankmapError(f"{given_time_settings(args)[0]}: a setting of the time model, "
+                           "which the study's busiest-link time (--time-model off) does not use")
     opts = parse_time_options(nic=args.nic_bw, mem=args.mem_bw, overhead=args.msg_overhead,
                               mem_sharing=args.mem_sharing, socket=args.socket_bw)
     return {"nic_bw": opts.nic_bw, "mem_bw": opts.mem_bw, "socket_bw": opts.socket_bw,

@@ -103,6 +103,8 @@ def run(args) -> int:
         from ..simgrid.runner import check_program_args, program_path
         check_program_args(command)
         program_path(command[0])
+    if args.time_model == "off":        # before mem_sharing is set below
+        raise RankmapError("validate needs the time model: drop --time-model off")
     # the prediction is made like SimGrid's platform (no NIC limit, no per-message overhead
     # setting, loopback per flow): options that say otherwise would be dropped, so they are refused
     given = [opt for opt, value in (("--nic-bw", args.nic_bw),

@@ -113,8 +113,9 @@ def phase_stats(values, y: float = DEFAULT_PLATEAU_Y,
     percentiles = [as_float(p, "percentile", 0, 100) for p in percentiles]
     y = as_float(y, "plateau fraction", 0, 1)
     # a link's own count, not one between two links: pXX is the smallest count that XX % of
-    # the links carry at most (the plateau point's rule, so p99 = the plateau x at y = 0.99)
-    pct = {f"p{p:g}": float(np.percentile(v, p, method="inverted_cdf")) for p in percentiles}
+    # the links carry at most, by the plateau point's rule (p99 = the plateau x at y = 0.99)
+    pct = {f"p{p:g}": plateau_point(v, p / 100) if p > 0 else float(v.min())
+           for p in percentiles}
     return {"links": int(v.size), "max": float(v.max()), "mean": float(v.mean()),
             "percentiles": pct, "plateau": {"y": float(y), "x": plateau_point(v, y)}}
 

@@ -7,6 +7,8 @@ once, with a one-line description and the launcher command that uses the file.
 
 from __future__ import annotations
 
+import os
+import shlex
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Callable
@@ -110,9 +112,6 @@ def usage_text(emitter: Emitter, path: str, mapping, allocation, machine_spec: s
     str
         ``emitter.usage`` with its fields substituted.
     """
-    import os
-    import shlex
-
     counts = np.bincount(mapping.core_of_rank // allocation.cores_per_node)
     used = counts[counts > 0]
     usage = emitter.usage

@@ -122,8 +122,8 @@ def resolve_node_labels(labels: list[str], machine,
     machine : Machine
         The machine whose node ids and names the labels are matched against.
     hosts : dict of str to int, optional
-        Node ids of host names (:func:`host_nodes`), tried first: a label found there, or
-        whose part before the first dot is, is that node.
+        Node ids of host names (:func:`host_nodes`), tried first: a label found there is that
+        node, else a label whose part before the first dot is a name's part before it.
 
     Returns
     -------
@@ -133,8 +133,11 @@ def resolve_node_labels(labels: list[str], machine,
         Empty on success, else why the labels could not be resolved.
     """
     if hosts:
+        # a name or its part before the first dot, on either side: a PBS node file's
+        # n0.ib.cluster is MPI_Get_processor_name's n0, and the other way round
+        short = {h.split(".")[0]: n for h, n in hosts.items()}
         labels = [str(hosts[lb]) if lb in hosts else
-                  str(hosts[lb.split(".")[0]]) if lb.split(".")[0] in hosts else lb
+                  str(short[lb.split(".")[0]]) if lb.split(".")[0] in short else lb
                   for lb in labels]
     unique = list(dict.fromkeys(labels))
     ids: dict[str, int] = {}

@@ -45,7 +45,7 @@ from .pairs import make_random_pairs
 from .stencil import CLASS_NAMES, DIRECTIONS, MAX_STENCIL_DIMS, make_diagonal, make_stencil
 
 __all__ = ["Pattern", "Phase", "parse_pattern", "PATTERN_KINDS", "detect_grid_note", "with_grid",
-           "repeated", "check_flow_sizes", "MAX_TIMES"]
+           "repeated", "check_flow_sizes", "MAX_TIMES", "MAX_OFFSET", "MAX_GRID_DIMS"]
 
 DEFAULT_BYTES = 1 << 20
 #: options whose value is a comma-separated list

@@ -119,4 +119,5 @@ def compose(spec_text: str, parts: list[Pattern], names: list[str | None] | None
             phases.append(Phase(pname, ph.src, ph.dst, ph.bytes))
     return Pattern(spec=spec_text, kind=kind, n_ranks=n, phases=phases, grid=grid,
                    periodic=periodic, params={"parts": [p.spec for p in parts],
-                           "part_kinds": [p.kind for p in parts]})
+                           "part_kinds": [p.kind for p in parts]},
+                   notes=list(dict.fromkeys(t for p in parts for t in p.notes)))

@@ -191,7 +191,7 @@ def _read(path: str, default_ranks: int | None, parse_pattern, with_grid) -> Pat
             parts[j] = sub
     if n_ranks is None:
         n_ranks = max(int(a[:, :2].max()) + 1 for _, a in parts)
-    built = []
+    built, kept, left_out = [], [], []
     for part, name in zip(parts, names):
         if isinstance(part, tuple):
             k, a = part
@@ -199,14 +199,23 @@ def _read(path: str, default_ranks: int | None, parse_pattern, with_grid) -> Pat
                 raise RankmapError(f"pattern file {show(path)}: phase {k} uses rank "
                                    f"{int(a[:, :2].max())}, beyond {n_ranks} ranks")
             a = a[a[:, 0] != a[:, 1]]   # a rank's sends to itself are no flow (as in graphs)
-            if not len(a):
-                raise RankmapError(f"pattern file {show(path)}: phase {k} moves nothing: every "
-                                   "flow is a rank to itself")
+            if not len(a):              # a phase of self-sends only: left out, as in graphs
+                left_out.append(name or f"phase{k}")
+                continue
             part = Pattern(spec=f"{path} phase {k}", kind="flows", n_ranks=n_ranks,
                            phases=[Phase(name or f"phase{k}", a[:, 0], a[:, 1],
                                          a[:, 2].astype(float))])
         built.append(part)
-    out = compose(path, built, names, n_ranks=n_ranks)
+        kept.append(name)
+    if not built:
+        raise RankmapError(f"pattern file {show(path)} moves nothing: every flow is a rank to "
+                           "itself")
+    out = compose(path, built, kept, n_ranks=n_ranks)
+    if left_out:
+        import dataclasses
+        out = dataclasses.replace(out, notes=out.notes + [
+            f"note: {path}: phase {', '.join(left_out)} moves nothing (every flow a rank to "
+            "itself): left out"])
     if grid is not None:
         out = with_grid(out, grid, "grid")
     return out

@@ -7,7 +7,7 @@ import shutil
 import subprocess
 
 __all__ = ["ENV_VARS", "launcher_kind", "launcher_env_args", "mpicc_for_launcher",
-           "engine_command", "check_reorder_variables"]
+           "engine_command", "check_reorder_variables", "YES_NO"]
 
 #: every variable the library (or its engine) reads, with what it does
 ENV_VARS = {
@@ -44,11 +44,10 @@ def check_reorder_variables(env) -> None:
     Raises
     ------
     RankmapError
-        For a bad ``RANKMAP_STENCIL``, ``RANKMAP_TIMEOUT``, ``RANKMAP_VERBOSE``,
-        ``RANKMAP_RECORD_COLLECTIVES``, ``RANKMAP_RECORD_FORMAT`` or ``RANKMAP_HOST_NODES``,
+        For a bad ``RANKMAP_STENCIL``, ``RANKMAP_TIMEOUT``, ``RANKMAP_RECORD_COLLECTIVES``, ``RANKMAP_RECORD_FORMAT`` or ``RANKMAP_HOST_NODES``,
         naming it and its value.
     """
-    import math
+    import re
 
     from ..errors import RankmapError
     from ..mpi.nodes import HOST_NODES_ENV, host_nodes
@@ -60,18 +59,18 @@ def check_reorder_variables(env) -> None:
     if stencil and stencil not in ("star", "box"):
         raise RankmapError(f"RANKMAP_STENCIL={stencil!r}: choose star or box")
     timeout = value("RANKMAP_TIMEOUT")
-    if timeout:
-        try:
-            seconds = float(timeout) if timeout == timeout.rstrip() else math.nan
-        except ValueError:
-            seconds = math.nan
-        if math.isnan(seconds) or seconds < 0:
-            raise RankmapError(f"bad RANKMAP_TIMEOUT={timeout!r}: seconds from 0 expected "
-                               "(0 turns reordering off)")
-    for name in ("RANKMAP_VERBOSE", "RANKMAP_RECORD_COLLECTIVES"):
-        if value(name) and value(name).lower() not in YES_NO:
-            raise RankmapError(f"bad {name}={value(name)!r}: expected 1 or 0 (yes/no, true/false, "
-                               "on/off)")
+    # what the library's strtod reads whole: a decimal number (1_0 and 0x10 are not
+    # Python's float() and C's alike), or inf
+    if timeout and (not re.fullmatch(r"\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?|"
+                                     r"\s*\+?inf(inity)?", timeout, re.IGNORECASE | re.ASCII)
+                    or float(timeout) < 0):
+        raise RankmapError(f"bad RANKMAP_TIMEOUT={timeout!r}: seconds from 0 expected "
+                           "(0 turns reordering off)")
+    # RANKMAP_VERBOSE: the library reads any value but a "no" word as on, so none is bad
+    collectives = value("RANKMAP_RECORD_COLLECTIVES")
+    if collectives and collectives.lower() not in YES_NO:
+        raise RankmapError(f"bad RANKMAP_RECORD_COLLECTIVES={collectives!r}: expected 1 or 0 "
+                           "(yes/no, true/false, on/off)")
     fmt = value("RANKMAP_RECORD_FORMAT")
     if fmt and fmt not in ("csv", "mat"):
         raise RankmapError(f"bad RANKMAP_RECORD_FORMAT={fmt!r}: choose csv or mat")

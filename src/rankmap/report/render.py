@@ -11,7 +11,8 @@ from ..patterns.base import ALL_PHASES
 from ..units import format_bytes, format_seconds
 from ..validate import json_text
 
-__all__ = ["COLUMNS", "reference", "busiest_ratio", "explain", "table", "to_csv", "to_json"]
+__all__ = ["COLUMNS", "reference", "busiest_ratio", "explain", "table", "to_csv", "to_json",
+           "share_text"]
 
 COLUMNS = [
     ("max_link_streams", "max\nstreams", lambda v: f"{v:d}"),
@@ -130,7 +131,26 @@ def _ratio_text(reference: float, value: float, better: str, worse: str) -> str:
     ratio = max(ratio, 1 / ratio)
     if ratio >= 1.005:
         return f"{ratio:.2f}x {word}"
-    return f"{abs(1 - value / reference):.2%} {word}"
+    return f"{share_text(abs(1 - value / reference))} {word}"
+
+
+def share_text(share: float) -> str:
+    """A share as a percentage: one decimal (``12.5%``), two significant digits below 0.5 %
+    (``0.06%``, ``0.002%``: a small margin never reads as ``0.0%``), ``0%`` for none.
+
+    Parameters
+    ----------
+    share : float
+        The share, e.g. 0.125 for 12.5 %.
+
+    Returns
+    -------
+    str
+        The percentage text.
+    """
+    if share == 0 or share >= 5e-3:
+        return f"{share:.1%}" if share else "0%"
+    return f"{share * 100:.2g}%"
 
 
 def _time_text(seconds: float) -> str:
@@ -199,9 +219,7 @@ def pick_facts(comp: Comparison) -> dict:
             parts.append(f"hop-bytes {mb['hop_bytes'] / mn['hop_bytes']:.2f}x {nxt.name}'s")
     else:
         facts["decided_by"] = "faster"
-        # a margin under 0.05 % keeps two significant digits: '0.0% below' read as a tie
-        share = f"{margin:.1%}" if margin >= 5e-4 else f"{margin * 100:.2g}%"
-        parts[0] += f", {share} below the next ({nxt.name}, {_primary_text(mn)})"
+        parts[0] += f", {share_text(margin)} below the next ({nxt.name}, {_primary_text(mn)})"
         if mn["hop_bytes"] > 0:
             parts.append(f"hop-bytes {mb['hop_bytes'] / mn['hop_bytes']:.2f}x {nxt.name}'s")
     parts.append(f"busiest link {format_bytes(mb['max_link_bytes'])} vs "
