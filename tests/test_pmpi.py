@@ -480,6 +480,12 @@ def test_allreduce_shares_are_rounded_once(built, tmp_path):
     mpirun(7, [built["edge_cases"], "dots", "100"], built["lib"], {"RANKMAP_RECORD": str(out)})
     rows, _ = read_csv(out)
     assert rows == {(0, r, (r + 1) % 7): [1371, 1200] for r in range(7)}
+    # a phase a call (MPI_Pcontrol): the 100 identical phases fold and are rounded once, not
+    # each (each phase's 13.71 rounded to 14 made 1400; before the fold to 13, 1300)
+    mpirun(7, [built["edge_cases"], "pdots", "100"], built["lib"],
+           {"RANKMAP_RECORD": str(tmp_path / "p.csv")})
+    rows, _ = read_csv(tmp_path / "p.csv")
+    assert rows == {(1, r, (r + 1) % 7): [1371, 1200] for r in range(7)}
 
 
 def test_a_file_that_appears_during_the_run_is_not_replaced(built, tmp_path, capsys,

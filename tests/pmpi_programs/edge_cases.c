@@ -12,6 +12,7 @@
  *   program might while this one runs) before MPI_Finalize writes the recording.
  * edge_cases dots N: N calls of MPI_Allreduce of one double (a dot product): a ring share of
  *   2(p-1)/p x 8 bytes a call is rarely whole bytes.
+ * edge_cases pdots N: the same with MPI_Pcontrol(1) before every call (N identical phases).
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -70,10 +71,12 @@ int main(int argc, char **argv)
             }
         }
         MPI_Barrier(MPI_COMM_WORLD);
-    } else if (strcmp(mode, "dots") == 0 && argc > 2) {
+    } else if ((strcmp(mode, "dots") == 0 || strcmp(mode, "pdots") == 0) && argc > 2) {
         double x = r, y;
-        for (int i = atoi(argv[2]); i > 0; i--)
+        for (int i = atoi(argv[2]); i > 0; i--) {
+            if (mode[0] == 'p') MPI_Pcontrol(1);
             MPI_Allreduce(&x, &y, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+        }
     }
     MPI_Finalize();
     return 0;

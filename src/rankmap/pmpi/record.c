@@ -11,7 +11,8 @@
  * Collectives are recorded as the logical transfers of one algorithm each (README: "What is
  * recorded"); RANKMAP_RECORD_COLLECTIVES=0 (or no, false, off) leaves them out. Transfers to
  * oneself are not recorded. A value of either variable the library does not know is reported by
- * rank 0 at MPI_Finalize (the recording is still written: CSV, collectives in).
+ * rank 0 at MPI_Finalize (the recording is still written: CSV, collectives in). Processes started
+ * by MPI_Comm_spawn write nothing: the file is the launched program's.
  */
 #define _GNU_SOURCE
 #include "rankmap_pmpi.h"
@@ -51,6 +52,18 @@ static entry_t *tab = NULL;
 static size_t tab_cap = 0, tab_used = 0;
 static int rec_failed = 0;  /* out of memory: the recording is incomplete */
 static int world_rank = -1;
+
+/* whether this process was started by MPI_Comm_spawn and is still connected to its parent
+ * (one that disconnected before MPI_Finalize is not told apart: README) */
+static int spawned(void)
+{
+    int init = 0, fin = 0;
+    MPI_Comm parent = MPI_COMM_NULL;
+    PMPI_Initialized(&init);
+    PMPI_Finalized(&fin);
+    if (init && !fin) PMPI_Comm_get_parent(&parent);
+    return parent != MPI_COMM_NULL;
+}
 
 int rm_recording(void)
 {
@@ -204,10 +217,10 @@ static int to_world(comm_info_t *ci, int rank)
 
 int64_t rm_type_bytes(int count, MPI_Datatype type)
 {
-    int size = 0;
+    MPI_Count size = 0;  /* _x: a type of 2 GiB or more has no int size (MPI_UNDEFINED) */
     if (count <= 0 || type == MPI_DATATYPE_NULL) return 0;
-    if (PMPI_Type_size(type, &size) != MPI_SUCCESS) return 0;
-    return (int64_t)count * size;
+    if (PMPI_Type_size_x(type, &size) != MPI_SUCCESS || size <= 0) return 0;
+    return (int64_t)count * (int64_t)size;
 }
 
 /* the entry of (this phase, peer's world rank); NULL for oneself, an unknown peer or no memory
@@ -539,6 +552,16 @@ static int same_rows(const int64_t *recs, int64_t a, int64_t b, int64_t len)
    MPI_Pcontrol calls) fold into the first of them, whose bytes and messages grow by theirs.
    recs are sorted by (phase, src, dst); *n becomes the rows kept (in order); returns how
    many phases were folded into others (0 when out of memory: nothing folded). */
+/* bytes travel from the processes to rank 0 and through the folding of phases in units of
+ * 1/2^FRAC_BITS byte, so that an allreduce share's fractions are added up over the whole run
+ * and rounded once, whatever MPI_Pcontrol cut it into (exact up to 2^53 bytes a row) */
+#define FRAC_BITS 10
+
+static int64_t whole_bytes(int64_t fixed)
+{
+    return (fixed + (1 << (FRAC_BITS - 1))) >> FRAC_BITS;
+}
+
 static int64_t fold_phases(int64_t *recs, int64_t *n)
 {
     int64_t rows = *n, nph = 0, folded = 0;
@@ -610,8 +633,9 @@ static int write_file(const char *path, int64_t *recs, int64_t n, int nprocs, in
         fprintf(f, "src,dst,bytes,messages,phase\n");
         for (int64_t i = 0; i < n; i++) {
             int64_t *r = recs + 5 * i;
+            if (whole_bytes(r[3]) == 0) continue;  /* under half a byte in all: no flow */
             fprintf(f, "%lld,%lld,%lld,%lld,%lld\n", (long long)r[1], (long long)r[2],
-                    (long long)r[3], (long long)r[4], (long long)r[0]);
+                    (long long)whole_bytes(r[3]), (long long)r[4], (long long)r[0]);
         }
         fprintf(f, "# ranks %d\n", nprocs);
         if (folded)  /* the phases the program made, for the summary */
@@ -629,7 +653,7 @@ static int write_file(const char *path, int64_t *recs, int64_t n, int nprocs, in
             for (int d = 0; d < nprocs; d++) {
                 int64_t sum = 0;
                 while (i < n && recs[5 * i] == s && recs[5 * i + 1] == d) sum += recs[5 * i++ + 3];
-                fprintf(f, d ? " %lld" : "%lld", (long long)sum);
+                fprintf(f, d ? " %lld" : "%lld", (long long)whole_bytes(sum));
             }
             fputc('\n', f);
         }
@@ -665,28 +689,27 @@ void rm_record_finalize(void)
     PMPI_Finalized(&fin);
     if (!init || fin) return;
     rec_state = 0;  /* nothing below is recorded, and a second call does nothing */
+    /* processes MPI_Comm_spawn started inherit RANKMAP_RECORD: they write nothing, the file
+     * is the launched program's */
+    if (spawned()) return;
     int me, n;
     PMPI_Comm_rank(MPI_COMM_WORLD, &me);
     PMPI_Comm_size(MPI_COMM_WORLD, &n);
     int count = 0;
     /* a pair that only exchanged empty messages moves no bytes: it is not a flow */
-    for (size_t i = 0; i < tab_cap; i++) {
-        if (tab[i].dst >= 0 && tab[i].frac >= 0.5) {  /* the carried fraction, rounded once */
-            tab[i].bytes += 1;
-            tab[i].frac = 0.0;
-        }
-        count += tab[i].dst >= 0 && tab[i].bytes > 0;
-    }
+    for (size_t i = 0; i < tab_cap; i++)
+        count += tab[i].dst >= 0 && (tab[i].bytes > 0 || tab[i].frac > 0);
     int64_t *mine = malloc((5 * (size_t)count + 1) * sizeof *mine);
     int failed = rec_failed || !mine, any_failed = 0;
     int k = 0;
     for (size_t i = 0; mine && i < tab_cap; i++) {
-        if (tab[i].dst < 0 || tab[i].bytes == 0) continue;
+        if (tab[i].dst < 0 || (tab[i].bytes == 0 && tab[i].frac <= 0)) continue;
         int64_t *r = mine + 5 * k++;
         r[0] = tab[i].phase;
         r[1] = me;
         r[2] = tab[i].dst;
-        r[3] = (int64_t)tab[i].bytes;
+        /* fixed point: the carried fraction goes along, rounded once in write_file */
+        r[3] = ((int64_t)tab[i].bytes << FRAC_BITS) + (int64_t)(tab[i].frac * (1 << FRAC_BITS) + 0.5);
         r[4] = (int64_t)tab[i].msgs;
     }
     if (failed) count = 0;
