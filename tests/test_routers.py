@@ -77,3 +77,31 @@ def test_router_of_another_machine_is_refused():
     a, b = parse_machine("torus:4x4"), parse_machine("torus:4x4")
     with pytest.raises(RankmapError):
         router_for(b, router_for(a, "dor"))
+
+
+@pytest.mark.parametrize("spec,routing", [("dragonfly:groups=3,rows=2,cols=2,nodes=2,cores=2",
+                                           "valiant"), ("fattree:k=4:levels=2", "dmodk"),
+                                          ("torus:4x4x4", "dor"), ("torus:4x4", "adaptive")])
+def test_every_public_route_query_checks_its_node_ids(spec, routing):
+    """paths, path_arrays and crosses took any id: a dragonfly segfaulted on 10^6, a fat
+    tree died of a floating-point exception on -1 and named links past its 64, a torus read
+    memory outside its tables. Now each is the one error loads gives."""
+    import numpy as np
+
+    from rankmap.errors import RankmapError
+    from rankmap.machines import parse_machine
+    from rankmap.routing import router_for
+    m = parse_machine(spec)
+    r = router_for(m, routing)
+    for src in ([0, m.n_nodes], [0, -1], [0, 10 ** 6]):
+        for call in (lambda: r.paths(np.array(src), np.array([1, 2])),
+                     lambda: r.path_arrays(np.array(src), np.array([1, 2])),
+                     lambda: r.crosses(np.array(src), np.array([1, 2]), 0)):
+            with pytest.raises(RankmapError, match="outside|node"):
+                call()
+    with pytest.raises(RankmapError, match="differ in length"):
+        r.paths(np.array([0, 1]), np.array([1]))
+    with pytest.raises(RankmapError, match="is not one of the machine's"):
+        r.crosses(np.array([0]), np.array([1]), m.n_links)
+    ok = r.crosses(np.array([0]), np.array([1]), 0)
+    assert ok.shape == (1,)

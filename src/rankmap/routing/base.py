@@ -59,7 +59,47 @@ class Router(ABC):
     def __init__(self, machine):
         self.machine = machine
 
-    @abstractmethod
+    def checked_flows(self, src, dst, nbytes=None, sizes: bool = False):
+        """``src``, ``dst`` (and ``nbytes``) as arrays, checked: node ids of this machine, one
+        of each per flow (a bad id read memory outside the router's tables, or crashed the
+        process), and with ``sizes`` every size finite and at least 0.
+
+        Parameters
+        ----------
+        src, dst : array of int
+            Source and destination node ids (0 .. n_nodes - 1).
+        nbytes : array of float, optional
+            Bytes (or weights: refinement routes signed ones) of every flow.
+        sizes : bool
+            Check that ``nbytes`` are sizes: finite, at least 0.
+
+        Returns
+        -------
+        src, dst : numpy.ndarray of int64
+        nbytes : numpy.ndarray of float64 or None
+
+        Raises
+        ------
+        RankmapError
+            A node id outside the machine, arrays of different lengths, or a negative or
+            non-finite size.
+        """
+        n = self.machine.n_nodes
+        src = id_array(src, f"{self.name} routing: source nodes", n, copy=False)
+        dst = id_array(dst, f"{self.name} routing: destination nodes", n, copy=False)
+        if dst.shape != src.shape:
+            raise RankmapError(f"{self.name} routing: sources and destinations differ in "
+                               "length")
+        if nbytes is not None:
+            nbytes = np.asarray(nbytes, dtype=np.float64)
+            if nbytes.shape != src.shape:
+                raise RankmapError(f"{self.name} routing: sources, destinations and sizes "
+                                   "differ in length")
+            if sizes and nbytes.size and not (np.isfinite(nbytes).all() and nbytes.min() >= 0):
+                raise RankmapError(f"{self.name} routing: a flow size is negative or not "
+                                   "finite")
+        return src, dst, nbytes
+
     def paths(self, src, dst, nbytes=None) -> sp.csr_matrix:
         """Flows x links incidence of the flows ``src[f] -> dst[f]``.
 
@@ -76,13 +116,23 @@ class Router(ABC):
         scipy.sparse.csr_matrix
             Shape (flows, machine links); entry (f, l) is the fraction (0..1] of flow f's bytes
             that crosses directed link l. Rows of flows inside one node are empty.
+
+        Raises
+        ------
+        RankmapError
+            As :meth:`checked_flows`.
         """
+        return self._paths(*self.checked_flows(src, dst, nbytes))
+
+    @abstractmethod
+    def _paths(self, src, dst, nbytes=None) -> sp.csr_matrix:
+        """:meth:`paths` of checked flows (each router's own)."""
 
     def path_arrays(self, src, dst, nbytes=None):
         """:meth:`paths` as plain CSR arrays, for kernels that read them directly.
 
-        Routers whose kernels give the arrays override this to skip building a sparse
-        matrix; a row's links come in the router's own order (not necessarily sorted).
+        Routers whose kernels give the arrays skip building a sparse matrix; a row's links
+        come in the router's own order (not necessarily sorted).
 
         Parameters
         ----------
@@ -100,8 +150,18 @@ class Router(ABC):
         data : numpy.ndarray of float64
             Fraction (0..1] of the flow's bytes on that link (possibly a read-only view,
             e.g. of a single 1.0 when every flow takes one path).
+
+        Raises
+        ------
+        RankmapError
+            As :meth:`checked_flows`.
         """
-        P = self.paths(src, dst, nbytes).tocsr()
+        return self._path_arrays(*self.checked_flows(src, dst, nbytes))
+
+    def _path_arrays(self, src, dst, nbytes=None):
+        """:meth:`path_arrays` of checked flows (from :meth:`_paths` unless a router has its
+        own)."""
+        P = self._paths(src, dst, nbytes).tocsr()
         return (P.indptr.astype(np.int64, copy=False), P.indices,
                 P.data.astype(np.float64, copy=False))
 
@@ -131,16 +191,11 @@ class Router(ABC):
             A node id outside the machine, arrays of different lengths, or a negative or
             non-finite size.
         """
-        n = self.machine.n_nodes
-        src = id_array(src, f"{self.name} routing: source nodes", n, copy=False)
-        dst = id_array(dst, f"{self.name} routing: destination nodes", n, copy=False)
-        nbytes = np.asarray(nbytes, dtype=np.float64)
-        if nbytes.shape != src.shape or dst.shape != src.shape or (
-                counts is not None and np.shape(counts) != src.shape):
+        src, dst, nbytes = self.checked_flows(src, dst, np.asarray(nbytes, dtype=np.float64),
+                                              sizes=True)
+        if counts is not None and np.shape(counts) != src.shape:
             raise RankmapError(f"{self.name} routing: sources, destinations, sizes (and "
                                "counts) differ in length")
-        if nbytes.size and not (np.isfinite(nbytes).all() and nbytes.min() >= 0):
-            raise RankmapError(f"{self.name} routing: a flow size is negative or not finite")
         return self._loads(src, dst, nbytes, counts)
 
     def _loads(self, src, dst, nbytes, counts=None) -> LinkLoads:
@@ -164,7 +219,7 @@ class Router(ABC):
         """
         nbytes = np.asarray(nbytes, dtype=np.float64)
         weight = nbytes if counts is None else nbytes * counts
-        P = self.paths(src, dst, weight).tocsr()
+        P = self._paths(src, dst, weight).tocsr()
         ones = P.copy()
         ones.data[:] = 1.0
         many = np.ones(P.shape[0]) if counts is None else np.asarray(counts, dtype=np.float64)
@@ -204,8 +259,23 @@ class Router(ABC):
         numpy.ndarray
             bool per flow: True when a (fraction of the) flow is routed over ``link``; the
             same as a non-zero entry in that column of :meth:`paths`.
+
+        Raises
+        ------
+        RankmapError
+            As :meth:`checked_flows`, or a link that is not one of the machine's.
         """
-        ptr, links, frac = self.path_arrays(src, dst)
+        src, dst, _ = self.checked_flows(src, dst)
+        if isinstance(link, bool) or not isinstance(link, (int, np.integer)) or \
+                not 0 <= int(link) < self.machine.n_links:
+            raise RankmapError(f"{self.name} routing: link {link!r} is not one of the "
+                               f"machine's (0-{self.machine.n_links - 1})")
+        return self._crosses(src, dst, int(link))
+
+    def _crosses(self, src, dst, link: int) -> np.ndarray:
+        """:meth:`crosses` of checked flows (from :meth:`_path_arrays` unless a router has
+        its own)."""
+        ptr, links, frac = self._path_arrays(src, dst)
         hit = (np.asarray(links) == link) & (np.asarray(frac) > 0)
         rows = np.repeat(np.arange(len(src)), np.diff(ptr))
         return np.bincount(rows[hit], minlength=len(src)) > 0

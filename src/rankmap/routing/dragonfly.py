@@ -147,7 +147,7 @@ class _DragonflyRouter(Router):
         """Every stage as (flow indices, key per flow, key x links matrix)."""
         return [self._keyed(*s) for s in self._stage_keys(src, dst, nbytes)]
 
-    def path_arrays(self, src, dst, nbytes=None):
+    def _path_arrays(self, src, dst, nbytes=None):
         """Flows x links fractions as CSR arrays (see :meth:`Router.path_arrays`), injection
         and ejection links included.
 
@@ -218,7 +218,7 @@ class _DragonflyRouter(Router):
             key = store.find(q)
         return key, store.start, store.end, store.links, store.frac
 
-    def paths(self, src, dst, nbytes=None) -> sp.csr_matrix:
+    def _paths(self, src, dst, nbytes=None) -> sp.csr_matrix:
         """Flows x links fractions, injection and ejection links included (see
         :class:`Router`), from :meth:`path_arrays`."""
         import scipy.sparse as sp

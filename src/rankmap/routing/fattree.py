@@ -31,23 +31,23 @@ class _TreeRouter(Router):
             return fk.ktree_rows(src, dst, m.k, m.levels, self.ecmp)
         return fk.tree_rows(src, dst, m.parent, m.depth, m.up_link, m.down_link)
 
-    def paths(self, src, dst, nbytes=None) -> sp.csr_matrix:
+    def _paths(self, src, dst, nbytes=None) -> sp.csr_matrix:
         """Flows x links fractions (see :class:`Router`); host links included."""
         import scipy.sparse as sp
         indptr, links, frac = self._rows(src, dst)
         return sp.csr_matrix((frac, links, indptr), shape=(len(indptr) - 1, self.machine.n_links))
 
-    def path_arrays(self, src, dst, nbytes=None):
+    def _path_arrays(self, src, dst, nbytes=None):
         """The rows of :meth:`paths` as the kernels give them, without a sparse matrix (see
         :meth:`Router.path_arrays`)."""
         return self._rows(src, dst)
 
-    def crosses(self, src, dst, link: int) -> np.ndarray:
+    def _crosses(self, src, dst, link: int) -> np.ndarray:
         """Whether each flow puts bytes on ``link`` (see :meth:`Router.crosses`); on a k-ary
         n-tree walked without building the rows."""
         m = self.machine
         if not isinstance(m, FatTree):
-            return super().crosses(src, dst, link)
+            return super()._crosses(src, dst, link)
         return fk.ktree_crosses(np.ascontiguousarray(src, dtype=np.int64),
                                 np.ascontiguousarray(dst, dtype=np.int64), m.k, m.levels,
                                 self.ecmp, int(link))

@@ -38,7 +38,7 @@ class _GridRouter(Router):
         return LinkLoads(bytes=dense_bytes[idx], streams=dense_streams[idx],
                          flow_hops=hops.astype(np.float64))
 
-    def paths(self, src, dst, nbytes=None) -> sp.csr_matrix:
+    def _paths(self, src, dst, nbytes=None) -> sp.csr_matrix:
         """The routes (see :class:`Router`), from :meth:`path_arrays`."""
         import scipy.sparse as sp
         indptr, links, frac = self.path_arrays(src, dst, nbytes)
@@ -53,7 +53,7 @@ class DOR(_GridRouter):
     #: a walk's crossing of one link is decided per dimension (:meth:`crosses`)
     cheap_crosses = True
 
-    def path_arrays(self, src, dst, nbytes=None):
+    def _path_arrays(self, src, dst, nbytes=None):
         """One path per flow, fraction 1 on each of its links, in walk order (see
         :meth:`Router.path_arrays`); the fractions are a read-only view of a single 1.0 (no
         memory per entry)."""
@@ -61,7 +61,7 @@ class DOR(_GridRouter):
         return tk.dor_paths(src, dst, m.dims, m.strides, m.wrap,
                             link_of_slot=m.link_of_dense_slot)
 
-    def crosses(self, src, dst, link: int) -> np.ndarray:
+    def _crosses(self, src, dst, link: int) -> np.ndarray:
         """Whether each flow's walk takes ``link`` (see :meth:`Router.crosses`), walked
         without building the paths."""
         m = self.machine
@@ -148,7 +148,7 @@ class Adaptive(_GridRouter):
         super().__init__(machine)
         self.templates = TemplateCache(template_entries)
 
-    def path_arrays(self, src, dst, nbytes=None):
+    def _path_arrays(self, src, dst, nbytes=None):
         """The split shares of every flow (see :meth:`Router.path_arrays`)."""
         m = self.machine
         return tk.adaptive_paths(src, dst, m.dims, m.strides, m.wrap,
