@@ -200,3 +200,21 @@ def test_parallel_dragonfly_links_read_back_and_the_node_link_note(tmp_path, cap
         assert main(["links", str(f), "--machine", "xc:groups=4", "--plot",
                      str(tmp_path / "m.png")]) == 0
     assert "the busiest link is a node's" in seen[0] and "node links are not drawn" in seen[0]
+
+
+def test_links_from_switches_have_no_node_coordinates(tmp_path, capsys):
+    """links on a Slurm topology.conf tree crashed (a switch's id given to coords), and on a
+    k-ary tree printed a switch's link with a host's coordinates."""
+    from rankmap.cli import main
+    (tmp_path / "topo.conf").write_text("SwitchName=s1 Nodes=n[1-2]\nSwitchName=s2 "
+                                        "Nodes=n[3-4]\nSwitchName=s0 Switches=s[1-2]\n")
+    (tmp_path / "g.csv").write_text("0,2,1000000\n")
+    m = f"fattree:topology={tmp_path / 'topo.conf'}"
+    links = str(tmp_path / "l.csv")
+    assert main(["evaluate", "-m", m, "-p", f"graph:{tmp_path / 'g.csv'}", "--mapping",
+                 "inorder", "--links-out", links]) == 0
+    capsys.readouterr()
+    assert main(["links", links, "-m", m, "--top", "3", "--format", "csv"]) == 0
+    rows = [ln.split(",") for ln in capsys.readouterr().out.strip().splitlines()[1:]]
+    coords = {(r[1], r[2]): r[5] for r in rows}     # src, dst -> src_coords
+    assert coords[("0", "4")] == "0 0" and coords[("5", "2")] == "" and coords[("4", "6")] == ""

@@ -122,16 +122,18 @@ def hottest_links(machine, loads: np.ndarray, n: int) -> list[dict]:
     -------
     list of dict
         Per link: the machine's link columns (plain ints or strings), ``src_coords`` (the
-        source node's coordinates, None when links have no ``src`` column) and ``load`` (the
-        count, float).
+        source node's coordinates, None when links have no ``src`` column or start at a
+        switch or router) and ``load`` (the count, float).
     """
     cols = machine.link_columns()
     top = np.argsort(-loads, kind="stable")[:n]
     out = []
     for i in top.tolist():
         row = {c: (v[i].item() if hasattr(v[i], "item") else v[i]) for c, v in cols.items()}
-        row["src_coords"] = [int(c) for c in machine.coords(int(cols["src"][i]))] \
-            if "src" in cols else None
+        src = int(cols["src"][i]) if "src" in cols else -1
+        # a switch's (or router's) vertex follows the nodes: it has no node coordinates
+        row["src_coords"] = [int(c) for c in machine.coords(src)] \
+            if 0 <= src < machine.n_nodes else None
         row["load"] = float(loads[i])
         out.append(row)
     return out

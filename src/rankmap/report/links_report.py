@@ -21,8 +21,10 @@ def link_cell(value) -> str:
     Returns
     -------
     str
-        ``(x,y,z)`` for coordinates, else ``str(value)``.
+        ``(x,y,z)`` for coordinates, ``-`` for none (a switch's link), else ``str(value)``.
     """
+    if value is None:
+        return "-"
     return "(" + ",".join(map(str, value)) + ")" if isinstance(value, list) else str(value)
 
 
