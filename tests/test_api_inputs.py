@@ -39,7 +39,9 @@ from rankmap.validate import id_array
     (lambda: TimeOptions(enabled="no"), "True or False"),
     (lambda: TimeOptions(overhead_s="1e-6"), "finite number"),
     (lambda: TimeOptions(tolerance="0.5"), "finite number"),
-    (lambda: TimeOptions(nic_bw=10**400), "positive bandwidth"),
+    (lambda: TimeOptions(nic_bw=10**400), "a bandwidth of 1 to"),
+    (lambda: TimeOptions(mem_bw=1e-320), "a bandwidth of 1 to"),   # made times NaN
+    (lambda: TimeOptions(hop_latency_s=1e308), "0 to 3600 s"),     # made times inf
     (lambda: Allocation(np.array([5, 10**12, 5]), 4), "node 5 is listed twice"),
     (lambda: Placement("p", [0, 10**11, 10**11]), "ranks 1 and 2 on the same core"),
     (lambda: Torus((4.5, 4)), "not an integer"),

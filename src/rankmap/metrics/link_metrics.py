@@ -159,5 +159,7 @@ def ranking_key(metrics: dict) -> tuple:
     if "predicted_time_s" in metrics:
         # times equal to 9 significant digits are a tie (float noise from the time model)
         t = float(f"{metrics['predicted_time_s']:.9g}")
+        if t != t:      # NaN (a machine built in Python with a bandwidth near 0) never wins
+            t = float("inf")
         return (t, metrics["max_link_bytes"], metrics["hop_bytes"])
     return (metrics["max_link_bytes"], metrics["hop_bytes"])

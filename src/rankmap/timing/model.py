@@ -88,11 +88,15 @@ class TimeOptions:
     socket_bw: float | None = DEFAULT_SOCKET_BW
 
     def __post_init__(self):
+        from ..units import BANDWIDTH_RANGE, MAX_TIME
+        lo, hi = BANDWIDTH_RANGE
         for name in ("nic_bw", "mem_bw", "socket_bw"):
             v = getattr(self, name)
-            if v is not None and not (_finite_number(v) or 0.0) > 0:
-                raise RankmapError(f"bad {name} {show(v)}: must be a positive bandwidth in bytes/s "
-                                   "(None for unlimited)")
+            # the physical range the command line's units allow: a bandwidth of 1e-320 B/s
+            # made predicted times NaN, and a NaN time won the ranking
+            if v is not None and not lo <= (_finite_number(v) or 0.0) <= hi:
+                raise RankmapError(f"bad {name} {show(v)}: must be a bandwidth of {lo:g} to "
+                                   f"{hi:g} bytes/s (None for unlimited)")
         for name in ("overhead_s", "tolerance", "retire_fraction", "hop_latency_s"):
             v = getattr(self, name)
             if (v is not None or name != "hop_latency_s") and _finite_number(v) is None:
@@ -102,6 +106,10 @@ class TimeOptions:
                 raise RankmapError(f"bad {name} {getattr(self, name)!r}: must be True or False")
         if not self.overhead_s >= 0:
             raise RankmapError(f"bad per-message overhead {self.overhead_s!r}: must be >= 0")
+        for name in ("overhead_s", "hop_latency_s"):
+            v = getattr(self, name)
+            if v is not None and not 0 <= v <= MAX_TIME:
+                raise RankmapError(f"bad {name} {show(v)}: must be 0 to {MAX_TIME:g} s")
         if not 0 <= self.tolerance < 1:
             raise RankmapError(f"bad time tolerance {self.tolerance!r}: must be in [0, 1)")
         if self.hop_latency_s is not None and not self.hop_latency_s >= 0:
