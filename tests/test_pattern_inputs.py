@@ -151,3 +151,17 @@ def test_a_plus_before_a_toml_file_splits_as_documented():
         ["stencil:4x4:offsets=+1,0"]
     assert split_composition("stencil:8x8:bytes=1e+6", PATTERN_KINDS) == \
         ["stencil:8x8:bytes=1e+6"]
+
+
+def test_a_pattern_built_in_python_checks_its_grid():
+    from rankmap.machines import parse_machine
+    from rankmap.patterns import Pattern, Phase
+    ph = [Phase("p", np.arange(7), np.arange(1, 8), np.ones(7))]
+    for grid, periodic, said in (((-2, -4), None, "whole extents"), ((2.0, 4.0), None,
+                                                                      "whole extents"),
+                                 ((2, 4), (True,), "1 periodic flags for a 2-D grid")):
+        with pytest.raises(RankmapError, match=said):
+            Pattern("c", "stencil", 8, ph, grid=grid, periodic=periodic)
+    assert Pattern("c", "stencil", 8, ph, grid=(np.int64(2), 4)).grid == (2, 4)
+    # a trailing space after node=... is no part of its levels
+    assert parse_machine("torus:2:node=pack:2,core:2 ").cores_per_node == 4

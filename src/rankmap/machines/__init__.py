@@ -127,6 +127,7 @@ def parse_machine(text: str | Machine) -> Machine:
         return text
     if not isinstance(text, str) or not text.strip():
         raise RankmapError("empty machine spec")
+    text = text.strip()      # a trailing space after node=... read as part of its levels
     if text.endswith(".toml"):
         return _machine_from_toml(text)
     rest, node = extract_node_text(text)

@@ -86,6 +86,17 @@ class Pattern:
             raise RankmapError(f"pattern {self.spec!r} has no ranks")
         if not self.phases:
             raise RankmapError(f"pattern {self.spec!r} has no phases")
+        if self.grid is not None:
+            # whole extents from 1, as many periodic flags (a grid of (-2, -4) or (2.0, 4.0)
+            # failed deep inside the grid mappers, or went through some of them)
+            if not all(isinstance(g, (int, np.integer)) and not isinstance(g, bool) and g >= 1
+                       for g in self.grid):
+                raise RankmapError(f"pattern {self.spec!r}: bad grid {self.grid!r}: whole "
+                                   "extents from 1 expected")
+            self.grid = tuple(int(g) for g in self.grid)
+            if self.periodic is not None and len(self.periodic) != len(self.grid):
+                raise RankmapError(f"pattern {self.spec!r}: {len(self.periodic)} periodic "
+                                   f"flags for a {len(self.grid)}-D grid")
         if self.grid is not None and int(np.prod(self.grid)) != self.n_ranks:
             raise RankmapError(f"pattern {self.spec!r}: grid {self.grid} has "
                                f"{int(np.prod(self.grid))} ranks, the pattern {self.n_ranks}")
