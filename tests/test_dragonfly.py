@@ -354,3 +354,13 @@ def test_router_hops_equal_the_shortest_of_the_parallel_global_links(spec):
         ends = [(int(m.g_src[k]), int(m.g_dst[k])) for k in range(len(m.g_src))
                 if int(m.g_src[k]) // nr == gu and int(m.g_dst[k]) // nr == gv]
         assert len(ends) == m.L and h == min(1 + local(u, e) + local(b, v) for e, b in ends)
+
+
+def test_an_unknown_name_on_a_dragonfly_lists_no_rank_orders(capsys):
+    """The list of names said 'rank orders (T plus the machine's letters, e.g. TXYZ)' on a
+    dragonfly, which offers none."""
+    from rankmap.cli import main
+    assert main(["compare", "-m", "dragonfly:groups=2,rows=1,cols=2", "-p", "stencil:2x2",
+                 "--mappings", "TXYZ"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown mapping 'TXYZ'" in err and "rank orders" not in err and "rubik" not in err

@@ -211,7 +211,11 @@ def resolve(name: str, machine, extra_known: tuple[str, ...] = ()) -> MapperInfo
         info = family.parse(key, machine)
         if info is not None:
             return info
-    known = sorted([*MAPPERS, *extra_known]) + [f.prefix for f in FAMILIES]
+    # rank orders and Rubik's algebra name a grid's letters: not offered on a dragonfly or a
+    # fat tree (the list said 'rank orders ... e.g. TXYZ' there)
+    grid = bool(getattr(machine, "letters", ""))
+    known = sorted([*MAPPERS, *extra_known]) + [
+        f.prefix for f in FAMILIES if grid or not f.prefix.startswith(("rank", "rubik"))]
     raise RankmapError(f"unknown mapping {name!r}: choose from {', '.join(known)}")
 
 

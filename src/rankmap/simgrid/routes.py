@@ -55,7 +55,7 @@ class RouteAgreement:
         if self.identical:
             return (f"routes identical on {self.pairs} host pairs ({self.matched} links, "
                     "up to naming)")
-        return (f"routes differ on {self.pairs} host pairs: {self.matched} of "
+        return (f"routes differ, checked on {self.pairs} host pairs: {self.matched} of "
                 f"{self.rankmap_links} rankmap links and {self.simgrid_links} SimGrid links "
                 "carry the same pairs")
 
