@@ -24,6 +24,9 @@ def test_bgp_presets_follow_table1(n, shape):
 def test_bgl_presets_and_options():
     assert tuple(parse_machine("bgl:1024").dims) == (8, 8, 16)
     assert parse_machine("bgl:512").cores_per_node == 2
+    # BG/L torus links: 2 bits a cycle at 700 MHz (seed 004: 167 MiB/s), not BG/P's 425 MB/s
+    assert parse_machine("bgl:512").bandwidth == 175e6
+    assert parse_machine("bgp:512").bandwidth == 425e6
     m = parse_machine("torus:8x8:cores=2:bw=1GB/s:lat=50ns")
     assert m.cores_per_node == 2 and m.bandwidth == 1e9 and m.hop_latency_s == pytest.approx(5e-8)
 

@@ -34,7 +34,7 @@ from .fattree_spec import parse_fattree
 from .node_structure import NodeStructure
 from .options import common_options, extract_node_text
 from .presets import PRESETS
-from .torus import DEFAULT_BANDWIDTH, DEFAULT_HOP_LATENCY, LETTER_SETS, Torus
+from .torus import DEFAULT_HOP_LATENCY, LETTER_SETS, Torus
 from .xc import parse_xc
 
 __all__ = ["Machine", "GridMachine", "Torus", "Dragonfly", "TreeMachine", "FatTree",
@@ -73,7 +73,7 @@ def _parse_grid_machine(spec: Spec) -> Machine:
 
 
 def _parse_preset(spec: Spec) -> Machine:
-    shapes, cores, label = PRESETS[spec.kind]
+    shapes, cores, label, link_bw = PRESETS[spec.kind]
     if not spec.words:
         raise RankmapError(f"bad machine {spec.text!r}: give a node count, e.g. {spec.kind}:"
                            f"{next(iter(shapes))}")
@@ -82,7 +82,7 @@ def _parse_preset(spec: Spec) -> Machine:
     if n not in shapes:
         raise RankmapError(f"no {label} partition of {n} nodes: choose from "
                            f"{', '.join(str(k) for k in shapes)}")
-    opts = {"cores_per_node": cores, "bandwidth": DEFAULT_BANDWIDTH,
+    opts = {"cores_per_node": cores, "bandwidth": link_bw,
             "hop_latency_s": DEFAULT_HOP_LATENCY}
     opts.update(common_options(spec))
     spec.reject_leftovers("machine")
