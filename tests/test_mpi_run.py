@@ -259,3 +259,12 @@ def test_study_under_mpirun_runs_once(tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert len((tmp_path / "sd" / "results.jsonl").read_text().splitlines()) == 8
     assert proc.stdout.count('"summary"') == 1 and (tmp_path / "st.png").exists()
+
+
+def test_one_process_s_bad_graph_is_every_process_s_error():
+    proc = mpirun(4, [sys.executable, str(SCRIPTS / "check_bad_graph.py")],
+                  {"RANKMAP_NODE": "0,1,2,3"})
+    lines = sorted(ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT"))
+    assert len(lines) == 4, proc.stdout + proc.stderr
+    assert all(ln.split(" ", 2)[2] == "process 1: destinations names rank 7, outside the "
+               "communicator (0-3)" for ln in lines), lines

@@ -107,27 +107,38 @@ def dist_graph_create_adjacent(comm, sources, destinations, weights=None, reorde
         non-negative integer per destination, or the processes' lists disagree on an edge.
     """
     size = comm.Get_size()
-    srcs = _ranks(sources, size, "sources")
-    dsts = _ranks(destinations, size, "destinations")
-    if weights is None:
-        wts = [1] * len(dsts)
-    else:
-        try:
-            wts = [int(x) for x in weights]
-        except (TypeError, ValueError):
-            wts = []
-        if len(wts) != len(dsts) or any(x < 0 for x in wts) or wts != list(weights):
-            raise RankmapError(f"weights {list(weights)!r} must be {len(dsts)} non-negative "
-                               "integers, one per destination (MPI edge weights)")
-    gathered = comm.gather((srcs, dsts, wts, weights is None), root=0)
+    # a process's own bad lists are said on every process: checked here, then gathered (a
+    # process that raised before the gather left the others waiting in it)
+    try:
+        srcs = _ranks(sources, size, "sources")
+        dsts = _ranks(destinations, size, "destinations")
+        if weights is None:
+            wts = [1] * len(dsts)
+        else:
+            try:
+                wts = [int(x) for x in weights]
+            except (TypeError, ValueError):
+                wts = []
+            if len(wts) != len(dsts) or any(x < 0 for x in wts) or wts != list(weights):
+                raise RankmapError(f"weights {list(weights)!r} must be {len(dsts)} "
+                                   "non-negative integers, one per destination (MPI edge "
+                                   "weights)")
+        mine = (srcs, dsts, wts, weights is None)
+    except RankmapError as exc:
+        mine = str(exc)
+    gathered = comm.gather(mine, root=0)
     lists, error, unweighted = None, None, False
     if comm.Get_rank() == 0:
-        lists = [g[:3] for g in gathered]
-        unweighted = all(g[3] for g in gathered)
-        try:
-            graph_pattern(lists)
-        except RankmapError as exc:
-            error = str(exc)
+        bad = next(((p, g) for p, g in enumerate(gathered) if isinstance(g, str)), None)
+        if bad is not None:
+            error = f"process {bad[0]}: {bad[1]}"
+        else:
+            lists = [g[:3] for g in gathered]
+            unweighted = all(g[3] for g in gathered)
+            try:
+                graph_pattern(lists)
+            except RankmapError as exc:
+                error = str(exc)
     error, unweighted = comm.bcast((error, unweighted), root=0)
     if error is not None:
         raise RankmapError(error)
