@@ -213,7 +213,7 @@ def resolve(name: str, machine, extra_known: tuple[str, ...] = ()) -> MapperInfo
             return info
     # rank orders and Rubik's algebra name a grid's letters: not offered on a dragonfly or a
     # fat tree (the list said 'rank orders ... e.g. TXYZ' there)
-    grid = bool(getattr(machine, "letters", ""))
+    grid = bool(machine.letters) if machine is not None else True
     known = sorted([*MAPPERS, *extra_known]) + [
         f.prefix for f in FAMILIES if grid or not f.prefix.startswith(("rank", "rubik"))]
     raise RankmapError(f"unknown mapping {name!r}: choose from {', '.join(known)}")
