@@ -34,7 +34,8 @@ PATTERN_HELP = ("pattern spec or .toml file: stencil:128x128[:box][:periodic][:b
                 "diagonal:GRID, alltoall:GRID[:dims=0,2], allreduce|bcast|allgather:P[:algo=], "
                 "fft2d:P0xP1, fft3d:PxQ, pairs:random[:seed=N], graph:FILE[:grid=6x6x6] "
                 "(.csv .mat .mtx .graph .metis .grf .src), minighost, minimd, "
-                "lulesh[:6x6x6][:s=30] (no grid: fill the allocation); any of them :times=K (K repetitions, bytes added up); "
+                "lulesh[:6x6x6][:s=30] (no grid: fill the allocation); any of them :times=K "
+                "(K repetitions, bytes added up); "
                 "A + B runs A's phases then B's")
 NODES_HELP = ("allocated nodes in scheduler order: ids and ranges (0-15,32-47) or a file "
               "with one per line; Slurm host lists (nid[00001-00128]), Cray names "

@@ -44,8 +44,8 @@ def check_reorder_variables(env) -> None:
     Raises
     ------
     RankmapError
-        For a bad ``RANKMAP_STENCIL``, ``RANKMAP_TIMEOUT``, ``RANKMAP_RECORD_COLLECTIVES``, ``RANKMAP_RECORD_FORMAT`` or ``RANKMAP_HOST_NODES``,
-        naming it and its value.
+        For a bad ``RANKMAP_STENCIL``, ``RANKMAP_TIMEOUT``, ``RANKMAP_RECORD_COLLECTIVES``,
+        ``RANKMAP_RECORD_FORMAT`` or ``RANKMAP_HOST_NODES``, naming it and its value.
     """
     import re
 
