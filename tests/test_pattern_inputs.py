@@ -159,7 +159,9 @@ def test_a_pattern_built_in_python_checks_its_grid():
     ph = [Phase("p", np.arange(7), np.arange(1, 8), np.ones(7))]
     for grid, periodic, said in (((-2, -4), None, "whole extents"), ((2.0, 4.0), None,
                                                                       "whole extents"),
-                                 ((2, 4), (True,), "1 periodic flags for a 2-D grid")):
+                                 ((2, 4), (True,), "bad periodic flags"),
+                                 ((2, 4), ("no", "x"), "bad periodic flags"),
+                                 (8, None, "bad grid 8")):
         with pytest.raises(RankmapError, match=said):
             Pattern("c", "stencil", 8, ph, grid=grid, periodic=periodic)
     assert Pattern("c", "stencil", 8, ph, grid=(np.int64(2), 4)).grid == (2, 4)

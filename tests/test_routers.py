@@ -105,3 +105,11 @@ def test_every_public_route_query_checks_its_node_ids(spec, routing):
         r.crosses(np.array([0]), np.array([1]), m.n_links)
     ok = r.crosses(np.array([0]), np.array([1]), 0)
     assert ok.shape == (1,)
+    with pytest.raises(RankmapError, match="outside|node"):       # a fat tree's FPE too
+        r.route_entries(np.array([0]), np.array([-1]))
+    with pytest.raises(RankmapError, match="outside|node"):
+        r.link_sums_by_part(np.array([0]), np.array([10 ** 6]), np.ones(1),
+                            np.zeros(1, dtype=np.int64), 1)
+    for link in (-1, m.n_links, 10 ** 9):
+        with pytest.raises(RankmapError, match="is not one of the machine's"):
+            r.ends_through(link)

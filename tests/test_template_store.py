@@ -92,7 +92,7 @@ def test_adaptive_link_sums_count_minimal_hops(spec, seed):
     weight = rng.choice([-3.0, 1.0, 1024.0, -65536.0], k)
     part = np.sort(rng.integers(0, 3, k))
     keys, sums, hops, entries = router.link_sums_by_part(src, dst, weight, part, 3)
-    keys0, sums0, _shares, entries0 = Router.link_sums_by_part(router, src, dst, weight, part, 3)
+    keys0, sums0, _shares, entries0 = Router._link_sums_by_part(router, src, dst, weight, part, 3)
     assert np.array_equal(keys, keys0) and np.array_equal(sums, sums0)
     assert np.array_equal(entries, entries0)
     assert np.array_equal(hops, m.hop_distance(src, dst).astype(np.float64))

@@ -19,7 +19,7 @@ __all__ = ["LETTER_SETS", "DEFAULT_BANDWIDTH", "DEFAULT_HOP_LATENCY", "Torus"]
 
 LETTER_SETS = {1: "X", 2: "XY", 3: "XYZ", 4: "ABCD", 5: "ABCDE", 6: "ABCDEF"}
 
-#: Blue Gene/L-P link bandwidth: 425 MB/s per direction (seed 001, BG/P).
+#: default link bandwidth: Blue Gene/P's 425 MB/s per direction (seed 001; the bgl preset has 175).
 DEFAULT_BANDWIDTH = 425e6
 #: per-hop router latency (seconds), a typical torus figure (~100 ns).
 DEFAULT_HOP_LATENCY = 100e-9

@@ -23,7 +23,7 @@ __all__ = ["graph_pattern", "dist_graph_create_adjacent", "source_weights"]
 def _ranks(values, size: int, what: str) -> list[int]:
     try:
         out = [int(v) for v in values]
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise RankmapError(f"bad {what} {values!r}: expected ranks") from None
     bad = [v for v in out if not 0 <= v < size]
     if bad:
@@ -117,15 +117,16 @@ def dist_graph_create_adjacent(comm, sources, destinations, weights=None, reorde
         else:
             try:
                 wts = [int(x) for x in weights]
-            except (TypeError, ValueError):
+            except (TypeError, ValueError, OverflowError):
                 wts = []
             if len(wts) != len(dsts) or any(x < 0 for x in wts) or wts != list(weights):
-                raise RankmapError(f"weights {list(weights)!r} must be {len(dsts)} "
-                                   "non-negative integers, one per destination (MPI edge "
-                                   "weights)")
+                raise RankmapError(f"weights {weights!r} must be {len(dsts)} non-negative "
+                                   "integers, one per destination (MPI edge weights)")
         mine = (srcs, dsts, wts, weights is None)
-    except RankmapError as exc:
-        mine = str(exc)
+    except (RankmapError, TypeError, ValueError, OverflowError) as exc:
+        # any of this process's own input errors, said on every process after the gather
+        mine = str(exc) if isinstance(exc, RankmapError) else \
+            f"bad sources, destinations or weights: {exc}"
     gathered = comm.gather(mine, root=0)
     lists, error, unweighted = None, None, False
     if comm.Get_rank() == 0:

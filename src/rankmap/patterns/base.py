@@ -89,17 +89,22 @@ class Pattern:
         if self.grid is not None:
             # whole extents from 1, as many periodic flags (a grid of (-2, -4) or (2.0, 4.0)
             # failed deep inside the grid mappers, or went through some of them)
-            if not all(isinstance(g, (int, np.integer)) and not isinstance(g, bool) and g >= 1
-                       for g in self.grid):
+            grid = self.grid if isinstance(self.grid, (tuple, list, np.ndarray)) else None
+            if grid is None or not all(isinstance(g, (int, np.integer)) and
+                                       not isinstance(g, bool) and g >= 1 for g in grid):
                 raise RankmapError(f"pattern {self.spec!r}: bad grid {self.grid!r}: whole "
                                    "extents from 1 expected")
-            self.grid = tuple(int(g) for g in self.grid)
-            if self.periodic is not None and len(self.periodic) != len(self.grid):
-                raise RankmapError(f"pattern {self.spec!r}: {len(self.periodic)} periodic "
-                                   f"flags for a {len(self.grid)}-D grid")
-        if self.grid is not None and int(np.prod(self.grid)) != self.n_ranks:
-            raise RankmapError(f"pattern {self.spec!r}: grid {self.grid} has "
-                               f"{int(np.prod(self.grid))} ranks, the pattern {self.n_ranks}")
+            self.grid = tuple(int(g) for g in grid)
+            if math.prod(self.grid) != self.n_ranks:
+                raise RankmapError(f"pattern {self.spec!r}: grid {self.grid} has "
+                                   f"{math.prod(self.grid)} ranks, the pattern {self.n_ranks}")
+        if self.periodic is not None:
+            flags = self.periodic if isinstance(self.periodic, (tuple, list, np.ndarray)) \
+                else None
+            if self.grid is None or flags is None or len(flags) != len(self.grid) or \
+                    not all(isinstance(f, (bool, np.bool_)) for f in flags):
+                raise RankmapError(f"pattern {self.spec!r}: bad periodic flags "
+                                   f"{self.periodic!r}: one True or False a grid dimension")
         for ph in self.phases:
             if ph.n_flows and (ph.src.min() < 0 or ph.dst.min() < 0
                                or ph.src.max() >= self.n_ranks or ph.dst.max() >= self.n_ranks):

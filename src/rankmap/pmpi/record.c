@@ -708,8 +708,12 @@ void rm_record_finalize(void)
         r[0] = tab[i].phase;
         r[1] = me;
         r[2] = tab[i].dst;
-        /* fixed point: the carried fraction goes along, rounded once in write_file */
-        r[3] = ((int64_t)tab[i].bytes << FRAC_BITS) + (int64_t)(tab[i].frac * (1 << FRAC_BITS) + 0.5);
+        /* fixed point: the carried fraction goes along, rounded once in write_file; a pair
+         * past 2^52 bytes in a phase cannot be carried so: the recording is refused, never
+         * wrapped round */
+        if (tab[i].bytes >= (1ULL << (62 - FRAC_BITS))) failed = 1;
+        r[3] = (int64_t)((tab[i].bytes << FRAC_BITS) & INT64_MAX) +
+               (int64_t)(tab[i].frac * (1 << FRAC_BITS) + 0.5);
         r[4] = (int64_t)tab[i].msgs;
     }
     if (failed) count = 0;

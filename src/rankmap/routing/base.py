@@ -60,9 +60,11 @@ class Router(ABC):
         self.machine = machine
 
     def checked_flows(self, src, dst, nbytes=None, sizes: bool = False):
-        """``src``, ``dst`` (and ``nbytes``) as arrays, checked: node ids of this machine, one
-        of each per flow (a bad id read memory outside the router's tables, or crashed the
-        process), and with ``sizes`` every size finite and at least 0.
+        """``src``, ``dst`` (and ``nbytes``) as checked arrays.
+
+        Node ids of this machine, one of each per flow (a bad id read memory outside the
+        router's tables, or crashed the process), and with ``sizes`` every size finite and at
+        least 0.
 
         Parameters
         ----------
@@ -241,8 +243,41 @@ class Router(ABC):
         tuple of (str, numpy.ndarray) or None
             ``("src", nodes)``: every flow with bytes on ``link`` starts at one of ``nodes``;
             ``("dst", nodes)``: every such flow ends at one of them. None here: any flow may.
+
+        Raises
+        ------
+        RankmapError
+            A link that is not one of the machine's.
         """
+        return self._ends_through(self.checked_link(link))
+
+    def _ends_through(self, link: int):
+        """:meth:`ends_through` of a checked link (None unless a router narrows it down)."""
         return None
+
+    def checked_link(self, link) -> int:
+        """``link`` as an int, checked to be one of the machine's directed links.
+
+        Parameters
+        ----------
+        link : int
+            A directed link id.
+
+        Returns
+        -------
+        int
+            The link.
+
+        Raises
+        ------
+        RankmapError
+            Not an integer from 0 to the machine's links - 1.
+        """
+        if isinstance(link, bool) or not isinstance(link, (int, np.integer)) or \
+                not 0 <= int(link) < self.machine.n_links:
+            raise RankmapError(f"{self.name} routing: link {link!r} is not one of the "
+                               f"machine's (0-{self.machine.n_links - 1})")
+        return int(link)
 
     def crosses(self, src, dst, link: int) -> np.ndarray:
         """Whether each flow ``src[f] -> dst[f]`` puts bytes on directed link ``link``.
@@ -266,11 +301,7 @@ class Router(ABC):
             As :meth:`checked_flows`, or a link that is not one of the machine's.
         """
         src, dst, _ = self.checked_flows(src, dst)
-        if isinstance(link, bool) or not isinstance(link, (int, np.integer)) or \
-                not 0 <= int(link) < self.machine.n_links:
-            raise RankmapError(f"{self.name} routing: link {link!r} is not one of the "
-                               f"machine's (0-{self.machine.n_links - 1})")
-        return self._crosses(src, dst, int(link))
+        return self._crosses(src, dst, self.checked_link(link))
 
     def _crosses(self, src, dst, link: int) -> np.ndarray:
         """:meth:`crosses` of checked flows (from :meth:`_path_arrays` unless a router has
@@ -293,8 +324,19 @@ class Router(ABC):
         numpy.ndarray
             int64 per flow: the entries of its :meth:`path_arrays` row on hop links (the
             machine's :attr:`~rankmap.machines.Machine.hop_links`; every link when None).
+
+        Raises
+        ------
+        RankmapError
+            As :meth:`checked_flows`.
         """
-        ptr, links, _frac = self.path_arrays(src, dst)
+        src, dst, _ = self.checked_flows(src, dst)
+        return self._route_entries(src, dst)
+
+    def _route_entries(self, src, dst) -> np.ndarray:
+        """:meth:`route_entries` of checked flows (from :meth:`_path_arrays` unless a router
+        has its own)."""
+        ptr, links, _frac = self._path_arrays(src, dst)
         ptr = np.asarray(ptr, dtype=np.int64)
         hop = self.machine.hop_links
         if hop is None:
@@ -335,10 +377,21 @@ class Router(ABC):
             Route entries of every flow: the hop links its bytes (or a share of them) cross.
             A single-path route has as many as it has hops; a route split over parallel paths
             has many more, and summing it costs that many.
+
+        Raises
+        ------
+        RankmapError
+            As :meth:`checked_flows` (node ids; the weights may be negative).
         """
+        src, dst, _ = self.checked_flows(src, dst)
+        return self._link_sums_by_part(src, dst, weight, part, n_parts)
+
+    def _link_sums_by_part(self, src, dst, weight, part, n_parts: int):
+        """:meth:`link_sums_by_part` of checked flows (from :meth:`_path_arrays` unless a
+        router has its own kernel)."""
         from ..kernels.link_sums import row_link_sums   # numba: loaded when a search runs
 
-        p_ptr, p_links, p_frac = self.path_arrays(src, dst, weight)
+        p_ptr, p_links, p_frac = self._path_arrays(src, dst, weight)
         part = np.ascontiguousarray(part, dtype=np.int64)
         if len(part) > 1 and np.any(part[1:] < part[:-1]):
             raise ValueError("link_sums_by_part needs the flows grouped by part, in order")

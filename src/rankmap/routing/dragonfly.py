@@ -222,7 +222,7 @@ class _DragonflyRouter(Router):
         """Flows x links fractions, injection and ejection links included (see
         :class:`Router`), from :meth:`path_arrays`."""
         import scipy.sparse as sp
-        indptr, links, frac = self.path_arrays(src, dst, nbytes)
+        indptr, links, frac = self._path_arrays(src, dst, nbytes)
         return sp.csr_matrix((frac, links, indptr), shape=(len(indptr) - 1, self.machine.n_links))
 
     def _loads(self, src, dst, nbytes, counts=None) -> LinkLoads:
@@ -272,13 +272,13 @@ class DragonflyMinimal(_DragonflyRouter):
 
     name = "minimal"
 
-    def link_sums_by_part(self, src, dst, weight, part, n_parts: int):
+    def _link_sums_by_part(self, src, dst, weight, part, n_parts: int):
         """Signed weights summed per part and link (see :meth:`Router.link_sums_by_part`),
         the same sums in the same order; walked without building the rows when a route
         spreads over at most :data:`MINIMAL_WALK_MAX_L` parallel global links."""
         m = self.machine
         if m.L > MINIMAL_WALK_MAX_L:
-            return super().link_sums_by_part(src, dst, weight, part, n_parts)
+            return super()._link_sums_by_part(src, dst, weight, part, n_parts)
         return dk.minimal_link_sums(
             np.ascontiguousarray(src, dtype=np.int64), np.ascontiguousarray(dst, dtype=np.int64),
             np.ascontiguousarray(weight, dtype=np.float64),

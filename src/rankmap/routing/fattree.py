@@ -52,12 +52,12 @@ class _TreeRouter(Router):
                                 np.ascontiguousarray(dst, dtype=np.int64), m.k, m.levels,
                                 self.ecmp, int(link))
 
-    def route_entries(self, src, dst) -> np.ndarray:
+    def _route_entries(self, src, dst) -> np.ndarray:
         """Route entries of every flow (see :meth:`Router.route_entries`); on a k-ary n-tree
         counted without building the rows."""
         m = self.machine
         if not isinstance(m, FatTree):
-            return super().route_entries(src, dst)
+            return super()._route_entries(src, dst)
         return fk.ktree_entry_counts(np.ascontiguousarray(src, dtype=np.int64),
                                      np.ascontiguousarray(dst, dtype=np.int64), m.k, self.ecmp)
 
@@ -92,7 +92,7 @@ class DmodK(_TreeRouter):
 
     name = "dmodk"
 
-    def ends_through(self, link: int):
+    def _ends_through(self, link: int):
         """The hosts every flow over ``link`` starts at, or ends at, whichever are fewer
         (see :meth:`Router.ends_through`): on a k-ary n-tree a down link carries the flows
         to one host (:func:`rankmap.kernels.fattree.dmodk_ends`); elsewhere None.

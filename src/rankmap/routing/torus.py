@@ -41,7 +41,7 @@ class _GridRouter(Router):
     def _paths(self, src, dst, nbytes=None) -> sp.csr_matrix:
         """The routes (see :class:`Router`), from :meth:`path_arrays`."""
         import scipy.sparse as sp
-        indptr, links, frac = self.path_arrays(src, dst, nbytes)
+        indptr, links, frac = self._path_arrays(src, dst, nbytes)
         return sp.csr_matrix((np.ascontiguousarray(frac), links, indptr),
                              shape=(len(indptr) - 1, self.machine.n_links))
 
@@ -69,12 +69,12 @@ class DOR(_GridRouter):
                               np.ascontiguousarray(dst, dtype=np.int64), m.dims, m.strides,
                               m.wrap, int(m.dense_slot_of_link[link]))
 
-    def route_entries(self, src, dst) -> np.ndarray:
+    def _route_entries(self, src, dst) -> np.ndarray:
         """Route entries of every flow (see :meth:`Router.route_entries`): one per hop of its
         walk, its hop distance."""
         return np.asarray(self.machine.hop_distance(src, dst), dtype=np.int64)
 
-    def ends_through(self, link: int):
+    def _ends_through(self, link: int):
         """The smaller of the two node sets that flows over ``link`` start or end at (see
         :meth:`Router.ends_through`). A walk crosses a link of dimension k after it has
         set dimensions 0..k-1 to the destination's coordinates and before it leaves the
@@ -103,7 +103,7 @@ class DOR(_GridRouter):
         fixed = int(np.dot(at[:k], strides[:k]))
         return "dst", fixed + strides[k] * np.arange(n_dst, dtype=np.int64)
 
-    def link_sums_by_part(self, src, dst, weight, part, n_parts: int):
+    def _link_sums_by_part(self, src, dst, weight, part, n_parts: int):
         """Signed weights summed per part and link (see :meth:`Router.link_sums_by_part`),
         the same sums in the same order, walked without building the paths (one link
         per hop: the route entries are the hops)."""
@@ -159,7 +159,7 @@ class Adaptive(_GridRouter):
         (``counts``: see :meth:`Router.loads`)."""
         return self._dense_loads(tk.route_adaptive, src, dst, nbytes, counts)
 
-    def link_sums_by_part(self, src, dst, weight, part, n_parts: int):
+    def _link_sums_by_part(self, src, dst, weight, part, n_parts: int):
         """Signed weights summed per part and link (see :meth:`Router.link_sums_by_part`),
         with every flow's hops the minimal hop count, as :meth:`loads` counts them (a
         template's shares summed, 1/3 and the like, can miss the whole number by a rounding).
@@ -180,7 +180,7 @@ class Adaptive(_GridRouter):
         tuple of numpy.ndarray
             ``(keys, sums, flow_hops, flow_entries)`` as :meth:`Router.link_sums_by_part`.
         """
-        keys, sums, _shares, entries = super().link_sums_by_part(src, dst, weight, part,
+        keys, sums, _shares, entries = super()._link_sums_by_part(src, dst, weight, part,
                                                                  n_parts)
         hops = np.asarray(self.machine.hop_distance(src, dst), dtype=np.float64)
         return keys, sums, hops, entries
