@@ -46,14 +46,15 @@ from rankmap.validate import id_array
     (lambda: Placement("p", [0, 10**11, 10**11]), "ranks 1 and 2 on the same core"),
     (lambda: Torus((4.5, 4)), "not an integer"),
     (lambda: Torus((8,), bandwidth=float("nan")), "not a finite number"),
-    (lambda: Torus((8,), bandwidth=0), "must be positive"),
+    (lambda: Torus((8,), bandwidth=0), "must be at least 1"),
+    (lambda: Torus((8,), bandwidth=1e-320), "must be at least 1"),   # made times NaN
     (lambda: Torus((8,), hop_latency_s=-1.0), "at least 0"),
     (lambda: Torus((4, 4), cores_per_node=2.5), "not an integer"),
     (lambda: FatTree(2.5, 2), "not an integer"),
     (lambda: FatTree(4, 2, bandwidth=float("nan")), "not a finite number"),
     (lambda: FatTree(2, 10**9), "hosts"),
     (lambda: Dragonfly(2, 1, 2, 1, 1, bandwidth={"foo": 1}), "unknown dragonfly link class"),
-    (lambda: Dragonfly(2, 1, 2, 1, 1, bandwidth={"row": -1.0}), "must be positive"),
+    (lambda: Dragonfly(2, 1, 2, 1, 1, bandwidth={"row": -1.0}), "must be at least 1"),
 ])
 def test_bad_values_are_refused_where_they_enter(make, needle):
     with pytest.raises(RankmapError, match=needle):

@@ -30,9 +30,11 @@ class Machine(ABC):
 
     def __init__(self, spec: str, n_nodes: int, cores_per_node: int,
                  hop_latency_s: float = 0.0, node_structure: NodeStructure | None = None):
+        from ..units import MAX_TIME
         from ..validate import as_float, as_int, check_limit
         cores_per_node = as_int(cores_per_node, f"cores per node in {spec!r}", minimum=1)
-        hop_latency_s = as_float(hop_latency_s, f"per-hop latency (s) in {spec!r}", minimum=0)
+        hop_latency_s = as_float(hop_latency_s, f"per-hop latency (s) in {spec!r}", minimum=0,
+                                 maximum=MAX_TIME)
         check_limit(int(n_nodes), "nodes", spec)
         check_limit(int(cores_per_node), "cores", spec)
         self.spec = spec

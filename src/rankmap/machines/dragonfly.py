@@ -45,6 +45,7 @@ from functools import cached_property
 import numpy as np
 
 from ..errors import RankmapError
+from ..units import BANDWIDTH_RANGE
 from ..validate import as_float, as_int
 from ..kernels import dragonfly as dk
 from .base import Machine
@@ -80,7 +81,7 @@ class Dragonfly(Machine):
             raise RankmapError(f"unknown dragonfly link class {sorted(unknown)[0]!r} in the "
                                f"bandwidths: use {', '.join(DEFAULT_BW)}")
         for what, v in (bandwidth or {}).items():
-            as_float(v, f"dragonfly {what} bandwidth (B/s)", positive=True)
+            as_float(v, f"dragonfly {what} bandwidth (B/s)", *BANDWIDTH_RANGE)
         G, R, C, N = int(groups), int(rows), int(cols), int(nodes)
         nr = R * C
         if layout not in LAYOUTS:

@@ -25,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import RankmapError
+from ..units import BANDWIDTH_RANGE
 from ..validate import as_float, as_int
 from .base import Machine
 
@@ -54,7 +55,7 @@ class FatTree(TreeMachine):
                  node_structure=None):
         k = as_int(k, "fat-tree k")
         levels = as_int(levels, "fat-tree levels")
-        bandwidth = as_float(bandwidth, "fat-tree link bandwidth (B/s)", positive=True)
+        bandwidth = as_float(bandwidth, "fat-tree link bandwidth (B/s)", *BANDWIDTH_RANGE)
         taper = as_float(taper, "fat-tree taper")
         if k < 2:
             raise RankmapError(f"bad fat-tree k={k}: at least 2 ports down per switch")

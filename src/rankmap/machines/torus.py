@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import RankmapError
+from ..units import BANDWIDTH_RANGE
 from ..validate import as_float, as_int
 from .base import GridMachine
 
@@ -52,7 +53,10 @@ class Torus(GridMachine):
         for fixed in (self.dims, self.wrap, self.strides):
             fixed.flags.writeable = False
         self.letters = LETTER_SETS[len(dims)]
-        self.bandwidth = as_float(bandwidth, f"link bandwidth (B/s) of {spec!r}", positive=True)
+        # the command line's physical range, for machines built in Python too (1e-320 B/s
+        # made predicted times NaN)
+        self.bandwidth = as_float(bandwidth, f"link bandwidth (B/s) of {spec!r}",
+                                  *BANDWIDTH_RANGE)
         self.name = name
         if all(wrap):
             self.kind = "torus"
