@@ -23,9 +23,9 @@ from ..patterns import parse_pattern
 from ..specs import files_beside
 from .argtypes import SEED, THREADS, int_arg
 from .notes import note
-from .common import (PATTERN_HELP, add_budget, add_force, add_in_node, add_jobs,
-                     add_time_options, budget, example, in_node, is_root, search_executor,
-                     search_progress, time_options)
+from .common import (PATTERN_HELP, TIME_SETTINGS, add_budget, add_force, add_in_node,
+                     add_jobs, add_time_options, budget, example, in_node, is_root,
+                     search_executor, search_progress, time_options)
 
 __all__ = ["add_parser", "reorder_environment", "refuse_search_options", "host_node_ids", "run",
            "with_job_threads", "failure_line", "warm_engine", "WARM_NODES", "absolute_spec",
@@ -497,10 +497,9 @@ SEARCH_OPTIONS = (("--emit", "emit", None), ("--format", "emit_format", None),
                   ("--budget", "budget", None), ("--threads", "threads", None),
                   ("--search-procs", "search_procs", None),
                   ("--search-launcher", "search_launcher", None), ("--jobs", "jobs", None),
-                  ("--time-model", "time_model", "on"), ("--nic-bw", "nic_bw", None),
-                  ("--mem-bw", "mem_bw", None), ("--socket-bw", "socket_bw", None),
+                  ("--time-model", "time_model", "on"),
                   ("--mem-sharing", "mem_sharing", "node"),
-                  ("--msg-overhead", "msg_overhead", None))
+                  *((flag, dest, None) for flag, dest in TIME_SETTINGS))
 
 
 def refuse_search_options(args) -> None:
