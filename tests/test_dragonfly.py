@@ -358,9 +358,15 @@ def test_router_hops_equal_the_shortest_of_the_parallel_global_links(spec):
 
 def test_an_unknown_name_on_a_dragonfly_lists_no_rank_orders(capsys):
     """The list of names said 'rank orders (T plus the machine's letters, e.g. TXYZ)' on a
-    dragonfly, which offers none."""
+    dragonfly, which offers none; nor does it offer fold or cubes, which need a box of
+    nodes."""
     from rankmap.cli import main
     assert main(["compare", "-m", "dragonfly:groups=2,rows=1,cols=2", "-p", "stencil:2x2",
                  "--mappings", "TXYZ"]) == 2
     err = capsys.readouterr().err
     assert "unknown mapping 'TXYZ'" in err and "rank orders" not in err and "rubik" not in err
+    offered = err.split("choose from ", 1)[1].split(", ")
+    assert "fold" not in offered and "cubes" not in offered and "graph" in offered
+    assert main(["compare", "-m", "torus:2x2", "-p", "stencil:2x2", "--mappings", "TXYQ"]) == 2
+    offered = capsys.readouterr().err.split("choose from ", 1)[1].split(", ")
+    assert "fold" in offered and "cubes-dim1" in offered

@@ -72,3 +72,13 @@ def test_a_wrap_letter_named_twice_is_an_error():
                                            "twice"):
         parse_machine("torus:4x4:wrap=xx")
     assert parse_machine("torus:4x4:wrap=x").wrap.tolist() == [True, False]
+
+
+def test_a_torus_built_in_python_takes_only_true_or_false_wrap_flags():
+    from rankmap.machines.torus import Torus
+    assert Torus((2, 3), wrap=(True, np.bool_(False))).wrap.tolist() == [True, False]
+    assert Torus((2, 3), wrap=[1, 0]).wrap.tolist() == [True, False]
+    # "no" is a true string: it used to make a wrapped dimension
+    for bad in (("no", "no"), (2, 0), (None, True), (0.5, 1)):
+        with pytest.raises(RankmapError, match="bad wrap flag"):
+            Torus((2, 3), wrap=bad)

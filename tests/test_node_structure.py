@@ -395,7 +395,10 @@ def test_compare_json_and_errors(capsys):
             (["-m", "torus:2:node=pack:2,fish:2,core:2"], "unknown node structure level 'fish'"),
             (["-m", "torus:2:cores=3:node=pack:2,core:2"], "cores=3 disagrees"),
             (["-m", "torus:2:node=missing.xml"], "hwloc XML file 'missing.xml' not found"),
-            (["-m", "torus:2:node=pack:2,core:2", "--socket-bw=0GB/s"], "inter-socket bandwidth")):
+            (["-m", "torus:2:node=pack:2,core:2", "--socket-bw=0GB/s"], "inter-socket bandwidth"),
+            # a setting with nothing to set is refused, not dropped
+            (["-m", "torus:2", "--socket-bw=1GB/s"], "--socket-bw 1GB/s: the machine has no node"),
+            (["-m", "torus:2:node=numa:2,core:2", "--socket-bw=1GB/s"], "1 package a node")):
         code, _out, err = _cli(capsys, "compare", *args, "-p", "stencil:2x2")
         assert code == 2 and message in err and len(err.strip().splitlines()) == 1, err
 

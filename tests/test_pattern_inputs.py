@@ -167,3 +167,17 @@ def test_a_pattern_built_in_python_checks_its_grid():
     assert Pattern("c", "stencil", 8, ph, grid=(np.int64(2), 4)).grid == (2, 4)
     # a trailing space after node=... is no part of its levels
     assert parse_machine("torus:2:node=pack:2,core:2 ").cores_per_node == 4
+
+
+@pytest.mark.parametrize("args, said", [
+    (["nodes", "-m", "fattree:topology=/dev/null"], "'/dev/null' is not a regular file"),
+    (["compare", "-m", "torus:4x4", "-p", "graph:/dev/zero"], "is not a regular file"),
+    (["compare", "-m", "torus:4x4", "-p", "graph:{tmp}"], "is a folder, not a file"),
+    (["nodes", "-m", "fattree:topology={tmp}/none.conf"], "none.conf' not found"),
+])
+def test_an_input_path_that_is_no_file_is_named_for_what_it_is(args, said, tmp_path, capsys):
+    """/dev/null and folders were 'not found'; /dev/zero must not be read for ever."""
+    from rankmap.cli import main
+    assert main([a.format(tmp=tmp_path) for a in args]) == 2
+    err = capsys.readouterr().err.strip()
+    assert said in err and len(err.splitlines()) == 1, err

@@ -35,7 +35,7 @@ from .node_allocation import Allocation
 from .errors import RankmapError
 from .machines import Dragonfly
 from .specs import parse_int
-from .validate import (check_limit, expand_hostlist, hostlist_size, parse_int_text,
+from .validate import (check_input_file, check_limit, expand_hostlist, hostlist_size, parse_int_text,
                        read_csv_rows, read_text, show)
 
 __all__ = ["cname_to_coords", "resolve_names", "expand_host_list", "read_topology_csv",
@@ -323,8 +323,7 @@ def parse_named_allocation(text: str, machine) -> Allocation | None:
     csv_path, sep, hosts = text.partition(".csv:")
     if sep or text.lower().endswith(".csv"):
         path = csv_path + ".csv" if sep else text
-        if not os.path.isfile(path):
-            raise RankmapError(f"topology file {show(path)} not found")
+        check_input_file(path, "topology file")
         names, ids = read_topology_csv(path, machine)
         if not sep:
             return Allocation(ids, machine.cores_per_node, names=names, source=f"file {path}")

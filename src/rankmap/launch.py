@@ -170,30 +170,28 @@ def read_slot_file(path: str, what: str) -> tuple[list[str], list[int]]:
         When the file is missing, a line has an unknown field or no slots, a host exceeds the
         core limit, or the file lists no host.
     """
-    if not os.path.isfile(path):
-        raise RankmapError(f"{what} {path!r} not found")
-    from .validate import check_limit, limit, read_lines, show
+    from .validate import check_input_file, check_limit, limit, read_lines, show
+    check_input_file(path, what, repr)
 
     counts: dict[str, int] = {}
-    if True:
-        for lineno, line in enumerate(read_lines(path, what), 1):
-            text = line.split("#", 1)[0].strip()
-            if not text:
-                continue
-            fields = text.split()
-            host, n = fields[0], 1
-            for f in fields[1:]:
-                m = re.fullmatch(r"(slots|max_slots|max-slots)=(\d{1,9})", f)
-                if not m:
-                    raise RankmapError(f"{path}: line {lineno}: unknown field {show(f, 40)} "
-                                       "(expected 'host' or 'host slots=N')")
-                if m.group(1) == "slots":
-                    n = int(m.group(2))
-            if n <= 0:
-                raise RankmapError(f"{path}: line {lineno}: host {host!r} has no slots")
-            counts[host] = counts.get(host, 0) + n
-            if counts[host] > limit("cores"):
-                check_limit(counts[host], "cores", f"{path}: line {lineno}: host {host}")
+    for lineno, line in enumerate(read_lines(path, what), 1):
+        text = line.split("#", 1)[0].strip()
+        if not text:
+            continue
+        fields = text.split()
+        host, n = fields[0], 1
+        for f in fields[1:]:
+            m = re.fullmatch(r"(slots|max_slots|max-slots)=(\d{1,9})", f)
+            if not m:
+                raise RankmapError(f"{path}: line {lineno}: unknown field {show(f, 40)} "
+                                   "(expected 'host' or 'host slots=N')")
+            if m.group(1) == "slots":
+                n = int(m.group(2))
+        if n <= 0:
+            raise RankmapError(f"{path}: line {lineno}: host {host!r} has no slots")
+        counts[host] = counts.get(host, 0) + n
+        if counts[host] > limit("cores"):
+            check_limit(counts[host], "cores", f"{path}: line {lineno}: host {host}")
     if not counts:
         raise RankmapError(f"{what} {path!r} lists no hosts")
     return list(counts), list(counts.values())

@@ -27,7 +27,8 @@ from .errors import RankmapError
 
 __all__ = ["INT64_MAX", "LIMITS", "show", "limit", "check_limit", "as_int", "as_float", "id_array",
            "first_repeated", "groups_in_order", "read_only_view",
-           "parse_int_text", "parse_float_text", "finite_array", "read_text", "read_lines",
+           "parse_int_text", "parse_float_text", "finite_array", "check_input_file", "read_text",
+           "read_lines",
            "read_csv_rows", "format_count", "json_text", "hostlist_size", "expand_hostlist"]
 
 INT64_MAX = (1 << 63) - 1
@@ -433,6 +434,35 @@ def groups_in_order(labels, subject: str) -> list:
     code = rank_of[code.ravel()]
     rows = np.argsort(code, kind="stable")
     return np.split(rows, np.searchsorted(code[rows], np.arange(1, len(uniq))))
+
+
+def check_input_file(path: str, what: str = "file", quote=None) -> None:
+    """Refuse an input path that is not a regular file, saying what it is instead.
+
+    Parameters
+    ----------
+    path : str
+        The path given.
+    what : str
+        What the file is, for the message (``"graph file"``).
+    quote : callable, optional
+        How the path is shown (default :func:`show`).
+
+    Raises
+    ------
+    RankmapError
+        ``not found`` when nothing is there, ``is a folder`` for a directory, ``is not a
+        regular file`` for a device, pipe or socket (``/dev/null``, ``/dev/zero``).
+    """
+    if os.path.isfile(path):
+        return
+    shown = (quote or show)(path)
+    if not os.path.exists(path):
+        raise RankmapError(f"{what} {shown} not found")
+    if os.path.isdir(path):
+        raise RankmapError(f"{what} {shown} is a folder, not a file")
+    raise RankmapError(f"{what} {shown} is not a regular file (a device, pipe or socket): "
+                       "give a file")
 
 
 def read_text(path: str, what: str = "file") -> str:

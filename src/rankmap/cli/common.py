@@ -19,6 +19,7 @@ from .notes import note
 
 __all__ = ["MACHINE_HELP", "PATTERN_HELP", "NODES_HELP", "add_input_options", "add_time_options",
            "add_force", "load_inputs", "print_mapper_notes", "time_options", "budget",
+           "check_socket_setting",
            "add_budget", "add_in_node", "in_node", "IN_NODE_CHOICES", "example",
            "progress_bar", "write_report", "stdout_console", "PIPE_WIDTH", "TIME_SETTINGS",
            "given_time_settings"]
@@ -175,6 +176,7 @@ def load_inputs(args) -> tuple[Machine, Allocation, Pattern]:
         raise RankmapError(f"bad --y {args.y}: must be in (0, 1]")
     if hasattr(args, "time_model"):
         time_options(args)  # bad values fail here, before any work
+        check_socket_setting(args, machine)
     if pattern.notes:  # notes only once the inputs are known to fit: an error stays one line
         from ..mappers.base import check_fits
         check_fits(pattern.n_ranks, allocation)
@@ -226,6 +228,33 @@ def given_time_settings(args) -> list[str]:
     if getattr(args, "mem_sharing", None) == "flow":
         given.append("--mem-sharing flow")
     return given
+
+
+def check_socket_setting(args, machine: Machine) -> None:
+    """Refuse ``--socket-bw`` on a machine whose nodes have no inter-socket link to set.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        A parsed command line with the time options (:func:`add_time_options`).
+    machine : Machine
+        The machine of the command line.
+
+    Raises
+    ------
+    RankmapError
+        When ``--socket-bw`` is given and the machine's nodes (``node=...``) have fewer than
+        two packages: the setting would change nothing.
+    """
+    value = getattr(args, "socket_bw", None)
+    if value is None:
+        return
+    structure = machine.node_structure
+    if structure is None or structure.n_packages < 2:
+        has = ("no node structure (node=...)" if structure is None
+               else f"{structure.n_packages} package a node")
+        raise RankmapError(f"--socket-bw {value}: the machine has {has}, so no inter-socket "
+                           "link; give node=pack:2,... to model one")
 
 
 def time_options(args) -> TimeOptions:

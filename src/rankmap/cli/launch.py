@@ -24,8 +24,8 @@ from ..specs import files_beside
 from .argtypes import SEED, THREADS, int_arg
 from .notes import note
 from .common import (PATTERN_HELP, TIME_SETTINGS, add_budget, add_force, add_in_node,
-                     add_jobs, add_time_options, budget, example, in_node, is_root,
-                     search_executor, search_progress, time_options)
+                     add_jobs, add_time_options, budget, check_socket_setting, example,
+                     in_node, is_root, search_executor, search_progress, time_options)
 
 __all__ = ["add_parser", "reorder_environment", "refuse_search_options", "host_node_ids", "run",
            "with_job_threads", "failure_line", "warm_engine", "WARM_NODES", "absolute_spec",
@@ -611,6 +611,7 @@ def run(args) -> int:
     machine = parse_machine(spec)
     if args.routing is not None:
         machine.check_routing(args.routing)     # refused here even when no search routes
+    check_socket_setting(args, machine)
     job = job_hosts(hostfile=args.hostfile)
     if args.threads is None:
         args.threads = _slurm_cpus_per_task(job)

@@ -14,7 +14,7 @@ from ..selection import split_names
 from ..timing import parse_time_options
 from ..study import StudyParams, parse_sweep, plot_study, run_study, summary_csv
 from .common import (MACHINE_HELP, PATTERN_HELP, add_force, add_in_node, add_jobs,
-                     add_time_options, example, given_time_settings,
+                     add_time_options, check_socket_setting, example, given_time_settings,
                      in_node, progress_bar, search_executor)
 from ..validate import json_text
 from .argtypes import SEED, int_arg
@@ -155,6 +155,7 @@ def run(args) -> int:
         mappings.insert(0, "inorder")
     threads = (parse_sweep(args.threads, "--threads") if args.threads is not None
                else default_threads(parse_machine(args.machine).cores_per_node))
+    check_socket_setting(args, parse_machine(args.machine))
     params = StudyParams(machine=args.machine, pattern=args.pattern,
                          nodes=_node_counts(args),
                          threads=threads,

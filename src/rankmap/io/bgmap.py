@@ -112,26 +112,24 @@ def read_mapfile(path: str, machine, allocation: Allocation, n_ranks: int) -> Pl
         A malformed line, coordinates outside the machine, a node outside the allocation, a
         core used twice (naming the file and line).
     """
-    if not os.path.isfile(path):
-        raise RankmapError(f"mapfile {path!r} not found")
+    from ..validate import check_input_file, read_lines, show
+    check_input_file(path, "mapfile", repr)
     _require_grid(machine)
     ndim = len(machine.letters)
     rows, linenos = [], []
-    from ..validate import read_lines, show
-    if True:
-        for lineno, line in enumerate(read_lines(path, "mapfile"), 1):
-            text = line.split("#", 1)[0].strip()
-            if not text:
-                continue
-            fields = text.split()
-            if len(fields) != ndim + 1:
-                raise RankmapError(f"{path}: line {lineno}: expected {ndim + 1} numbers "
-                                   f"({' '.join(machine.letters.lower())} t), got {show(text)}")
-            if not all(f.lstrip("-").isdigit() and len(f) <= 12 for f in fields):
-                raise RankmapError(f"{path}: line {lineno}: not integers (or too large): "
-                                   f"{show(text)}")
-            rows.append([int(f) for f in fields])
-            linenos.append(lineno)
+    for lineno, line in enumerate(read_lines(path, "mapfile"), 1):
+        text = line.split("#", 1)[0].strip()
+        if not text:
+            continue
+        fields = text.split()
+        if len(fields) != ndim + 1:
+            raise RankmapError(f"{path}: line {lineno}: expected {ndim + 1} numbers "
+                               f"({' '.join(machine.letters.lower())} t), got {show(text)}")
+        if not all(f.lstrip("-").isdigit() and len(f) <= 12 for f in fields):
+            raise RankmapError(f"{path}: line {lineno}: not integers (or too large): "
+                               f"{show(text)}")
+        rows.append([int(f) for f in fields])
+        linenos.append(lineno)
     if not rows:
         raise RankmapError(f"mapfile {path!r} places no ranks")
     if len(rows) != n_ranks:

@@ -241,13 +241,8 @@ def read_lines(path: str) -> list[tuple[int, str]]:
     list of (int, str)
         Its non-blank lines without ``#`` comments, stripped, with their 1-based line numbers.
     """
-    import os
-
-    from ..validate import read_lines as read_text_lines, show
-    if os.path.isdir(path):
-        raise RankmapError(f"placement file {show(path)} is a folder")
-    if not os.path.isfile(path):
-        raise RankmapError(f"placement file {show(path)} not found")
+    from ..validate import check_input_file, read_lines as read_text_lines, show
+    check_input_file(path, "placement file")
     out = []
     for lineno, line in enumerate(read_text_lines(path, "placement file"), 1):
         text = line.split("#", 1)[0].strip()

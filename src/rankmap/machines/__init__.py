@@ -151,10 +151,9 @@ _READING: list[str] = []
 
 
 def _machine_from_toml(path: str) -> Machine:
-    from ..validate import read_text, show
+    from ..validate import check_input_file, read_text, show
 
-    if not os.path.isfile(path):
-        raise RankmapError(f"machine file {show(path)} not found")
+    check_input_file(path, "machine file")
     real = os.path.realpath(path)
     if real in _READING or len(_READING) >= 8:
         raise RankmapError(f"machine file {show(path)} names itself (through "

@@ -18,7 +18,7 @@ import xml.etree.ElementTree as ET
 import numpy as np
 
 from ..errors import RankmapError
-from ..validate import check_limit, read_text, show
+from ..validate import check_input_file, check_limit, read_text, show
 from .node_structure import NodeStructure
 
 __all__ = ["parse_cpuset", "read_hwloc_xml", "node_structure_from_xml"]
@@ -169,6 +169,5 @@ def read_hwloc_xml(path: str) -> NodeStructure:
     -------
     NodeStructure
     """
-    if not os.path.isfile(path):
-        raise RankmapError(f"hwloc XML file {show(path)} not found")
+    check_input_file(path, "hwloc XML file")
     return node_structure_from_xml(read_text(path, "hwloc XML file"), path)

@@ -11,10 +11,8 @@ counts include the host links. Node coordinates are ``[leaf switch index, positi
 
 from __future__ import annotations
 
-import os
 import re
 
-import hostlist
 import numpy as np
 
 from ..errors import RankmapError
@@ -55,29 +53,27 @@ def parse_topology_conf(path: str) -> tuple[list[str], dict[str, list[str]], dic
     RankmapError
         A missing file, a malformed line (naming file and line), or a switch listing itself.
     """
-    if not os.path.isfile(path):
-        raise RankmapError(f"topology file {path!r} not found")
+    from ..validate import check_input_file, read_lines
+    check_input_file(path, "topology file", repr)
     switches: list[str] = []
     hosts: dict[str, list[str]] = {}
     children: dict[str, list[str]] = {}
-    from ..validate import read_lines
-    if True:
-        for lineno, line in enumerate(read_lines(path, "topology file"), start=1):
-            line = line.split("#", 1)[0].strip()
-            if not line:
-                continue
-            fields = {k.lower(): v for k, v in _FIELD.findall(line)}
-            name = fields.get("switchname")
-            if name is None:
-                from ..validate import show
-                raise RankmapError(f"{path} line {lineno}: expected SwitchName=..., got "
-                                   f"{show(line)}")
-            if name in hosts:
-                raise RankmapError(f"{path} line {lineno}: switch {name!r} defined twice")
-            switches.append(name)
-            hosts[name] = _expand(fields["nodes"], path, lineno) if "nodes" in fields else []
-            children[name] = (_expand(fields["switches"], path, lineno)
-                              if "switches" in fields else [])
+    for lineno, line in enumerate(read_lines(path, "topology file"), start=1):
+        line = line.split("#", 1)[0].strip()
+        if not line:
+            continue
+        fields = {k.lower(): v for k, v in _FIELD.findall(line)}
+        name = fields.get("switchname")
+        if name is None:
+            from ..validate import show
+            raise RankmapError(f"{path} line {lineno}: expected SwitchName=..., got "
+                               f"{show(line)}")
+        if name in hosts:
+            raise RankmapError(f"{path} line {lineno}: switch {name!r} defined twice")
+        switches.append(name)
+        hosts[name] = _expand(fields["nodes"], path, lineno) if "nodes" in fields else []
+        children[name] = (_expand(fields["switches"], path, lineno)
+                          if "switches" in fields else [])
     if not switches:
         raise RankmapError(f"topology file {path!r} defines no switches")
     return switches, hosts, children

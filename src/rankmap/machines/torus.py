@@ -26,6 +26,15 @@ DEFAULT_BANDWIDTH = 425e6
 DEFAULT_HOP_LATENCY = 100e-9
 
 
+def _flag(value) -> bool:
+    """A wrap flag: True/False (or 1/0); anything else, e.g. the string "no", is refused
+    rather than read as Python's truth of it."""
+    if isinstance(value, (bool, np.bool_)) or (isinstance(value, (int, np.integer))
+                                               and value in (0, 1)):
+        return bool(value)
+    raise RankmapError(f"bad wrap flag {value!r}: give True or False per dimension")
+
+
 class Torus(GridMachine):
     """A torus or mesh: ``dims`` sizes, ``wrap`` per dimension, ``cores_per_node`` cores."""
 
@@ -41,7 +50,7 @@ class Torus(GridMachine):
             raise RankmapError(f"a torus has 1 to 6 dimensions, not {len(dims)} ({dims})")
         if any(d <= 0 for d in dims):
             raise RankmapError(f"bad torus shape {'x'.join(map(str, dims))}: sizes must be positive")
-        wrap = (True,) * len(dims) if wrap is None else tuple(bool(w) for w in wrap)
+        wrap = (True,) * len(dims) if wrap is None else tuple(_flag(w) for w in wrap)
         if len(wrap) != len(dims):
             raise RankmapError("wrap must give one flag per dimension")
         spec = spec or ("torus:" + "x".join(map(str, dims)) + f":cores={cores_per_node}")

@@ -182,6 +182,8 @@ class MapperInfo:
     ``same_as(pattern, machine, allocation)`` names another mapper whose placement (same
     seed, same in-node step) is this one's here, or returns None (``rcb`` of a pattern
     without a grid is the ``graph`` mapper): callers may build one of the two only.
+    ``grid_machine_only`` says the mapper needs a Cartesian box of nodes (a torus or mesh):
+    it is not offered by name on a dragonfly or a fat tree.
     """
 
     name: str
@@ -190,6 +192,7 @@ class MapperInfo:
     applies: Callable | None = None
     in_all: bool = True
     same_as: Callable | None = None
+    grid_machine_only: bool = False
 
     def reason_not_applicable(self, pattern, machine, allocation) -> str | None:
         """Why the mapper cannot place ``pattern`` here, or None when it can.

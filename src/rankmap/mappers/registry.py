@@ -74,16 +74,16 @@ MAPPERS = MappingProxyType({info.name: info for info in (
                same_as=rcb_same_as),
     MapperInfo("cubes", cubes,
                "fft2d: each dim0 group on a compact block, displaced copies (seed 004)",
-               applies=cubes_applies(0)),
+               applies=cubes_applies(0), grid_machine_only=True),
     MapperInfo("cubes-dim1", cubes_dim1,
                "fft2d: each dim1 group on a compact block, displaced copies",
-               applies=cubes_applies(1)),
+               applies=cubes_applies(1), grid_machine_only=True),
     MapperInfo("graph-bisect", graph_bisect, "KaHIP dual recursive bipartitioning of the "
                "communication graph (the earlier graph mapper)", in_all=False),
     _GRAPH,
     MapperInfo("fold", fold,
                "2-D grid folded (boustrophedon) into a 3-D box of nodes, low dilation",
-               applies=fold_applies),
+               applies=fold_applies, grid_machine_only=True),
     MapperInfo("hilbert", hilbert,
                "node blocks of the grid along a Hilbert curve of the allocation",
                applies=needs_grid),
@@ -211,10 +211,12 @@ def resolve(name: str, machine, extra_known: tuple[str, ...] = ()) -> MapperInfo
         info = family.parse(key, machine)
         if info is not None:
             return info
-    # rank orders and Rubik's algebra name a grid's letters: not offered on a dragonfly or a
-    # fat tree (the list said 'rank orders ... e.g. TXYZ' there)
+    # rank orders and Rubik's algebra name a grid's letters, and fold and cubes need a box of
+    # nodes: not offered on a dragonfly or a fat tree (the list said 'rank orders ... e.g.
+    # TXYZ' there)
     grid = bool(machine.letters) if machine is not None else True
-    known = sorted([*MAPPERS, *extra_known]) + [
+    known = sorted([*(n for n, info in MAPPERS.items() if grid or not info.grid_machine_only),
+                    *extra_known]) + [
         f.prefix for f in FAMILIES if grid or not f.prefix.startswith(("rank", "rubik"))]
     raise RankmapError(f"unknown mapping {name!r}: choose from {', '.join(known)}")
 

@@ -27,7 +27,7 @@ import numpy as np
 
 from ..errors import RankmapError
 from ..units import MAX_SIZE, parse_size
-from ..validate import (check_limit, groups_in_order, limit, parse_float_text, parse_int_text,
+from ..validate import (check_input_file, check_limit, groups_in_order, limit, parse_float_text, parse_int_text,
                         read_csv_rows, read_lines, read_text, show)
 from .base import Pattern, Phase
 
@@ -534,8 +534,7 @@ def make_graph_pattern(spec_text: str, path: str, nbytes: int | None = None,
         a weight negative, no edge between two ranks carries bytes, or it uses more ranks
         than ``n_ranks``.
     """
-    if not os.path.isfile(path):
-        raise RankmapError(f"graph file {show(path)} not found")
+    check_input_file(path, "graph file")
     ext = os.path.splitext(path)[1].lower()
     reader = READERS.get(ext)
     if reader is None:

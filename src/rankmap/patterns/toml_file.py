@@ -34,7 +34,7 @@ import numpy as np
 from ..errors import RankmapError
 from ..specs import files_beside, parse_shape
 from ..units import parse_size
-from ..validate import as_int, check_limit, limit, read_text, show
+from ..validate import as_int, check_input_file, check_limit, limit, read_text, show
 from .base import Pattern, Phase
 from .compose import compose
 
@@ -85,8 +85,7 @@ def pattern_from_toml(path: str, default_ranks: int | None = None, parse_pattern
     if parse_pattern is None or with_grid is None:
         raise RankmapError("pattern_from_toml needs parse_pattern and with_grid "
                            "(call rankmap.patterns.parse_pattern)")
-    if not os.path.isfile(path):
-        raise RankmapError(f"pattern file {show(path)} not found")
+    check_input_file(path, "pattern file")
     real = os.path.realpath(path)
     if real in _READING:
         raise RankmapError(f"pattern file {show(path)} includes itself (through "
