@@ -287,3 +287,17 @@ def test_counters_writes_plots(tmp_path, capsys):
     code, out, err = run(capsys, "counters", *paths, "--plot", tmp_path / "cdf.svg")
     assert code == 2 and "exists" in err
     assert out == ""            # a refused plot file stops the command before it prints
+
+
+def test_histogram_of_counts_too_close_for_float64_has_fewer_bins():
+    """Counts 2 apart at 1e16 made numpy raise 'Too many bins for data range'."""
+    from rankmap.counters.analysis import empirical_pdf
+    for values in ([1e16, 1e16 + 2], [0.0, 5e-324], [1.0, 1.0 + 2 ** -52], [1e16],
+                   [-1e308, 1e308]):
+        edges, frac = empirical_pdf(values, 40)
+        assert (np.diff(edges) > 0).all() and np.isfinite(edges).all()
+        assert edges[0] <= min(values) and max(values) <= edges[-1] and frac.sum() == 1.0
+    # ordinary counts keep numpy's bins
+    edges, frac = empirical_pdf([0, 1, 2, 3, 10], 40)
+    want, want_edges = np.histogram([0, 1, 2, 3, 10], bins=40)
+    assert np.array_equal(edges, want_edges) and np.array_equal(frac, want / 5)

@@ -49,7 +49,8 @@ def empirical_pdf(values, bins: int | np.ndarray = 40) -> tuple[np.ndarray, np.n
     values : array_like of float
         Per-link counts (finite).
     bins : int or numpy.ndarray
-        Number of bins (1 to :data:`MAX_BINS`), or their edges (count units, increasing).
+        Number of bins (1 to :data:`MAX_BINS`; fewer when float64 cannot split the counts'
+        range so finely), or their edges (count units, increasing).
 
     Returns
     -------
@@ -67,6 +68,7 @@ def empirical_pdf(values, bins: int | np.ndarray = 40) -> tuple[np.ndarray, np.n
     if isinstance(bins, (int, np.integer)) and not isinstance(bins, bool):
         if not 1 <= bins <= MAX_BINS:
             raise RankmapError(f"bad number of bins {bins}: must be 1 to {MAX_BINS}")
+        bins = _count_edges(v, int(bins))
     else:
         edges = np.asarray(bins, dtype=np.float64)
         if (edges.ndim != 1 or not 2 <= edges.size <= MAX_BINS + 1
@@ -76,6 +78,24 @@ def empirical_pdf(values, bins: int | np.ndarray = 40) -> tuple[np.ndarray, np.n
         bins = edges
     hist, edges = np.histogram(v, bins=bins)
     return edges, hist / max(len(v), 1)
+
+
+def _count_edges(v: np.ndarray, n: int) -> np.ndarray:
+    """``n`` equal bins over the counts' range (numpy's: a single value v gets v - 0.5 to
+    v + 0.5), fewer when float64 cannot split the range so finely (counts 2 apart at 1e16
+    made numpy raise)."""
+    lo, hi = (float(v.min()), float(v.max())) if v.size else (0.0, 1.0)
+    if lo == hi:
+        lo, hi = lo - 0.5, hi + 0.5
+        if lo == hi:
+            hi = float(np.nextafter(lo, np.inf))
+    while True:
+        # halves, then doubled: a range wider than float64's largest number stays finite
+        edges = np.linspace(lo / 2, hi / 2, n + 1) * 2
+        if n == 1 or (np.diff(edges) > 0).all():
+            edges[0], edges[-1] = lo, hi
+            return edges
+        n = max(1, n // 2)
 
 
 def _finite_counts(values) -> np.ndarray:
