@@ -3,6 +3,7 @@
 import csv
 import io
 import json
+import os
 
 import pytest
 
@@ -190,6 +191,33 @@ def test_an_empty_output_name_is_an_error(capsys, argv):
     code = main([argv[0], "-m", "torus:4x4", "-p", "stencil:4x4", *argv[1:]])
     err = capsys.readouterr().err
     assert code == 2 and "an empty file name" in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("argv, said", [
+    (["validate", "--json", "same.png", "--plot", "same.png"],
+     "--plot and --json both name 'same.png'"),
+    (["compare", "--report", "r.html", "--plot-dir", "./r.html"],
+     "--report and --plot-dir both name './r.html'"),
+    (["validate", "--json", ""], "--json '': an empty file name"),
+    (["map", "--mapping", "TXY", "--emit", "bgp", "-o", "-"], "-o -: rankmap writes a file"),
+    (["map", "--mapping", "TXY", "--emit", "hostfile", "-o", "h", "--names", ""],
+     "--names '': an empty value"),
+    (["compare", "--plot", "cdf.png"],
+     "rankmap compare: error: unrecognized arguments: --plot cdf.png; rankmap compare has "
+     "--plot-dir DIR"),
+    (["compare", "--plot-d", "d"], "unrecognized arguments: --plot-d d"),
+    (["evaluate", "--mapping", "TXY", "--json", "x"], "rankmap evaluate has --format json"),
+])
+def test_output_names_are_checked_before_any_work(capsys, tmp_path, monkeypatch, argv, said):
+    """Two outputs on one path (the second overwrote the first after the simulations), an
+    empty --json (no file, exit 0), '-o -' (a file named '-'), and an abbreviated option
+    (`--plot` was --plot-dir and made a folder cdf.png) are one line, exit 2, nothing
+    written; an unknown option names the command."""
+    monkeypatch.chdir(tmp_path)
+    code = main([argv[0], "-m", "torus:4x4", "-p", "stencil:4x4", *argv[1:]])
+    err = capsys.readouterr().err
+    assert code == 2 and said in err and len(err.strip().splitlines()) == 1, err
+    assert os.listdir(tmp_path) == []
 
 
 def test_a_failing_candidate_is_named(capsys, monkeypatch):

@@ -218,3 +218,17 @@ def test_links_from_switches_have_no_node_coordinates(tmp_path, capsys):
     rows = [ln.split(",") for ln in capsys.readouterr().out.strip().splitlines()[1:]]
     coords = {(r[1], r[2]): r[5] for r in rows}     # src, dst -> src_coords
     assert coords[("0", "4")] == "0 0" and coords[("5", "2")] == "" and coords[("4", "6")] == ""
+
+
+def test_links_csv_header_names_the_link_columns_with_no_link_listed(tmp_path, capsys):
+    """--top 0 printed the header 'phase,load,unit'; --phase on a one-phase file said only
+    'phases: all'."""
+    from rankmap.cli import main
+    links = tmp_path / "l.csv"
+    assert main(["evaluate", "-m", "torus:4x4x4", "-p", "stencil:8x8", "--mapping", "inorder",
+                 "--links-out", str(links)]) == 0
+    capsys.readouterr()
+    assert main(["links", str(links), "-m", "torus:4x4x4", "--top", "0", "--format", "csv"]) == 0
+    assert capsys.readouterr().out.strip() == "phase,src,dim,dir,dst,src_coords,load,unit"
+    assert main(["links", str(links), "-m", "torus:4x4x4", "--phase", "halo"]) == 2
+    assert "the file has no phase column" in capsys.readouterr().err

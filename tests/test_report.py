@@ -80,6 +80,17 @@ def test_links_report(tmp_path, capsys):
     assert 'id="hot-all"' in html and len(images(html)) == 1
 
 
+def test_svg_plots_are_the_same_bytes_on_every_run(tmp_path, capsys):
+    """An SVG held the time of the run (<dc:date>) and randomly salted clip-path ids."""
+    links = tmp_path / "l.csv"
+    assert run(capsys, "evaluate", "-m", "torus:4x4x4", "-p", "stencil:8x8", "--mapping",
+               "inorder", "--links-out", links)[0] == 0
+    for name in ("a.svg", "b.svg"):
+        assert run(capsys, "links", links, "-m", "torus:4x4x4", "--plot", tmp_path / name)[0] == 0
+    a, b = (tmp_path / "a.svg").read_bytes(), (tmp_path / "b.svg").read_bytes()
+    assert a == b and b"clip-path" in a and b"dc:date" not in a
+
+
 def test_report_escapes_text(tmp_path):
     rep = Report("a <b> & c")
     rep.table(["x"], [["<script>alert(1)</script>"]])

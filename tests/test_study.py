@@ -63,8 +63,32 @@ def test_study_resumes(tmp_path):
     key = lambda p: (p["nodes"], p["threads"], p["alloc"], p["mapping"])  # noqa: E731
     assert sorted(third.points, key=key) == sorted(first.points, key=key)
     assert len((out / "results.jsonl").read_text().splitlines()) == 8
-    with pytest.raises(RankmapError, match="different study .*nodes"):
+    with pytest.raises(RankmapError, match="different study .*nodes.*--force"):
         run_study(params(nodes=[2, 4]), str(out))
+    # --force replaces the other study: its points are dropped, not mixed in
+    replaced = run_study(params(nodes=[4]), str(out), force=True)
+    assert {p["nodes"] for p in replaced.points} == {4}
+    assert json.loads((out / "study.json").read_text())["nodes"] == [4]
+
+
+def test_study_out_folder_is_checked_before_any_work(tmp_path, capsys, monkeypatch):
+    """A summary.csv of no study was replaced without --force; missing parent folders were
+    made (no other output makes its folder's parents)."""
+    monkeypatch.chdir(tmp_path)
+    argv = ["study", "-m", "torus:2x2x2", "-p", "stencil", "--nodes-sweep", "4", "--allocs",
+            "1", "--threads", "1", "--jobs", "1"]
+    (tmp_path / "so").mkdir()
+    (tmp_path / "so" / "summary.csv").write_text("precious\n")
+    assert main(argv + ["--out", "so"]) == 2
+    assert "summary.csv of no study" in capsys.readouterr().err
+    assert (tmp_path / "so" / "summary.csv").read_text() == "precious\n"
+    assert main(argv + ["--out", "so", "--force"]) == 0
+    assert (tmp_path / "so" / "summary.csv").read_text().startswith("nodes,")
+    capsys.readouterr()
+    assert main(argv + ["--out", "a/b"]) == 2
+    assert "folder" in capsys.readouterr().err and not (tmp_path / "a").exists()
+    assert main(["compare", "-m", "torus:2x2x2", "-p", "stencil", "--plot-dir", "c/d"]) == 2
+    assert "does not exist" in capsys.readouterr().err and not (tmp_path / "c").exists()
 
 
 def test_study_cli(tmp_path, capsys):
@@ -127,7 +151,7 @@ def test_study_takes_the_time_model_options(capsys):
     for a, b in zip(base["summary"], slow["summary"]):
         assert b["median_time_s"] > a["median_time_s"]
     assert main(argv + ["--nic-bw", "fast"]) == 2
-    assert "bad NIC bandwidth 'fast'" in capsys.readouterr().err
+    assert "bad NIC bandwidth (--nic-bw) 'fast'" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("argv,msg", [

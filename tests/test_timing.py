@@ -158,7 +158,7 @@ def test_cli_time_model_off_and_options(capsys):
     assert slow > fast
 
 
-@pytest.mark.parametrize("flag,value,msg", [("--nic-bw", "fast", "NIC bandwidth 'fast'"),
+@pytest.mark.parametrize("flag,value,msg", [("--nic-bw", "fast", "NIC bandwidth (--nic-bw) 'fast'"),
                                             ("--mem-bw", "0GB/s", "memory bandwidth"),
                                             ("--msg-overhead", "soon", "per-message overhead")])
 def test_cli_bad_time_options(capsys, flag, value, msg):

@@ -308,13 +308,13 @@ def check_params(params: StudyParams, machine: Machine) -> None:
         raise RankmapError(f"bad --time {params.time!r}: choose model or busiest-link")
 
 
-def _load_existing(out_dir: str, params: StudyParams) -> list[dict]:
+def _load_existing(out_dir: str, params: StudyParams, force: bool = False) -> list[dict]:
     meta = os.path.join(out_dir, "study.json")
     res = os.path.join(out_dir, "results.jsonl")
     if not os.path.exists(meta):
-        if os.path.exists(res):
+        if os.path.exists(res) and not force:
             raise RankmapError(f"{out_dir!r} holds results.jsonl but no study.json: not a study "
-                               "folder of this version")
+                               "folder of this version (--force replaces it)")
         return []
     with open(meta, encoding="utf-8") as fh:
         try:
@@ -322,11 +322,14 @@ def _load_existing(out_dir: str, params: StudyParams) -> list[dict]:
         except json.JSONDecodeError:
             raise RankmapError(f"{meta!r} is not valid JSON") from None
     if old != params.key():
+        if force:               # --force: the other study's points are replaced
+            return []
         new = params.key()
         diff = ([k for k in dict.fromkeys([*new, *old]) if old.get(k) != new.get(k)]
                 if isinstance(old, dict) else [])
         raise RankmapError(f"{out_dir!r} holds a different study (differs in "
-                           f"{', '.join(diff) or 'format'}): use another --out folder")
+                           f"{', '.join(diff) or 'format'}): use another --out folder, or "
+                           "--force to replace it")
     points = []
     if os.path.exists(res):
         with open(res, encoding="utf-8") as fh:
@@ -341,7 +344,8 @@ def _load_existing(out_dir: str, params: StudyParams) -> list[dict]:
 
 
 def run_study(params: StudyParams, out_dir: str | None = None,
-              progress: Callable[[str], None] | None = None, executor=None) -> Study:
+              progress: Callable[[str], None] | None = None, executor=None,
+              force: bool = False) -> Study:
     """Run (or resume, with ``out_dir``) the study; return all points.
 
     Parameters
@@ -356,6 +360,9 @@ def run_study(params: StudyParams, out_dir: str | None = None,
     executor : Executor, optional
         Runs the allocations of a batch in parallel (:mod:`rankmap.selection.parallel`);
         points are saved in the same order and are the same as in-process.
+    force : bool
+        When ``out_dir`` holds a different study, replace it (its points are dropped)
+        instead of refusing.
 
     Returns
     -------
@@ -376,7 +383,7 @@ def run_study(params: StudyParams, out_dir: str | None = None,
     points: list[dict] = []
     if out_dir:
         os.makedirs(out_dir, exist_ok=True)
-        points = _load_existing(out_dir, params)
+        points = _load_existing(out_dir, params, force)
         write_atomic(os.path.join(out_dir, "study.json"), json_text(params.key(), indent=1),
                      force=True)
     per_key: dict[str, list[dict]] = {}
@@ -457,8 +464,6 @@ def plot_study(study: Study, path: str, force: bool = False) -> str:
     RankmapError
         When the study has no inorder mapping, or ``path`` exists without ``force``.
     """
-    import io
-
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -484,7 +489,7 @@ def plot_study(study: Study, path: str, force: bool = False) -> str:
     axes[0][-1].legend(fontsize=8)
     fig.suptitle(f"{study.params.pattern} on {study.params.machine}", fontsize=10)
     fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="svg" if path.lower().endswith(".svg") else "png", dpi=110)
+    from .io.image import figure_image
+    data = figure_image(fig, "svg" if path.lower().endswith(".svg") else "png", dpi=110)
     plt.close(fig)
-    return write_atomic(path, buf.getvalue(), force=force)
+    return write_atomic(path, data, force=force)

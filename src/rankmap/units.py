@@ -151,6 +151,8 @@ def parse_bandwidth(text: str | float, what: str = "bandwidth") -> float:
         t = t.strip()[:-2]
     hint = "expected e.g. 425MB/s, 10GB/s or 100Gb/s (bits)"
     value, unit = _number(t, _SIZE_UNITS, what, hint, shown=text)
+    if not value > 0:       # before the unit's hint, which would suggest '0GB/s'
+        raise RankmapError(f"bad {what} {show(text)}: must be positive")
     if unit is not None and not unit.lower().endswith("b"):
         # '425' or '10G': bytes or bits? (a number, as TOML gives it, is bytes/s)
         num = str(t).strip()[:len(str(t).strip()) - len(unit)].strip()

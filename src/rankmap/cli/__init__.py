@@ -47,6 +47,11 @@ COMMANDS = {
 
 
 class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args, **kwargs):
+        # no abbreviations: `compare --plot cdf.png` was read as --plot-dir and made a folder
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
+
     def error(self, message):  # one line, exit 2 (argparse's convention too)
         self.exit(2, f"{self.prog}: error: {message}\n")
 
@@ -197,14 +202,18 @@ def main(argv: list[str] | None = None, *, freeze_loaded: bool = False) -> int:
         if signal.getsignal(signal.SIGINT) is interrupted_while_loading:
             signal.signal(signal.SIGINT, signal.default_int_handler)  # loaded: normal Ctrl-C
         try:
-            args = parser.parse_args(argv)
+            args, unknown = parser.parse_known_args(argv)
         except SystemExit as exc:  # --help, --version, or a usage error already printed
             return exc.code if isinstance(exc.code, int) else 2
         if not getattr(args, "func", None):
             parser.print_help()
             return 2
         command = f"rankmap {args.command}"
-        _refuse_empty_paths(args)
+        if unknown:   # argparse names only "rankmap": the command is named, as other errors do
+            print(f"{command}: error: unrecognized arguments: {' '.join(unknown)}"
+                  f"{_hint(args.command, unknown)}", file=sys.stderr)
+            return 2
+        _check_output_names(args)
         if args.command in SINGLE_PROCESS_COMMANDS and not _first_of_launch(command):
             return 0
         from .compile_notice import announce_compiles
@@ -273,15 +282,56 @@ SINGLE_PROCESS_COMMANDS = ("study", "counters", "links", "nodes", "demo", "simgr
 #: options naming a file or folder to write, by their argparse destination
 OUTPUT_OPTIONS = {"output": "-o", "report": "--report", "plot_dir": "--plot-dir",
                   "plot": "--plot", "scatter": "--scatter", "links_out": "--links-out",
-                  "out": "--out"}
+                  "out": "--out", "json": "--json"}
+#: inputs for which an empty value would silently mean "not given", or name no file
+NONEMPTY_INPUTS = {"times": "--times", "labels": "--labels", "names": "--names",
+                   "file": "FILE.csv", "files": "FILE.csv"}
 
 
-def _refuse_empty_paths(args) -> None:
-    """An output option given an empty name (``--report ''``) is an error, not no output."""
-    for dest, flag in OUTPUT_OPTIONS.items():
+def _check_output_names(args) -> None:
+    """Output names fit before any work: an empty name (``--report ''``) is an error, not no
+    output; ``-`` is not standard output (files are written atomically), so it is refused
+    rather than made a file named ``-``; and two outputs may not name the same path (the
+    second would overwrite the first after the work). Inputs whose empty value would read as
+    not given (``--times ''``) are refused too."""
+    given = []
+    for dest, flag in {**OUTPUT_OPTIONS, **NONEMPTY_INPUTS}.items():
         value = getattr(args, dest, None)
-        if isinstance(value, str) and not value.strip():
-            raise RankmapError(f"{flag} {value!r}: an empty file name")
+        for item in value if isinstance(value, list) else [value]:
+            if isinstance(item, str) and not item.strip():
+                what = ("an empty value" if dest in ("times", "labels", "names")
+                        else "an empty file name")
+                raise RankmapError(f"{flag} {item!r}: {what}")
+        if dest in OUTPUT_OPTIONS and isinstance(value, str):
+            if value == "-":
+                raise RankmapError(f"{flag} -: rankmap writes a file, not standard output: "
+                                   "give a file name")
+            given.append((flag, value))
+    seen: dict[str, tuple[str, str]] = {}
+    for flag, value in given:
+        key = os.path.realpath(value)
+        if key in seen:
+            first, _ = seen[key]
+            raise RankmapError(f"{first} and {flag} both name {value!r}: give each output "
+                               "its own file")
+        seen[key] = (flag, value)
+
+
+#: (command, option it does not have) -> the option that does the job there
+_NEAR_OPTIONS = {("compare", "--plot"): "--plot-dir DIR, one plot a phase",
+                 ("evaluate", "--plot"): "--report FILE.html",
+                 ("compare", "--json"): "--format json",
+                 ("evaluate", "--json"): "--format json"}
+
+
+def _hint(command: str, unknown: list[str]) -> str:
+    """``; rankmap C has X`` when an unknown option is another command's spelling of one
+    command ``C`` has under another name."""
+    for word in unknown:
+        near = _NEAR_OPTIONS.get((command, word.split("=", 1)[0]))
+        if near:
+            return f"; rankmap {command} has {near}"
+    return ""
 
 
 def _first_of_launch(command: str) -> bool:

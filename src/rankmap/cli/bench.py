@@ -71,8 +71,8 @@ def add_parser(sub) -> None:
         "cart_create does); then every message size is exchanged --iters times, --repeats "
         "times. Reports min and median time of the slowest process per exchange and the "
         "bandwidth per process (bytes sent per process / median time, MB/s = 10^6 B/s). "
-        "pairs: random pairings with Isend/Irecv/Wait, best and worst pairing (seed 003 "
-        "section 2); cart: 1-D/2-D/3-D neighbour exchange, --cyclic or not (seed 003 "
+        "pairs: random pairings with Isend/Irecv/Wait, best and worst pairing (paper 003 "
+        "section 2); cart: 1-D/2-D/3-D neighbour exchange, --cyclic or not (paper 003 "
         "section 4); halo: 2-D/3-D star or --box halo; fft: Alltoall in every row then "
         "every column of a P0xP1 grid.",
         epilog=example("mpirun -n 16 rankmap bench halo --dims 4x4 --sizes 1KiB..4MiB "
@@ -94,7 +94,7 @@ def add_parser(sub) -> None:
                    help=f"machine spec or .toml (default ${MACHINE_ENV}; none: no reordering)")
     p.add_argument("--mapping", default="auto", metavar="NAME",
                    help="placement to apply, or 'none' for the launcher's order (default auto)")
-    p.add_argument("--seed", type=SEED, default=0, help="seed of placements and pairings")
+    p.add_argument("--seed", type=SEED, default=0, help="seed of placements and pairings (default 0)")
     p.add_argument("--json", metavar="FILE", help="write the results as JSON")
     p.add_argument("--plot", metavar="FILE.png|svg",
                    help="write a plot of bandwidth vs size (PNG or SVG)")

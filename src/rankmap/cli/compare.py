@@ -6,7 +6,7 @@ import os
 import sys
 
 from ..errors import RankmapError
-from ..io.atomic import check_writable
+from ..io.atomic import check_output_folder, check_writable
 from ..report import render
 from ..selection import compare, expand_names
 from .common import (add_budget, add_force, add_in_node, add_input_options, add_jobs, budget,
@@ -71,20 +71,13 @@ def run(args) -> int:
         into one line and status 2).
     """
     executor = search_executor(args)
-    if args.plot_dir and os.path.exists(args.plot_dir) and not os.path.isdir(args.plot_dir):
-        raise RankmapError(f"--plot-dir {args.plot_dir!r} is a file, not a folder")
+    if args.plot_dir:
+        check_output_folder(args.plot_dir, "--plot-dir")
     machine, allocation, pattern = load_inputs(args)
     if args.plot_dir and os.path.isdir(args.plot_dir):  # refuse before any work
         from ..plots.cdf import phase_file_names
         for name in phase_file_names(ph.name for ph in pattern.phases):
             check_writable(os.path.join(args.plot_dir, name), args.force)
-    elif args.plot_dir:                                  # a folder to make: can it be?
-        parent = os.path.abspath(args.plot_dir)
-        while not os.path.exists(parent):
-            parent = os.path.dirname(parent)
-        if not os.path.isdir(parent) or not os.access(parent, os.W_OK | os.X_OK):
-            raise RankmapError(f"--plot-dir {args.plot_dir!r}: cannot make a folder in "
-                               f"{parent!r}")
     if getattr(args, "report", None):
         from ..report.comparison import check_report_path
         check_report_path(args.report, args.force)

@@ -30,7 +30,7 @@ def add_parser(sub) -> None:
         description="Read per-link counters (one CSV per placement or run: src,dim,dir,dst or "
         "link, then bytes or packets, optional phase column; 'rankmap evaluate --links-out' "
         "writes this format) and report per phase the links' max, mean, percentiles and the "
-        "plateau point x at fraction y (seed 000). With --times, correlate plateau x with "
+        "plateau point x at fraction y (paper 000). With --times, correlate plateau x with "
         "time for every y of a sweep (Pearson and Spearman) and name the y that predicts time "
         "best, beside y = 1.0 (the busiest link).",
         epilog=example("rankmap counters tile.csv txyz.csv --labels Tile,TXYZ --y 0.99 "

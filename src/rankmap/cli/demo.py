@@ -60,6 +60,9 @@ def run(args) -> int:
     """
     from .common import stdout_console
 
+    from ..io.atomic import check_output_folder
+
+    check_output_folder(DEMO_DIR, "the demo's folder")    # before the work, not after it
     con = stdout_console()
     machine = parse_machine(DEMO_MACHINE)
     allocation = whole_machine(machine)

@@ -53,11 +53,12 @@ def add_parser(sub) -> None:
                    "table, or csv")
     add_budget(p)
     add_in_node(p)
-    add_jobs(p)
+    add_jobs(p, what="the candidates and refinements of --mapping auto (or refine:X)")
     p.add_argument("--links-out", metavar="FILE.csv",
                    help="write src,dim,dir,dst,bytes,streams for every directed link")
     p.add_argument("--report", metavar="FILE.html",
-                   help="write a self-contained HTML report (inputs, candidates, winner, plots)")
+                   help="write a self-contained HTML report (inputs, the placement's "
+                   "metrics, plots)")
     add_force(p)
     p.set_defaults(func=run)
 
@@ -91,7 +92,7 @@ def run(args) -> int:
         check_report_path(args.report, args.force)
     if args.links_out:
         from ..io.atomic import check_writable
-        if not args.links_out.endswith(".csv"):
+        if not args.links_out.lower().endswith(".csv"):
             raise RankmapError(f"--links-out {args.links_out!r}: expected a .csv file name")
         check_writable(args.links_out, args.force)
     if args.mapfile and args.in_node is not None:
@@ -144,7 +145,7 @@ def run(args) -> int:
         con.print(render.table(comp, title=f"{pattern.spec} on {machine.spec} "
                                f"({allocation.n_nodes} nodes, {comp.routing} routing)"))
     if args.links_out:
-        if not args.links_out.endswith(".csv"):
+        if not args.links_out.lower().endswith(".csv"):
             raise RankmapError(f"--links-out {args.links_out!r}: expected a .csv file name")
         write_atomic(args.links_out, format_links_csv(machine, ev.phases), force=args.force)
         print(f"wrote {args.links_out}", file=sys.stderr)

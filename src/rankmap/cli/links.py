@@ -94,7 +94,7 @@ def run(args) -> int:
     if args.format == "json":
         print(json_text(doc, indent=1))
     elif args.format == "csv":
-        _print_csv(doc)
+        _print_csv(doc, machine)
     else:
         _print(doc)
 
@@ -111,9 +111,9 @@ def run(args) -> int:
     return 0
 
 
-def _print_csv(doc) -> None:
-    keys = next((([k for k in ph["hottest"][0] if k != "load"]) for ph in doc["phases"]
-                 if ph["hottest"]), [])
+def _print_csv(doc, machine) -> None:
+    # the machine's link columns, also when no link is listed (--top 0: a header alone)
+    keys = [*machine.link_columns(), "src_coords"]
     print_csv(["phase"] + keys + ["load", "unit"],
               ([ph["phase"]] + [" ".join(map(str, h[k])) if isinstance(h[k], list) else h[k]
                                 for k in keys] + [h["load"], doc["unit"]]

@@ -43,10 +43,18 @@ def add_parser(sub) -> None:
         "place", help="(internal) answer a reordering request of the library",
         description="Used by the library on one process: read REQUEST, compute the placement, "
         "write the new rank of every process to RESULT.")
-    place.add_argument("request", metavar="REQUEST")
-    place.add_argument("-o", "--output", required=True, metavar="RESULT")
+    place.add_argument("request", metavar="REQUEST",
+                       help="the request file the library wrote (machine, grid, processes)")
+    place.add_argument("-o", "--output", required=True, metavar="RESULT",
+                       help="file to write the new rank of every process to")
     place.set_defaults(func=run)
-    p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
+    p.set_defaults(func=_no_action)
+
+
+def _no_action(args) -> int:
+    """``rankmap pmpi`` without an action: one line, as ``rankmap simgrid`` says it."""
+    from ..errors import RankmapError
+    raise RankmapError("give an action: path or build (rankmap pmpi --help)")
 
 
 def run(args) -> int:

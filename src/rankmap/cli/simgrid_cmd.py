@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ..errors import RankmapError
 from ..io.atomic import check_writable, write_atomic
 from .common import MACHINE_HELP, add_force, example
 
@@ -83,8 +84,10 @@ def run(args) -> int:
     from ..simgrid.platform import platform_xml
     from ..units import parse_bandwidth
 
+    _check_extension(args.output, ".xml", "SimGrid reads a platform by its .xml extension")
     check_writable(args.output, args.force)
-    mem = None if args.mem_bw.strip().lower() == "none" else \
+    # 'none', 'inf' or 'unlimited', as the time model's --mem-bw takes them
+    mem = None if args.mem_bw.strip().lower() in ("none", "inf", "unlimited") else \
         parse_bandwidth(args.mem_bw, "--mem-bw")
     machine = parse_machine(args.machine)
     write_atomic(args.output, platform_xml(machine, mem_bw=mem), force=args.force)
@@ -109,8 +112,15 @@ def run_shim(args) -> int:
     """
     from ..simgrid.shim import shim_source
 
+    _check_extension(args.output, ".c", "smpicc compiles it as C by its .c extension")
     check_writable(args.output, args.force)
     write_atomic(args.output, shim_source(args.like), force=args.force)
     print(f"wrote {args.output}: MPI_Pcontrol does nothing, MPI_Dims_create as {args.like}'s; "
           f"build with smpicc -O2 -o app.smpi app.c {args.output}", file=sys.stderr)
     return 0
+
+
+def _check_extension(path: str, ext: str, why: str) -> None:
+    """Refuse an output name without the extension the file is used by."""
+    if not path.lower().endswith(ext):
+        raise RankmapError(f"-o {path!r}: expected a {ext} file name ({why})")

@@ -9,7 +9,7 @@ import sys
 
 from ..errors import RankmapError
 from ..machines import parse_machine
-from ..io.atomic import check_writable, write_atomic
+from ..io.atomic import check_output_folder, check_writable, write_atomic
 from ..selection import split_names
 from ..timing import parse_time_options
 from ..study import StudyParams, parse_sweep, plot_study, run_study, summary_csv
@@ -38,7 +38,7 @@ def add_parser(sub) -> None:
         description="For every node count, threads-per-rank value and random allocation "
         "(random:N:seed=S), fill the allocation with the pattern and evaluate every mapper; "
         "report per mapper the median busiest-link bytes and predicted time normalised to "
-        "inorder (seed 002, Figure 1). With --out DIR every point is saved as it finishes and "
+        "inorder (paper 002, Figure 1). With --out DIR every point is saved as it finishes and "
         "a rerun resumes.",
         epilog=example("rankmap study --machine xc:groups=26 --pattern minighost "
                        "--nodes-sweep 1,2,4,...,256 --threads 1,2,4,8,16,32 --plot study.png "
@@ -57,10 +57,10 @@ def add_parser(sub) -> None:
                    help="mappers to compare (default inorder,random,rcb; inorder is the "
                    "reference and is added when missing)")
     p.add_argument("--allocs", type=int_arg(1, 100000), default=8, metavar="K",
-                   help="random allocations per node count (default 8, like seed 002)")
+                   help="random allocations per node count (default 8, like paper 002)")
     p.add_argument("--routing", "-r", metavar="NAME", help="routing model (default: the "
                    "machine's first)")
-    p.add_argument("--seed", type=SEED, default=0, help="base seed of allocations and mappers")
+    p.add_argument("--seed", type=SEED, default=0, help="base seed of allocations and mappers (default 0)")
     add_time_options(p)
     # with --time-model off a point's time is its busiest link's bytes / bandwidth (much faster
     # on big machines); unset here so that the option's first spelling, kept for scripts, can
@@ -167,12 +167,17 @@ def run(args) -> int:
         from ..report.figures import image_format
         image_format(args.plot)          # .png or .svg, as every plot of rankmap
         check_writable(args.plot, args.force)
-    if args.out and os.path.exists(args.out) and not os.path.isdir(args.out):
-        raise RankmapError(f"--out {args.out!r} is a file, not a folder")
+    if args.out:
+        check_output_folder(args.out, "--out")
+        summary = os.path.join(args.out, "summary.csv")
+        if (os.path.exists(summary) and not os.path.exists(os.path.join(args.out, "study.json"))
+                and not args.force):
+            raise RankmapError(f"--out {args.out!r} holds a summary.csv of no study (no "
+                               "study.json); use --force to replace it")
     total = len(params.nodes) * len(params.threads) * params.allocs
     with progress_bar(total, "study") as advance:
         study = run_study(params, args.out, progress=advance,
-                          executor=search_executor(args, mpi=False))
+                          executor=search_executor(args, mpi=False), force=args.force)
     rows = study.summary()
     if args.out:
         write_atomic(os.path.join(args.out, "summary.csv"), summary_csv(rows), force=True)

@@ -229,7 +229,7 @@ def correlation_table(runs, times: dict, ys, by: str = "pearson") -> tuple[dict,
                 series.append(r.aggregated().values)
                 notes.append(f"{r.path}: its {len(r.phases)} phases are summed to match the "
                              f"'all' time: counters spanning several phases correlate poorly "
-                             f"with time (seed 000, section V); give per-phase times")
+                             f"with time (paper 000, section V); give per-phase times")
             else:
                 raise RankmapError(f"times give phase {ph!r} for {r.label!r} but {r.path} has "
                                    f"phases {', '.join(r.phases)}")

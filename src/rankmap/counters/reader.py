@@ -69,6 +69,10 @@ class CounterRun:
             No such phase (the message lists the file's phases).
         """
         if name not in self.phases:
+            if not self.has_phase_column:   # evaluate --links-out of a one-phase pattern
+                raise RankmapError(f"{self.path}: no phase {name!r}: the file has no phase "
+                                   "column (one phase, as a one-phase pattern's --links-out "
+                                   "writes it); drop --phase")
             raise RankmapError(f"{self.path}: no phase {name!r} (phases: {', '.join(self.phases)})")
         return self.phases[name]
 

@@ -71,7 +71,7 @@ def analyse(runs: list[CounterRun], y: float, percentiles=DEFAULT_PERCENTILES,
         if aggregate and len(r.phases) > 1:
             notes.append(f"{r.path}: summing its {len(r.phases)} phases "
                          f"({', '.join(r.phases)}): counters spanning several phases hide "
-                         "contention and correlate poorly with time (seed 000, section V)")
+                         "contention and correlate poorly with time (paper 000, section V)")
         for ph in selected_phases(r, phase, aggregate):
             st = phase_stats(ph.values, y, percentiles)
             rows.append({"label": r.label, "file": r.path, "phase": ph.name, **st})

@@ -27,8 +27,8 @@ import tempfile
 from ..errors import RankmapError
 from ..validate import show
 
-__all__ = ["check_writable", "write_atomic", "move_into_place", "install_signal_cleanup",
-           "pending_temp_files"]
+__all__ = ["check_writable", "check_output_folder", "write_atomic", "move_into_place",
+           "install_signal_cleanup", "pending_temp_files"]
 
 #: temporary files being written by this process (removed on SIGTERM/SIGHUP).
 _PENDING: set[str] = set()
@@ -104,6 +104,34 @@ def check_writable(path: str, force: bool) -> None:
     if not os.access(folder, os.W_OK):
         raise RankmapError(f"cannot write output {show(path)}: folder {show(folder)} is not "
                            "writable")
+
+
+def check_output_folder(path: str, flag: str) -> None:
+    """Raise unless ``path`` is a writable folder, or one that can be made in an existing
+    folder: an output folder is made, its missing parents are not (as no output file's
+    folder is made).
+
+    Parameters
+    ----------
+    path : str
+        The output folder (``--plot-dir``, ``--out``).
+    flag : str
+        The option that names it, for the message.
+    """
+    if os.path.exists(path):
+        if not os.path.isdir(path):
+            raise RankmapError(f"{flag} {show(path)} is a file, not a folder")
+        if not os.access(path, os.W_OK | os.X_OK):
+            raise RankmapError(f"{flag} {show(path)}: the folder is not writable")
+        return
+    parent = os.path.dirname(os.path.abspath(path))
+    if os.path.exists(parent) and not os.path.isdir(parent):
+        raise RankmapError(f"{flag} {show(path)}: cannot make a folder in {show(parent)}, "
+                           "which is a file")
+    if not os.path.isdir(parent):
+        raise RankmapError(f"folder {show(parent)} for {flag} {show(path)} does not exist")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise RankmapError(f"{flag} {show(path)}: cannot make a folder in {show(parent)}")
 
 
 def _open_unnamed(folder: str) -> int | None:

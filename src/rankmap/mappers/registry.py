@@ -65,15 +65,15 @@ MAPPERS = MappingProxyType({info.name: info for info in (
     MapperInfo("inorder", inorder,
                "the allocation's own order, cores of a node first (Slurm block)"),
     MapperInfo("random", random_mapping, "a random placement on the allocation's cores (seeded)"),
-    MapperInfo("greedy", greedy, "nearest-unused-core walk of the process grid (seed 003)",
+    MapperInfo("greedy", greedy, "nearest-unused-core walk of the process grid (paper 003)",
                applies=needs_grid),
     MapperInfo("mueller-resch", mueller_resch,
-               "best axis permutation of the node order by average hops (seed 003)"),
+               "best axis permutation of the node order by average hops (paper 003)"),
     MapperInfo("rcb", rcb,
-               "recursive coordinate bisection of nodes and grid coordinates (seed 002)",
+               "recursive coordinate bisection of nodes and grid coordinates (paper 002)",
                same_as=rcb_same_as),
     MapperInfo("cubes", cubes,
-               "fft2d: each dim0 group on a compact block, displaced copies (seed 004)",
+               "fft2d: each dim0 group on a compact block, displaced copies (paper 004)",
                applies=cubes_applies(0), grid_machine_only=True),
     MapperInfo("cubes-dim1", cubes_dim1,
                "fft2d: each dim1 group on a compact block, displaced copies",
@@ -108,7 +108,7 @@ def _parse_rubik(name: str, machine) -> MapperInfo | None:
     low = key.lower()
     if low in PRESETS:
         preset = RubikPreset(low)
-        return MapperInfo(low, preset, f"rubik preset {low} (seed 000 pF3D mappings)",
+        return MapperInfo(low, preset, f"rubik preset {low} (paper 000 pF3D mappings)",
                           preset.reason_not_applicable)
     if low.startswith("rubik:"):
         value = Rubik(key)                          # syntax errors surface at once

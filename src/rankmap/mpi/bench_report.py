@@ -71,8 +71,6 @@ def plot_bandwidth(result: dict, path: str, force: bool = False) -> str:
     RankmapError
         When ``path`` exists and ``force`` is not given.
     """
-    import io
-
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -101,7 +99,7 @@ def plot_bandwidth(result: dict, path: str, force: bool = False) -> str:
     ax.legend()
     fig.tight_layout()
     fmt = path.rsplit(".", 1)[-1].lower() if "." in path else "png"
-    buf = io.BytesIO()
-    fig.savefig(buf, format=fmt if fmt in ("png", "svg") else "png", dpi=120)
+    from ..io.image import figure_image
+    data = figure_image(fig, fmt if fmt in ("png", "svg") else "png", dpi=120)
     plt.close(fig)
-    return write_atomic(path, buf.getvalue(), force=force)
+    return write_atomic(path, data, force=force)

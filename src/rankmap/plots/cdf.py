@@ -152,12 +152,10 @@ def plot_link_cdfs(comp: Comparison, out_dir: str, y: float = 0.99, max_curves: 
         ax.legend(fontsize=8, loc="lower right", title=legend_title, title_fontsize=8)
         fig.tight_layout()
         path = os.path.join(out_dir, files[k])
-        import io
-
         from ..io.atomic import write_atomic
-        buf = io.BytesIO()
-        fig.savefig(buf, format=fmt)
+        from ..io.image import figure_image
+        data = figure_image(fig, fmt)
         plt.close(fig)
-        write_atomic(path, buf.getvalue(), force=True)  # the caller refused existing files
+        write_atomic(path, data, force=True)  # the caller refused existing files
         paths.append(path)
     return paths

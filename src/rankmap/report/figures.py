@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import os
 
 from ..errors import RankmapError
@@ -68,10 +67,10 @@ def figure_bytes(fig, fmt: str = "png") -> bytes:
     bytes
         The rendered image.
     """
-    buf = io.BytesIO()
-    fig.savefig(buf, format=fmt, dpi=110 if fmt == "png" else None)
+    from ..io.image import figure_image
+    data = figure_image(fig, fmt, dpi=110 if fmt == "png" else None)
     pyplot().close(fig)
-    return buf.getvalue()
+    return data
 
 
 def save_figure(fig, path: str, force: bool = False) -> str:

@@ -192,12 +192,15 @@ def parse_time_options(nic: str | None = None, mem: str | None = None,
             return None
         return parse_bandwidth(text, what)
 
-    return TimeOptions(nic_bw=bw(nic, "NIC bandwidth", None),
-                       mem_bw=bw(mem, "memory bandwidth", DEFAULT_MEM_BW),
+    # named as the command line's options too: the message is the same from Python
+    return TimeOptions(nic_bw=bw(nic, "NIC bandwidth (--nic-bw)", None),
+                       mem_bw=bw(mem, "memory bandwidth (--mem-bw)", DEFAULT_MEM_BW),
                        overhead_s=(DEFAULT_OVERHEAD_S if overhead is None
-                                   else parse_time(overhead, "per-message overhead")),
+                                   else parse_time(overhead,
+                                                   "per-message overhead (--msg-overhead)")),
                        enabled=enabled, mem_shared=mem_sharing == "node",
-                       socket_bw=bw(socket, "inter-socket bandwidth", DEFAULT_SOCKET_BW))
+                       socket_bw=bw(socket, "inter-socket bandwidth (--socket-bw)",
+                                    DEFAULT_SOCKET_BW))
 
 
 @kernel(nogil=True)
