@@ -301,3 +301,22 @@ def test_histogram_of_counts_too_close_for_float64_has_fewer_bins():
     edges, frac = empirical_pdf([0, 1, 2, 3, 10], 40)
     want, want_edges = np.histogram([0, 1, 2, 3, 10], bins=40)
     assert np.array_equal(edges, want_edges) and np.array_equal(frac, want / 5)
+
+
+def test_report_names_runs_tied_on_the_plateau_point_and_runs_without_time(tmp_path, capsys):
+    """The report crowned one 'winner' of runs tied on both plateau point and busiest link;
+    a run without a time was dropped from the correlation without a word."""
+    from rankmap.cli import main
+    for name, text in (("ta", "a,1\nb,2\nc,2\n"), ("tb", "a,1\nb,2\nc,2\n"),
+                       ("tc", "a,5\nb,5\nc,5\n"), ("td", "a,1\nb,2\nc,9\n")):
+        (tmp_path / f"{name}.csv").write_text("link,bytes\n" + text)
+    (tmp_path / "t.csv").write_text("label,phase,seconds\nta,all,1\ntb,all,1\ntc,all,2\n")
+    report = tmp_path / "r.html"
+    files = [str(tmp_path / f"{n}.csv") for n in ("ta", "tb", "tc", "td")]
+    assert main(["counters", *files, "--y", "0.6", "--times", str(tmp_path / "t.csv"),
+                 "--report", str(report)]) == 0
+    err = capsys.readouterr().err
+    assert "no time for td: left out of the correlation" in err
+    html = report.read_text()
+    assert "ta, tb, td tie with the lowest plateau point" in html
+    assert "the lightest busiest link (2 B) is shared by ta, tb" in html

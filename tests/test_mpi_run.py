@@ -171,11 +171,31 @@ def test_bench_refuses_another_benchmarks_options():
     rankmap = shutil.which("rankmap") or str(Path(sys.executable).parent / "rankmap")
     for argv, opt in ((["pairs", "--dims", "2x2"], "--dims"),
                       (["halo", "--dims", "2x2", "--pairings", "3"], "--pairings"),
-                      (["cart", "--dims", "4", "--box"], "--box")):
+                      (["cart", "--dims", "4", "--box"], "--box"),
+                      (["pairs", "--cyclic"], "--cyclic"),
+                      (["fft", "--dims", "1x1", "--cyclic"], "--cyclic")):
         proc = subprocess.run([rankmap, "bench", *argv], capture_output=True, text=True,
                               timeout=TIMEOUT)
         assert proc.returncode == 2
         assert f"{opt} does not apply to the {argv[0]} benchmark" in proc.stderr
+
+
+@pytest.mark.parametrize("argv, said", [
+    (["--mapping", "bogus"], "--mapping bogus needs a machine"),
+    (["--mapping", "bogus", "-m", "torus:1"], "unknown mapping 'bogus'"),
+    (["--mapping", "none", "--sizes", "1KiB,1PiB"],
+     "bad --sizes entry 1.0 PiB: the halo benchmark's buffers would take"),
+])
+def test_bench_refuses_a_mapping_or_size_it_cannot_use_before_running(argv, said):
+    """A mistyped --mapping ran the benchmark (exit 0) unless ranks were reordered; a size
+    past the node's memory ended in 'out of memory' on every process, --sizes unnamed."""
+    _need_mpi()
+    rankmap = shutil.which("rankmap") or str(Path(sys.executable).parent / "rankmap")
+    proc = subprocess.run([rankmap, "bench", "halo", "--dims", "1x1", *argv],
+                          capture_output=True, text=True, timeout=TIMEOUT,
+                          env={k: v for k, v in os.environ.items() if k != "RANKMAP_MACHINE"})
+    assert proc.returncode == 2 and said in proc.stderr, proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
 
 
 def test_launch_runs_open_mpi_with_the_rankfile(tmp_path):

@@ -206,3 +206,58 @@ def test_validate_says_when_the_pick_was_a_tie(capsys):
     assert "SMPI gives them 17.600 ms to 34.700 ms" in out
     print_table(Validation("s", rows[2:4]))
     assert "predicted the same time" not in capsys.readouterr().out
+
+
+FAKE_SMPICC = """#!/bin/sh
+# a stand-in for smpicc: '-show' says what it is; a compile writes a script as the binary
+if [ "$1" = "-show" ]; then echo "fake-cc -lsimgrid"; exit 0; fi
+echo compiled >> "$LOG"
+case "$MODE" in
+  fail) echo "halo.c:1:10: fatal error: mpi.h: No such file or directory" >&2; exit 1;;
+  quiet) exit 1;;
+  slow) sleep 30;;
+esac
+while [ $# -gt 0 ]; do
+  if [ "$1" = "-o" ]; then printf '#!/bin/sh\\necho ok\\n' > "$2"; chmod +x "$2"; fi
+  shift
+done
+"""
+
+
+@pytest.fixture
+def fake_smpicc(tmp_path, monkeypatch):
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "smpicc").write_text(FAKE_SMPICC)
+    (bin_dir / "smpicc").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
+    monkeypatch.setenv("RANKMAP_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("LOG", str(tmp_path / "log"))
+    monkeypatch.setenv("MODE", "ok")
+    return tmp_path / "log"
+
+
+def test_a_cached_program_whose_bytes_changed_is_built_again(fake_smpicc):
+    """A binary cut short in the cache was run for ever after ('smpirun failed (exit 134)')."""
+    from rankmap.simgrid.build import compiled_program
+    exe = compiled_program("flows")
+    assert compiled_program("flows") == exe and fake_smpicc.read_text().count("compiled") == 1
+    with open(exe, "w") as fh:
+        fh.write("garbage")
+    assert compiled_program("flows") == exe and fake_smpicc.read_text().count("compiled") == 2
+    assert open(exe).read().startswith("#!/bin/sh")
+
+
+@pytest.mark.parametrize("mode, said", [
+    ("fail", "smpicc failed on flows.c: halo.c:1:10: fatal error: mpi.h: No such file"),
+    ("quiet", "smpicc failed on flows.c: exit status 1, no message"),
+    ("slow", "smpicc did not finish flows.c in 1 s")])
+def test_a_failing_compile_is_one_plain_line(fake_smpicc, monkeypatch, mode, said):
+    """The message was a Python list (['fatal error: ...'], or []); a compiler that hung
+    hung validate whatever its --timeout."""
+    from rankmap.simgrid import build
+    monkeypatch.setenv("MODE", mode)
+    monkeypatch.setattr(build, "COMPILE_TIMEOUT_S", 1)
+    with pytest.raises(RankmapError) as info:
+        build.compiled_program("flows")
+    assert str(info.value) == said or str(info.value).startswith(said), str(info.value)

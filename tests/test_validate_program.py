@@ -56,13 +56,13 @@ def _open_mpi_launcher() -> list[str]:
     return launcher
 
 
-def _validate(tmp_path, capsys, *args, timeout="120"):
+def _validate(tmp_path, capsys, *args, timeout="120", status=0):
     js = tmp_path / "v.json"
     code = main(["validate", *args[:-1], "--json", str(js), "--force", "--timeout", timeout,
                  "--", *args[-1]])
     captured = capsys.readouterr()
-    assert code == 0, captured.err
-    return json.loads(js.read_text()), captured.out
+    assert code == status, captured.err
+    return json.loads(js.read_text()), captured.out + captured.err
 
 
 @needs_smpi
@@ -74,6 +74,9 @@ def test_own_program_matches_the_stated_pattern(smpi_program, tmp_path, capsys):
                          "stencil:6x6:periodic:bytes=64KiB", "--mappings",
                          "inorder,XYT,random,greedy", [smpi_program, "6", "6", "65536", "1"])
     assert "SMPI program: halo_phases.smpi" in out and "routes identical" in out
+    # what reproduces the run is in the JSON: allocation, seed, the program's command
+    assert doc["options"]["allocation"]["nodes"] == 9 and doc["options"]["seed"] == 0
+    assert doc["options"]["command"][1:] == ["6", "6", "65536", "1"] and doc["skipped"] == {}
     rows = doc["candidates"]
     assert len(rows) == 4 and len({round(r["simulated_s"], 9) for r in rows}) > 1
     for r in rows:
@@ -94,11 +97,14 @@ def test_a_timed_out_simulation_is_stopped(smpi_program, tmp_path, capsys):
     (it went on using a core after rankmap had moved on)."""
     import time
 
-    doc, _ = _validate(tmp_path, capsys, "-m", "torus:3x3:cores=4", "-p",
-                       "stencil:6x6:periodic:bytes=64KiB", "--mappings", "XYT",
-                       [smpi_program, "6", "6", "65536", "100000000"], timeout="1")
+    doc, out = _validate(tmp_path, capsys, "-m", "torus:3x3:cores=4", "-p",
+                         "stencil:6x6:periodic:bytes=64KiB", "--mappings", "XYT",
+                         [smpi_program, "6", "6", "65536", "100000000"], timeout="1",
+                         status=2)
     row = doc["candidates"][0]
     assert row["simulated_s"] is None and "timeout" in row["error"]
+    # nothing simulated is no validation: the JSON says what happened, the status fails
+    assert "no placement was simulated: all 1 timed out or failed (raise --timeout 1" in out
     deadline = time.monotonic() + 10
     while True:
         left = subprocess.run(["pgrep", "-f", smpi_program], capture_output=True, text=True)

@@ -110,7 +110,8 @@ def _config(args) -> BenchConfig:
     # options of another benchmark would be ignored: said instead
     given = [opt for opt, kinds, on in (("--dims", ("cart", "halo", "fft"), args.dims),
                                         ("--pairings", ("pairs",), args.pairings is not None),
-                                        ("--box", ("halo",), args.box))
+                                        ("--box", ("halo",), args.box),
+                                        ("--cyclic", ("cart", "halo"), args.periodic))
              if on and args.kind not in kinds]
     if given:
         raise RankmapError(f"{given[0]} does not apply to the {args.kind} benchmark")
@@ -124,7 +125,13 @@ def _config(args) -> BenchConfig:
     machine = args.machine or os.environ.get(MACHINE_ENV, "").strip() or None
     if machine is not None:
         from ..machines import parse_machine
+        from ..selection import check_name
         machine = parse_machine(machine)
+        if args.mapping.strip().lower() != "none":
+            check_name(args.mapping, machine)      # a typo is refused before the job runs
+    elif args.mapping.strip().lower() not in ("auto", "none"):
+        raise RankmapError(f"--mapping {args.mapping} needs a machine (--machine or "
+                           f"${MACHINE_ENV}): without one the launcher's order is kept")
     return BenchConfig(args.kind, dims, parse_sizes(args.sizes), args.repeats, args.iters,
                        args.box, args.periodic, pairings, args.mapping, machine, args.seed)
 
@@ -160,7 +167,7 @@ def run(args) -> int:
 
 def _run(args, comm) -> int:
     from ..io.atomic import check_writable
-    from ..mpi.bench import run_benchmark
+    from ..mpi.bench import check_buffer_memory, run_benchmark
     from ..mpi.bench_report import format_table, plot_bandwidth
     cfg = _config(args)
     check_config(cfg, comm.Get_size())
@@ -170,6 +177,7 @@ def _run(args, comm) -> int:
             for path in (args.json, args.plot):
                 if path:
                     check_writable(path, args.force)
+            check_buffer_memory(cfg)        # this node's memory: said once, by rank 0
         except RankmapError as exc:
             error = str(exc)
     error = comm.bcast(error, root=0)

@@ -136,19 +136,24 @@ def run(args) -> int:
                            "platform does not have (a host has one loopback link): the "
                            "prediction would not be the simulation's; validate the machine "
                            "without node=")
-    names = expand_names(args.mappings, pattern, machine, allocation)
+    every = args.mappings.strip().lower() == "all"
+    # --mappings all lists the mappers that do not apply as skipped, as compare does
+    names = expand_names(args.mappings, pattern, machine, allocation, inapplicable=every)
     with progress_bar(2 * len(names), "predicting / simulating") as advance:
         val = V.validate(machine, allocation, pattern, names, routing=args.routing,
                          seed=args.seed, timeout=args.timeout, progress=advance,
                          program=args.program or "auto", time_options=time_options(args),
                          command=command or None,
-                         skip_inapplicable=args.mappings.strip().lower() == "all")
+                         skip_inapplicable=every)
     print_table(val)
     if args.plot:
         print(f"wrote {V.scatter_plot(val, args.plot, args.force)}", file=sys.stderr)
     if args.json:
         write_atomic(args.json, json_text(val.to_json(), indent=1) + "\n", force=args.force)
         print(f"wrote {args.json}", file=sys.stderr)
+    if not val.done:        # nothing to compare with: not a validation
+        raise RankmapError(f"no placement was simulated: all {len(val.rows)} timed out or "
+                           f"failed (raise --timeout {args.timeout:g}, or check the program)")
     return 0
 
 

@@ -235,6 +235,10 @@ def correlation_table(runs, times: dict, ys, by: str = "pearson") -> tuple[dict,
                                    f"phases {', '.join(r.phases)}")
             labels.append(r.label)
             secs.append(times[(r.label, ph)])
+        missing = [r.label for r in runs if (r.label, ph) not in times]
+        if missing:     # a run left out of the correlation is said, as an unknown label is
+            notes.append(f"phase {ph}: no time for {', '.join(missing)}: left out of the "
+                         "correlation")
         if len(labels) < 3:
             notes.append(f"phase {ph}: only {len(labels)} runs with times, need 3 to correlate")
             continue

@@ -28,7 +28,8 @@ from ..patterns.stencil import make_stencil, stencil_offsets
 from .cart import cart_from_reordering, check_cart_args
 from .reorder import Reordering, identity, reorder_ranks, split_by_new_rank
 
-__all__ = ["KINDS", "BenchConfig", "check_config", "default_iters", "run_benchmark"]
+__all__ = ["KINDS", "BenchConfig", "check_config", "buffer_bytes", "check_buffer_memory",
+           "default_iters", "run_benchmark"]
 
 KINDS = ("pairs", "cart", "halo", "fft")
 
@@ -81,6 +82,62 @@ def check_config(cfg: BenchConfig, size: int) -> None:
         raise RankmapError(f"bad --dims {'x'.join(map(str, cfg.dims))} for {cfg.kind}: "
                            f"{want} dimensions")
     check_cart_args(size, cfg.dims, [cfg.periodic] * len(cfg.dims))
+
+
+def buffer_bytes(cfg: BenchConfig, nbytes: int) -> int:
+    """Bytes of message buffers one process holds to exchange messages of ``nbytes``.
+
+    Parameters
+    ----------
+    cfg : BenchConfig
+        The benchmark (a config :func:`check_config` accepted).
+    nbytes : int
+        Message size in bytes.
+
+    Returns
+    -------
+    int
+        One send buffer and a receive buffer per neighbour (pairs: one partner; cart: two
+        per dimension; halo: every neighbour of the box or star), or the send and receive
+        buffers of the two all-to-alls (fft).
+    """
+    if cfg.kind == "pairs":
+        return 2 * nbytes
+    ndim = len(cfg.dims)
+    if cfg.kind == "fft":
+        return 2 * nbytes * sum(cfg.dims)
+    neighbours = 3 ** ndim - 1 if cfg.kind == "halo" and cfg.box else 2 * ndim
+    return (1 + neighbours) * nbytes
+
+
+def check_buffer_memory(cfg: BenchConfig) -> None:
+    """Refuse a message size whose buffers could not fit in this node's memory.
+
+    Parameters
+    ----------
+    cfg : BenchConfig
+        The benchmark.
+
+    Raises
+    ------
+    RankmapError
+        Naming the first size whose buffers exceed the node's physical memory (a 1 TiB
+        message ran into 'out of memory' on every process, with no word of --sizes).
+    """
+    import os
+
+    from ..units import format_bytes
+    try:
+        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError):
+        return
+    for nbytes in cfg.sizes:
+        need = buffer_bytes(cfg, nbytes)
+        if need > memory:
+            raise RankmapError(f"bad --sizes entry {format_bytes(nbytes)}: the {cfg.kind} "
+                               f"benchmark's buffers would take {format_bytes(need)} in each "
+                               f"process, more than this node's memory "
+                               f"({format_bytes(memory)})")
 
 
 def default_iters(nbytes: int) -> int:

@@ -110,7 +110,9 @@ def library_path(mpicc: str | None = None, rebuild: bool = False) -> str:
                                      *src.values()]).encode())
     out_dir = os.path.join(cache_root(), key.hexdigest()[:16])
     lib = os.path.join(out_dir, LIBRARY_NAME)
-    if os.path.exists(lib) and not rebuild:
+    from ..io.sealed import is_sealed, seal
+
+    if is_sealed(lib) and not rebuild:   # a library changed since it was built is built again
         return lib
     os.makedirs(out_dir, exist_ok=True)
     tmp = f"{lib}.tmp{os.getpid()}"
@@ -131,4 +133,5 @@ def library_path(mpicc: str | None = None, rebuild: bool = False) -> str:
                                          "an MPI C compiler wrapper?)")
         raise RankmapError(f"{cc} failed on the PMPI library: {why}")
     os.replace(tmp, lib)
+    seal(lib)
     return lib

@@ -62,14 +62,27 @@ def counters_report(runs, doc: dict, corr: dict | None, *, times: str | None = N
     rep.heading("The winner and why")
     for ph in dict.fromkeys(r["phase"] for r in doc["counters"]):
         mine = [r for r in doc["counters"] if r["phase"] == ph]
-        win = min(mine, key=lambda r: r["plateau"]["x"])
+        low = min(r["plateau"]["x"] for r in mine)
+        tied = [r for r in mine if r["plateau"]["x"] == low]
+        # among runs tied on the plateau point, the lightest busiest link first
+        win = min(tied, key=lambda r: r["max"])
         busy = min(mine, key=lambda r: r["max"])
-        text = (f"phase {ph}: {win['label']} has the lowest plateau point "
-                f"({fmt_count(win['plateau']['x'], unit)} at y = {doc['y']:g}): "
-                f"{doc['y']:.0%} of its links carry at most that")
-        text += ("; it also has the lightest busiest link." if busy is win else
-                 f"; the lightest busiest link is {busy['label']}'s "
-                 f"({fmt_count(busy['max'], unit)}), which the plateau point ranks lower.")
+        names = (win["label"] if len(tied) == 1 else
+                 f"{', '.join(r['label'] for r in tied)} tie with")
+        text = (f"phase {ph}: {names} the lowest plateau point "
+                f"({fmt_count(low, unit)} at y = {doc['y']:g}): "
+                f"{doc['y']:.0%} of {'its' if len(tied) == 1 else 'their'} links carry at "
+                "most that")
+        if len(tied) == 1:
+            text = text.replace(f"{names} the lowest", f"{names} has the lowest", 1)
+        lightest = [r for r in mine if r["max"] == busy["max"]]
+        if win in lightest:
+            text += ("; it also has the lightest busiest link." if len(lightest) == 1 else
+                     f"; the lightest busiest link ({fmt_count(busy['max'], unit)}) is "
+                     f"shared by {', '.join(r['label'] for r in lightest)}.")
+        else:
+            text += (f"; the lightest busiest link is {busy['label']}'s "
+                     f"({fmt_count(busy['max'], unit)}), which the plateau point ranks lower.")
         rep.paragraph(text, css="winner")
     if corr:
         rep.heading("Which y predicts time")

@@ -1,7 +1,9 @@
 """Compiling the shipped SMPI programs with ``smpicc`` into a cache, once per source version.
 
 The cache directory is ``$RANKMAP_CACHE/smpi`` or ``~/.cache/rankmap/smpi``; a binary is
-named after its program and a hash of its source, so an edited program is rebuilt.
+named after its program and a hash of its source and its compiler (path and ``-show`` line),
+so an edited program, or another SimGrid, is rebuilt; a binary whose bytes changed since it
+was built (:mod:`rankmap.io.sealed`) is rebuilt too.
 """
 
 from __future__ import annotations
@@ -14,8 +16,11 @@ from importlib import resources
 
 from ..errors import RankmapError
 
-__all__ = ["INSTALL_HINT", "find_tool", "smpi_available", "cache_dir", "program_source",
-           "program_headers", "compiled_program"]
+__all__ = ["INSTALL_HINT", "COMPILE_TIMEOUT_S", "find_tool", "smpi_available", "cache_dir",
+           "program_source", "program_headers", "compiled_program"]
+
+#: most seconds one compile of a shipped program may take
+COMPILE_TIMEOUT_S = 300
 
 INSTALL_HINT = ("SimGrid SMPI is not installed: install it with 'apt-get install "
                 "libsimgrid-dev simgrid' (Debian/Ubuntu), which provides smpicc and smpirun")
@@ -115,7 +120,9 @@ def compiled_program(name: str, suffix: str = ".c", compiler: str = "smpicc",
 
     MPI programs (``.c``) are compiled with ``smpicc``; the SimGrid tools written against
     the s4u API (``.cpp``) with ``compiler="c++"`` and ``libs=("-lsimgrid",)``. The binary
-    is named after a hash of the source and the shipped headers, so editing either rebuilds.
+    is named after a hash of the source, the shipped headers and the compiler, so changing
+    any of them rebuilds; a cached binary that no longer has the bytes it was built with is
+    rebuilt.
 
     Parameters
     ----------
@@ -136,29 +143,54 @@ def compiled_program(name: str, suffix: str = ".c", compiler: str = "smpicc",
     Raises
     ------
     RankmapError
-        When the program or compiler is missing, or compilation fails (last error line shown).
+        When the program or compiler is missing, or compilation fails (its first error line
+        shown) or takes more than :data:`COMPILE_TIMEOUT_S`.
     """
     import tempfile
 
+    from ..io.sealed import is_sealed, seal
+
     src, headers = program_source(name, suffix), program_headers()
-    digest = hashlib.sha256("\0".join([src, *headers.values()]).encode()).hexdigest()[:16]
-    out_dir = cache_dir()
-    exe = os.path.join(out_dir, f"{name}-{digest}")
-    if os.path.exists(exe):
-        return exe
     cc = find_tool(compiler) if compiler == "smpicc" else shutil.which(compiler)
     if not cc:
         raise RankmapError(f"{compiler} not found: install a C++ compiler (apt-get install g++)")
+    # the compiler is part of the key: another SimGrid (or compiler) builds its own binary
+    digest = hashlib.sha256("\0".join([os.path.realpath(cc), _identity(cc, compiler), *libs,
+                                       src, *headers.values()]).encode()).hexdigest()[:16]
+    out_dir = cache_dir()
+    exe = os.path.join(out_dir, f"{name}-{digest}")
+    if is_sealed(exe):      # a binary cut short or changed since it was built is built again
+        return exe
     os.makedirs(out_dir, exist_ok=True)
     tmp = f"{exe}.tmp{os.getpid()}"
     with tempfile.TemporaryDirectory(prefix="rankmap-build-") as work:
         for fname, text in {f"{name}{suffix}": src, **headers}.items():
             with open(os.path.join(work, fname), "w") as fh:
                 fh.write(text)
-        proc = subprocess.run([cc, "-O2", "-o", tmp, f"{name}{suffix}", *libs], cwd=work,
-                              capture_output=True, text=True)
+        try:
+            proc = subprocess.run([cc, "-O2", "-o", tmp, f"{name}{suffix}", *libs], cwd=work,
+                                  capture_output=True, text=True, timeout=COMPILE_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            raise RankmapError(f"{compiler} did not finish {name}{suffix} in "
+                               f"{COMPILE_TIMEOUT_S} s") from None
+        except OSError as exc:
+            raise RankmapError(f"{compiler} failed on {name}{suffix}: {exc}") from None
     if proc.returncode != 0:
-        raise RankmapError(f"{compiler} failed on {name}{suffix}: "
-                           f"{proc.stderr.strip().splitlines()[-1:]}")
+        errors = [ln for ln in proc.stderr.splitlines() if "error" in ln] or \
+            proc.stderr.strip().splitlines()[-1:]
+        why = errors[0].strip() if errors else f"exit status {proc.returncode}, no message"
+        raise RankmapError(f"{compiler} failed on {name}{suffix}: {why}")
     os.replace(tmp, exe)
+    seal(exe)
     return exe
+
+
+def _identity(cc: str, compiler: str) -> str:
+    """What the compiler is beyond its path: smpicc's ``-show`` line (SimGrid's flags and
+    libraries), another compiler's ``--version``; empty when it cannot say."""
+    try:
+        proc = subprocess.run([cc, "-show" if compiler == "smpicc" else "--version"],
+                              capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    return proc.stdout.strip() if proc.returncode == 0 else ""

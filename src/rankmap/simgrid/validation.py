@@ -148,7 +148,8 @@ class Validation:
         dict
             Scenario, options, every candidate (times in seconds, ratio, program, error), the
             correlations, both picks, their gap, the candidates predicted the same time as
-            the pick (``tied_with_pick``, the pick first) and the route agreement.
+            the pick (``tied_with_pick``, the pick first), the candidates skipped (name ->
+            why) and the route agreement.
         """
         sp, pe = self.correlations()
         bs = self.best_simulated()
@@ -161,6 +162,7 @@ class Validation:
                 "best_predicted": self.best_predicted().mapping,
                 "best_simulated": bs.mapping if bs else None, "best_gap": self.best_gap(),
                 "tied_with_pick": [r.mapping for r in self.tied_with_pick()],
+                "skipped": dict(self.skipped),
                 "routes": None if self.routes is None else {
                     "identical": self.routes.identical, "summary": self.routes.describe()}}
 
@@ -243,8 +245,13 @@ def validate(machine, allocation, pattern, names, routing: str | None = None, se
         if progress:
             progress(cand.name)
     scenario = f"{pattern.spec} on {machine.spec} ({routing})"
+    if allocation.n_nodes < machine.n_nodes:        # a part of the machine: said
+        scenario += f", {allocation.n_nodes} of its {machine.n_nodes} nodes"
+    # what reproduces the run: the allocation, the seed and what SMPI ran
     return Validation(scenario, rows, {**opts.describe(), "routing": routing,
-                                       "hop_latency_s": 0.0, "smpi_link_latency_s": 0.0},
+                                       "hop_latency_s": 0.0, "smpi_link_latency_s": 0.0,
+                                       "allocation": allocation.describe(), "seed": seed,
+                                       "command": list(command) if command else None},
                       skipped=comp.skipped, routes=routes)
 
 
