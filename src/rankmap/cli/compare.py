@@ -36,7 +36,8 @@ def add_parser(sub) -> None:
     add_input_options(p)
     p.add_argument("--mappings", default="all", metavar="LIST",
                    help="comma-separated mapping names, or 'all' (default: every one that "
-                   "applies; one that does not, or whose evaluation is over a size limit, is "
+                   "applies, swap:X polishing up to 8,192 ranks; one that does not, or whose "
+                   "evaluation is over a size limit, is "
                    "listed as skipped with the reason): rank orders such as TXYZ, inorder, "
                    "random, greedy, mueller-resch, rcb, cubes, graph, refine:NAME, rubik-tile, "
                    "'rubik: ...', auto")

@@ -134,4 +134,6 @@ def run_auto(args, machine, allocation, pattern, executor=None):
                            f"({allocation.n_nodes} nodes, {comp.routing} routing)"))
     con.print(f"winner: {render.explain(comp)}")
     con.print(f"why: {render.explain_pick(comp)}")
+    for name, why in comp.skipped.items():   # left out, pruned or not refined: as compare
+        con.print(f"[dim]skipped {name}: {why}[/dim]")
     return comp.best.mapping

@@ -27,14 +27,19 @@ def add_parser(sub) -> None:
         "with reorder = true follow a rankmap placement (RANKMAP_MACHINE), and RANKMAP_RECORD "
         "records who sends how much to whom. It is compiled on first use with the MPI's own "
         "mpicc.",
-        epilog="example:\n  LD_PRELOAD=$(rankmap pmpi path) RANKMAP_MACHINE=bgp:64 "
+        epilog="example:\n  LD_PRELOAD=$(rankmap pmpi path) RANKMAP_MACHINE=torus:4x4x4:cores=4 "
         "mpirun -x LD_PRELOAD -x RANKMAP_MACHINE -n 256 ./app\n"
         "  rankmap pmpi build --mpicc mpicc.mpich",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     actions = p.add_subparsers(dest="action", metavar="ACTION")
-    for name, text in (("path", "print the library's path (compiled on first use)"),
-                       ("build", "compile the library again and print its path")):
-        a = actions.add_parser(name, help=text, description=text.capitalize() + ".")
+    for name, text, ex in (
+            ("path", "print the library's path (compiled on first use)",
+             "LD_PRELOAD=$(rankmap pmpi path --mpicc mpicc.openmpi) mpirun ... ./app"),
+            ("build", "compile the library again and print its path",
+             "rankmap pmpi build --mpicc mpicc.mpich")):
+        a = actions.add_parser(name, help=text, description=text.capitalize() + ".",
+                               epilog=f"example:\n  {ex}",
+                               formatter_class=argparse.RawDescriptionHelpFormatter)
         a.add_argument("--mpicc", metavar="CMD",
                        help="MPI C compiler wrapper of the MPI the program runs with "
                        "(default: $RANKMAP_MPICC or mpicc)")
@@ -42,7 +47,9 @@ def add_parser(sub) -> None:
     place = actions.add_parser(
         "place", help="(internal) answer a reordering request of the library",
         description="Used by the library on one process: read REQUEST, compute the placement, "
-        "write the new rank of every process to RESULT.")
+        "write the new rank of every process to RESULT.",
+        epilog="example:\n  rankmap pmpi place /tmp/rankmap-pmpi-x/request -o /tmp/result",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     place.add_argument("request", metavar="REQUEST",
                        help="the request file the library wrote (machine, grid, processes)")
     place.add_argument("-o", "--output", required=True, metavar="RESULT",

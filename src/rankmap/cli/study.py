@@ -36,7 +36,8 @@ def add_parser(sub) -> None:
     p = sub.add_parser(
         "study", help="sweep node counts and threads per rank over random allocations",
         description="For every node count, threads-per-rank value and random allocation "
-        "(random:N:seed=S), fill the allocation with the pattern and evaluate every mapper; "
+        "(random:N:seed=S), fill the allocation with the pattern and evaluate every mapper of "
+        "--mappings; "
         "report per mapper the median busiest-link bytes and predicted time normalised to "
         "inorder (paper 002, Figure 1). With --out DIR every point is saved as it finishes and "
         "a rerun resumes.",

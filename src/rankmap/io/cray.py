@@ -182,4 +182,5 @@ def read_rank_order(path: str, machine, allocation: Allocation, n_ranks: int | N
     i = np.arange(n)
     core_of_rank = np.empty(n, dtype=np.int64)
     core_of_rank[ranks] = (i // k) * allocation.cores_per_node + i % k
-    return validate_mapping(f"rank order {os.path.basename(path)!r}", core_of_rank, n, allocation)
+    # named after the file, as every format's placement (the file says what it is)
+    return validate_mapping(os.path.basename(path), core_of_rank, n, allocation)

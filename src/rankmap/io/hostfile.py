@@ -120,4 +120,5 @@ def read_hostfile(path: str, machine, allocation: Allocation, n_ranks: int | Non
         if all(h in known for h in hosts):
             allocation = sg
     return mapping_from_hosts(hosts, where, machine, allocation,
-                              f"{what} {os.path.basename(path)!r}", n_ranks)
+                              f"{what} {os.path.basename(path)!r}", n_ranks,
+                              label=os.path.basename(path))

@@ -175,7 +175,8 @@ def position_lookup(machine, allocation: Allocation) -> dict[str, int]:
 
 
 def mapping_from_hosts(hosts: list[str], where: list[str], machine, allocation: Allocation,
-                       name: str, n_ranks: int | None = None) -> Placement:
+                       name: str, n_ranks: int | None = None,
+                       label: str | None = None) -> Placement:
     """Placement that puts rank r on host ``hosts[r]`` (next free core of that node).
 
     ``where[r]`` locates rank r's entry for error messages (``file: line 3``).
@@ -191,9 +192,12 @@ def mapping_from_hosts(hosts: list[str], where: list[str], machine, allocation: 
     allocation : Allocation
         The allocation; hosts must be allocated nodes.
     name : str
-        Name of the placement.
+        What the placement is, for error messages (``hostfile 'h.txt'``).
     n_ranks : int, optional
         Ranks expected (default: ``len(hosts)``).
+    label : str, optional
+        The placement's name in results (default ``name``); a file's placement is named
+        after the file, whatever its format.
 
     Returns
     -------
@@ -225,7 +229,7 @@ def mapping_from_hosts(hosts: list[str], where: list[str], machine, allocation: 
     starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
     slot = np.empty(len(hosts), dtype=np.int64)
     slot[order] = np.arange(len(hosts)) - np.repeat(starts, counts)
-    return validate_mapping(name, pos * cpn + slot, len(hosts), allocation)
+    return validate_mapping(label or name, pos * cpn + slot, len(hosts), allocation)
 
 
 def read_lines(path: str) -> list[tuple[int, str]]:

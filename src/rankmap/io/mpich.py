@@ -86,4 +86,5 @@ def read_machinefile(path: str, machine, allocation: Allocation,
         hosts.extend([host] * n)
         where.extend([f"{path}: line {lineno}"] * n)
     return mapping_from_hosts(hosts, where, machine, allocation,
-                              f"machinefile {os.path.basename(path)!r}", n_ranks)
+                              f"machinefile {os.path.basename(path)!r}", n_ranks,
+                              label=os.path.basename(path))

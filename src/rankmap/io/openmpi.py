@@ -175,4 +175,5 @@ def read_rankfile(path: str, machine, allocation: Allocation,
     if missing:
         raise RankmapError(f"rankfile {path!r} does not place rank {missing[0]}")
     core_of_rank = np.array([cores[r] for r in range(n)], dtype=np.int64)
-    return validate_mapping(f"rankfile {os.path.basename(path)!r}", core_of_rank, n, allocation)
+    # named after the file, as every format's placement (the file says what it is)
+    return validate_mapping(os.path.basename(path), core_of_rank, n, allocation)

@@ -4,7 +4,7 @@ Rank 0 of the reordering communicator writes a request (text, one ``key value`` 
 
     rankmap-pmpi-request 1
     call MPI_Cart_create
-    machine bgp:64          (the $RANKMAP_MACHINE of rank 0)
+    machine bgp:512         (the $RANKMAP_MACHINE of rank 0)
     mapping auto            ($RANKMAP_MAPPING)
     stencil star            ($RANKMAP_STENCIL: star or box, for Cartesian grids)
     seed 0                  ($RANKMAP_SEED)
