@@ -44,8 +44,8 @@ def add_parser(sub) -> None:
     p.add_argument("-o", "--output", required=True, metavar="FILE",
                    help="where to write the recording")
     p.add_argument("--format", choices=("csv", "mat"), default=None,
-                   help="csv: src,dst,bytes,messages,phase rows (default); mat: dense N x N "
-                   "matrix of bytes over the whole run (default from FILE's extension)")
+                   help="csv: src,dst,bytes,messages,phase rows; mat: dense N x N matrix of "
+                   "bytes over the whole run (default: mat for a .mat FILE, else csv)")
     p.add_argument("--no-collectives", action="store_true",
                    help="record point-to-point sends only")
     p.add_argument("--mpicc", metavar="CMD",
