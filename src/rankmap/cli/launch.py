@@ -12,7 +12,7 @@ import sys
 from ..errors import RankmapError
 from ..threads import child_environ
 from ..io.atomic import check_writable, write_atomic
-from ..io.emit import get_emitter
+from ..io.emit import EMITTERS, get_emitter
 from ..launch import (check_launcher_format, command_for, job_allocation, job_hosts,
                       launcher_format, launcher_ranks, program_index)
 from ..machines import parse_machine
@@ -603,6 +603,9 @@ def run(args) -> int:
         raise RankmapError(f"--emit {args.emit} and --format {args.emit_format} disagree: "
                            "give --emit only")
     fmt = launcher_format(argv, args.emit or args.emit_format)
+    if not args.emit and args.emit_format and fmt not in EMITTERS:   # named as it was given
+        raise RankmapError(f"unknown --format {fmt!r} (the launcher file's format, as --emit "
+                           f"takes it): choose from {', '.join(EMITTERS)}")
     emitter = get_emitter(fmt)
     check_launcher_format(argv, fmt)
     spec = args.machine or os.environ.get(MACHINE_ENV, "").strip()
