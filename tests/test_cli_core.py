@@ -298,3 +298,31 @@ def test_outputs_that_cannot_be_made_are_refused_before_work(tmp_path, capsys):
                  str(tmp_path / "afile" / "sub")]) == 2
     cap = capsys.readouterr()
     assert "cannot make a folder in" in cap.err and cap.out == ""
+
+
+def test_nested_refinement_names_are_capped_and_emit_is_checked_before_auto(capsys, tmp_path):
+    """300 swap: prefixes died of RecursionError (exit 1, 1,889 lines); map --mapping auto
+    ran its whole search (110 s) before saying the bgp format cannot describe the machine."""
+    deep = "swap:" * 300 + "greedy"
+    code = main(["compare", "-m", "torus:4x4x4", "-p", "stencil:8x8", "--mappings", deep,
+                 "--jobs", "1"])
+    err = capsys.readouterr().err
+    assert code == 2 and "300 swap:/refine: prefixes, at most 8" in err
+    assert len(err.strip().splitlines()) == 1
+    code, out, err = run(capsys, "map", "-m", "torus:4x4x2x2:cores=2", "-p", "stencil:8x16",
+                         "--mapping", "auto", "--emit", "bgp", "-o", str(tmp_path / "m"))
+    assert code == 2 and "the bgp format needs a 3-D torus" in err and out == ""
+
+
+def test_names_differing_in_case_are_one_candidate_and_float_noise_is_no_margin(capsys):
+    """rcb,RCB made two rows (the why line compared rcb with itself); adaptive routing's 1/3
+    shares summed to 268435456.00000143 against 2^28 and read '5.3e-13% heavier'."""
+    code, out, _ = run(capsys, "compare", "-m", "torus:4x4x4", "-p", "stencil:4x4x4",
+                       "--mappings", "rcb,RCB,TXYZ,txyz", "--format", "json", "--jobs", "1")
+    assert code == 0
+    assert [c["mapping"] for c in json.loads(out)["candidates"]] in (["rcb", "TXYZ"],
+                                                                    ["TXYZ", "rcb"])
+    code, out, _ = run(capsys, "compare", "-m", "torus:8x8x8:cores=4", "--routing", "adaptive",
+                       "-p", "fft2d:32x64", "--mappings", "cubes,inorder", "--jobs", "1")
+    best = next(line for line in out.splitlines() if line.startswith("best:"))
+    assert "the same busiest link as inorder" in best and "e-1" not in best

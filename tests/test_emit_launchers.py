@@ -188,7 +188,7 @@ def test_bad_host_files(tmp_path):
         mpich.read_machinefile(_write(tmp_path, "m", "node0-0:x\n"), machine, alloc)
     with pytest.raises(RankmapError, match="places 2 ranks, the pattern has 3"):
         mpich.read_machinefile(_write(tmp_path, "m2", "node0-0:2\n"), machine, alloc, 3)
-    with pytest.raises(RankmapError, match="lists rank 1 2 times"):
+    with pytest.raises(RankmapError, match="line 1: rank 1 is listed again"):
         cray.read_rank_order(_write(tmp_path, "c", "0,1,1\n"), machine, alloc)
     with pytest.raises(RankmapError, match="not found"):
         hostfile.read_hostfile(str(tmp_path / "missing"), machine, alloc)
@@ -276,3 +276,17 @@ def test_the_mpich_command_printed_is_mpich_s(tmp_path, capsys):
     assert main(["map", "-m", "torus:4x4:cores=4", "-p", "stencil:4x4", "--mapping", "XYT",
                  "--emit", "mpich", "-o", str(out)]) == 0
     assert f"mpiexec.hydra -f {out} -n 16 ./app" in capsys.readouterr().out
+
+
+def test_a_rank_out_of_range_is_named_with_its_line(tmp_path, capsys):
+    """A Cray order with rank 16 of 16 said 'lists 17 ranks'; a rankfile's 'rank 16=' said
+    'does not place rank 1'."""
+    spec = ["-m", "torus:2x2x2:cores=2", "-p", "stencil:4x4"]
+    for fmt, name, change in (("cray", "c", lambda t: t.replace("\n2,3\n", "\n2,3,16\n")),
+                              ("openmpi", "o", lambda t: t.replace("rank 1=", "rank 16="))):
+        path = tmp_path / name
+        assert main(["map", *spec, "--mapping", "inorder", "--emit", fmt, "-o", str(path)]) == 0
+        path.write_text(change(path.read_text()))
+        capsys.readouterr()
+        assert main(["evaluate", *spec, "--mapfile", str(path), "--mapfile-format", fmt]) == 2
+        assert "rank 16 is outside 0-15 (16 ranks)" in capsys.readouterr().err

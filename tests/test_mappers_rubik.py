@@ -115,7 +115,18 @@ def test_a_mapping_list_keeps_a_rubik_spec_s_commas(capsys):
     spec = "rubik: app tile 1,8,16; net tile 8,8,2; tilt z x 1"
     assert split_names(f"inorder, {spec},rcb") == ["inorder", spec, "rcb"]
     assert split_names(f"refine:{spec}") == [f"refine:{spec}"]
-    assert split_names("TXYZ,,XYZT") == ["TXYZ", "XYZT"]
+    # an empty item is refused, as --nodes refuses one (it was dropped)
+    with pytest.raises(RankmapError, match="an empty item"):
+        split_names("TXYZ,,XYZT")
+    from rankmap.mappers.rubik import parse_rubik
+    for bad, said in (("rubik: app tile 4,4,,4", "an empty size"),    # was read as 4,4,4
+                      ("rubik: app tile ,8", "an empty size"),
+                      ("rubik: app tile 4,16; app tile 2,8", "two 'app' statements")):
+        with pytest.raises(RankmapError, match=said):
+            parse_rubik(split_names(bad)[0])
+    code = main(["compare", "-m", "torus:4x4x4", "-p", "stencil:4x4x4", "--mappings",
+                 "rubik: transpose x x"])
+    assert code == 2 and "the two axes must differ" in capsys.readouterr().err
     assert main(["compare", "-m", "torus:8x8x32", "-p", "stencil:16x8x16", "--mappings",
                  f"inorder,{spec}", "--time-model", "off", "--format", "json"]) == 0
     doc = json.loads(capsys.readouterr().out)

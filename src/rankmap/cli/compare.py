@@ -39,8 +39,9 @@ def add_parser(sub) -> None:
                    "applies, swap:X polishing up to 8,192 ranks; one that does not, or whose "
                    "evaluation is over a size limit, is "
                    "listed as skipped with the reason): rank orders such as TXYZ, inorder, "
-                   "random, greedy, mueller-resch, rcb, cubes, graph, refine:NAME, rubik-tile, "
-                   "'rubik: ...', auto")
+                   "random, greedy, mueller-resch, rcb, cubes, cubes-dim1, fold, hilbert, "
+                   "morton, graph, graph-bisect, refine:NAME, swap:NAME, rubik-tile, "
+                   "'rubik: ...', auto; names are case-blind")
     add_budget(p)
     add_in_node(p)
     add_jobs(p)

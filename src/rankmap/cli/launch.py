@@ -615,6 +615,8 @@ def run(args) -> int:
     if args.routing is not None:
         machine.check_routing(args.routing)     # refused here even when no search routes
     check_socket_setting(args, machine)
+    if emitter.check_machine is not None:     # a format that cannot say where: before the search
+        emitter.check_machine(machine)
     job = job_hosts(hostfile=args.hostfile)
     if args.threads is None:
         args.threads = _slurm_cpus_per_task(job)

@@ -73,6 +73,8 @@ def run(args) -> int:
     executor = search_executor(args)
     check_writable(args.output, args.force)
     machine, allocation, pattern = load_inputs(args)
+    if emitter.check_machine is not None:     # a format that cannot say where: before the search
+        emitter.check_machine(machine)
     if getattr(args, "names", None):
         allocation = apply_name_template(allocation, machine, args.names)
     if is_auto(args.mapping):

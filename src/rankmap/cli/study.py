@@ -150,8 +150,12 @@ def run(args) -> int:
         into one line and status 2).
     """
     mappings = split_names(args.mappings)
-    if not mappings:
-        raise RankmapError(f"bad --mappings {args.mappings!r}: no values")
+    if any(m.lower() == "all" for m in mappings):
+        raise RankmapError("study --mappings takes mapper names, not 'all' (what applies "
+                           "depends on each point's allocation): name them, e.g. "
+                           "inorder,random,rcb,greedy")
+    # case-blind, as compare's: RCB and rcb are one mapper
+    mappings = list({m.lower(): m for m in reversed(mappings)}.values())[::-1]
     if "inorder" not in mappings:
         mappings.insert(0, "inorder")
     threads = (parse_sweep(args.threads, "--threads") if args.threads is not None

@@ -17,7 +17,7 @@ from ..errors import RankmapError
 from ..machines import GridMachine
 from ..mappers.base import Placement, validate_mapping
 
-__all__ = ["format_mapfile", "format_bgp_mapfile", "read_mapfile"]
+__all__ = ["check_bgp_machine", "format_mapfile", "format_bgp_mapfile", "read_mapfile"]
 
 
 def _require_grid(machine) -> None:
@@ -78,13 +78,29 @@ def format_bgp_mapfile(mapping: Placement, machine, allocation: Allocation) -> s
     RankmapError
         On any other machine (a 2-D torus got 'x y t' lines no Blue Gene reads).
     """
+    check_bgp_machine(machine)
+    return format_mapfile(mapping, machine, allocation)
+
+
+def check_bgp_machine(machine) -> None:
+    """Refuse a machine the bgp format cannot describe (before any search is run for it).
+
+    Parameters
+    ----------
+    machine : Machine
+        The machine: it must be a 3-D torus or mesh.
+
+    Raises
+    ------
+    RankmapError
+        On any other machine.
+    """
     _require_grid(machine)
     if machine.ndim != 3:
         raise RankmapError(f"the bgp format needs a 3-D torus or mesh (x y z t, as Blue Gene/L "
                            f"and /P read it), machine {machine.spec!r} has {machine.ndim} "
                            "dimensions: use bgq for a 5-D torus, or a host-based format "
                            "(slurm, openmpi, mpich, hostfile)")
-    return format_mapfile(mapping, machine, allocation)
 
 
 def read_mapfile(path: str, machine, allocation: Allocation, n_ranks: int) -> Placement:

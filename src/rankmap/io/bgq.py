@@ -11,10 +11,22 @@ from ..errors import RankmapError
 from ..mappers.base import Placement
 from .bgmap import format_mapfile, read_mapfile
 
-__all__ = ["format_bgq_mapfile", "read_bgq_mapfile"]
+__all__ = ["check_bgq_machine", "format_bgq_mapfile", "read_bgq_mapfile"]
 
 
-def _check_5d(machine) -> None:
+def check_bgq_machine(machine) -> None:
+    """Refuse a machine the bgq format cannot describe (before any search is run for it).
+
+    Parameters
+    ----------
+    machine : Machine
+        The machine: it must be a 5-D torus.
+
+    Raises
+    ------
+    RankmapError
+        On any other machine.
+    """
     if len(machine.letters) != 5:
         raise RankmapError(f"the bgq format needs a 5-D torus (A B C D E), machine "
                            f"{machine.spec!r} has {len(machine.letters)} dimensions")
@@ -37,7 +49,7 @@ def format_bgq_mapfile(mapping: Placement, machine, allocation: Allocation) -> s
     str
         The file's text, one line per rank (``a b c d e t``).
     """
-    _check_5d(machine)
+    check_bgq_machine(machine)
     return format_mapfile(mapping, machine, allocation)
 
 
@@ -60,5 +72,5 @@ def read_bgq_mapfile(path: str, machine, allocation: Allocation, n_ranks: int) -
     Placement
         The validated placement.
     """
-    _check_5d(machine)
+    check_bgq_machine(machine)
     return read_mapfile(path, machine, allocation, n_ranks)

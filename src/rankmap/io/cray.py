@@ -153,6 +153,7 @@ def read_rank_order(path: str, machine, allocation: Allocation, n_ranks: int | N
     if k > allocation.cores_per_node:
         raise RankmapError(f"{k} ranks per node do not fit on {allocation.cores_per_node} cores")
     listed: list[int] = []
+    where: list[int] = []        # the line of every listed rank, for the messages
     for lineno, text in read_lines(path):
         for item in text.replace(",", " ").split():
             from ..validate import check_limit, show
@@ -166,8 +167,22 @@ def read_rank_order(path: str, machine, allocation: Allocation, n_ranks: int | N
                                    "it starts")
             check_limit(len(listed) + hi - lo + 1, "ranks", f"{path}: line {lineno}")
             listed.extend(range(lo, hi + 1))
+            where.extend([lineno] * (hi - lo + 1))
     ranks = np.array(listed, dtype=np.int64)
     n = len(ranks)
+    # a rank out of range or listed twice is named with its line, before the count
+    expected = n if n_ranks is None else n_ranks
+    out = np.nonzero(ranks >= expected)[0]
+    if len(out) and n_ranks is not None:
+        i = int(out[0])
+        raise RankmapError(f"{path}: line {where[i]}: rank {int(ranks[i])} is outside 0-"
+                           f"{expected - 1} ({expected} ranks)")
+    _, first = np.unique(ranks, return_index=True)
+    if len(first) < n:
+        again = np.setdiff1d(np.arange(n), first)[0]
+        earlier = int(np.nonzero(ranks == ranks[again])[0][0])
+        raise RankmapError(f"{path}: line {where[int(again)]}: rank {int(ranks[again])} is "
+                           f"listed again (first on line {where[earlier]})")
     if n_ranks is not None and n != n_ranks:
         raise RankmapError(f"rank order {path!r} lists {n} ranks, the pattern has {n_ranks}")
     if not np.array_equal(np.sort(ranks), np.arange(n)):

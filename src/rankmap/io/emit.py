@@ -17,7 +17,7 @@ import numpy as np
 
 from ..errors import RankmapError
 from . import bgq, cray, hostfile, mpich, openmpi, slurm
-from .bgmap import format_bgp_mapfile, read_mapfile
+from .bgmap import check_bgp_machine, format_bgp_mapfile, read_mapfile
 
 __all__ = ["Emitter", "EMITTERS", "get_emitter", "usage_text"]
 
@@ -34,6 +34,8 @@ class Emitter:
     usage: str = ""
     #: reads such a file back (errors name the file and line)
     read: Callable | None = None
+    #: ``check_machine(machine)`` refuses a machine the format cannot describe, before work
+    check_machine: Callable | None = None
 
 
 #: every format, by name (read-only)
@@ -41,10 +43,11 @@ EMITTERS = MappingProxyType({e.name: e for e in (
     Emitter("bgp", format_bgp_mapfile,
             "Blue Gene/L-P mapfile: one line per rank, 'x y z t' (e.g. '0 0 0 1')",
             usage="mpirun -mapfile {path} ...   (Blue Gene/P: or BG_MAPPING={path})",
-            read=read_mapfile),
+            read=read_mapfile, check_machine=check_bgp_machine),
     Emitter("bgq", bgq.format_bgq_mapfile,
             "Blue Gene/Q mapfile: one line per rank, 'a b c d e t' (e.g. '0 1 0 0 1 3')",
-            usage="runjob --mapping {path} --np {n_ranks} : ./app", read=bgq.read_bgq_mapfile),
+            usage="runjob --mapping {path} --np {n_ranks} : ./app", read=bgq.read_bgq_mapfile,
+            check_machine=bgq.check_bgq_machine),
     Emitter("cray", cray.format_rank_order,
             "Cray MPICH_RANK_ORDER: ranks in core order, one line per node (e.g. '0,1,16,17')",
             usage=cray.USAGE, read=cray.read_rank_order),

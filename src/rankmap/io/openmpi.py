@@ -169,6 +169,12 @@ def read_rankfile(path: str, machine, allocation: Allocation,
         seen[rank] = lineno
         cores[rank] = lookup[host] * cpn + slot
     n = len(cores)
+    expected = n if n_ranks is None else n_ranks
+    outside = [r for r in cores if r >= expected] if n_ranks is not None else []
+    if outside:                     # named with its line, before the count
+        r = min(outside, key=lambda x: seen[x])
+        raise RankmapError(f"{path}: line {seen[r]}: rank {r} is outside 0-{expected - 1} "
+                           f"({expected} ranks)")
     if n_ranks is not None and n != n_ranks:
         raise RankmapError(f"rankfile {path!r} places {n} ranks, the pattern has {n_ranks}")
     missing = sorted(set(range(n)) - set(cores))

@@ -116,11 +116,30 @@ def _parse_rubik(name: str, machine) -> MapperInfo | None:
     return None
 
 
+#: most ``swap:``/``refine:`` prefixes one name may stack (300 overflowed Python's stack)
+MAX_NESTING = 8
+
+
+def _nesting(key: str) -> int:
+    """How many ``swap:``/``refine:`` prefixes ``key`` starts with."""
+    depth = 0
+    while True:
+        head, sep, rest = key.partition(":")
+        if not sep or head.strip().lower() not in ("swap", "refine"):
+            return depth
+        depth, key = depth + 1, rest
+
+
 def _inner(name: str, prefix: str, example: str, machine) -> MapperInfo | None:
     """The mapper after ``prefix:`` in ``name``, or None when ``name`` has another prefix."""
     key = name.strip()
     if not key.lower().startswith(prefix + ":"):
         return None
+    depth = _nesting(key)
+    if depth > MAX_NESTING:
+        from ..validate import show
+        raise RankmapError(f"bad mapping {show(name)}: {depth} swap:/refine: prefixes, at most "
+                           f"{MAX_NESTING}")
     inner = key.split(":", 1)[1].strip()
     if not inner:
         raise RankmapError(f"bad mapping {name!r}: say what to {example}")

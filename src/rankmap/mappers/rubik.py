@@ -46,8 +46,11 @@ PRESETS = ("rubik-txyz", "rubik-xyzt", "rubik-tile", "rubik-tile2", "rubik-tilt-
 
 def _shape(text: str, ndim: int, what: str) -> tuple[int, ...]:
     from ..validate import limit, parse_int_text, show
+    items = re.split(r"[,x]", text.strip())
+    if any(not v.strip() for v in items):      # '4,,4' was read as 4,4
+        raise RankmapError(f"bad {what} {show(text, 40)}: an empty size")
     vals = tuple(parse_int_text(v, f"{what} {show(text, 40)}: size", maximum=limit("ranks"))
-                 for v in re.split(r"[,x]", text.strip()) if v.strip())
+                 for v in items)
     if any(v <= 0 for v in vals):
         raise RankmapError(f"bad {what} {text!r}: sizes must be positive")
     return vals
@@ -104,6 +107,8 @@ def _permute(box: np.ndarray, op: str, args: list[str], axes: str, spec: str) ->
         if len(args) != 2:
             raise RankmapError(f"bad transpose in {spec!r}: expected two axes, e.g. transpose x y")
         a, b = (_axis(x, axes, spec) for x in args)
+        if a == b:                                  # as tilt and zigzag say it
+            raise RankmapError(f"bad transpose in {spec!r}: the two axes must differ")
         if box.shape[a] != box.shape[b]:
             raise RankmapError(f"transpose {args[0]} {args[1]} in {spec!r}: axes of different "
                                f"lengths {box.shape[a]} and {box.shape[b]}")
@@ -157,6 +162,10 @@ def parse_rubik(spec: str):
                 raise RankmapError(f"bad statement {stmt!r} in {spec!r}: expected "
                                    f"'{head} tile|div|mod SIZES'")
             op = (words[1].lower(), _shape(words[2], 0, f"{head} {words[1]} sizes"))
+            if (app_op if head == "app" else net_op) is not None:   # the first was dropped
+                raise RankmapError(f"bad spec {spec!r}: two '{head}' statements; give one "
+                                   f"(the {'application' if head == 'app' else 'network'} "
+                                   "partition)")
             if head == "app":
                 app_op = op
             else:

@@ -33,15 +33,29 @@ def split_names(text: str) -> list[str]:
     Returns
     -------
     list of str
-        The names, stripped, empty pieces dropped.
+        The names, stripped.
+
+    Raises
+    ------
+    RankmapError
+        On no name at all, or an empty item (``inorder,,greedy``): as ``--nodes`` refuses
+        one, rather than dropping it (inside a ``rubik:`` spec's sizes, ``4,,4`` is left to
+        the spec's own check, which refuses the empty size).
     """
-    out: list[str] = []
+    from ..validate import show
+
+    if not text.strip():
+        raise RankmapError(f"bad --mappings {text!r}: no values")
+    out: list[str] = []          # pieces as given: a rubik spec keeps its own spacing
     for piece in text.split(","):
-        if out and "rubik:" in out[-1].lower() and piece.strip()[:1].isdigit():
-            out[-1] += "," + piece.strip()
+        if out and "rubik:" in out[-1].lower() and (piece.strip()[:1].isdigit()
+                                                     or not piece.strip()):
+            out[-1] += "," + piece
         elif piece.strip():
-            out.append(piece.strip())
-    return out
+            out.append(piece)
+        else:
+            raise RankmapError(f"bad --mappings {show(text)}: an empty item")
+    return [o.strip() for o in out]
 
 
 def expand_names(names: list[str] | str, pattern, machine, allocation,
@@ -76,7 +90,12 @@ def expand_names(names: list[str] | str, pattern, machine, allocation,
             out.append(n)
     if not out:
         raise RankmapError("no mappings to compare")
-    return list(dict.fromkeys(out))
+    # names are case-blind (rcb and RCB, TXYZ and txyz are one mapper): one row each, the
+    # first spelling kept
+    first: dict[str, str] = {}
+    for n in out:
+        first.setdefault(" ".join(n.lower().split()), n)
+    return list(first.values())
 
 
 def dispatch_order(names: list[str]) -> list[int]:
