@@ -199,6 +199,7 @@ def test_an_empty_output_name_is_an_error(capsys, argv):
     (["compare", "--report", "r.html", "--plot-dir", "./r.html"],
      "--report and --plot-dir both name './r.html'"),
     (["validate", "--json", ""], "--json '': an empty file name"),
+    (["validate", "--json", "a\0b"], "a file name holds no NUL byte"),
     (["map", "--mapping", "TXY", "--emit", "bgp", "-o", "-"], "-o -: rankmap writes a file"),
     (["map", "--mapping", "TXY", "--emit", "hostfile", "-o", "h", "--names", ""],
      "--names '': an empty value"),

@@ -303,6 +303,9 @@ def _check_output_names(args) -> None:
                         else "an empty file name")
                 raise RankmapError(f"{flag} {item!r}: {what}")
         if dest in OUTPUT_OPTIONS and isinstance(value, str):
+            if "\0" in value:
+                from ..validate import show
+                raise RankmapError(f"bad {flag} {show(value)}: a file name holds no NUL byte")
             if value == "-":
                 raise RankmapError(f"{flag} -: rankmap writes a file, not standard output: "
                                    "give a file name")
