@@ -197,7 +197,11 @@ def test_an_empty_output_name_is_an_error(capsys, argv):
     (["validate", "--json", "same.png", "--plot", "same.png"],
      "--plot and --json both name 'same.png'"),
     (["compare", "--report", "r.html", "--plot-dir", "./r.html"],
-     "--report and --plot-dir both name './r.html'"),
+     "--report and --plot-dir ('r.html' and './r.html') name the same file"),
+    (["evaluate", "--mapfile", ""], "--mapfile '': an empty file name"),
+    (["compare", "--mapping", "rcb"], "unrecognized arguments: --mapping rcb; did you mean "
+     "--mappings?"),
+    (["compare", "--time", "off"], "did you mean --time-model?"),
     (["validate", "--json", ""], "--json '': an empty file name"),
     (["validate", "--json", "a\0b"], "a file name holds no NUL byte"),
     (["map", "--mapping", "TXY", "--emit", "bgp", "-o", "-"], "-o -: rankmap writes a file"),
@@ -327,3 +331,10 @@ def test_names_differing_in_case_are_one_candidate_and_float_noise_is_no_margin(
                        "-p", "fft2d:32x64", "--mappings", "cubes,inorder", "--jobs", "1")
     best = next(line for line in out.splitlines() if line.startswith("best:"))
     assert "the same busiest link as inorder" in best and "e-1" not in best
+
+
+def test_an_unknown_option_before_any_command_is_one_line(capsys):
+    """`rankmap --bogus` printed the whole help once options were parsed as known args."""
+    assert main(["--bogus"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == "rankmap: error: unrecognized arguments: --bogus"

@@ -320,3 +320,15 @@ def test_report_names_runs_tied_on_the_plateau_point_and_runs_without_time(tmp_p
     html = report.read_text()
     assert "ta, tb, td tie with the lowest plateau point" in html
     assert "the lightest busiest link (2 B) is shared by ta, tb" in html
+
+
+def test_report_names_the_run_of_a_tie_with_the_lightest_busiest_link(tmp_path):
+    """'ta, tb tie ...; it also has the lightest busiest link' did not say which."""
+    from rankmap.cli import main
+    (tmp_path / "ta.csv").write_text("link,bytes\na,1\nb,2\nc,2\n")
+    (tmp_path / "tb.csv").write_text("link,bytes\na,1\nb,2\nc,5\n")
+    report = tmp_path / "r.html"
+    assert main(["counters", str(tmp_path / "ta.csv"), str(tmp_path / "tb.csv"), "--y", "0.6",
+                 "--report", str(report)]) == 0
+    assert "ta, tb tie with the lowest plateau point" in report.read_text()
+    assert "; ta also has the lightest busiest link." in report.read_text()

@@ -174,6 +174,9 @@ def test_a_pattern_built_in_python_checks_its_grid():
     (["compare", "-m", "torus:4x4", "-p", "graph:/dev/zero"], "is not a regular file"),
     (["compare", "-m", "torus:4x4", "-p", "graph:{tmp}"], "is a folder, not a file"),
     (["nodes", "-m", "fattree:topology={tmp}/none.conf"], "none.conf' not found"),
+    (["counters", "/dev/zero"], "counters file '/dev/zero' is not a regular file"),
+    (["compare", "-m", "torus:4x4", "-p", "stencil:4x4", "--nodes", "/dev/zero"],
+     "node file '/dev/zero' is not a regular file"),
 ])
 def test_an_input_path_that_is_no_file_is_named_for_what_it_is(args, said, tmp_path, capsys):
     """/dev/null and folders were 'not found'; /dev/zero must not be read for ever."""

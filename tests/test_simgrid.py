@@ -261,3 +261,23 @@ def test_a_failing_compile_is_one_plain_line(fake_smpicc, monkeypatch, mode, sai
     with pytest.raises(RankmapError) as info:
         build.compiled_program("flows")
     assert str(info.value) == said or str(info.value).startswith(said), str(info.value)
+
+
+def test_a_program_cached_before_digests_is_used_and_sealed(fake_smpicc):
+    """A cache filled by an earlier version (no .sha256) is used as it is, not rebuilt (a
+    read-only shared cache would fail the rebuild), and sealed from then on."""
+    import os
+    from rankmap.simgrid.build import compiled_program
+    exe = compiled_program("flows")
+    os.remove(exe + ".sha256")
+    assert compiled_program("flows") == exe and fake_smpicc.read_text().count("compiled") == 1
+    assert os.path.exists(exe + ".sha256")
+
+
+def test_the_compiler_line_that_says_why_is_shown():
+    from rankmap.io.sealed import first_error_line
+    err = ("/usr/bin/ld: cannot open output file x.so: Operation not permitted\n"
+           "collect2: error: ld returned 1 exit status\n")
+    assert first_error_line(err).startswith("/usr/bin/ld: cannot open output file")
+    assert first_error_line("warning: x\nlast words\n") == "last words"
+    assert first_error_line("") is None

@@ -63,12 +63,9 @@ def test_study_resumes(tmp_path):
     key = lambda p: (p["nodes"], p["threads"], p["alloc"], p["mapping"])  # noqa: E731
     assert sorted(third.points, key=key) == sorted(first.points, key=key)
     assert len((out / "results.jsonl").read_text().splitlines()) == 8
-    with pytest.raises(RankmapError, match="different study .*nodes.*--force"):
+    with pytest.raises(RankmapError, match="different study .*nodes.*never replaced"):
         run_study(params(nodes=[2, 4]), str(out))
-    # --force replaces the other study: its points are dropped, not mixed in
-    replaced = run_study(params(nodes=[4]), str(out), force=True)
-    assert {p["nodes"] for p in replaced.points} == {4}
-    assert json.loads((out / "study.json").read_text())["nodes"] == [4]
+    assert len((out / "results.jsonl").read_text().splitlines()) == 8   # kept
 
 
 def test_study_out_folder_is_checked_before_any_work(tmp_path, capsys, monkeypatch):

@@ -17,7 +17,7 @@ from .errors import RankmapError
 from .allocation_names import parse_named_allocation
 from .machines import Machine
 from .node_allocation import Allocation
-from .validate import read_lines, show
+from .validate import check_input_file, read_lines, show
 
 __all__ = ["Allocation", "parse_allocation", "whole_machine"]
 
@@ -111,6 +111,7 @@ def parse_allocation(text: str | None, machine: Machine) -> Allocation:
         if os.path.isdir(text):
             raise RankmapError(f"--nodes {show(text)} is a folder; give a node file")
         if "/" in text or text.endswith((".txt", ".csv")):
+            check_input_file(text, "node file")      # not found, or a device such as /dev/zero
             raise RankmapError(f"node file {show(text)} not found")
         # commas or white space, as a node file: --nodes "$(cat ids.txt)" with one id a line;
         # an empty item between commas stays an error (an empty variable in "$A,$B")

@@ -308,13 +308,13 @@ def check_params(params: StudyParams, machine: Machine) -> None:
         raise RankmapError(f"bad --time {params.time!r}: choose model or busiest-link")
 
 
-def _load_existing(out_dir: str, params: StudyParams, force: bool = False) -> list[dict]:
+def _load_existing(out_dir: str, params: StudyParams) -> list[dict]:
     meta = os.path.join(out_dir, "study.json")
     res = os.path.join(out_dir, "results.jsonl")
     if not os.path.exists(meta):
-        if os.path.exists(res) and not force:
+        if os.path.exists(res):
             raise RankmapError(f"{out_dir!r} holds results.jsonl but no study.json: not a study "
-                               "folder of this version (--force replaces it)")
+                               "folder of this version")
         return []
     with open(meta, encoding="utf-8") as fh:
         try:
@@ -322,14 +322,12 @@ def _load_existing(out_dir: str, params: StudyParams, force: bool = False) -> li
         except json.JSONDecodeError:
             raise RankmapError(f"{meta!r} is not valid JSON") from None
     if old != params.key():
-        if force:               # --force: the other study's points are replaced
-            return []
         new = params.key()
         diff = ([k for k in dict.fromkeys([*new, *old]) if old.get(k) != new.get(k)]
                 if isinstance(old, dict) else [])
         raise RankmapError(f"{out_dir!r} holds a different study (differs in "
-                           f"{', '.join(diff) or 'format'}): use another --out folder, or "
-                           "--force to replace it")
+                           f"{', '.join(diff) or 'format'}): use another --out folder (its "
+                           "points are never replaced; remove the folder to start again)")
     points = []
     if os.path.exists(res):
         with open(res, encoding="utf-8") as fh:
@@ -344,8 +342,7 @@ def _load_existing(out_dir: str, params: StudyParams, force: bool = False) -> li
 
 
 def run_study(params: StudyParams, out_dir: str | None = None,
-              progress: Callable[[str], None] | None = None, executor=None,
-              force: bool = False) -> Study:
+              progress: Callable[[str], None] | None = None, executor=None) -> Study:
     """Run (or resume, with ``out_dir``) the study; return all points.
 
     Parameters
@@ -360,9 +357,6 @@ def run_study(params: StudyParams, out_dir: str | None = None,
     executor : Executor, optional
         Runs the allocations of a batch in parallel (:mod:`rankmap.selection.parallel`);
         points are saved in the same order and are the same as in-process.
-    force : bool
-        When ``out_dir`` holds a different study, replace it (its points are dropped)
-        instead of refusing.
 
     Returns
     -------
@@ -383,7 +377,7 @@ def run_study(params: StudyParams, out_dir: str | None = None,
     points: list[dict] = []
     if out_dir:
         os.makedirs(out_dir, exist_ok=True)
-        points = _load_existing(out_dir, params, force)
+        points = _load_existing(out_dir, params)
         write_atomic(os.path.join(out_dir, "study.json"), json_text(params.key(), indent=1),
                      force=True)
     per_key: dict[str, list[dict]] = {}

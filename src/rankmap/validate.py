@@ -478,6 +478,8 @@ def read_text(path: str, what: str = "file") -> str:
     -------
     str
     """
+    if os.path.exists(path):      # a device (/dev/zero) was read for ever: refused by name
+        check_input_file(path, what)
     try:
         size = os.path.getsize(path)
     except OSError:

@@ -52,6 +52,15 @@ class _Parser(argparse.ArgumentParser):
         kwargs.setdefault("allow_abbrev", False)
         super().__init__(*args, **kwargs)
 
+    def parse_known_args(self, args=None, namespace=None):
+        """argparse's, noting the options of the innermost command parsed (for the hint of
+        an unknown option: ``--mapping`` -> ``--mappings``)."""
+        namespace, extras = super().parse_known_args(args, namespace)
+        if not hasattr(namespace, "_options"):
+            setattr(namespace, "_options",
+                    [o for action in self._actions for o in action.option_strings])
+        return namespace, extras
+
     def error(self, message):  # one line, exit 2 (argparse's convention too)
         self.exit(2, f"{self.prog}: error: {message}\n")
 
@@ -206,12 +215,17 @@ def main(argv: list[str] | None = None, *, freeze_loaded: bool = False) -> int:
         except SystemExit as exc:  # --help, --version, or a usage error already printed
             return exc.code if isinstance(exc.code, int) else 2
         if not getattr(args, "func", None):
-            parser.print_help()
+            if unknown:       # `rankmap --bogus`: one line, not the whole help
+                print(f"rankmap: error: unrecognized arguments: {' '.join(unknown)}",
+                      file=sys.stderr)
+            else:
+                parser.print_help()
             return 2
         command = f"rankmap {args.command}"
         if unknown:   # argparse names only "rankmap": the command is named, as other errors do
             print(f"{command}: error: unrecognized arguments: {' '.join(unknown)}"
-                  f"{_hint(args.command, unknown)}", file=sys.stderr)
+                  f"{_hint(args.command, unknown, getattr(args, '_options', []))}",
+                  file=sys.stderr)
             return 2
         _check_output_names(args)
         if args.command in SINGLE_PROCESS_COMMANDS and not _first_of_launch(command):
@@ -285,7 +299,8 @@ OUTPUT_OPTIONS = {"output": "-o", "report": "--report", "plot_dir": "--plot-dir"
                   "out": "--out", "json": "--json"}
 #: inputs for which an empty value would silently mean "not given", or name no file
 NONEMPTY_INPUTS = {"times": "--times", "labels": "--labels", "names": "--names",
-                   "file": "FILE.csv", "files": "FILE.csv"}
+                   "file": "FILE.csv", "files": "FILE.csv", "mapfile": "--mapfile",
+                   "hostfile": "--hostfile"}
 
 
 def _check_output_names(args) -> None:
@@ -299,7 +314,7 @@ def _check_output_names(args) -> None:
         value = getattr(args, dest, None)
         for item in value if isinstance(value, list) else [value]:
             if isinstance(item, str) and not item.strip():
-                what = ("an empty value" if dest in ("times", "labels", "names")
+                what = ("an empty value" if dest in ("labels", "names")
                         else "an empty file name")
                 raise RankmapError(f"{flag} {item!r}: {what}")
         if dest in OUTPUT_OPTIONS and isinstance(value, str):
@@ -314,9 +329,10 @@ def _check_output_names(args) -> None:
     for flag, value in given:
         key = os.path.realpath(value)
         if key in seen:
-            first, _ = seen[key]
-            raise RankmapError(f"{first} and {flag} both name {value!r}: give each output "
-                               "its own file")
+            first, first_value = seen[key]
+            same = (f"both name {value!r}" if value == first_value else
+                    f"({first_value!r} and {value!r}) name the same file")
+            raise RankmapError(f"{first} and {flag} {same}: give each output its own file")
         seen[key] = (flag, value)
 
 
@@ -327,13 +343,23 @@ _NEAR_OPTIONS = {("compare", "--plot"): "--plot-dir DIR, one plot a phase",
                  ("evaluate", "--json"): "--format json"}
 
 
-def _hint(command: str, unknown: list[str]) -> str:
+def _hint(command: str, unknown: list[str], options: list[str]) -> str:
     """``; rankmap C has X`` when an unknown option is another command's spelling of one
-    command ``C`` has under another name."""
+    command ``C`` has under another name, else ``; did you mean X?`` for a close spelling of
+    one of its ``options`` (``--mapping``, ``--time``: abbreviations are not taken)."""
+    import difflib
+
     for word in unknown:
         near = _NEAR_OPTIONS.get((command, word.split("=", 1)[0]))
         if near:
             return f"; rankmap {command} has {near}"
+    for word in unknown:
+        flag = word.split("=", 1)[0]
+        if flag.startswith("--"):
+            longer = [o for o in options if o.startswith(flag) and o.startswith("--")]
+            close = longer[:1] or difflib.get_close_matches(flag, options, n=1, cutoff=0.75)
+            if close:
+                return f"; did you mean {close[0]}?"
     return ""
 
 

@@ -154,9 +154,14 @@ def run(args) -> int:
         raise RankmapError("study --mappings takes mapper names, not 'all' (what applies "
                            "depends on each point's allocation): name them, e.g. "
                            "inorder,random,rcb,greedy")
-    # case-blind, as compare's: RCB and rcb are one mapper
-    mappings = list({m.lower(): m for m in reversed(mappings)}.values())[::-1]
-    if "inorder" not in mappings:
+    # case-blind, as compare's: RCB and rcb are one mapper (the first spelling kept)
+    first: dict[str, str] = {}
+    for m in mappings:
+        first.setdefault(m.lower(), m)
+    if "inorder" in first:              # the reference, by the name the summary looks for
+        first["inorder"] = "inorder"
+    mappings = list(first.values())
+    if "inorder" not in first:
         mappings.insert(0, "inorder")
     threads = (parse_sweep(args.threads, "--threads") if args.threads is not None
                else default_threads(parse_machine(args.machine).cores_per_node))
@@ -182,7 +187,7 @@ def run(args) -> int:
     total = len(params.nodes) * len(params.threads) * params.allocs
     with progress_bar(total, "study") as advance:
         study = run_study(params, args.out, progress=advance,
-                          executor=search_executor(args, mpi=False), force=args.force)
+                          executor=search_executor(args, mpi=False))
     rows = study.summary()
     if args.out:
         write_atomic(os.path.join(args.out, "summary.csv"), summary_csv(rows), force=True)

@@ -110,9 +110,9 @@ def library_path(mpicc: str | None = None, rebuild: bool = False) -> str:
                                      *src.values()]).encode())
     out_dir = os.path.join(cache_root(), key.hexdigest()[:16])
     lib = os.path.join(out_dir, LIBRARY_NAME)
-    from ..io.sealed import is_sealed, seal
+    from ..io.sealed import first_error_line, seal, usable
 
-    if is_sealed(lib) and not rebuild:   # a library changed since it was built is built again
+    if not rebuild and usable(lib):     # a library changed since it was built is built again
         return lib
     os.makedirs(out_dir, exist_ok=True)
     tmp = f"{lib}.tmp{os.getpid()}"
@@ -127,10 +127,8 @@ def library_path(mpicc: str | None = None, rebuild: bool = False) -> str:
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise RankmapError(f"{cc} failed on the PMPI library: {exc}") from None
     if proc.returncode != 0:
-        errors = [ln for ln in proc.stderr.splitlines() if "error" in ln] or \
-            proc.stderr.strip().splitlines()[-1:]
-        why = errors[0] if errors else (f"exit status {proc.returncode}, no message (is it "
-                                         "an MPI C compiler wrapper?)")
+        why = first_error_line(proc.stderr) or (f"exit status {proc.returncode}, no message "
+                                                "(is it an MPI C compiler wrapper?)")
         raise RankmapError(f"{cc} failed on the PMPI library: {why}")
     os.replace(tmp, lib)
     seal(lib)

@@ -77,7 +77,8 @@ def counters_report(runs, doc: dict, corr: dict | None, *, times: str | None = N
             text = text.replace(f"{names} the lowest", f"{names} has the lowest", 1)
         lightest = [r for r in mine if r["max"] == busy["max"]]
         if win in lightest:
-            text += ("; it also has the lightest busiest link." if len(lightest) == 1 else
+            who = "it" if len(tied) == 1 else win["label"]
+            text += (f"; {who} also has the lightest busiest link." if len(lightest) == 1 else
                      f"; the lightest busiest link ({fmt_count(busy['max'], unit)}) is "
                      f"shared by {', '.join(r['label'] for r in lightest)}.")
         else:

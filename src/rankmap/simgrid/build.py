@@ -148,7 +148,7 @@ def compiled_program(name: str, suffix: str = ".c", compiler: str = "smpicc",
     """
     import tempfile
 
-    from ..io.sealed import is_sealed, seal
+    from ..io.sealed import first_error_line, seal, usable
 
     src, headers = program_source(name, suffix), program_headers()
     cc = find_tool(compiler) if compiler == "smpicc" else shutil.which(compiler)
@@ -159,7 +159,7 @@ def compiled_program(name: str, suffix: str = ".c", compiler: str = "smpicc",
                                        src, *headers.values()]).encode()).hexdigest()[:16]
     out_dir = cache_dir()
     exe = os.path.join(out_dir, f"{name}-{digest}")
-    if is_sealed(exe):      # a binary cut short or changed since it was built is built again
+    if usable(exe):         # a binary cut short or changed since it was built is built again
         return exe
     os.makedirs(out_dir, exist_ok=True)
     tmp = f"{exe}.tmp{os.getpid()}"
@@ -176,9 +176,7 @@ def compiled_program(name: str, suffix: str = ".c", compiler: str = "smpicc",
         except OSError as exc:
             raise RankmapError(f"{compiler} failed on {name}{suffix}: {exc}") from None
     if proc.returncode != 0:
-        errors = [ln for ln in proc.stderr.splitlines() if "error" in ln] or \
-            proc.stderr.strip().splitlines()[-1:]
-        why = errors[0].strip() if errors else f"exit status {proc.returncode}, no message"
+        why = first_error_line(proc.stderr) or f"exit status {proc.returncode}, no message"
         raise RankmapError(f"{compiler} failed on {name}{suffix}: {why}")
     os.replace(tmp, exe)
     seal(exe)
