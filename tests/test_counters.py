@@ -332,3 +332,13 @@ def test_report_names_the_run_of_a_tie_with_the_lightest_busiest_link(tmp_path):
                  "--report", str(report)]) == 0
     assert "ta, tb tie with the lowest plateau point" in report.read_text()
     assert "; ta also has the lightest busiest link." in report.read_text()
+
+
+def test_a_repeated_label_is_refused_before_any_file_is_read(tmp_path, monkeypatch):
+    """Eight copies of one big file were all read (52 s) before the repeat was said."""
+    from rankmap.counters import reader
+    path = tmp_path / "a.csv"
+    path.write_text("link,bytes\nx,1\n")
+    monkeypatch.setattr(reader, "read_counters", lambda *a: pytest.fail("a file was read"))
+    with pytest.raises(RankmapError, match="label 'a' is used for both"):
+        reader.read_runs([str(path), str(path)])

@@ -184,3 +184,14 @@ def test_an_input_path_that_is_no_file_is_named_for_what_it_is(args, said, tmp_p
     assert main([a.format(tmp=tmp_path) for a in args]) == 2
     err = capsys.readouterr().err.strip()
     assert said in err and len(err.splitlines()) == 1, err
+
+
+def test_the_flow_cap_holds_for_the_parts_of_a_composition_together(monkeypatch):
+    """Each part of A + B was checked alone: ten alltoall:4096 parts took 7 GB."""
+    from rankmap.errors import RankmapError
+    from rankmap.patterns import parse_pattern
+    monkeypatch.setenv("RANKMAP_MAX_FLOWS", "100")
+    assert sum(ph.n_flows for ph in parse_pattern("alltoall:10").phases) == 90
+    with pytest.raises(RankmapError, match="the parts together of alltoall:10 \\+ "
+                                           "alltoall:10 has 180 flows"):
+        parse_pattern("alltoall:10 + alltoall:10")

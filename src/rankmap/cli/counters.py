@@ -9,7 +9,7 @@ import sys
 
 from ..errors import RankmapError
 from ..metrics import DEFAULT_PLATEAU_Y
-from .common import add_force, add_format, example, print_csv
+from .common import add_force, add_format, example, print_csv, status
 from .notes import note
 from ..validate import json_text
 from .argtypes import FRACTION, int_arg
@@ -108,9 +108,11 @@ def run(args) -> int:
     labels = [s.strip() for s in args.labels.split(",")] if args.labels else None
     pct = parse_percentiles(args.percentiles)
     ys = parse_sweep(args.sweep_y)
-    runs = read_runs(args.files, labels)
-    times = read_times(args.times) if args.times else None
-    doc = analyse(runs, args.y, pct, args.phase, args.aggregate, times, ys, args.by)
+    with status(f"reading {len(args.files)} counters file{'s' if len(args.files) > 1 else ''}"):
+        runs = read_runs(args.files, labels)
+        times = read_times(args.times) if args.times else None
+    with status("analysing"):
+        doc = analyse(runs, args.y, pct, args.phase, args.aggregate, times, ys, args.by)
     corr = doc.pop("_corr", None)
     for w in doc["warnings"]:
         note(f"rankmap counters: warning: {w}")

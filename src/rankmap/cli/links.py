@@ -8,7 +8,7 @@ import sys
 from ..errors import RankmapError
 from ..validate import json_text
 from .argtypes import int_arg
-from .common import MACHINE_HELP, add_force, add_format, example, print_csv
+from .common import MACHINE_HELP, add_force, add_format, example, print_csv, status
 
 __all__ = ["add_parser", "run"]
 
@@ -82,7 +82,8 @@ def run(args) -> int:
         raise RankmapError(f"--plot: no link-load map for {machine.spec} ({machine.kind}): "
                            "maps are drawn for tori, meshes and dragonflies; the table and "
                            "--format json list the busiest links")
-    run_ = read_counters(args.file)
+    with status(f"reading {args.file}"):
+        run_ = read_counters(args.file)
     names = [run_.phase(args.phase).name] if args.phase else list(run_.phases)
     paths = []
     if args.plot:  # every output is checked before any work
@@ -90,7 +91,8 @@ def run(args) -> int:
                                 for n in names])
         for path in paths:
             check_writable(path, args.force)
-    loads, doc = link_load_summary(machine, run_, args.phase, args.top, args.file)
+    with status("placing the counts on the machine's links"):
+        loads, doc = link_load_summary(machine, run_, args.phase, args.top, args.file)
     if args.format == "json":
         print(json_text(doc, indent=1))
     elif args.format == "csv":

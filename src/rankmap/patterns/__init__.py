@@ -80,6 +80,14 @@ def _need_grid(spec: Spec, example: str) -> tuple[int, ...]:
                        subject=spec.text)
 
 
+def _check_total_flows(text: str, subs: list) -> None:
+    """Refuse a composition ``A + B + ...`` whose parts hold more flows together than the
+    flow cap (each part was checked alone: ten alltoall:4096 took 7 GB), as soon as the parts
+    built so far pass it."""
+    total = sum(ph.n_flows for sub in subs if sub is not None for ph in sub.phases)
+    check_limit(total, "flows", f"the parts together of {text}")
+
+
 def _check_flows(spec: Spec, flows: int) -> None:
     """Refuse a pattern of more than the flow cap before any array is built."""
     check_limit(flows, "flows", spec.text)
@@ -615,9 +623,12 @@ def parse_pattern(text: str | Pattern, default_ranks: int | None = None,
                 subs.append(parse_pattern(p, None, detect_grid=False))
             except RankmapError:
                 subs.append(None)            # needs a rank count (or is bad: said below)
+            _check_total_flows(text, subs)
         n = next((sub.n_ranks for sub in subs if sub is not None), default_ranks)
-        subs = [sub if sub is not None else parse_pattern(p, n, detect_grid=False)
-                for p, sub in zip(parts, subs)]
+        for i, (p, sub) in enumerate(zip(parts, subs)):
+            if sub is None:
+                subs[i] = parse_pattern(p, n, detect_grid=False)
+                _check_total_flows(text, subs)
         pattern = compose(text, subs)
     if detect_grid and pattern.grid is None and _may_hide_a_grid(pattern):
         pattern = detect_grid_note(pattern)
