@@ -49,7 +49,8 @@ def test_bits_are_an_eighth_of_bytes(prefix, n):
 
 @pytest.mark.parametrize("argv,message", [
     (["-m", "torus:4x4:lat=100"], "bad per-hop latency '100': give its unit"),
-    (["-m", "torus:4x4", "--msg-overhead", "5"], "bad per-message overhead (--msg-overhead) '5': give its unit"),
+    (["-m", "torus:4x4", "--msg-overhead", "5"],
+     "bad per-message overhead (--msg-overhead) '5': give its unit"),
     (["-m", "torus:4x4", "-p", "stencil:4x4:bytes=8kb"], "a lower-case b is bits"),
 ])
 def test_cli_refuses_values_without_units(capsys, argv, message):

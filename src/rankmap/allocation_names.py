@@ -35,8 +35,8 @@ from .node_allocation import Allocation
 from .errors import RankmapError
 from .machines import Dragonfly
 from .specs import parse_int
-from .validate import (check_input_file, check_limit, expand_hostlist, hostlist_size, parse_int_text,
-                       read_csv_rows, read_text, show)
+from .validate import (check_input_file, check_limit, expand_hostlist, hostlist_size,
+                       parse_int_text, read_csv_rows, read_text, show)
 
 __all__ = ["cname_to_coords", "resolve_names", "expand_host_list", "read_topology_csv",
            "parse_named_allocation"]

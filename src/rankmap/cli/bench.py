@@ -94,7 +94,8 @@ def add_parser(sub) -> None:
                    help=f"machine spec or .toml (default ${MACHINE_ENV}; none: no reordering)")
     p.add_argument("--mapping", default="auto", metavar="NAME",
                    help="placement to apply, or 'none' for the launcher's order (default auto)")
-    p.add_argument("--seed", type=SEED, default=0, help="seed of placements and pairings (default 0)")
+    p.add_argument("--seed", type=SEED, default=0,
+                   help="seed of placements and pairings (default 0)")
     p.add_argument("--json", metavar="FILE", help="write the results as JSON")
     p.add_argument("--plot", metavar="FILE.png|svg",
                    help="write a plot of bandwidth vs size (PNG or SVG)")

@@ -61,7 +61,8 @@ def add_parser(sub) -> None:
                    help="random allocations per node count (default 8, like paper 002)")
     p.add_argument("--routing", "-r", metavar="NAME", help="routing model (default: the "
                    "machine's first)")
-    p.add_argument("--seed", type=SEED, default=0, help="base seed of allocations and mappers (default 0)")
+    p.add_argument("--seed", type=SEED, default=0,
+                   help="base seed of allocations and mappers (default 0)")
     add_time_options(p)
     # with --time-model off a point's time is its busiest link's bytes / bandwidth (much faster
     # on big machines); unset here so that the option's first spelling, kept for scripts, can

@@ -27,8 +27,9 @@ import numpy as np
 
 from ..errors import RankmapError
 from ..units import MAX_SIZE, parse_size
-from ..validate import (check_input_file, check_limit, groups_in_order, limit, parse_float_text, parse_int_text,
-                        read_csv_rows, read_lines, read_text, show)
+from ..validate import (check_input_file, check_limit, groups_in_order, limit,
+                        parse_float_text, parse_int_text, read_csv_rows, read_lines, read_text,
+                        show)
 from .base import Pattern, Phase
 
 __all__ = ["read_csv_graph", "read_dense_matrix", "read_matrix_market", "read_metis",
