@@ -10,7 +10,7 @@ import sys
 from ..errors import RankmapError
 from ..machines import parse_machine
 from ..io.atomic import check_output_folder, check_writable, write_atomic
-from ..selection import split_names
+from ..selection import distinct_names, split_names
 from ..timing import parse_time_options
 from ..study import StudyParams, parse_sweep, plot_study, run_study, summary_csv
 from .common import (MACHINE_HELP, PATTERN_HELP, add_force, add_in_node, add_jobs,
@@ -155,14 +155,9 @@ def run(args) -> int:
         raise RankmapError("study --mappings takes mapper names, not 'all' (what applies "
                            "depends on each point's allocation): name them, e.g. "
                            "inorder,random,rcb,greedy")
-    # case-blind, as compare's: RCB and rcb are one mapper (the first spelling kept)
-    first: dict[str, str] = {}
-    for m in mappings:
-        first.setdefault(m.lower(), m)
-    if "inorder" in first:              # the reference, by the name the summary looks for
-        first["inorder"] = "inorder"
-    mappings = list(first.values())
-    if "inorder" not in first:
+    # case-blind, as compare's; the reference by the name the summary looks for
+    mappings = ["inorder" if m.lower() == "inorder" else m for m in distinct_names(mappings)]
+    if "inorder" not in mappings:
         mappings.insert(0, "inorder")
     threads = (parse_sweep(args.threads, "--threads") if args.threads is not None
                else default_threads(parse_machine(args.machine).cores_per_node))

@@ -6,7 +6,8 @@ be run as it was, and failed where nothing named the cache (``smpirun failed (ex
 :func:`seal` writes the SHA-256 of a finished file to ``FILE.sha256``; :func:`is_sealed` says
 whether the file still has that digest, and callers rebuild it when it has not (:func:`usable`:
 a file built before digests were kept is sealed as it is, once, or used as it is where the
-cache cannot be written).
+cache cannot be written). :func:`first_error_line` picks, from a failed build's compiler
+output, the line that says why.
 """
 
 from __future__ import annotations

@@ -6,10 +6,11 @@ routing and metrics a command was given drive both the ranking and the refinemen
 """
 
 from .auto import GRAPH_RANK_LIMIT, REFINE_TOP, auto_select, candidate_names
-from .candidates import evaluate_candidates, expand_names, sort_best_first, split_names
+from .candidates import (distinct_names, evaluate_candidates, expand_names, sort_best_first,
+                         split_names)
 from .compare import compare
 from .names import build_placement, check_name, is_auto
 
-__all__ = ["compare", "auto_select", "candidate_names", "expand_names", "evaluate_candidates",
-           "sort_best_first", "split_names", "build_placement", "check_name", "is_auto",
-           "GRAPH_RANK_LIMIT", "REFINE_TOP"]
+__all__ = ["compare", "auto_select", "candidate_names", "distinct_names", "expand_names",
+           "evaluate_candidates", "sort_best_first", "split_names", "build_placement",
+           "check_name", "is_auto", "GRAPH_RANK_LIMIT", "REFINE_TOP"]

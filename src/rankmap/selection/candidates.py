@@ -11,7 +11,7 @@ from ..mappers import all_candidate_names, inapplicable_names
 from ..metrics import best_first_order
 from .parallel import Executor, Filler, Outcome, SerialExecutor
 
-__all__ = ["split_names", "expand_names", "evaluate_candidates", "sort_best_first", "dispatch_order",
+__all__ = ["split_names", "distinct_names", "expand_names", "evaluate_candidates", "sort_best_first", "dispatch_order",
            "is_slow", "job_size", "skip_summary", "SLOW_MAPPERS"]
 
 #: mappers that take much longer than routing a candidate (partitioning, local search): parallel
@@ -90,10 +90,25 @@ def expand_names(names: list[str] | str, pattern, machine, allocation,
             out.append(n)
     if not out:
         raise RankmapError("no mappings to compare")
-    # names are case-blind (rcb and RCB, TXYZ and txyz are one mapper): one row each, the
-    # first spelling kept
+    return distinct_names(out)
+
+
+def distinct_names(names: list[str]) -> list[str]:
+    """Mapping names without repeats: names are case-blind (rcb and RCB, TXYZ and txyz are
+    one mapper), and runs of spaces inside one (a rubik spec's) count as one.
+
+    Parameters
+    ----------
+    names : list of str
+        Mapping names, in order.
+
+    Returns
+    -------
+    list of str
+        One name per mapper, in order of first appearance, each as first spelled.
+    """
     first: dict[str, str] = {}
-    for n in out:
+    for n in names:
         first.setdefault(" ".join(n.lower().split()), n)
     return list(first.values())
 
