@@ -22,7 +22,7 @@ PKG = SRC / "rankmap"
 #: lowest first; a module may import its own layer and those below (README "Architecture")
 LAYERS = [
     ("core", ["rankmap", "rankmap.errors", "rankmap.units", "rankmap.specs", "rankmap.validate",
-              "rankmap.threads"]),
+              "rankmap.threads", "rankmap.defaults"]),
     ("kernels", ["rankmap.kernels"]),
     ("machines", ["rankmap.machines"]),
     ("routing", ["rankmap.routing"]),

@@ -7,8 +7,8 @@ import os
 import sys
 
 from ..errors import RankmapError
-from ..mpi.bench import KINDS, BenchConfig, check_config
-from ..mpi.nodes import MACHINE_ENV
+from ..mpi.bench_config import KINDS, BenchConfig
+from ..mpi.env_names import MACHINE_ENV
 from ..specs import parse_shape
 from ..units import parse_size
 from .common import add_force, example
@@ -168,7 +168,7 @@ def run(args) -> int:
 
 def _run(args, comm) -> int:
     from ..io.atomic import check_writable
-    from ..mpi.bench import check_buffer_memory, run_benchmark
+    from ..mpi.bench import check_buffer_memory, check_config, run_benchmark
     from ..mpi.bench_report import format_table, plot_bandwidth
     cfg = _config(args)
     check_config(cfg, comm.Get_size())

@@ -6,16 +6,19 @@ import argparse
 import sys
 from contextlib import contextmanager
 
-from ..allocation import Allocation, parse_allocation
+from typing import TYPE_CHECKING
+
+from ..defaults import (BUDGET_PER_RANK, DEFAULT_BUDGET, DEFAULT_PLATEAU_Y, MAX_DEFAULT_BUDGET,
+                        REFINE_WORK)
 from ..errors import RankmapError
-from ..machines import Machine, parse_machine
-from ..metrics import DEFAULT_PLATEAU_Y
-from ..mappers.refine import (BUDGET_PER_RANK, DEFAULT_BUDGET, MAX_DEFAULT_BUDGET,
-                              REFINE_WORK, check_budget)
-from ..patterns import Pattern, parse_pattern
-from ..timing import TimeOptions, parse_time_options
 from .argtypes import FRACTION, JOBS, SEED, THREADS
 from .notes import note
+
+if TYPE_CHECKING:  # numpy and numba load only when a command runs, not for its --help
+    from ..allocation import Allocation
+    from ..machines import Machine
+    from ..patterns import Pattern
+    from ..timing import TimeOptions
 
 __all__ = ["MACHINE_HELP", "PATTERN_HELP", "NODES_HELP", "add_input_options", "add_time_options",
            "add_force", "load_inputs", "print_mapper_notes", "time_options", "budget",
@@ -166,6 +169,10 @@ def load_inputs(args) -> tuple[Machine, Allocation, Pattern]:
     tuple of (Machine, Allocation, Pattern)
         The inputs; with ``--threads T`` the allocation has cores/T ranks per node.
     """
+    from ..allocation import parse_allocation
+    from ..machines import parse_machine
+    from ..patterns import parse_pattern
+
     machine = parse_machine(args.machine)
     allocation = parse_allocation(args.nodes, machine)
     if getattr(args, "threads", 1) != 1:
@@ -272,6 +279,8 @@ def time_options(args) -> TimeOptions:
         The time-model settings (bandwidths in bytes/s, overhead in s); the defaults when the
         command has no time options.
     """
+    from ..timing import TimeOptions, parse_time_options
+
     if not hasattr(args, "time_model"):
         return TimeOptions()
     if args.time_model == "off":
@@ -298,6 +307,8 @@ def budget(args) -> int | None:
     int or None
         ``--budget`` as proposed moves, or None for the default.
     """
+    from ..mappers.refine import check_budget
+
     value = getattr(args, "budget", None)
     return None if value is None else check_budget(value)
 

@@ -7,8 +7,6 @@ import sys
 
 from ..errors import RankmapError
 from ..io.atomic import check_output_folder, check_writable
-from ..report import render
-from ..selection import compare, expand_names
 from .common import (add_budget, add_force, add_in_node, add_input_options, add_jobs, budget,
                      example, in_node, is_root, load_inputs, print_mapper_notes,
                      search_executor, search_progress, time_options)
@@ -72,6 +70,9 @@ def run(args) -> int:
         Exit status: 0 (bad input raises RankmapError, which :func:`rankmap.cli.main` turns
         into one line and status 2).
     """
+    from ..report import render  # numpy and numba: loaded to run, not for --help
+    from ..selection import compare, expand_names
+
     executor = search_executor(args)
     if args.plot_dir:
         check_output_folder(args.plot_dir, "--plot-dir")

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from ..counters.summary import fmt_count, phase_series
-
 import argparse
 import sys
 
+from ..defaults import DEFAULT_PLATEAU_Y
 from ..errors import RankmapError
-from ..metrics import DEFAULT_PLATEAU_Y
 from .common import add_force, add_format, example, print_csv, status
 from .notes import note
 from ..validate import json_text
@@ -141,6 +139,7 @@ def run(args) -> int:
 
 def _figures(runs, doc, corr, args) -> dict:
     """The figures to write to --plot and --scatter: {"files": [(path, figure)]}."""
+    from ..counters.summary import phase_series
     from ..report.figures import suffixed
 
     out = []
@@ -196,6 +195,8 @@ def _blank(v):
 def _print_tables(doc) -> None:
     from .common import stdout_console
     from rich.table import Table
+
+    from ..counters.summary import fmt_count
 
     con = stdout_console()
     unit = doc["unit"]

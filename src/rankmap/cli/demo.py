@@ -11,15 +11,8 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 
-from ..allocation import whole_machine
-from ..selection import compare
-from ..mappers.rank_order import rank_order_names
 from ..io.atomic import write_atomic
-from ..machines import parse_machine
-from ..patterns import parse_pattern
-from ..report import render
 from .common import progress_bar
 
 __all__ = ["DEMO_MACHINE", "DEMO_PATTERN", "DEMO_DIR", "DESCRIPTION", "add_parser", "run"]
@@ -67,7 +60,13 @@ def run(args) -> int:
     """
     from .common import stdout_console
 
+    from ..allocation import whole_machine  # numpy and numba: loaded to run, not for --help
     from ..io.atomic import check_output_folder
+    from ..machines import parse_machine
+    from ..mappers.rank_order import rank_order_names
+    from ..patterns import parse_pattern
+    from ..report import render
+    from ..selection import compare
 
     check_output_folder(DEMO_DIR, "the demo's folder")    # before the work, not after it
     con = stdout_console()

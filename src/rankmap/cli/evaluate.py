@@ -6,13 +6,8 @@ import argparse
 import sys
 
 from ..errors import RankmapError
-from ..evaluation import Comparison, Evaluator
 from ..io.atomic import write_atomic
-from ..io.emit import EMITTERS
-from ..io.read_placement import read_placement
-from ..io.links_csv import format_links_csv
-from ..mappers import Placement
-from ..selection import build_placement
+from ..io.format_names import FORMAT_DESCRIPTIONS
 from ..validate import json_text
 from .common import (add_budget, add_force, add_in_node, add_input_options, add_jobs, budget,
                      example, in_node, is_root, load_inputs, search_executor, search_progress,
@@ -45,9 +40,9 @@ def add_parser(sub) -> None:
                      "first line (host-only formats fix each rank's node, its core follows "
                      "rank order)")
     src.add_argument("--mapping", metavar="NAME", help="a mapping name instead (e.g. TXYZ)")
-    p.add_argument("--mapfile-format", choices=tuple(EMITTERS), metavar="FORMAT",
+    p.add_argument("--mapfile-format", choices=tuple(FORMAT_DESCRIPTIONS), metavar="FORMAT",
                    help=f"the --mapfile's format when its first line does not tell: "
-                   f"{', '.join(EMITTERS)}")
+                   f"{', '.join(FORMAT_DESCRIPTIONS)}")
     p.add_argument("--format", choices=("table", "json", "csv"), default="json",
                    help="output: json on stdout (default, shaped like compare's), a readable "
                    "table, or csv")
@@ -87,6 +82,13 @@ def run(args) -> int:
         Exit status: 0 (bad input raises RankmapError, which :func:`rankmap.cli.main` turns
         into one line and status 2).
     """
+    # numpy and numba: loaded to run, not for --help
+    from ..evaluation import Comparison, Evaluator
+    from ..io.links_csv import format_links_csv
+    from ..io.read_placement import read_placement
+    from ..mappers import Placement
+    from ..selection import build_placement
+
     executor = search_executor(args)
     machine, allocation, pattern = load_inputs(args)
     if getattr(args, "report", None):

@@ -12,14 +12,7 @@ import sys
 from ..errors import RankmapError
 from ..threads import child_environ
 from ..io.atomic import check_writable, write_atomic
-from ..io.emit import EMITTERS, get_emitter
-from ..launch import (check_launcher_format, command_for, job_allocation, job_hosts,
-                      launcher_format, launcher_ranks, program_index)
-from ..machines import parse_machine
-from ..selection import build_placement
-from ..mappers.base import check_fits
-from ..mpi.nodes import HOST_NODES_ENV, MACHINE_ENV
-from ..patterns import parse_pattern
+from ..mpi.env_names import HOST_NODES_ENV, MACHINE_ENV
 from ..specs import files_beside
 from .argtypes import SEED, THREADS, int_arg
 from .notes import note
@@ -135,7 +128,7 @@ def _launcher_counts(cmd: list[str], per_node: int | None, threads: int) -> list
     ``--cpus-per-task``) and that the command lacks; a value it gives that contradicts them is
     refused by name (the launcher would put the ranks elsewhere than rankmap placed them).
     ``per_node`` None: not known here, neither checked nor added."""
-    from ..launch import option_value
+    from ..launch import option_value, program_index
     name = os.path.basename(cmd[0])
     own = cmd[1:program_index(cmd)]
     if name == "aprun":
@@ -272,6 +265,7 @@ def warm_engine(machine, mapping: str, seed: int) -> float:
 
     from ..kernels.jit import LOGGER
     from ..mpi.placement import assign_ranks
+    from ..patterns import parse_pattern
 
     class Count(logging.Handler):
         compiled = 0
@@ -378,6 +372,8 @@ def search_command(args, spec: str, argv: list[str], fmt: str, hostfile: str,
     -------
     list of str
     """
+    from ..launch import launcher_ranks, program_index
+
     k = str(args.search_procs)
     if args.search_launcher:
         head = shlex.split(args.search_launcher)
@@ -561,6 +557,15 @@ def run(args) -> int:
         Exit status: 0 (bad input raises RankmapError, which :func:`rankmap.cli.main` turns
         into one line and status 2).
     """
+    # numpy and numba: loaded to run, not for --help
+    from ..io.emit import EMITTERS, get_emitter
+    from ..launch import (check_launcher_format, command_for, job_allocation, job_hosts,
+                          launcher_format, launcher_ranks)
+    from ..machines import parse_machine
+    from ..mappers.base import check_fits
+    from ..patterns import parse_pattern
+    from ..selection import build_placement
+
     argv = list(args.launcher_argv)
     if argv and argv[0] == "--":
         argv = argv[1:]

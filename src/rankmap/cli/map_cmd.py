@@ -6,9 +6,7 @@ import argparse
 import sys
 
 from ..io.atomic import check_writable, write_atomic
-from ..io.emit import EMITTERS, get_emitter, usage_text
-from ..io.hostnames import apply_name_template
-from ..selection import build_placement, is_auto
+from ..io.format_names import FORMAT_DESCRIPTIONS
 from .common import (add_budget, add_force, add_in_node, add_input_options, add_jobs, budget,
                      example, in_node, is_root, load_inputs, print_mapper_notes,
                      search_executor, search_progress,
@@ -28,8 +26,8 @@ def add_parser(sub) -> None:
     p = sub.add_parser(
         "map", help="write a placement file for a launcher",
         description="Compute the placement NAME for the pattern on the allocation and write "
-        "it in a launcher's format. Formats: " +
-        "; ".join(f"{e.name}: {e.description}" for e in EMITTERS.values()),
+        "it in a launcher's format.\n\nformats (--emit):\n" +
+        "\n".join(f"  {name:<9} {text}" for name, text in FORMAT_DESCRIPTIONS.items()),
         epilog=example("rankmap map --machine bgp:4096 --pattern stencil:128x128:box "
                        "--mapping TZXY --emit bgp -o mapfile\n"
                        "mpirun -n 4 rankmap map --jobs 1 --machine bgp:4096 --pattern "
@@ -44,7 +42,7 @@ def add_parser(sub) -> None:
     add_in_node(p)
     add_jobs(p)
     p.add_argument("--emit", required=True, metavar="FORMAT",
-                   help="file format: " + ", ".join(EMITTERS))
+                   help="file format: " + ", ".join(FORMAT_DESCRIPTIONS))
     p.add_argument("-o", "--output", required=True, metavar="FILE", help="file to write")
     p.add_argument("--names", metavar="TEMPLATE",
                    help="host name template for launcher files, e.g. 'nid{id:05d}' (fields: "
@@ -69,6 +67,11 @@ def run(args) -> int:
         Exit status: 0 (bad input raises RankmapError, which :func:`rankmap.cli.main` turns
         into one line and status 2).
     """
+    # numpy and numba: loaded to run, not for --help
+    from ..io.emit import get_emitter, usage_text
+    from ..io.hostnames import apply_name_template
+    from ..selection import build_placement, is_auto
+
     emitter = get_emitter(args.emit)
     executor = search_executor(args)
     check_writable(args.output, args.force)

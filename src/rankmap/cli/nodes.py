@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import argparse
 
-from ..allocation import parse_allocation
-from ..machines import parse_machine
 from .common import MACHINE_HELP, NODES_HELP, add_format, example, print_csv
 from ..validate import json_text
 
@@ -71,6 +69,9 @@ def run(args) -> int:
         Exit status: 0 (bad input raises RankmapError, which :func:`rankmap.cli.main` turns
         into one line and status 2).
     """
+    from ..allocation import parse_allocation  # numpy and numba: to run, not for --help
+    from ..machines import parse_machine
+
     machine = parse_machine(args.machine)
     allocation = parse_allocation(args.nodes, machine)
     records = node_records(machine, allocation)

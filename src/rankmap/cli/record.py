@@ -15,7 +15,6 @@ from ..io.atomic import check_writable, move_into_place
 from ..pmpi.build import library_path
 from ..pmpi.environment import mpicc_for_launcher
 from ..pmpi.environment import launcher_env_args
-from ..pmpi.recording import summarize_recording
 from .common import add_force, example
 
 __all__ = ["add_parser", "run"]
@@ -117,6 +116,8 @@ def run(args) -> int:
         if not keep:
             shutil.rmtree(folder, ignore_errors=True)
     print(f"rankmap record: wrote {args.output} ({fmt})", file=sys.stderr)
+    from ..pmpi.recording import summarize_recording  # numpy: to run, not for --help
+
     for line in summarize_recording(path).lines():
         print(line)
     if proc.returncode != 0:

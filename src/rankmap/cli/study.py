@@ -8,11 +8,7 @@ import os
 import sys
 
 from ..errors import RankmapError
-from ..machines import parse_machine
 from ..io.atomic import check_output_folder, check_writable, write_atomic
-from ..selection import distinct_names, split_names
-from ..timing import parse_time_options
-from ..study import StudyParams, parse_sweep, plot_study, run_study, summary_csv
 from .common import (MACHINE_HELP, PATTERN_HELP, add_force, add_in_node, add_jobs,
                      add_time_options, check_socket_setting, example, given_time_settings,
                      in_node, progress_bar, search_executor)
@@ -122,6 +118,8 @@ def _given_time_options(args) -> dict | None:
     if _time_source(args) == "busiest-link":   # settings that would change nothing
         raise RankmapError(f"{given_time_settings(args)[0]}: a setting of the time model, "
                            "which the study's busiest-link time (--time-model off) does not use")
+    from ..timing import parse_time_options
+
     opts = parse_time_options(nic=args.nic_bw, mem=args.mem_bw, overhead=args.msg_overhead,
                               mem_sharing=args.mem_sharing, socket=args.socket_bw)
     return {"nic_bw": opts.nic_bw, "mem_bw": opts.mem_bw, "socket_bw": opts.socket_bw,
@@ -130,6 +128,9 @@ def _given_time_options(args) -> dict | None:
 
 def _node_counts(args) -> list[int]:
     """--nodes-sweep as given, or the default sweep up to the machine's node count."""
+    from ..machines import parse_machine
+    from ..study import parse_sweep
+
     if args.nodes_sweep is not None:
         return parse_sweep(args.nodes_sweep, "--nodes-sweep")
     size = parse_machine(args.machine).n_nodes
@@ -150,6 +151,11 @@ def run(args) -> int:
         Exit status: 0 (bad input raises RankmapError, which :func:`rankmap.cli.main` turns
         into one line and status 2).
     """
+    # numpy and numba: loaded to run, not for --help
+    from ..machines import parse_machine
+    from ..selection import distinct_names, split_names
+    from ..study import StudyParams, parse_sweep, plot_study, run_study, summary_csv
+
     mappings = split_names(args.mappings)
     if any(m.lower() == "all" for m in mappings):
         raise RankmapError("study --mappings takes mapper names, not 'all' (what applies "

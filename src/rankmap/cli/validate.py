@@ -6,7 +6,6 @@ import argparse
 import sys
 
 from ..errors import RankmapError
-from ..selection import expand_names
 from ..units import format_seconds
 from ..io.atomic import check_writable, write_atomic
 from ..report.figures import image_format
@@ -112,7 +111,7 @@ def run(args) -> int:
                                     ("--socket-bw", args.socket_bw)) if value is not None]
     if args.mem_sharing == "node":
         given.append("--mem-sharing node")
-    from ..metrics import DEFAULT_PLATEAU_Y
+    from ..defaults import DEFAULT_PLATEAU_Y
     if args.y != DEFAULT_PLATEAU_Y:
         raise RankmapError(f"--y {args.y} does not apply to validate: it compares times, not "
                            "the plateau of link loads")
@@ -136,6 +135,8 @@ def run(args) -> int:
                            "platform does not have (a host has one loopback link): the "
                            "prediction would not be the simulation's; validate the machine "
                            "without node=")
+    from ..selection import expand_names
+
     every = args.mappings.strip().lower() == "all"
     # --mappings all lists the mappers that do not apply as skipped, as compare does
     names = expand_names(args.mappings, pattern, machine, allocation, inapplicable=every)

@@ -2,7 +2,7 @@
 
 Each emitter turns a Placement into the text a launcher reads, and its reader turns such a
 file back into a Placement (``rankmap evaluate --mapfile``). :data:`EMITTERS` lists them,
-once, with a one-line description and the launcher command that uses the file.
+once, with a one-line description (:mod:`rankmap.io.format_names`) and the launcher command that uses the file.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import numpy as np
 
 from ..errors import RankmapError
 from . import bgq, cray, hostfile, mpich, openmpi, slurm
+from .format_names import FORMAT_DESCRIPTIONS
 from .bgmap import check_bgp_machine, format_bgp_mapfile, read_mapfile
 
 __all__ = ["Emitter", "EMITTERS", "get_emitter", "usage_text"]
@@ -41,29 +42,28 @@ class Emitter:
 #: every format, by name (read-only)
 EMITTERS = MappingProxyType({e.name: e for e in (
     Emitter("bgp", format_bgp_mapfile,
-            "Blue Gene/L-P mapfile: one line per rank, 'x y z t' (e.g. '0 0 0 1')",
+            FORMAT_DESCRIPTIONS["bgp"],
             usage="mpirun -mapfile {path} ...   (Blue Gene/P: or BG_MAPPING={path})",
             read=read_mapfile, check_machine=check_bgp_machine),
     Emitter("bgq", bgq.format_bgq_mapfile,
-            "Blue Gene/Q mapfile: one line per rank, 'a b c d e t' (e.g. '0 1 0 0 1 3')",
+            FORMAT_DESCRIPTIONS["bgq"],
             usage="runjob --mapping {path} --np {n_ranks} : ./app", read=bgq.read_bgq_mapfile,
             check_machine=bgq.check_bgq_machine),
     Emitter("cray", cray.format_rank_order,
-            "Cray MPICH_RANK_ORDER: ranks in core order, one line per node (e.g. '0,1,16,17')",
+            FORMAT_DESCRIPTIONS["cray"],
             usage=cray.USAGE, read=cray.read_rank_order),
     Emitter("slurm", slurm.format_slurm_hostfile,
-            "SLURM_HOSTFILE for srun --distribution=arbitrary: host of rank r on line r "
-            "(e.g. 'nid00012')", usage=slurm.SRUN_USAGE, read=slurm.read_slurm_hostfile),
+            FORMAT_DESCRIPTIONS["slurm"], usage=slurm.SRUN_USAGE, read=slurm.read_slurm_hostfile),
     Emitter("openmpi", openmpi.format_rankfile,
-            "Open MPI rankfile: 'rank N=host slot=S' (e.g. 'rank 5=nid00012 slot=1')",
+            FORMAT_DESCRIPTIONS["openmpi"],
             usage="mpirun --rankfile {path} -n {n_ranks} ./app   "
                   "(Open MPI 5: --map-by rankfile:file={path})", read=openmpi.read_rankfile),
     Emitter("mpich", mpich.format_machinefile,
-            "MPICH Hydra machinefile in rank order: 'host:count' (e.g. 'nid00012:4')",
+            FORMAT_DESCRIPTIONS["mpich"],
             usage="mpiexec.hydra -f {path} -n {n_ranks} ./app   (or mpirun.mpich; "
                   "Open MPI's mpiexec takes the openmpi format)", read=mpich.read_machinefile),
     Emitter("hostfile", hostfile.format_hostfile,
-            "one host per line in rank order, as SimGrid smpirun reads it (e.g. 'nid00012')",
+            FORMAT_DESCRIPTIONS["hostfile"],
             usage="rankmap simgrid platform --machine '{machine}' -o platform.xml\n"
                   "smpirun -hostfile {path} -platform platform.xml -np {n_ranks} ./app",
             read=hostfile.read_hostfile),

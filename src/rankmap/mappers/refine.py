@@ -62,6 +62,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..defaults import (BUDGET_PER_RANK, DEFAULT_BUDGET, MAX_DEFAULT_BUDGET,
+                        REFINE_WORK)
 from ..errors import RankmapError
 from ..validate import limit
 from ..kernels.flows import end_flow_csr
@@ -84,15 +86,6 @@ __all__ = ["Refine", "RefineRun", "refine_cores", "refine_search", "check_budget
            "REFINE_WORK",
            "REWEIGHT_RATIO", "BEHIND_WINDOWS"]
 
-#: default work bound of one refinement, proposed moves evaluated: :data:`BUDGET_PER_RANK` per
-#: rank, at least this many and at most :data:`MAX_DEFAULT_BUDGET`
-DEFAULT_BUDGET = 20000
-#: proposals per rank of the default budget (a local search must visit every rank a few times;
-#: on 8,192 ranks 20,000 proposals left 6 % of the hop-bytes a 60,000 one removed)
-BUDGET_PER_RANK = 8
-#: the largest default budget (65,536 proposals: a few tens of seconds at 8,192 ranks)
-MAX_DEFAULT_BUDGET = 1 << 16
-
 #: stop after this many refused proposals in a row
 MAX_REFUSED = 1500
 #: the Python step refuses a move that surely adds hop-bytes without routing it when a link
@@ -110,9 +103,6 @@ GAIN_WINDOW = 1000
 #: a kept move once this many times the route entries looked at since the last build reach
 #: the number of flows: a build costs at most 1/REWEIGHT_RATIO of the proposals' work
 REWEIGHT_RATIO = 64
-#: work bound of one search: route entries (the hop links of the moved flows' routes before
-#: and after, each share of a split route apart: a single-path route's hops) looked at
-REFINE_WORK = 1 << 27
 #: the stop reasons of the search loops (kernels.refine_grid.refine_batches, window_stop)
 _STOPS = {STOP_BUDGET: "budget", STOP_REFUSED: "refused", STOP_WORK: "work",
           STOP_NO_HOPS: "no hops", STOP_SMALL_GAIN: "small gain", STOP_BEHIND: "behind"}

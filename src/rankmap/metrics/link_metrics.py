@@ -6,14 +6,13 @@ import math
 
 import numpy as np
 
+from ..defaults import DEFAULT_PLATEAU_Y
 from ..errors import RankmapError
 from .routed import PhaseMetric, RoutedPhase
 
 __all__ = ["DEFAULT_PLATEAU_Y", "LinkMetrics", "plateau_point", "phase_metrics", "combine",
            "ranking_key"]
 
-#: fraction of links below the plateau point (seed 000 uses y = 0.99).
-DEFAULT_PLATEAU_Y = 0.99
 
 
 def plateau_point(values, y: float = DEFAULT_PLATEAU_Y) -> float:

@@ -17,7 +17,6 @@ per exchange (mean over processes) / time, in MB/s (10^6 bytes per second).
 from __future__ import annotations
 
 import statistics
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -25,31 +24,12 @@ from ..errors import RankmapError
 from ..patterns.fft import make_fft2d
 from ..patterns.pairs import make_random_pairs
 from ..patterns.stencil import make_stencil, stencil_offsets
+from .bench_config import KINDS, BenchConfig
 from .cart import cart_from_reordering, check_cart_args
 from .reorder import Reordering, identity, reorder_ranks, split_by_new_rank
 
 __all__ = ["KINDS", "BenchConfig", "check_config", "buffer_bytes", "check_buffer_memory",
            "default_iters", "run_benchmark"]
-
-KINDS = ("pairs", "cart", "halo", "fft")
-
-
-@dataclass
-class BenchConfig:
-    """What to run: kind, grid, sizes (bytes), repeats, iterations and the placement."""
-
-    kind: str
-    dims: tuple[int, ...] | None
-    sizes: list[int]
-    repeats: int = 5
-    iters: int | None = None
-    box: bool = False
-    periodic: bool = False
-    pairings: int = 4
-    mapping: str = "auto"
-    machine: object = None
-    seed: int = 0
-
 
 def check_config(cfg: BenchConfig, size: int) -> None:
     """Raise (identically on every process) when the config cannot run on ``size`` processes.

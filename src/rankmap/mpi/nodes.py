@@ -17,15 +17,11 @@ import socket
 import numpy as np
 
 from ..errors import RankmapError
+from .env_names import HOST_NODES_ENV, MACHINE_ENV, NODE_ENV
 
 __all__ = ["NODE_ENV", "MACHINE_ENV", "HOST_NODES_ENV", "local_node_label", "host_nodes",
            "resolve_node_labels"]
 
-NODE_ENV = "RANKMAP_NODE"
-MACHINE_ENV = "RANKMAP_MACHINE"
-#: ``host=id,host=id``: the machine node of each of the job's hosts (``launch --reorder
-#: --nodes`` sets it), for sites whose host names are not the machine's node names
-HOST_NODES_ENV = "RANKMAP_HOST_NODES"
 
 
 def local_node_label(processor_name: str | None = None, rank: int = 0, size: int = 1) -> str:
