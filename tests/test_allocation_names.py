@@ -267,3 +267,39 @@ def test_a_folder_and_a_cray_name_off_the_machine_are_named(tmp_path):
         parse_allocation(str(tmp_path), parse_machine("torus:4x4"))
     with pytest.raises(RankmapError, match="Cray name 'c4-4c0s0n0'.*outside the dragonfly"):
         parse_allocation("c4-4c0s0n0", parse_machine("xc:groups=26"))
+
+
+def test_nid_names_on_a_topology_conf_are_its_own_hosts_whatever_its_first_is(tmp_path):
+    """A topology.conf whose first hosts are not nid-named still asks nid names by name:
+    nid000001 is the host of that name (node 2 here), never node id 1 (gpu2's place)."""
+    conf = tmp_path / "topology.conf"
+    conf.write_text("SwitchName=top Switches=leaf[0-2]\nSwitchName=leaf0 Nodes=gpu[1-2]\n"
+                    "SwitchName=leaf1 Nodes=nid[000001-000004]\n"
+                    "SwitchName=leaf2 Nodes=nid[000005-000008]\n")
+    machine = parse_machine(f"fattree:topology={conf}")
+    alloc = parse_allocation("nid[000001-000004]", machine)
+    assert alloc.nodes.tolist() == [2, 3, 4, 5]
+    assert parse_allocation("gpu2,nid000008.x.org", machine).nodes.tolist() == [1, 9]
+    with pytest.raises(RankmapError, match="unknown node names.*nid1"):
+        parse_allocation("nid1", machine)        # no host of that name in the file
+
+
+def test_id_text_is_ids_even_where_a_file_of_that_name_exists(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "3").write_text("10\n11\n")
+    machine = parse_machine("torus:4x4")
+    assert parse_allocation("3", machine).nodes.tolist() == [3]
+    assert parse_allocation("./3", machine).nodes.tolist() == [10, 11]   # the file
+
+
+def test_host_lists_past_python_hostlists_own_guard_expand_up_to_the_cap():
+    # python-hostlist refuses more than 100,000 names by itself; rankmap's cap is 4 Mi
+    names = expand_host_list("nid[000000-131071]")
+    assert len(names) == 131072 and names[-1] == "nid131071"
+    assert len(expand_host_list("a[1-400]b[1-400]")) == 160000
+
+
+@pytest.mark.parametrize("text", ["nid00001,,nid00005", "nid00001,nid00005,", ",nid00001"])
+def test_an_empty_name_in_a_host_list_is_refused(text):
+    with pytest.raises(RankmapError, match="empty name between commas"):
+        parse_allocation(text, XC)

@@ -145,3 +145,12 @@ def test_mappers_work_on_a_fat_tree(mapper):
     comp = compare(m, alloc, pat, [mapper])
     assert comp.best.metrics["flows"] == pat.phases[0].n_flows
     assert comp.best.metrics["avg_hops"] <= 4.0
+
+
+def test_a_fat_tree_over_its_fixed_host_limit_says_the_variable_does_not_raise_it(monkeypatch):
+    monkeypatch.setenv("RANKMAP_MAX_NODES", "20000000")
+    with pytest.raises(RankmapError, match="at most 4194304, a fixed limit.*does not raise"):
+        parse_machine("fattree:k=2:levels=23")
+    monkeypatch.delenv("RANKMAP_MAX_NODES")
+    with pytest.raises(RankmapError, match="a fixed limit"):   # said before the nodes cap
+        parse_machine("fattree:k=2:levels=23")

@@ -449,3 +449,14 @@ def test_machine_toml_node_key(tmp_path, monkeypatch):
     (sub / "typo.toml").write_text('machine = "torus:2"\nnod = "pack:2,core:4"\n')
     with pytest.raises(RankmapError, match="typo.toml': unknown key 'nod'"):
         parse_machine(str(sub / "typo.toml"))
+
+
+def test_two_memories_of_one_package_are_one_domain_as_the_xml_reader_counts_them():
+    # lstopo --of synthetic of a flat-mode HBM node: DDR and HBM NUMA nodes of each package
+    text = ("Package:2 [NUMANode(memory=270582939648)] [NUMANode(memory=68719476736)] "
+            "L3Cache:1(size=110100480) Core:56 PU:2")
+    ns = parse_synthetic(text)
+    assert ns.n_packages == 2 and ns.n_domains == 2 and len(ns.package_of_core) == 112
+    assert ns.numa_of_core == ns.package_of_core
+    with pytest.raises(RankmapError, match="NUMA domains given twice"):
+        parse_synthetic("Package:2 [NUMANode] Core:2 [NUMANode]")   # at two levels

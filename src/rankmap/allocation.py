@@ -14,7 +14,7 @@ import re
 import numpy as np
 
 from .errors import RankmapError
-from .allocation_names import parse_named_allocation
+from .allocation_names import is_id_text, parse_named_allocation
 from .machines import Machine
 from .node_allocation import Allocation
 from .validate import check_input_file, read_lines, show
@@ -100,7 +100,7 @@ def parse_allocation(text: str | None, machine: Machine) -> Allocation:
     alloc = parse_named_allocation(text, machine)  # host lists, Cray names, topology files
     if alloc is not None:
         return _checked(alloc, text)
-    if os.path.isfile(text):
+    if os.path.isfile(text) and not is_id_text(text):   # --nodes 3 is node 3; ./3 the file
         lines = [ln.split("#", 1)[0].strip() for ln in read_lines(text, "node file")]
         items = [it for ln in lines for it in ln.replace(",", " ").split() if it]
         if not items:

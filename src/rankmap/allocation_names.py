@@ -34,12 +34,13 @@ import numpy as np
 from .node_allocation import Allocation
 from .errors import RankmapError
 from .machines import Dragonfly
+from .machines.slurm_topology import SlurmTree
 from .specs import parse_int
 from .validate import (check_input_file, check_limit, expand_hostlist, hostlist_size,
                        parse_int_text, read_csv_rows, read_text, show)
 
 __all__ = ["cname_to_coords", "resolve_names", "expand_host_list", "read_topology_csv",
-           "parse_named_allocation"]
+           "parse_named_allocation", "is_id_text"]
 
 _CNAME = re.compile(r"^c(\d+)-(\d+)c(\d+)s(\d+)n(\d+)$", re.ASCII)
 _NID = re.compile(r"^nid0*(\d+)$", re.ASCII)
@@ -88,6 +89,24 @@ def _name_table(machine) -> dict[str, int]:
     return {machine.node_name(i): i for i in range(machine.n_nodes)}
 
 
+def is_id_text(text: str) -> bool:
+    """Whether ``--nodes`` text is node ids and ranges only (``0-15,32 33``): read as ids,
+    never as the name of a file (``--nodes 3`` is node 3 even where a file ``3`` exists;
+    ``./3`` names the file).
+
+    Parameters
+    ----------
+    text : str
+        The text.
+
+    Returns
+    -------
+    bool
+        True when it holds only ASCII digits, commas, dashes and white space.
+    """
+    return _IDS_ONLY.match(text) is not None
+
+
 def resolve_names(names: list[str], machine, where: str) -> np.ndarray:
     """Node ids of host names (Cray names, nidNNNNN, the machine's names); error on unknowns.
 
@@ -114,9 +133,10 @@ def resolve_names(names: list[str], machine, where: str) -> np.ndarray:
     cab = machine.cabinet_cols if isinstance(machine, Dragonfly) else None
     table = None
     unknown = []
-    # a machine whose own hosts are called nidNNNNN (a Slurm topology.conf) is asked by name:
-    # its nid001000 may be node 0, not node 1000
-    own_nids = machine.n_nodes > 0 and _NID.match(machine.node_name(0)) is not None
+    # a machine that names its own hosts (a Slurm topology.conf) is asked by name: its
+    # nid001000 may be node 0, not node 1000, whatever its first host is called
+    own_nids = isinstance(machine, SlurmTree) or \
+        machine.n_nodes > 0 and _NID.match(machine.node_name(0)) is not None
     # a machine whose hosts are named in full (nid00001.x.org in a topology.conf) is asked
     # by name for full names too
     full_names = machine.n_nodes > 0 and "." in machine.node_name(0)
@@ -142,7 +162,7 @@ def resolve_names(names: list[str], machine, where: str) -> np.ndarray:
                                    f"(nid 0-{machine.n_nodes - 1})")
             ids[i] = nid
             continue
-        if _CNAME.match(name):
+        if _CNAME.match(name) and not isinstance(machine, SlurmTree):
             if cab is None:
                 raise RankmapError(f"Cray name {name!r} in {where} needs an xc machine "
                                    "(e.g. --machine xc:groups=26)")
@@ -315,7 +335,7 @@ def parse_named_allocation(text: str, machine) -> Allocation | None:
         of ids (handled by :func:`rankmap.allocation.parse_allocation`).
     """
     text = text.strip()
-    if _IDS_ONLY.match(text):
+    if is_id_text(text):
         return None
     alloc = _parse_synthetic(text, machine)
     if alloc is not None:
@@ -338,7 +358,7 @@ def parse_named_allocation(text: str, machine) -> Allocation | None:
                           machine.cores_per_node, names=wanted, source=f"{path}:{hosts[:40]}")
     if os.path.isfile(text):
         content = " ".join(ln.split("#", 1)[0] for ln in read_text(text, "node file").splitlines())
-        if not content.strip() or _IDS_ONLY.match(content):
+        if not content.strip() or is_id_text(content):
             return None  # an id file: the core parser reads it
         return _from_names(expand_host_list(content), machine, f"file {text}")
     if "/" in text or text.lower().endswith((".txt", ".list", ".hosts")):

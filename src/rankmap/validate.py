@@ -558,6 +558,22 @@ def json_text(doc, indent: int | None = None) -> str:
 _BRACKET = re.compile(r"\[([^\[\]]*)\]")
 
 
+def _top_items(text: str) -> list[str]:
+    """The comma-separated items of a host list outside brackets (``a[1,2],b`` -> 2)."""
+    depth, start = 0, 0
+    items = []
+    for i, ch in enumerate(text):
+        if ch == "[":
+            depth += 1
+        elif ch == "]":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            items.append(text[start:i])
+            start = i + 1
+    items.append(text[start:])
+    return items
+
+
 def hostlist_size(text: str) -> int:
     """How many names a Slurm host list expands to, computed without expanding it.
 
@@ -571,18 +587,8 @@ def hostlist_size(text: str) -> int:
     int
         The count (an over-estimate is never smaller than the expansion).
     """
-    total, depth, start = 0, 0, 0
-    items = []
-    for i, ch in enumerate(text):
-        if ch == "[":
-            depth += 1
-        elif ch == "]":
-            depth -= 1
-        elif ch == "," and depth == 0:
-            items.append(text[start:i])
-            start = i + 1
-    items.append(text[start:])
-    for item in items:
+    total = 0
+    for item in _top_items(text):
         n = 1
         for group in _BRACKET.findall(item):
             size = 0
@@ -618,9 +624,19 @@ def expand_hostlist(text: str, where: str, allow_duplicates: bool = True) -> lis
     import hostlist
 
     check_limit(hostlist_size(text), "hosts", f"host list {show(text, 40)} in {where}")
+    if any(not item.strip() for item in _top_items(text)):
+        # python-hostlist drops it: an empty variable in "$A,$B" would pass unseen
+        raise RankmapError(f"bad host list {show(text)} in {where}: an empty name between "
+                           "commas")
+    # python-hostlist's own guard (its MAX_SIZE setting, 100,000 names) would refuse a list
+    # under rankmap's cap, which was checked above: it is raised to that cap for the call
+    saved = hostlist.MAX_SIZE
+    hostlist.MAX_SIZE = max(saved, limit("hosts"))
     try:
         return hostlist.expand_hostlist(text, allow_duplicates=allow_duplicates)
     except hostlist.BadHostlist as exc:
         raise RankmapError(f"bad host list {show(text)} in {where}: {exc}") from None
     except (ValueError, OverflowError, MemoryError):
         raise RankmapError(f"bad host list {show(text)} in {where}") from None
+    finally:
+        hostlist.MAX_SIZE = saved

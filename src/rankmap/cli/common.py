@@ -42,7 +42,7 @@ PATTERN_HELP = ("pattern spec or .toml file: stencil:128x128[:box][:periodic][:b
                 "(K repetitions, bytes added up); "
                 "A + B runs A's phases then B's")
 NODES_HELP = ("allocated nodes in scheduler order: ids and ranges (0-15,32-47) or a file "
-              "with one per line; Slurm host lists (nid[00001-00128]), Cray names "
+              "with one per line (./3 for a file named like ids); Slurm host lists (nid[00001-00128]), Cray names "
               "(c0-0c0s0n0), site.csv[:HOSTLIST], random:N[:seed=S], contiguous:N[:start=S]; "
               "default: the whole machine")
 

@@ -33,7 +33,8 @@ DEFAULT_BANDWIDTH = 12.5e9
 DEFAULT_HOP_LATENCY = 100e-9
 CLASSES = ("host-up", "host-down", "up", "down")
 
-__all__ = ["TreeMachine", "FatTree", "CLASSES", "DEFAULT_BANDWIDTH", "DEFAULT_HOP_LATENCY"]
+__all__ = ["TreeMachine", "FatTree", "CLASSES", "DEFAULT_BANDWIDTH", "DEFAULT_HOP_LATENCY",
+           "MAX_FAT_TREE_HOSTS", "check_fat_tree_size"]
 
 
 class TreeMachine(Machine):
@@ -42,6 +43,32 @@ class TreeMachine(Machine):
 
     routings = ("dmodk", "ecmp")
     letters = ""
+
+
+#: hosts of a generated fat tree at most (whatever RANKMAP_MAX_NODES says)
+MAX_FAT_TREE_HOSTS = 1 << 22
+
+
+def check_fat_tree_size(k: int, levels: int) -> None:
+    """Refuse a k-ary n-tree of more than :data:`MAX_FAT_TREE_HOSTS` hosts.
+
+    Parameters
+    ----------
+    k : int
+        Ports down per switch (2 or more).
+    levels : int
+        Switch levels (1 or more).
+
+    Raises
+    ------
+    RankmapError
+        When ``k ** levels`` is over the limit (computed without a huge integer).
+    """
+    if levels > 22 or k ** levels > MAX_FAT_TREE_HOSTS:
+        hosts = f"{k ** levels}" if levels <= 64 else f"{k}^{levels}"
+        raise RankmapError(f"fat tree k={k}, levels={levels} has {hosts} hosts: at most "
+                           f"{MAX_FAT_TREE_HOSTS}, a fixed limit of generated fat trees "
+                           "(RANKMAP_MAX_NODES does not raise it)")
 
 
 class FatTree(TreeMachine):
@@ -61,10 +88,7 @@ class FatTree(TreeMachine):
             raise RankmapError(f"bad fat-tree k={k}: at least 2 ports down per switch")
         if levels < 1:
             raise RankmapError(f"bad fat-tree levels={levels}: at least 1")
-        if levels > 22 or k ** levels > 1 << 22:
-            hosts = f"{k ** levels}" if levels <= 64 else f"{k}^{levels}"
-            raise RankmapError(f"fat tree k={k}, levels={levels} has {hosts} hosts: "
-                               "at most 4194304")
+        check_fat_tree_size(k, levels)
         if not taper >= 1.0:
             raise RankmapError(f"bad taper={taper}: must be at least 1 (1 = full bisection)")
         self.k, self.levels = int(k), int(levels)

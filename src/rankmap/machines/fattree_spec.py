@@ -6,7 +6,7 @@ from ..errors import RankmapError
 from ..specs import parse_int
 from ..validate import check_limit, parse_float_text
 from .base import Machine
-from .fattree import FatTree
+from .fattree import FatTree, check_fat_tree_size
 from .options import common_options
 from .slurm_topology import read_topology_conf
 
@@ -39,6 +39,7 @@ def parse_fattree(spec) -> Machine:
     k = parse_int(spec.pop_option("k"), "fat-tree k", minimum=2)
     levels = parse_int(spec.pop_option("levels"), "fat-tree levels", minimum=1)
     # k^levels hosts, computed without building a huge integer (levels=10^9 would)
+    check_fat_tree_size(k, levels)
     check_limit(k ** levels if levels <= 64 else 1 << 64, "nodes", spec.text)
     if (v := spec.pop_option("taper")) is not None:
         opts["taper"] = parse_float_text(v, "taper", minimum=1.0, maximum=1e6)

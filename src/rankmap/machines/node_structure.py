@@ -218,7 +218,9 @@ def parse_synthetic(text: str) -> NodeStructure:
     Core:8 PU:2``). Types: ``pack``/``package``/``socket``, ``numa``/``numanode``,
     ``group``/``die``, caches (``l1``..``l5``, ``l3cache``, ...), ``core``, ``pu``; each
     multiplies the objects below it. A ``[NUMANode]`` after a level gives each object of that
-    level one NUMA domain. Without any NUMA level the node is one NUMA domain (hwloc's
+    level one NUMA domain; several in a row (the DDR and HBM memories of a flat-mode node)
+    are still one domain an object, whose cores they share (as the XML reader counts them:
+    a core's domain is the first NUMA node holding it). Without any NUMA level the node is one NUMA domain (hwloc's
     convention); without ``core`` every PU is a core.
 
     Parameters
@@ -240,9 +242,10 @@ def parse_synthetic(text: str) -> NodeStructure:
     last = None
     for tok in tokens:
         if _MEMORY.match(tok):
-            if numa is not None:
+            if numa is not None and last != "memory":
                 raise RankmapError(f"bad node structure {show(text)}: NUMA domains given twice")
-            numa = count
+            numa = count        # more memories of the same objects: the same domains
+            last = "memory"
             continue
         m = _TOKEN.match(tok)
         if not m:
