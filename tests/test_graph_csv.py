@@ -84,7 +84,7 @@ def test_a_recorded_file_takes_the_plain_pass(tmp_path):
 
 @pytest.mark.parametrize("text", ["src,dst,bytes\n1,2\n1,2,3,4\n",    # widths that add up
                                   "1,2,3\n4,5\n6,7,8,9\n",
-                                  "src,dst,bytes\n1,2,0\n",            # zero bytes
+                                  "src,dst,bytes\n1,2,x\n",            # not a size
                                   "src,dst,bytes\n1,2,1125899906842625\n"])   # over 1 PiB
 def test_files_the_row_reader_refuses_are_left_to_it(tmp_path, text):
     path = tmp_path / "g.csv"

@@ -65,10 +65,48 @@ def write(tmp_path, name, text):
 
 def test_an_empty_phase_cell_is_refused(tmp_path):
     """A trailing comma made a fourth, empty column: a phase named '' and twice the time."""
-    for text, line in (("0,1,100\n2,3,100,\n", 2),
-                       ("src,dst,bytes,phase\n0,1,100,a\n2,3,100,\n", 3)):
-        with pytest.raises(RankmapError, match=f"line {line}: empty phase name"):
+    for text, line, why in (("0,1,100\n2,3,100,\n", 2, "3 columns.*a trailing comma"),
+                            ("src,dst,bytes,phase\n0,1,100,a\n2,3,100,\n", 3,
+                             "empty phase name")):
+        with pytest.raises(RankmapError, match=f"line {line}: .*{why}"):
             parse_pattern(write(tmp_path, "g.csv", text))
+
+
+def test_rows_of_a_headerless_csv_all_have_the_first_rows_columns(tmp_path):
+    """A row with a phase among rows without one was a phase of its own: twice the time."""
+    with pytest.raises(RankmapError, match="line 2: expected 3 columns as in the first row"):
+        parse_pattern(write(tmp_path, "g.csv", "0,1,1000000\n2,3,1000000,x\n"))
+
+
+def test_a_csv_header_may_follow_comments_and_zero_byte_rows_are_no_flows(tmp_path):
+    p = parse_pattern(write(tmp_path, "g.csv", "# generated\n\nsrc,dst,bytes\n0,1,5\n"
+                            "1,2,0\n2,1,7\n"))
+    (ph,) = p.phases
+    assert list(zip(ph.src.tolist(), ph.dst.tolist(), ph.bytes.tolist())) == [(0, 1, 5), (2, 1, 7)]
+    with pytest.raises(RankmapError, match="moves nothing.*0 bytes"):
+        parse_pattern(write(tmp_path, "z.csv", "0,1,0\n"))
+
+
+def test_a_ranks_comment_the_rows_contradict_is_refused(tmp_path):
+    with pytest.raises(RankmapError, match="uses 4 ranks, more than its '# ranks 2'"):
+        parse_pattern(write(tmp_path, "g.csv", "# ranks 2\n0,3,5\n"))
+    assert parse_pattern(write(tmp_path, "h.csv", "# ranks 6\n0,3,5\n")).n_ranks == 6
+
+
+@pytest.mark.parametrize("name, text, why", [
+    ("p.mtx", "%%MatrixMarket matrix coordinate pattern general\n3 3 1\n1 2 77\n",
+     "line 3: expected 'i j' \\(a pattern matrix has no values\\)"),
+    ("r.mtx", "%%MatrixMarket matrix coordinate real general\n3 3 1\n1 2 5 7\n",
+     "line 3: expected 'i j value'"),
+    ("f.mtx", "%%MatrixMarket matrix coordinate real general\n3 3 1\n1 2 20.5\n",
+     "an edge of 20.5 bytes .its weight.: not a whole number of bytes"),
+    ("f.mat", "0 2.5\n1 0\n", "an edge of 2.5 bytes"),
+])
+def test_matrix_files_say_what_they_would_drop_or_round(tmp_path, name, text, why):
+    with pytest.raises(RankmapError, match=why):
+        parse_pattern(write(tmp_path, name, text))
+    if name == "f.mtx":      # weights as units of bytes=: 20.5 x 2 bytes is whole
+        assert parse_pattern(write(tmp_path, name, text) + ":bytes=2").phases[0].bytes[0] == 41
 
 
 def test_csv_ranks_are_capped_like_every_pattern(tmp_path, monkeypatch):

@@ -171,6 +171,7 @@ def _csv_row_by_row(rows: list[list[str]], path: str):
     n_ranks = None
     has_phase = False
     width, phase_col = (3, 4), 3
+    first, header = True, None      # the header, if any, is the first row that is no comment
     for lineno, row in enumerate(rows, 1):
         row = [c.strip() for c in row]
         if row and row[0].startswith("#"):
@@ -179,20 +180,26 @@ def _csv_row_by_row(rows: list[list[str]], path: str):
             continue
         if not row or not any(row):
             continue
-        if lineno == 1 and not row[0].lstrip("-").isdigit():
+        if first and not row[0].lstrip("-").isdigit():
             header = [c.lower() for c in row]
             if header not in _CSV_HEADERS:
-                raise RankmapError(f"{path}: line 1: expected header src,dst,bytes[,phase] "
-                                   f"or src,dst,bytes,messages,phase, got "
+                raise RankmapError(f"{path}: line {lineno}: expected header "
+                                   "src,dst,bytes[,phase] or src,dst,bytes,messages,phase, got "
                                    f"{show(','.join(row))}")
             has_phase = header[-1] == "phase"
             width = (len(header),)
             phase_col = len(header) - 1 if has_phase else -1
+            first = False
             continue
         if len(row) not in width:
-            want = "src,dst,bytes[,phase]" if len(width) > 1 else ",".join(header)
+            want = ("src,dst,bytes[,phase]" if len(width) > 1 else ",".join(header)
+                    if header is not None else f"{width[0]} columns as in the first row")
             raise RankmapError(f"{path}: line {lineno}: expected {want}, got "
-                               f"{show(','.join(row))}")
+                               f"{show(','.join(row))}"
+                               + (" (a trailing comma?)" if row[-1] == "" else ""))
+        if first:       # without a header the first row sets the columns of every row
+            width = (len(row),)
+            first = False
         if len(src) >= limit("flows"):
             check_limit(len(src) + 1, "flows", f"graph file {path}")
         if row[0].strip().startswith("-") or row[1].strip().startswith("-"):
@@ -202,7 +209,7 @@ def _csv_row_by_row(rows: list[list[str]], path: str):
         if s < 0 or d < 0:
             raise RankmapError(f"{path}: line {lineno}: negative rank")
         try:
-            b = parse_size(row[2], "bytes")
+            b = parse_size(row[2], "bytes", allow_zero=True)   # 0 bytes: no flow
         except RankmapError as exc:
             raise RankmapError(f"{path}: line {lineno}: {exc}") from None
         name = row[phase_col] if 0 <= phase_col < len(row) else "graph"
@@ -287,6 +294,19 @@ def _check_mtx_header(path: str) -> None:
     rows, cols, nnz = (_int_token(t, path, "size line", minimum=0) for t in toks)
     check_limit(max(rows, cols), "ranks", f"graph file {path}")
     check_limit(nnz * (2 if head[4] != "general" else 1), "flows", f"graph file {path}")
+    want = 2 if head[3] == "pattern" else 3
+    seen_size = False
+    for lineno, ln in enumerate(lines[1:], 2):
+        t = ln.split()
+        if not t or t[0].startswith("%"):
+            continue
+        if not seen_size:           # the size line, checked above
+            seen_size = True
+            continue
+        if len(t) != want:          # scipy would drop a value it does not expect
+            raise RankmapError(f"{path}: line {lineno}: expected 'i j"
+                               + (" value'" if want == 3 else "' (a pattern matrix has no "
+                                  "values)") + f", got {show(ln.strip(), 40)}")
     for ln in lines[1:]:  # scipy turns an unparsable weight into garbage: check them here
         t = ln.split()
         if len(t) == 3 and not t[0].startswith("%") and head[3] != "pattern":
@@ -543,7 +563,11 @@ def make_graph_pattern(spec_text: str, path: str, nbytes: int | None = None,
                            f"use {', '.join(sorted(READERS))}")
     src, dst, weights, phase_names, n = reader(path)
     if ext == ".csv":
-        n = max(int(max(src.max(), dst.max())) + 1, n or 0)
+        used = int(max(src.max(), dst.max())) + 1
+        if n is not None and used > n:
+            raise RankmapError(f"graph file {show(path)} uses {used} ranks, more than its "
+                               f"'# ranks {n}' comment says")
+        n = max(used, n or 0)
         check_limit(n, "ranks", f"graph file {path}")
     if n_ranks is not None:
         if n_ranks < n:
@@ -559,6 +583,12 @@ def make_graph_pattern(spec_text: str, path: str, nbytes: int | None = None,
     if sizes.size and float(sizes.max()) > MAX_SIZE:
         raise RankmapError(f"graph file {show(path)}: an edge of {float(sizes.max()):.6g} bytes "
                            "(its weight times bytes=): at most 1PiB a message")
+    whole = sizes == np.floor(sizes)
+    if not whole.all():
+        bad = float(sizes[np.argmin(whole)])
+        raise RankmapError(f"graph file {show(path)}: an edge of {bad:.10g} bytes (its weight"
+                           + (" times bytes=" if unit is not None else "")
+                           + "): not a whole number of bytes")
     keep = src != dst
     if not (sizes[keep] > 0).any():
         why = "it has no edges" if not len(src) else \
