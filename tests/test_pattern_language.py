@@ -575,3 +575,41 @@ def test_grid_candidates_keep_few_dimensions_when_cut():
     ph = make_stencil("s", (48, 48, 48), periodic=True, nbytes=8).phases[0]
     m = detect_stencil_grid(48 ** 3, ph.src, ph.dst)
     assert m.grid == (48, 48, 48) and m.describe() == "48x48x48 star stencil (periodic)"
+
+
+@pytest.mark.parametrize("offsets", ["٣,0;-٣,0", "1_0,0", "+1,0;x,1", "1.5,0"])
+def test_offsets_take_ascii_integers_only(offsets):
+    # int() read '٣' as 3 and '1_0' as 10: a misread spec ran with exit 0
+    with pytest.raises(RankmapError, match="expected integers separated by commas"):
+        parse_pattern(f"stencil:16x16:offsets={offsets}")
+
+
+def test_the_flows_of_one_pair_in_a_phase_carry_at_most_1_pib_together(tmp_path):
+    # a 2-wide periodic dimension makes +1 and -1 one neighbour: two flows of one pair
+    with pytest.raises(RankmapError, match="from rank 0 to rank 1 .* together, more than"):
+        parse_pattern("stencil:2x2:periodic:bytes=1PiB")
+    parse_pattern("stencil:2x2:periodic:bytes=512TiB")          # 1 PiB together: the limit
+    graph = tmp_path / "dup.csv"
+    graph.write_text("0,1,1PiB\n0,1,1PiB\n1,0,5\n")
+    with pytest.raises(RankmapError, match="together"):
+        parse_pattern(f"graph:{graph}")
+    toml = tmp_path / "p.TOML"      # upper case: read as a pattern file too
+    toml.write_text('[[phase]]\nflows = [[0, 1, "1PiB"], [0, 1, "1PiB"]]\n')
+    with pytest.raises(RankmapError, match="together"):
+        parse_pattern(str(toml))
+    with pytest.raises(RankmapError, match="together"):
+        parse_pattern("stencil:2x2:periodic:bytes=512TiB:times=2")
+
+
+def test_fft2d_without_a_grid_fills_the_allocation_as_fft3d():
+    p = parse_pattern("fft2d", default_ranks=16)
+    assert p.grid == (4, 4) and p.n_ranks == 16
+    assert [ph.n_flows for ph in p.phases] == [
+        ph.n_flows for ph in parse_pattern("fft2d:4x4").phases]
+
+
+@pytest.mark.parametrize("spec", ["stencil:4x4:offsets=+1,0:to=lower", "stencil:1",
+                                  "fft2d:1x1"])
+def test_a_pattern_that_moves_nothing_is_refused(spec):
+    with pytest.raises(RankmapError, match="moves nothing"):
+        parse_pattern(spec)
