@@ -233,3 +233,11 @@ def test_the_flow_cap_holds_for_the_parts_of_a_composition_together(monkeypatch)
     with pytest.raises(RankmapError, match="the parts together of alltoall:10 \\+ "
                                            "alltoall:10 has 180 flows"):
         parse_pattern("alltoall:10 + alltoall:10")
+
+
+@pytest.mark.parametrize("count", ["abc", "-3", "1.5", "1e3"])
+def test_the_messages_column_of_a_recorded_csv_is_checked(tmp_path, count):
+    with pytest.raises(RankmapError, match=f"messages in .*line 2: '{count}'"):
+        parse_pattern(write(tmp_path, "r.csv", f"src,dst,bytes,messages,phase\n0,1,100,{count},0\n"))
+    assert parse_pattern(write(tmp_path, "s.csv", "src,dst,bytes,messages,phase\n0,1,100,7,0\n"
+                               )).phases[0].bytes.tolist() == [100]

@@ -75,6 +75,9 @@ def test_times_keep_their_digits():
     assert format_seconds(2.3456e-6) == "2.346 us"          # not 0.002 ms
     assert format_seconds(4e-10) == "0.400 ns"
     assert format_seconds(0.0) == "0.000 ms"
+    assert format_seconds(9.9994) == "9999.400 ms"
+    assert format_seconds(12.5) == "12.500 s"                 # not 12500.000 ms
+    assert format_seconds(2649176.251396) == "735.882 h"      # a month, not 2649176251 ms
 
 
 def test_a_bad_bandwidth_is_echoed_as_written():

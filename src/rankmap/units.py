@@ -220,7 +220,8 @@ def format_bytes(n: float) -> str:
 
 def format_seconds(t: float) -> str:
     """A time in milliseconds with three decimals (``29.608 ms``); below 10 us, where those
-    would show at most one digit, in microseconds (``2.345 us``), below 10 ns in nanoseconds.
+    would show at most one digit, in microseconds (``2.345 us``), below 10 ns in nanoseconds;
+    from 10 s on in seconds (``12.500 s``), from 100,000 s (28 h) on in hours.
 
     Parameters
     ----------
@@ -237,4 +238,8 @@ def format_seconds(t: float) -> str:
         return f"{t * 1e9:.3f} ns"
     if t != 0 and abs(t) < 1e-5:
         return f"{t * 1e6:.3f} us"
+    if abs(t) >= 1e5:
+        return f"{t / 3600:.3f} h"
+    if abs(t) >= 10:
+        return f"{t:.3f} s"
     return f"{t * 1e3:.3f} ms"

@@ -153,6 +153,8 @@ def _plain_csv(text: str, path: str):
     src, dst, nbytes = (_plain_ints(tokens[c::width]) for c in range(3))
     if src is None or dst is None or nbytes is None:
         return None
+    if header is not None and "messages" in header and _plain_ints(tokens[3::width]) is None:
+        return None                     # a count that is no plain number: named by line below
     top = limit("ranks")
     if max(int(src.max()), int(dst.max())) > top or nbytes.min() < 1 or \
             nbytes.max() > MAX_SIZE:
@@ -212,6 +214,8 @@ def _csv_row_by_row(rows: list[list[str]], path: str):
             b = parse_size(row[2], "bytes", allow_zero=True)   # 0 bytes: no flow
         except RankmapError as exc:
             raise RankmapError(f"{path}: line {lineno}: {exc}") from None
+        if header is not None and "messages" in header:   # read and checked, then ignored
+            parse_int_text(row[3], f"messages in {path}: line {lineno}:", minimum=0)
         name = row[phase_col] if 0 <= phase_col < len(row) else "graph"
         if not name:
             raise RankmapError(f"{path}: line {lineno}: empty phase name in "
