@@ -95,12 +95,18 @@ def test_same_group_and_same_router():
 
 def test_ugal_rule():
     m = parse_machine(HAND)
-    # all traffic from group 0 to group 1: the minimal global link is the only loaded one
+    # all traffic from group 0 to group 1, 3 groups: gone Valiant it would load both global
+    # links of its one intermediate group as much as it loads the minimal one, with twice the
+    # hops: it stays minimal (a lone flow on an idle network does)
     src, dst = np.array([0, 1, 2, 3]), np.array([4, 5, 6, 7])
-    assert ugal_valiant_pairs(m, src, dst, np.ones(4))[0, 1]
-    ugal = router_for(m, "ugal").loads(src, dst, np.ones(4))
-    val = router_for(m, "valiant").loads(src, dst, np.ones(4))
-    np.testing.assert_allclose(ugal.bytes, val.bytes)
+    assert not ugal_valiant_pairs(m, src, dst, np.ones(4)).any()
+    np.testing.assert_allclose(router_for(m, "ugal").loads(src, dst, np.ones(4)).bytes,
+                               router_for(m, "minimal").loads(src, dst, np.ones(4)).bytes)
+    # with 5 groups it spreads over 3 intermediate groups, a third on each link: Valiant
+    m5 = parse_machine("dragonfly:groups=5,rows=2,cols=2,nodes=1,cores=1,global=1")
+    assert ugal_valiant_pairs(m5, src, dst, np.ones(4))[0, 1]
+    np.testing.assert_allclose(router_for(m5, "ugal").loads(src, dst, np.ones(4)).bytes,
+                               router_for(m5, "valiant").loads(src, dst, np.ones(4)).bytes)
     # uniform all-to-all between groups: every global link equally loaded, stay minimal
     a, b = np.meshgrid(np.arange(12), np.arange(12))
     keep = (a // 4) != (b // 4)
@@ -310,18 +316,19 @@ def test_rcb_beats_random_on_a_whole_group():
 
 def test_ugal_weighs_the_valiant_routes_second_link_in_its_direction():
     """A Valiant route s -> i -> d crosses the global links s->i and i->d (not d->i): UGAL
-    compares T[s, d] with 2 x mean_i max(T[s, i], T[i, d]). Hand-built case on 4 groups of
-    one router with one node: group 0 sends 1 MiB to group 1, and group 1 sends 1 MiB to each
-    of groups 2 and 3. The links 0->2, 0->3, 2->1 and 3->1 are idle, so the Valiant routes of
-    0 -> 1 are free and UGAL goes Valiant; reading the reverse links 1->2, 1->3 (busy) would
-    have kept it minimal."""
-    m = parse_machine("dragonfly:groups=4,rows=1,cols=1,nodes=1,cores=1,gports=3")
-    src, dst, nbytes = np.array([0, 1, 1]), np.array([1, 2, 3]), np.full(3, 1024.0 ** 2)
+    compares T[s, d] with 2 x (mean_i max(T[s, i], T[i, d]) + T[s, d] / (G - 2)). Hand-built
+    case on 5 groups of one router with one node: group 0 sends 1 MiB to group 1, and group 1
+    sends 1 MiB to each of groups 2, 3 and 4. The links 0->i and i->1 are idle, so the
+    Valiant routes of 0 -> 1 carry only its own third: 2/3 MiB < 1 MiB, Valiant; reading the
+    reverse links 1->i (busy) would have made it 2 x 4/3 MiB and kept it minimal."""
+    m = parse_machine("dragonfly:groups=5,rows=1,cols=1,nodes=1,cores=1,gports=4")
+    src, dst = np.array([0, 1, 1, 1]), np.array([1, 2, 3, 4])
+    nbytes = np.full(4, 1024.0 ** 2)
     pairs = ugal_valiant_pairs(m, src, dst, nbytes)
     assert pairs[0, 1]
-    # 1 -> 2: its Valiant routes via 0 (1->0 idle, 0->2 idle) and via 3 (1->3 busy, 3->2
-    # idle) average 0.5 MiB; 1 MiB is not more than twice that: minimal
-    assert not pairs[1, 2] and not pairs[1, 3]
+    # 1 -> 2: its Valiant routes via 0 (1->0 idle, 0->2 idle), via 3 and via 4 (1->3, 1->4
+    # busy) average 2/3 MiB, plus its own third: 1 MiB is not more than twice that: minimal
+    assert not pairs[1, 2] and not pairs[1, 3] and not pairs[1, 4]
     ugal = router_for(m, "ugal").loads(src, dst, nbytes)
     minimal = router_for(m, "minimal").loads(src, dst, nbytes)
     assert ugal.flow_hops[0] > minimal.flow_hops[0]        # 0 -> 1 took a detour

@@ -2,8 +2,8 @@
 
 Per pair of groups (so per flow), from the phase's own load under minimal routing: with
 ``T[a, b]`` the bytes on one global link from group a to group b, flows from group s to group
-d go Valiant when ``T[s, d] > 2 * mean over i of max(T[s, i], T[i, d])`` (i: the other
-groups), else minimal.
+d go Valiant when ``T[s, d] > 2 * (mean over i of max(T[s, i], T[i, d]) + T[s, d] / (G - 2))``
+(i: the G - 2 other groups), else minimal.
 
 This is UGAL's rule (Singh's thesis; Kim, Dally, Scott and Abts' dragonfly paper, UGAL-G)
 with global-link loads in place of queue lengths: a packet goes minimally when the congestion
@@ -12,7 +12,12 @@ hop count. The minimal path crosses one global link, s -> d; a Valiant path thro
 crosses two, s -> i and then i -> d (links are directed: what group d sends to i does not
 slow traffic arriving at d), so its congestion is the busier of ``T[s, i]`` and ``T[i, d]``
 and its global hop count twice the minimal one: hence the factor 2. The intermediate group is
-drawn uniformly, so its congestion is averaged over i.
+drawn uniformly, so its congestion is averaged over i. The pair's own traffic weighs on both
+sides: gone Valiant, its bytes spread over the G - 2 intermediate groups and add
+``T[s, d] / (G - 2)`` to each of their links. Without that term a lone flow on an idle
+network went Valiant (its minimal link "busier" than idle Valiant links): two global hops
+instead of one and no more bandwidth with 3 groups; with many groups a heavy pair still goes
+Valiant, where spreading it over their links does raise its bandwidth.
 """
 
 from __future__ import annotations
@@ -53,7 +58,7 @@ def ugal_valiant_pairs(machine, src, dst, nbytes) -> np.ndarray:
     idx = np.arange(G)
     val[idx, idx, :] = 0.0
     val[:, idx, idx] = 0.0
-    est = val.sum(axis=1) / (G - 2)
+    est = (val.sum(axis=1) + T) / (G - 2)    # the pair's own bytes spread over G - 2 groups
     out = T > 2.0 * est
     out[idx, idx] = False
     return out
