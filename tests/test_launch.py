@@ -296,7 +296,7 @@ def test_launch_spells_the_file_format_emit_and_takes_the_search_s_options(slurm
     """--emit names the placement file's format as map's does (--format, its first name,
     still works); --routing, --budget and the time model's options reach the search."""
     base = ["launch", "-m", "torus:4x4:cores=4", "-p", "stencil:4x4", "--mapping", "TXY",
-            "--dry-run", "--force", "--", "mpirun", "-n", "16", "./app"]
+            "--dry-run", "--force", "--", "mpirun.mpich", "-n", "16", "./app"]
     head, tail = base[:base.index("--dry-run")], base[base.index("--dry-run"):]
     assert main(head + ["--emit", "mpich", "-o", "a"] + tail) == 0
     assert main(head + ["--format", "mpich", "-o", "b"] + tail) == 0
@@ -526,6 +526,8 @@ def test_launcher_options_that_contradict_the_file_are_refused(slurm_job, capsys
     rankmap placed them on one; srun -c or --ntasks-per-node, Open MPI's -N (its -npernode)
     and a format the launcher cannot read are refused by name; the counts the file assumes
     are added when missing (srun under a Cray rank order, --cpus-per-task for --threads)."""
+    # a plain mpirun/mpiexec of no family told (the installed one's is tested below)
+    slurm_job.setattr("rankmap.pmpi.environment.launcher_kind", lambda program: "other")
     args = ["launch", "-m", "torus:4x4:cores=4", "-p", "stencil:4x2", "--mapping", "inorder",
             "--dry-run", "--force"]
     for cmd, said in ((["aprun", "-N", "1"], "-N 1 in the aprun command: the placement file "
@@ -571,6 +573,62 @@ def test_launcher_options_that_contradict_the_file_are_refused(slurm_job, capsys
         capsys.readouterr().out
 
 
+@pytest.mark.parametrize("kind, reads", [("openmpi", "openmpi"), ("hydra", "mpich")])
+def test_a_plain_mpirun_takes_the_file_of_its_own_mpi(slurm_job, capsys, kind, reads):
+    """Open MPI's mpirun has no -f: --emit mpich was accepted, then the job failed with
+    'unknown option -f'. The family is told by mpirun --version; MPICH's hydra installed as
+    mpirun gets its machinefile by default."""
+    slurm_job.setattr("rankmap.pmpi.environment.launcher_kind", lambda program: kind)
+    args = ["launch", "-m", "torus:4x4:cores=4", "-p", "stencil:4x2", "--mapping", "inorder",
+            "--dry-run", "--force"]
+    other = "mpich" if reads == "openmpi" else "openmpi"
+    assert main(args + ["--emit", other, "--", "mpirun", "./app"]) == 2
+    assert f"mpirun takes --emit {reads}" in capsys.readouterr().err
+    assert main(args + ["--", "mpirun", "./app"]) == 0
+    assert (f"rankmap-4242.{reads}") in capsys.readouterr().err
+
+
+def test_process_counts_as_the_launchers_read_them(slurm_job):
+    """The sum over the parts of an MPMD command; the last count given; Open MPI's -c (not
+    srun's, its CPUs per task); srun's flags before a program not yet built."""
+    slurm_job.setattr("rankmap.pmpi.environment.launcher_kind", lambda program: "openmpi")
+    assert launcher_ranks(["mpirun", "-n", "2", "./a", ":", "-n", "2", "./b"]) == 4
+    assert launcher_ranks(["mpirun", "-c", "4", "--oversubscribe", "./x"]) == 4
+    assert launcher_ranks(["mpirun", "-n", "2", "-n", "4", "./x"]) == 4
+    assert launcher_ranks(["srun", "-c", "4", "./x"]) is None
+    assert launcher_ranks(["srun", "--kill-on-bad-exit", "./notbuilt", "-n", "3"]) is None
+    with pytest.raises(RankmapError, match="MPMD .* needs a process count in every part"):
+        launcher_ranks(["mpirun", "-n", "2", "./a", ":", "./b"])
+
+
+def test_a_second_launch_in_a_job_gets_a_file_of_its_own(slurm_job, tmp_path, capsys):
+    args = ["launch", "-m", "torus:4x4:cores=4", "-p", "stencil:4x2", "--mapping", "inorder",
+            "--dry-run", "--", "srun", "./app"]
+    assert main(args) == 0 and main(args) == 0
+    assert (tmp_path / "rankmap-4242.slurm").exists()
+    assert (tmp_path / "rankmap-4242-2.slurm").exists()
+    assert "SLURM_HOSTFILE=" + str(tmp_path / "rankmap-4242-2.slurm") in \
+        capsys.readouterr().out.strip().splitlines()[-1]
+
+
+def test_a_cray_rank_order_elsewhere_than_the_working_directory_is_refused(slurm_job, tmp_path,
+                                                                           capsys):
+    (tmp_path / "sub").mkdir()
+    assert main(["launch", "-m", "torus:4x4:cores=4", "-p", "stencil:4x2", "--mapping",
+                 "inorder", "--dry-run", "-o", str(tmp_path / "sub" / "MPICH_RANK_ORDER"),
+                 "--", "aprun", "./app"]) == 2
+    assert "reads the file MPICH_RANK_ORDER in the working directory" in capsys.readouterr().err
+
+
+def test_an_aprun_count_the_rank_order_contradicts_leaves_no_file(slurm_job, tmp_path,
+                                                                   capsys):
+    # 4 ranks of 8 cores: the file's ranks per node are known only once placed
+    assert main(["launch", "-m", "torus:4x4:cores=4", "-p", "stencil:1x4", "--mapping", "XYT",
+                 "--dry-run", "--", "aprun", "-N", "4", "./app"]) == 2
+    assert "-N 4 in the aprun command" in capsys.readouterr().err
+    assert not (tmp_path / "MPICH_RANK_ORDER").exists()
+
+
 def test_map_prints_a_command_that_runs(tmp_path, monkeypatch, capsys):
     """The hint after map: the file's path quoted; no 'cp MPICH_RANK_ORDER MPICH_RANK_ORDER'
     (cp fails on the same file and && stops); --cpus-per-task for --threads; a note when a
@@ -592,6 +650,24 @@ def test_map_prints_a_command_that_runs(tmp_path, monkeypatch, capsys):
     assert main(["map", "-m", "torus:2x2:cores=2", "-p", "stencil:2x4", "--mapping", "XYT",
                  "--emit", "bgp", "-o", "b"]) == 2
     assert "the bgp format needs a 3-D torus or mesh" in capsys.readouterr().err
+    # every printed hint is shell: notes are comment lines, not words after the command
+    for fmt in ("bgp", "openmpi", "mpich", "cray", "slurm", "hostfile"):
+        assert main(["map", "-m", "torus:2x2x2:cores=2", "-p", "stencil:4x4", "--mapping",
+                     "XYZT", "--emit", fmt, "-o", f"x y.{fmt}"]) == 0
+        hint = capsys.readouterr().out
+        assert subprocess.run(["bash", "-n", "-c", hint]).returncode == 0, hint
+        assert "..." not in hint and "   (" not in hint, hint
+
+
+def test_a_machinefile_whose_host_holds_ranks_apart_says_what_hydra_does(tmp_path,
+                                                                          monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    base = ["map", "-m", "torus:2:cores=2", "-p", "stencil:1x4", "--emit", "mpich"]
+    assert main(base + ["--mapping", "XT", "-o", "apart"]) == 0
+    assert (tmp_path / "apart").read_text() == "node0:1\nnode1:1\nnode0:1\nnode1:1\n"
+    assert "host node0 holds ranks apart (lines 1 and 3)" in capsys.readouterr().err
+    assert main(base + ["--mapping", "TX", "-o", "together"]) == 0
+    assert "holds ranks apart" not in capsys.readouterr().err
 
 
 def test_node_ids_may_be_separated_by_white_space():

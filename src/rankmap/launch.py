@@ -337,7 +337,16 @@ def launcher_format(argv: list[str], fmt: str | None = None) -> str:
     if name not in LAUNCHER_FORMATS:
         raise RankmapError(f"unknown launcher {name!r}: pass --emit (one of slurm, openmpi, "
                            "mpich, hostfile, cray)")
+    if name in ("mpirun", "mpiexec") and _family_reads(argv[0]) == ("mpich",):
+        return "mpich"          # MPICH's hydra installed as mpirun
     return LAUNCHER_FORMATS[name]
+
+
+def _family_reads(launcher: str) -> tuple[str, ...] | None:
+    """The format a plain ``mpirun``/``mpiexec`` reads, by its MPI (its ``--version``):
+    ``openmpi`` for Open MPI's, ``mpich`` for MPICH's hydra, None when it cannot be told."""
+    from .pmpi.environment import launcher_kind
+    return {"openmpi": ("openmpi",), "hydra": ("mpich",)}.get(launcher_kind(launcher))
 
 
 
@@ -369,6 +378,9 @@ def check_launcher_format(argv: list[str], fmt: str) -> None:
     """
     name = os.path.basename(argv[0])
     reads = LAUNCHER_READS.get(name)
+    if name in ("mpirun", "mpiexec"):
+        # Open MPI's has no -f (it took --emit mpich, then failed: unknown option "-f")
+        reads = _family_reads(argv[0]) or reads
     if reads is None and LAUNCHER_FORMATS.get(name) == "openmpi":
         # not hostfile: Open MPI makes a host's repeated lines its slots, filled in order of
         # first appearance, so ranks would land elsewhere than the file's lines say
@@ -432,6 +444,8 @@ _FLAG_OPTIONS = frozenset("""
 --verbose -l --label -u --unbuffered --exclusive -O --overcommit -b -ss -map -trace
 -verbose --display-allocation -display-allocation --display-devel-map
 -keep-temps -foreground -genvall -genvnone -envall -envnone -prepend-rank --pernode -pernode
+-K --kill-on-bad-exit --exact --overlap -k --no-kill -X --disable-status -Z --no-allocate
+--pty --spread-job --use-min-nodes --multi-prog --test-only -E --preserve-env --contiguous
 """.split())
 
 
@@ -491,8 +505,47 @@ def program_index(argv: list[str]) -> int:
     return len(argv)
 
 
+#: the process-count options of every launcher; ``-c`` too for Open MPI's mpirun (srun's
+#: ``-c`` is its CPUs per task)
+_COUNT_OPTIONS = ("-n", "-np", "--np", "--ntasks", "--n")
+_OPENMPI_COUNT_OPTIONS = _COUNT_OPTIONS + ("-c",)
+
+
+def _is_openmpi(launcher: str) -> bool:
+    """Whether ``launcher`` is Open MPI's (by name, or ``mpirun``/``mpiexec`` by its
+    ``--version``)."""
+    name = os.path.basename(launcher)
+    if name in ("mpirun", "mpiexec"):
+        from .pmpi.environment import launcher_kind
+        return launcher_kind(launcher) == "openmpi"
+    return LAUNCHER_FORMATS.get(name) == "openmpi"
+
+
+def _segment_ranks(launcher: str, words: list[str], options: tuple[str, ...]) -> int | None:
+    """The process count of one part of a launcher command (its options before its
+    program; the last one given, as the launchers read them)."""
+    end = program_index([launcher] + words) - 1
+    found = None
+    for i, arg in enumerate(words[:end]):
+        key, eq, value = arg.partition("=")
+        if arg in options and i + 1 < end:
+            value = words[i + 1]
+        elif eq and key in options:
+            pass
+        elif re.fullmatch(r"-n\d+", arg):
+            value = arg[2:]
+        else:
+            continue
+        if not value.isdigit() or int(value) <= 0:
+            raise RankmapError(f"bad process count {value!r} in the launcher command")
+        found = int(value)
+    return found
+
+
 def launcher_ranks(argv: list[str]) -> int | None:
-    """The process count given to the launcher (``-n 16``, ``-np 16``, ``--ntasks=16``).
+    """The process count given to the launcher (``-n 16``, ``-np 16``, ``--ntasks=16``;
+    ``-c 16`` to Open MPI's mpirun), the last one where several are given; the sum over the
+    parts of an MPMD command (``mpirun -n 2 ./a : -n 2 ./b``).
 
     Only the launcher's own options count, those before the program
     (:func:`program_index`): the program may have a ``-n`` of its own.
@@ -505,28 +558,29 @@ def launcher_ranks(argv: list[str]) -> int | None:
     Returns
     -------
     int or None
-        The first process count found; None when the command gives none.
+        The process count; None when the command gives none.
 
     Raises
     ------
     RankmapError
-        When the count given is not a positive integer.
+        When a count given is not a positive integer, or a part of an MPMD command has none.
     """
-    end = program_index(argv)
-    for i, arg in enumerate(argv[1:end], 1):
-        key, eq, value = arg.partition("=")
-        if arg in ("-n", "-np", "--np", "--ntasks", "--n") and i + 1 < end:
-            value = argv[i + 1]
-        elif eq and key in ("--ntasks", "--np", "-n", "-np"):
-            pass
-        elif re.fullmatch(r"-n\d+", arg):
-            value = arg[2:]
+    if not argv:
+        return None
+    options = _OPENMPI_COUNT_OPTIONS if _is_openmpi(argv[0]) else _COUNT_OPTIONS
+    parts: list[list[str]] = [[]]
+    for word in argv[1:]:
+        if word == ":":
+            parts.append([])
         else:
-            continue
-        if not value.isdigit() or int(value) <= 0:
-            raise RankmapError(f"bad process count {value!r} in the launcher command")
-        return int(value)
-    return None
+            parts[-1].append(word)
+    counts = [_segment_ranks(argv[0], part, options) for part in parts]
+    if len(counts) == 1:
+        return counts[0]
+    if any(c is None for c in counts):
+        raise RankmapError("an MPMD launcher command (parts joined by ':') needs a process "
+                           "count in every part, e.g. -n 2 ./a : -n 2 ./b")
+    return sum(counts)
 
 
 def command_for(fmt: str, argv: list[str], path: str, n_ranks: int | None = None) -> LaunchPlan:

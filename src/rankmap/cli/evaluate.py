@@ -43,6 +43,9 @@ def add_parser(sub) -> None:
     p.add_argument("--mapfile-format", choices=tuple(FORMAT_DESCRIPTIONS), metavar="FORMAT",
                    help=f"the --mapfile's format when its first line does not tell: "
                    f"{', '.join(FORMAT_DESCRIPTIONS)}")
+    p.add_argument("--names", metavar="TEMPLATE",
+                   help="with --mapfile: the host name template the file was written with "
+                   "(map --names), e.g. 'nid{id:05d}', so its host names read back")
     p.add_argument("--format", choices=("table", "json", "csv"), default="json",
                    help="output: json on stdout (default, shaped like compare's), a readable "
                    "table, or csv")
@@ -104,7 +107,13 @@ def run(args) -> int:
                            "(its cores are evaluated as written)")
     if args.mapfile_format and not args.mapfile:
         raise RankmapError(f"--mapfile-format {args.mapfile_format}: applies to --mapfile only")
+    if args.names and not args.mapfile:
+        raise RankmapError(f"--names {args.names}: applies to --mapfile only (the host names "
+                           "a file was written with)")
     if args.mapfile:
+        if args.names:
+            from ..io.hostnames import apply_name_template
+            allocation = apply_name_template(allocation, machine, args.names)
         mapping = read_placement(args.mapfile, machine, allocation, pattern.n_ranks,
                                  args.mapfile_format)
     evaluator = Evaluator(machine, allocation, pattern, args.routing, args.y,

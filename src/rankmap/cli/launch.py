@@ -115,11 +115,19 @@ def add_parser(sub) -> None:
 
 def _output_path(args, fmt: str, job_id: str) -> str:
     if fmt == "cray":
-        if args.output and os.path.basename(args.output) != "MPICH_RANK_ORDER":
+        if args.output and (os.path.basename(args.output) != "MPICH_RANK_ORDER" or
+                            os.path.dirname(os.path.abspath(args.output)) != os.getcwd()):
             raise RankmapError(f"-o {args.output!r}: Cray MPICH reads the file MPICH_RANK_ORDER "
-                               "in the working directory")
+                               "in the working directory (run launch from the job's folder)")
         return args.output or "MPICH_RANK_ORDER"
-    return args.output or f"rankmap-{job_id or os.getpid()}.{fmt}"
+    if args.output:
+        return args.output
+    # a second launch in one job (another job step) gets a name of its own, not a refusal
+    base = f"rankmap-{job_id or os.getpid()}"
+    path, k = f"{base}.{fmt}", 2
+    while os.path.lexists(path) and not args.force:
+        path, k = f"{base}-{k}.{fmt}", k + 1
+    return path
 
 
 def _launcher_counts(cmd: list[str], per_node: int | None, threads: int) -> list[str]:
@@ -667,7 +675,13 @@ def run(args) -> int:
                                       in_node=in_node(args))
         if not is_root(executor):  # inside a search job: rank 0 writes and prints
             return 0
-        write_atomic(path, emitter.write(mapping, machine, allocation), force=args.force)
+        text = emitter.write(mapping, machine, allocation)
+        if fmt == "cray":   # a launcher count the file contradicts: refused before writing it
+            from ..io.cray import ranks_per_node_in
+            _launcher_counts(plan.argv, ranks_per_node_in(text), args.threads)
+        write_atomic(path, text, force=args.force)
+        if emitter.caveat is not None and emitter.caveat(text):
+            note(f"rankmap launch: note: {emitter.caveat(text)}")
         name = mapping.name
     print(f"rankmap launch: {name} placement of {pattern.n_ranks} ranks on "
           f"{allocation.n_nodes} nodes ({job.source}), wrote {path} ({fmt})", file=sys.stderr)

@@ -7,6 +7,7 @@ import sys
 
 from ..io.atomic import check_writable, write_atomic
 from ..io.format_names import FORMAT_DESCRIPTIONS
+from .notes import note
 from .common import (add_budget, add_force, add_in_node, add_input_options, add_jobs, budget,
                      example, in_node, is_root, load_inputs, print_mapper_notes,
                      search_executor, search_progress,
@@ -90,9 +91,13 @@ def run(args) -> int:
                                       in_node=in_node(args))
     if not is_root(executor):
         return 0
-    write_atomic(args.output, emitter.write(mapping, machine, allocation), force=args.force)
+    text = emitter.write(mapping, machine, allocation)
+    write_atomic(args.output, text, force=args.force)
     print(f"wrote {args.output}: {mapping.name} placement of {pattern.n_ranks} ranks "
           f"({emitter.name})", file=sys.stderr)
+    caveat = emitter.caveat(text) if emitter.caveat is not None else None
+    if caveat:
+        note(f"note: {caveat}")
     if emitter.usage:
         print(usage_text(emitter, args.output, mapping, allocation, machine.spec))
     return 0

@@ -23,7 +23,7 @@ from ..mappers.base import Placement, validate_mapping
 from .hostnames import read_lines
 
 __all__ = ["USAGE", "ranks_per_node", "file_ranks_per_node", "format_rank_order",
-           "read_rank_order"]
+           "read_rank_order", "ranks_per_node_in"]
 
 USAGE = ("cp {path} MPICH_RANK_ORDER && MPICH_RANK_REORDER_METHOD=3 srun "
          "--ntasks-per-node={per_node} -n {n_ranks} ./app")
@@ -44,7 +44,23 @@ def file_ranks_per_node(path: str) -> int | None:
         The count, None when the file does not say.
     """
     from ..validate import read_text
-    m = _HEADER.search(read_text(path, "rank order file")[:4096])
+    return ranks_per_node_in(read_text(path, "rank order file"))
+
+
+def ranks_per_node_in(text: str) -> int | None:
+    """The ranks per node a rank order file's text says in its header.
+
+    Parameters
+    ----------
+    text : str
+        What :func:`format_rank_order` wrote.
+
+    Returns
+    -------
+    int or None
+        The count, None when the text does not say.
+    """
+    m = _HEADER.search(text[:4096])
     return int(m.group(1)) if m and len(m.group(1)) <= 9 else None
 
 

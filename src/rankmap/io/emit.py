@@ -37,13 +37,17 @@ class Emitter:
     read: Callable | None = None
     #: ``check_machine(machine)`` refuses a machine the format cannot describe, before work
     check_machine: Callable | None = None
+    #: ``caveat(text)``: one line on what the written file cannot make the launcher do for
+    #: this placement, or None
+    caveat: Callable | None = None
 
 
 #: every format, by name (read-only)
 EMITTERS = MappingProxyType({e.name: e for e in (
     Emitter("bgp", format_bgp_mapfile,
             FORMAT_DESCRIPTIONS["bgp"],
-            usage="mpirun -mapfile {path} ...   (Blue Gene/P: or BG_MAPPING={path})",
+            usage="mpirun -mapfile {path} -np {n_ranks} ./app\n"
+                  "# Blue Gene/P: or BG_MAPPING={path} in the job's environment",
             read=read_mapfile, check_machine=check_bgp_machine),
     Emitter("bgq", bgq.format_bgq_mapfile,
             FORMAT_DESCRIPTIONS["bgq"],
@@ -56,12 +60,15 @@ EMITTERS = MappingProxyType({e.name: e for e in (
             FORMAT_DESCRIPTIONS["slurm"], usage=slurm.SRUN_USAGE, read=slurm.read_slurm_hostfile),
     Emitter("openmpi", openmpi.format_rankfile,
             FORMAT_DESCRIPTIONS["openmpi"],
-            usage="mpirun --rankfile {path} -n {n_ranks} ./app   "
-                  "(Open MPI 5: --map-by rankfile:file={path})", read=openmpi.read_rankfile),
+            usage="mpirun --rankfile {path} -n {n_ranks} ./app\n"
+                  "# Open MPI 5: mpirun --map-by rankfile:file={path} -n {n_ranks} ./app",
+            read=openmpi.read_rankfile),
     Emitter("mpich", mpich.format_machinefile,
             FORMAT_DESCRIPTIONS["mpich"],
-            usage="mpiexec.hydra -f {path} -n {n_ranks} ./app   (or mpirun.mpich; "
-                  "Open MPI's mpiexec takes the openmpi format)", read=mpich.read_machinefile),
+            usage="mpiexec.hydra -f {path} -n {n_ranks} ./app\n"
+                  "# or mpirun.mpich; Open MPI's mpirun/mpiexec take --emit openmpi",
+            read=mpich.read_machinefile,
+            caveat=mpich.split_host_caveat),
     Emitter("hostfile", hostfile.format_hostfile,
             FORMAT_DESCRIPTIONS["hostfile"],
             usage="rankmap simgrid platform --machine '{machine}' -o platform.xml\n"

@@ -217,7 +217,8 @@ def mapping_from_hosts(hosts: list[str], where: list[str], machine, allocation: 
         p = lookup.get(host)
         if p is None:
             from ..validate import show
-            raise RankmapError(f"{where[r]}: host {show(host, 60)} is not in the allocation")
+            raise RankmapError(f"{where[r]}: host {show(host, 60)} is not in the allocation "
+                               "(written with map --names? give the same --names)")
         pos[r] = p
     cpn = allocation.cores_per_node
     counts = np.bincount(pos, minlength=allocation.n_nodes)

@@ -14,7 +14,7 @@ from ..errors import RankmapError
 from ..mappers.base import Placement
 from .hostnames import check_host_name, mapping_from_hosts, rank_hosts, read_lines
 
-__all__ = ["format_machinefile", "read_machinefile"]
+__all__ = ["format_machinefile", "read_machinefile", "split_host_caveat"]
 
 
 def format_machinefile(mapping: Placement, machine, allocation: Allocation) -> str:
@@ -47,6 +47,35 @@ def format_machinefile(mapping: Placement, machine, allocation: Allocation) -> s
             check_host_name(h)
         run_host, run = h, 1
     return "\n".join(lines) + "\n"
+
+
+def split_host_caveat(text: str) -> str | None:
+    """What a machinefile cannot give its ranks when a host holds ranks apart (its name on
+    several lines): Hydra starts one proxy per line, so those ranks share no memory and its
+    ``-bind-to core`` binds each line's ranks from the node's first core.
+
+    Parameters
+    ----------
+    text : str
+        The machinefile (:func:`format_machinefile`'s text).
+
+    Returns
+    -------
+    str or None
+        One line saying so, naming the first such host and its lines; None when every host
+        is on one line.
+    """
+    seen: dict[str, int] = {}
+    for lineno, line in enumerate(text.splitlines(), 1):
+        host = line.rpartition(":")[0] or line
+        if host in seen:
+            return (f"host {host} holds ranks apart (lines {seen[host]} and {lineno}): Hydra "
+                    "starts a process group per line, so these ranks share no memory and "
+                    "-bind-to core binds each line's ranks from the first core; a placement "
+                    "with each node's ranks consecutive, or Open MPI with --emit openmpi, "
+                    "avoids it")
+        seen[host] = lineno
+    return None
 
 
 def read_machinefile(path: str, machine, allocation: Allocation,

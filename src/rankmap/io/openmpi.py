@@ -162,7 +162,8 @@ def read_rankfile(path: str, machine, allocation: Allocation,
         if rank in seen:
             raise RankmapError(f"{path}: lines {seen[rank]} and {lineno} both place rank {rank}")
         if host not in lookup:
-            raise RankmapError(f"{path}: line {lineno}: host {host!r} is not in the allocation")
+            raise RankmapError(f"{path}: line {lineno}: host {host!r} is not in the allocation "
+                               "(written with map --names? give the same --names)")
         if slot >= cpn:
             raise RankmapError(f"{path}: line {lineno}: slot {slot} is not in 0-{cpn - 1} "
                                f"(host {host!r} has {cpn} cores)")
