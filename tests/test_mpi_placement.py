@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from rankmap.cli.bench import parse_sizes
@@ -34,7 +34,9 @@ def test_auto_reorder_names_its_pick():
 @given(st.integers(1, 4), st.integers(1, 4), st.integers(0, 2**31 - 1),
        st.sampled_from(["TX", "XT", "random", "inorder"]))
 def test_uniform_nodes_follow_the_placement_exactly(n_nodes, per_node, seed, name):
-    """Every node has the same number of processes: new rank r lands on the placed node."""
+    """Every node has the same number of processes: new rank r lands on the placed node, or
+    the launcher's order stays when the placement is predicted no faster."""
+    assume(n_nodes * per_node > 1)      # one rank sends to nobody: no pattern
     machine = parse_machine(f"torus:{n_nodes}:cores={per_node}")
     rng = np.random.default_rng(seed)
     proc_nodes = rng.permutation(np.repeat(np.arange(n_nodes), per_node))
@@ -42,6 +44,9 @@ def test_uniform_nodes_follow_the_placement_exactly(n_nodes, per_node, seed, nam
     a = assign_ranks(pattern, machine, proc_nodes, name, seed)
     assert sorted(a.new_rank.tolist()) == list(range(len(proc_nodes)))
     assert a.moved == 0
+    if a.kept_order:
+        assert a.new_rank.tolist() == list(range(len(proc_nodes)))
+        return
     from rankmap.mappers import build_mapping
     placed = build_mapping(name, pattern, machine, a.allocation, seed)
     node_of_new = np.empty(len(proc_nodes), dtype=np.int64)
@@ -52,11 +57,38 @@ def test_uniform_nodes_follow_the_placement_exactly(n_nodes, per_node, seed, nam
 @given(st.lists(st.integers(0, 5), min_size=2, max_size=24), st.integers(1, 24))
 def test_uneven_nodes_still_give_a_permutation(proc_nodes, n_ranks):
     machine = parse_machine("torus:6:cores=1")
-    n_ranks = min(n_ranks, len(proc_nodes))
+    n_ranks = max(2, min(n_ranks, len(proc_nodes)))
     a = assign_ranks(parse_pattern(f"stencil:{n_ranks}"), machine, np.array(proc_nodes), "TX")
     used = a.new_rank[a.new_rank >= 0]
     assert sorted(used.tolist()) == list(range(n_ranks))
     assert (a.new_rank == -1).sum() == len(proc_nodes) - n_ranks
+
+
+def test_a_reorder_is_never_predicted_slower_than_the_launchers_order():
+    """14 processes on nodes of 4, 3, 4, 3: the placement made for 4 a node and fixed up put
+    rank 7 on the last node, between nodes 1 and 2 (3 streams on the busiest link, 3x the
+    launcher's predicted time); the launcher's order is kept and said."""
+    from rankmap.allocation import Allocation
+    from rankmap.evaluation import Evaluator
+    from rankmap.mappers import Placement
+    machine = parse_machine("torus:4x4x4:cores=4")
+    nodes = np.array([0, 0, 0, 0, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3])
+    pattern = parse_pattern("stencil:14")
+    a = assign_ranks(pattern, machine, nodes)
+    assert a.kept_order and a.new_rank.tolist() == list(range(14))
+    assert a.mapping.startswith("the launcher's order (auto (") and a.moved == 0
+    for name in ("TXYZ", "XYZT"):          # whatever was placed: never slower than none
+        b = assign_ranks(pattern, machine, nodes, name)
+        alloc = Allocation(np.arange(4), 4)
+        ev = Evaluator(machine, alloc, pattern)
+
+        def time(new_rank):
+            core = np.array([0, 1, 2, 3, 4, 5, 6, 8, 9, 10, 11, 12, 13, 14])
+            core_of_rank = np.empty(14, dtype=np.int64)
+            core_of_rank[new_rank] = core
+            return ev.evaluate(Placement("x", core_of_rank)).metrics["predicted_time_s"]
+
+        assert time(b.new_rank) <= time(np.arange(14))
 
 
 def test_known_assignment():
