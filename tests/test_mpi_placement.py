@@ -10,7 +10,7 @@ from rankmap.errors import RankmapError
 from rankmap.machines import parse_machine
 from rankmap.mpi.bench import BenchConfig, check_config
 from rankmap.mpi.cart import check_cart_args
-from rankmap.mpi.graph import graph_pattern, source_weights
+from rankmap.mpi.graph import graph_pattern, source_weights, weights_as_bytes
 from rankmap.mpi.nodes import local_node_label, resolve_node_labels
 from rankmap.mpi.placement import assign_ranks
 from rankmap.patterns import parse_pattern
@@ -77,7 +77,7 @@ def test_a_reorder_is_never_predicted_slower_than_the_launchers_order():
     a = assign_ranks(pattern, machine, nodes)
     assert a.kept_order and a.new_rank.tolist() == list(range(14))
     assert a.mapping.startswith("the launcher's order (auto (") and a.moved == 0
-    for name in ("TXYZ", "XYZT"):          # whatever was placed: never slower than none
+    for name in ("auto", "AUTO"):
         b = assign_ranks(pattern, machine, nodes, name)
         alloc = Allocation(np.arange(4), 4)
         ev = Evaluator(machine, alloc, pattern)
@@ -89,6 +89,9 @@ def test_a_reorder_is_never_predicted_slower_than_the_launchers_order():
             return ev.evaluate(Placement("x", core_of_rank)).metrics["predicted_time_s"]
 
         assert time(b.new_rank) <= time(np.arange(14))
+    # a named placement is applied as asked, fixed up for the uneven nodes
+    named = assign_ranks(pattern, machine, nodes, "TXYZ")
+    assert not named.kept_order and named.mapping == "TXYZ" and named.moved > 0
 
 
 def test_known_assignment():
@@ -122,7 +125,13 @@ def test_node_labels(monkeypatch):
 def test_graph_checks():
     lists = [([1], [1, 1], [3, 4]), ([0, 0], [0], [2])]
     pattern = graph_pattern(lists)
-    assert pattern.n_ranks == 2 and pattern.phases[0].total_bytes == 9
+    # weights 3, 4, 2 as ratios: the heaviest edge 1 MiB, the others in proportion
+    assert pattern.n_ranks == 2
+    assert pattern.phases[0].bytes.tolist() == [786432, 1048576, 524288]
+    # no unit: uniform weights of any size are the unweighted graph, 1 MiB an edge
+    for w in (1, 1000000, 0):
+        assert weights_as_bytes([w, w, w]).tolist() == [1048576] * 3
+    assert weights_as_bytes([0, 1 << 30]).tolist() == [1, 1048576]   # a zero weight: 1 byte
     assert source_weights(lists) == [[2], [3, 4]]
     with pytest.raises(RankmapError, match="inconsistent graph: edge 0->1"):
         graph_pattern([([], [1], [1]), ([], [], [])])

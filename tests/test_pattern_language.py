@@ -610,6 +610,10 @@ def test_fft2d_without_a_grid_fills_the_allocation_as_fft3d():
 
 @pytest.mark.parametrize("spec", ["stencil:4x4:offsets=+1,0:to=lower", "stencil:1",
                                   "fft2d:1x1"])
-def test_a_pattern_that_moves_nothing_is_refused(spec):
+def test_a_pattern_that_moves_nothing_is_refused(spec, capsys):
+    from rankmap.patterns import check_moves_something
     with pytest.raises(RankmapError, match="moves nothing"):
-        parse_pattern(spec)
+        check_moves_something(parse_pattern(spec))
+    # by the commands that report metrics (all zero): one line, exit 2
+    assert main(["evaluate", "-m", "torus:4x4", "-p", spec, "--mapping", "inorder"]) == 2
+    assert "moves nothing" in capsys.readouterr().err

@@ -171,13 +171,14 @@ def load_inputs(args) -> tuple[Machine, Allocation, Pattern]:
     """
     from ..allocation import parse_allocation
     from ..machines import parse_machine
-    from ..patterns import parse_pattern
+    from ..patterns import check_moves_something, parse_pattern
 
     machine = parse_machine(args.machine)
     allocation = parse_allocation(args.nodes, machine)
     if getattr(args, "threads", 1) != 1:
         allocation = allocation.with_threads(args.threads)
     pattern = parse_pattern(args.pattern, default_ranks=allocation.n_cores)
+    check_moves_something(pattern)     # all-zero metrics are no answer
     machine.check_routing(args.routing)
     if not 0 < args.y <= 1:
         raise RankmapError(f"bad --y {args.y}: must be in (0, 1]")

@@ -17,7 +17,8 @@ import numpy as np
 from ..errors import RankmapError
 from .reorder import reorder_ranks, split_by_new_rank
 
-__all__ = ["graph_pattern", "dist_graph_create_adjacent", "source_weights"]
+__all__ = ["graph_pattern", "dist_graph_create_adjacent", "source_weights", "weights_as_bytes",
+           "EDGE_BYTES"]
 
 
 def _ranks(values, size: int, what: str) -> list[int]:
@@ -29,6 +30,37 @@ def _ranks(values, size: int, what: str) -> list[int]:
     if bad:
         raise RankmapError(f"{what} names rank {bad[0]}, outside the communicator (0-{size - 1})")
     return out
+
+
+#: bytes the heaviest edge of a graph from MPI carries (its weights have no unit): an unweighted
+#: graph's edges carry it, as an unweighted graph file's do
+EDGE_BYTES = 1 << 20
+
+
+def weights_as_bytes(weights) -> np.ndarray:
+    """Bytes of the edges of a graph the program gave with MPI weights.
+
+    MPI edge weights have no unit, so only their ratios are kept: the heaviest edge carries
+    :data:`EDGE_BYTES` and the others in proportion, in whole bytes, at least 1 (a zero
+    weight still names an edge). A uniformly weighted graph is then the unweighted one
+    (weights 1): placed alike whatever the scale (weights of 1 as 1 byte each made the
+    per-message overhead, not the links, decide).
+
+    Parameters
+    ----------
+    weights : array_like of float
+        The edges' weights (non-negative).
+
+    Returns
+    -------
+    numpy.ndarray
+        float64 bytes of every edge.
+    """
+    w = np.asarray(weights, dtype=np.float64)
+    top = float(w.max()) if w.size else 0.0
+    if top <= 0:
+        return np.full(w.shape, float(EDGE_BYTES))
+    return np.maximum(1.0, np.round(w / top * EDGE_BYTES))
 
 
 def graph_pattern(lists):
@@ -56,7 +88,7 @@ def graph_pattern(lists):
     src = np.concatenate([np.full(len(d), v) for v, (_, d, _) in enumerate(lists)] or [[]])
     dst = np.concatenate([np.asarray(d, dtype=np.int64) for _, d, _ in lists] or [[]])
     w = np.concatenate([np.asarray(wt, dtype=np.float64) for _, _, wt in lists] or [[]])
-    w = np.maximum(w, 1e-9)  # a zero weight still names an edge
+    w = weights_as_bytes(w)  # ratios only: the heaviest edge 1 MiB, a zero weight 1 byte
     out_edges = sorted(zip(src.astype(int).tolist(), dst.astype(int).tolist()))
     in_edges = sorted((int(u), v) for v, (s, _, _) in enumerate(lists) for u in s)
     if out_edges != in_edges:

@@ -7,10 +7,11 @@ order, the rank's core order on that node). When nodes hold different numbers of
 placement is computed as if every node had as many cores as the fullest one, and ranks that
 land on a node with no free process left take the remaining free processes in old-rank order.
 
-A reorder is never worse than none: the assignment and the launcher's own order are both
-evaluated under the machine's routing, and the launcher's order is kept unless the
-assignment ranks before it (with 14 processes on nodes of 4, 3, 4, 3 the fixed-up ``TXYZ``
-was predicted 3x slower than the launcher's order).
+Under ``auto`` (the default) a reorder is never worse than none: the assignment and the
+launcher's own order are both evaluated under the machine's routing, and the launcher's order
+is kept unless the assignment ranks before it (with 14 processes on nodes of 4, 3, 4, 3 the
+fixed-up ``auto`` pick, ``TXYZ``, was predicted 3x slower than the launcher's order). A named
+placement is applied as asked.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from ..allocation import Allocation
 from ..evaluation import Evaluator
 from ..mappers import Placement
 from ..metrics import ranking_key
-from ..selection import build_placement
+from ..selection import build_placement, is_auto
 
 __all__ = ["Assignment", "job_allocation", "assign_ranks"]
 
@@ -121,7 +122,7 @@ def assign_ranks(pattern, machine, proc_nodes: np.ndarray, mapping: str = "auto"
         new_rank[free] = np.sort(left_ranks)
     # the launcher's order: rank r stays on process r
     order = np.where(np.arange(len(proc_nodes)) < n, np.arange(len(proc_nodes)), -1)
-    if np.array_equal(new_rank, order):
+    if np.array_equal(new_rank, order) or not is_auto(mapping):
         return Assignment(new_rank, placed.name, alloc, int(len(left_ranks)))
     # each process's core: its node's position, then its place among the node's processes
     local = np.empty(len(proc_nodes), dtype=np.int64)

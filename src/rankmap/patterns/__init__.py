@@ -46,7 +46,8 @@ from .pairs import make_random_pairs
 from .stencil import CLASS_NAMES, DIRECTIONS, MAX_STENCIL_DIMS, make_diagonal, make_stencil
 
 __all__ = ["Pattern", "Phase", "parse_pattern", "PATTERN_KINDS", "detect_grid_note", "with_grid",
-           "repeated", "check_flow_sizes", "MAX_TIMES", "MAX_OFFSET", "MAX_GRID_DIMS"]
+           "repeated", "check_flow_sizes", "check_moves_something", "MAX_TIMES", "MAX_OFFSET",
+           "MAX_GRID_DIMS"]
 
 DEFAULT_BYTES = 1 << 20
 #: options whose value is a comma-separated list
@@ -575,6 +576,27 @@ def _parse_one(text: str, default_ranks: int | None) -> Pattern:
     return pattern
 
 
+def check_moves_something(pattern: Pattern) -> None:
+    """Refuse a pattern in which no rank sends to another: its metrics would all be zero, a
+    spec's mistake (``stencil:1``, ``offsets=+1,0:to=lower``) passed off as an answer. The
+    commands that report metrics call it; ``launch`` may start a one-rank job.
+
+    Parameters
+    ----------
+    pattern : Pattern
+        A parsed pattern.
+
+    Raises
+    ------
+    RankmapError
+        Naming the spec and its rank count.
+    """
+    if not any(ph.n_flows for ph in pattern.phases):
+        n = pattern.n_ranks
+        raise RankmapError(f"pattern {show(pattern.spec)} moves nothing: no rank sends to "
+                           f"another ({n} rank{'s' if n != 1 else ''})")
+
+
 def check_flow_sizes(pattern: Pattern) -> None:
     """Refuse a pattern with a flow of more than :data:`rankmap.units.MAX_SIZE` bytes (1 PiB):
     the limit ``bytes=`` puts on a message, applied to what a flow carries in a phase (a ring
@@ -659,10 +681,6 @@ def parse_pattern(text: str | Pattern, default_ranks: int | None = None,
                 subs[i] = parse_pattern(p, n, detect_grid=False)
                 total = _add_flows(text, total, subs[i])
         pattern = compose(text, subs)
-    if not any(ph.n_flows for ph in pattern.phases):
-        # all-zero metrics would pass a spec's mistake for an answer
-        raise RankmapError(f"pattern {show(text)} moves nothing: no rank sends to another "
-                           f"({pattern.n_ranks} rank{'s' if pattern.n_ranks != 1 else ''})")
     if detect_grid and pattern.grid is None and _may_hide_a_grid(pattern):
         pattern = detect_grid_note(pattern)
     return pattern

@@ -21,7 +21,8 @@ and runs ``rankmap pmpi place REQUEST -o RESULT``, which answers::
     new_rank
     <new rank of process 0> ... (-1: the process is not part of the topology)
 
-Graph edge weights are the volumes the program gave (MPI edge weights; 1 when unweighted).
+Graph edge weights are the program's MPI edge weights (1 when unweighted), kept as ratios:
+the heaviest edge carries 1 MiB (:func:`rankmap.mpi.graph.weights_as_bytes`).
 """
 
 from __future__ import annotations
@@ -191,7 +192,8 @@ def request_pattern(req: Request) -> Pattern:
     keep = src != dst
     if not keep.any():
         raise RankmapError(f"{call}: the graph has no edges between distinct ranks")
-    w = np.maximum(w[keep], 1e-9)  # a zero weight still names an edge
+    from ..mpi.graph import weights_as_bytes
+    w = weights_as_bytes(w[keep])  # ratios only: the heaviest edge 1 MiB, a zero weight 1 byte
     return Pattern(spec=call, kind="graph", n_ranks=n_ranks,
                    phases=[Phase("graph", src[keep], dst[keep], w)])
 
