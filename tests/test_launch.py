@@ -20,7 +20,8 @@ from rankmap.patterns import parse_pattern
 
 JOB_VARS = ("SLURM_JOB_NODELIST", "SLURM_NODELIST", "SLURM_TASKS_PER_NODE",
             "SLURM_JOB_CPUS_PER_NODE", "SLURM_JOB_ID", "PBS_NODEFILE", "PBS_JOBID",
-            "OMPI_MCA_orte_default_hostfile", "PRTE_MCA_prte_default_hostfile", "RANKMAP_MACHINE")
+            "OMPI_MCA_orte_default_hostfile", "PRTE_MCA_prte_default_hostfile", "RANKMAP_MACHINE",
+            "RANKMAP_MAPPING", "RANKMAP_SEED", "RANKMAP_NODE")
 
 
 @pytest.fixture
@@ -489,6 +490,35 @@ def test_reorder_alone_refuses_the_placement_files_options(slurm_job, capsys):
     slurm_job.setenv("RANKMAP_TIMEOUT", "0")        # documented: turns reordering off
     slurm_job.setenv("RANKMAP_VERBOSE", "2")           # the library reads it as on
     assert main(base + ["--", "mpirun", "./app"]) == 0
+
+
+def test_reorder_keeps_the_librarys_own_settings_and_checks_the_node_list(slurm_job,
+                                                                           capsys):
+    """$RANKMAP_MAPPING and $RANKMAP_SEED are launch's defaults, as $RANKMAP_MACHINE is: the
+    job got RANKMAP_MAPPING=auto RANKMAP_SEED=0 in their place, without a word. A
+    $RANKMAP_NODE outside the machine or of another length than the job is refused here
+    (the engine would keep the MPI library's order)."""
+    base = ["launch", "--reorder", "-m", "torus:4x4:cores=4", "--dry-run", "--"]
+    slurm_job.setenv("RANKMAP_MAPPING", "TXY")
+    slurm_job.setenv("RANKMAP_SEED", "7")
+    assert main(base + ["mpirun", "-n", "8", "./app"]) == 0
+    out = capsys.readouterr().out
+    assert "RANKMAP_MAPPING=TXY " in out and "RANKMAP_SEED=7 " in out
+    assert main(["launch", "--reorder", "-m", "torus:4x4:cores=4", "--mapping", "XYT",
+                 "--seed", "3", "--dry-run", "--", "mpirun", "./app"]) == 0
+    out = capsys.readouterr().out
+    assert "RANKMAP_MAPPING=XYT " in out and "RANKMAP_SEED=3 " in out
+    slurm_job.setenv("RANKMAP_SEED", "x")
+    assert main(base + ["mpirun", "./app"]) == 2
+    assert "bad RANKMAP_SEED 'x'" in capsys.readouterr().err
+    slurm_job.delenv("RANKMAP_SEED")
+    for value, said in (("999", "node 999 (from $RANKMAP_NODE) is outside the machine"),
+                        ("1,2,3", "has 3 entries for 8 processes")):
+        slurm_job.setenv("RANKMAP_NODE", value)
+        assert main(base + ["mpirun", "-n", "8", "./app"]) == 2
+        assert said in capsys.readouterr().err, value
+    slurm_job.setenv("RANKMAP_NODE", "0,0,0,0,1,1,1,1")
+    assert main(base + ["mpirun", "-n", "8", "./app"]) == 0
 
 
 def test_reorder_alone_passes_the_nodes_of_the_jobs_hosts(slurm_job, capsys):

@@ -54,8 +54,8 @@ def add_parser(sub) -> None:
                    help=f"machine spec or .toml file (default: ${MACHINE_ENV})")
     p.add_argument("--pattern", "-p", metavar="SPEC",
                    help=PATTERN_HELP + " (required unless --reorder)")
-    p.add_argument("--mapping", default="auto", metavar="NAME",
-                   help="placement to apply (default: auto)")
+    p.add_argument("--mapping", default=None, metavar="NAME",
+                   help="placement to apply (default: $RANKMAP_MAPPING, else auto)")
     p.add_argument("--nodes", "-n", metavar="SPEC",
                    help="machine node ids of the job's hosts, in the job's order (default: "
                    "match host names to the machine's node names)")
@@ -73,8 +73,10 @@ def add_parser(sub) -> None:
     add_budget(p)
     p.add_argument("-o", "--output", metavar="FILE",
                    help="placement file to write (default: rankmap-<job id>.<format>, "
-                   "outside a batch job rankmap-<process id>.<format>; cray: MPICH_RANK_ORDER)")
-    p.add_argument("--seed", type=SEED, default=0, help="seed for random placements (default 0)")
+                   "outside a batch job rankmap-<process id>.<format>, -2, -3, ... added when "
+                   "it exists; cray: MPICH_RANK_ORDER)")
+    p.add_argument("--seed", type=SEED, default=None,
+                   help="seed for random placements (default: $RANKMAP_SEED, else 0)")
     p.add_argument("--threads", type=THREADS, default=None, metavar="T",
                    help="threads per rank: the job's slots per node are its ranks per node, "
                    "and each rank gets T cores of the placement file (slots x T must fit the "
@@ -128,6 +130,35 @@ def _output_path(args, fmt: str, job_id: str) -> str:
     while os.path.lexists(path) and not args.force:
         path, k = f"{base}-{k}.{fmt}", k + 1
     return path
+
+
+def _settings_from_environment(args) -> None:
+    """--mapping and --seed default to $RANKMAP_MAPPING and $RANKMAP_SEED, as --machine does
+    to $RANKMAP_MACHINE: the library's own settings are never silently replaced."""
+    from ..validate import parse_int_text
+    if args.mapping is None:
+        args.mapping = os.environ.get("RANKMAP_MAPPING", "").strip() or "auto"
+    if args.seed is None:
+        text = os.environ.get("RANKMAP_SEED", "").strip()
+        args.seed = parse_int_text(text, "RANKMAP_SEED", minimum=0) if text else 0
+
+
+def _check_node_variable(machine, processes: int | None) -> None:
+    """Refuse a $RANKMAP_NODE whose entries are not the machine's nodes (ids in range or its
+    node names), or whose list is not one entry a process: the job's engine would leave the
+    ranks in the MPI library's order."""
+    from ..mpi.env_names import NODE_ENV
+    from ..mpi.nodes import resolve_node_labels
+    text = os.environ.get(NODE_ENV, "").strip()
+    if not text:
+        return
+    labels = [item.strip() for item in text.split(",")]
+    if len(labels) > 1 and processes is not None and len(labels) != processes:
+        raise RankmapError(f"${NODE_ENV}={text[:60]!r} has {len(labels)} entries for "
+                           f"{processes} processes (one a process, or one for all)")
+    nodes, reason = resolve_node_labels(labels, machine)
+    if nodes is None:
+        raise RankmapError(f"${NODE_ENV}={text[:60]!r}: {reason}")
 
 
 def _launcher_counts(cmd: list[str], per_node: int | None, threads: int) -> list[str]:
@@ -574,6 +605,7 @@ def run(args) -> int:
     from ..patterns import parse_pattern
     from ..selection import build_placement
 
+    _settings_from_environment(args)
     argv = list(args.launcher_argv)
     if argv and argv[0] == "--":
         argv = argv[1:]
@@ -599,6 +631,7 @@ def run(args) -> int:
         machine = parse_machine(spec)
         check_name(args.mapping, machine)
         check_reorder_variables(os.environ)
+        _check_node_variable(machine, launcher_ranks(argv))
         if not args.dry_run and shutil.which(argv[0]) is None:
             raise RankmapError(f"launcher {argv[0]!r} not found on PATH")
         renv = reorder_environment(args, spec, argv[0])
