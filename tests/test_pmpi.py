@@ -390,6 +390,37 @@ def test_record_variables_take_yes_no_words_and_report_unknown_values(built, tmp
     assert proc.stderr.count("RANKMAP_RECORD_COLLECTIVES='maybe' is not 0 or 1") == 1
 
 
+def test_reorder_off_leaves_topologies_to_the_mpi_library_silently(built):
+    """RANKMAP_REORDER=0 (what record sets): a reorder=1 call is the MPI library's own, with
+    a machine set and verbose on, and no line on stderr."""
+    proc = mpirun(6, [built["topo_check"], "cart", "3x2", "10"], built["lib"],
+                  {"RANKMAP_MACHINE": "torus:3:cores=2", "RANKMAP_NODE": nodes(6, 3),
+                   "RANKMAP_MAPPING": "TX", "RANKMAP_VERBOSE": "1", "RANKMAP_REORDER": "0"})
+    r = result(proc)
+    assert r["errors"] == 0 and r["moved"] == 0 and r["ranks"] == list(range(6))
+    assert not warnings_of(proc), proc.stderr
+
+
+def test_record_runs_the_program_with_reordering_off(monkeypatch, tmp_path):
+    """record only records: RANKMAP_REORDER=0 goes to the processes (it reordered the
+    recorded program when RANKMAP_MACHINE was set, and warned when it was not), unless
+    RANKMAP_REORDER=1 asks for both."""
+    import subprocess as sp
+    from rankmap.cli import record as record_cli
+    seen = []
+    monkeypatch.setattr(record_cli, "library_path", lambda mpicc=None: "/lib.so")
+    monkeypatch.setattr(record_cli.subprocess, "run",
+                        lambda cmd, env: seen.append(env) or sp.CompletedProcess(cmd, 0))
+    for given, want in ((None, "0"), ("1", "1")):
+        if given is None:
+            monkeypatch.delenv("RANKMAP_REORDER", raising=False)
+        else:
+            monkeypatch.setenv("RANKMAP_REORDER", given)
+        record_cli._run_recording(["mpirun", "./app"], "/lib.so", str(tmp_path / "r.csv"),
+                                  "csv", False)
+        assert seen[-1]["RANKMAP_REORDER"] == want
+
+
 def test_record_command_mat_and_summary(built, tmp_path, capsys, monkeypatch):
     """rankmap record --format mat: the dense matrix is the CSV summed over phases."""
     out = tmp_path / "known.mat"

@@ -131,7 +131,10 @@ def _run_recording(argv: list[str], lib: str, tmp: str, fmt: str, no_collectives
     preload = os.environ.get("LD_PRELOAD", "")
     env = {"LD_PRELOAD": lib + (":" + preload if preload else ""), "RANKMAP_RECORD": tmp,
            "RANKMAP_RECORD_FORMAT": fmt,
-           "RANKMAP_RECORD_COLLECTIVES": "0" if no_collectives else "1"}
+           "RANKMAP_RECORD_COLLECTIVES": "0" if no_collectives else "1",
+           # recording only: the program's MPI_Cart_create & co. are the MPI library's own
+           # (unless RANKMAP_REORDER=1 asks for both)
+           "RANKMAP_REORDER": os.environ.get("RANKMAP_REORDER", "").strip() or "0"}
     cmd = launcher_env_args(argv, list(env))
     try:
         return subprocess.run(cmd, env=child_environ(env))

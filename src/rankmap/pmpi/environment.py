@@ -45,7 +45,8 @@ def check_reorder_variables(env) -> None:
     ------
     RankmapError
         For a bad ``RANKMAP_STENCIL``, ``RANKMAP_TIMEOUT``, ``RANKMAP_RECORD_COLLECTIVES``,
-        ``RANKMAP_RECORD_FORMAT`` or ``RANKMAP_HOST_NODES``, naming it and its value.
+        ``RANKMAP_REORDER``, ``RANKMAP_RECORD_FORMAT`` or ``RANKMAP_HOST_NODES``, naming it
+        and its value.
     """
     import re
 
@@ -67,10 +68,11 @@ def check_reorder_variables(env) -> None:
         raise RankmapError(f"bad RANKMAP_TIMEOUT={timeout!r}: seconds from 0 expected "
                            "(0 turns reordering off)")
     # RANKMAP_VERBOSE: the library reads any value but a "no" word as on, so none is bad
-    collectives = value("RANKMAP_RECORD_COLLECTIVES")
-    if collectives and collectives.lower() not in YES_NO:
-        raise RankmapError(f"bad RANKMAP_RECORD_COLLECTIVES={collectives!r}: expected 1 or 0 "
-                           "(yes/no, true/false, on/off)")
+    for name in ("RANKMAP_RECORD_COLLECTIVES", "RANKMAP_REORDER"):
+        flag = value(name)
+        if flag and flag.lower() not in YES_NO:
+            raise RankmapError(f"bad {name}={flag!r}: expected 1 or 0 (yes/no, true/false, "
+                               "on/off)")
     fmt = value("RANKMAP_RECORD_FORMAT")
     if fmt and fmt not in ("csv", "mat"):
         raise RankmapError(f"bad RANKMAP_RECORD_FORMAT={fmt!r}: choose csv or mat")

@@ -322,7 +322,11 @@ static int plan(MPI_Comm priv, const request_t *rq, int valid, int *new_rank)
 static int reorder_wanted(int reorder, MPI_Comm comm)
 {
     int inter = 0, size = 0;
+    const char *off = rm_env("RANKMAP_REORDER");
     if (!reorder || comm == MPI_COMM_NULL) return 0;
+    /* RANKMAP_REORDER=0: the library only records (rankmap record sets it): the MPI
+     * library's own call, without a word */
+    if (off && rm_yes_no(off) == 0) return 0;
     if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter) return 0;
     /* one process has nothing to reorder: no engine (N single-process communicators would
      * start N of them) */
