@@ -291,6 +291,19 @@ def test_attribute_copy_callbacks_are_not_run(built):
         assert ranks == list(range(8))
 
 
+def test_a_program_that_ignores_sigchld_is_still_reordered(built):
+    """With SIGCHLD ignored the kernel reaped the engine and waitpid failed (ECHILD): the
+    library said it 'cannot run the rankmap engine' and kept the order. The default
+    disposition is set while the engine runs, and the program's restored."""
+    env = {"RANKMAP_MACHINE": "torus:4:cores=2", "RANKMAP_NODE": nodes(8, 4),
+           "RANKMAP_MAPPING": "TX"}
+    proc = mpirun(8, [built["edge_cases"], "sigchld"], built["lib"], env)
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT")]
+    assert len(lines) == 8 and all("errors=0" in ln and "ignored=1" in ln for ln in lines)
+    ranks = [int(ln.split("rank=")[1].split()[0]) for ln in lines]
+    assert sorted(ranks) == list(range(8)) and not warnings_of(proc), proc.stderr
+
+
 # ---- recording -----------------------------------------------------------------------------
 
 def expected_known(p: int) -> dict:

@@ -13,8 +13,11 @@
  * edge_cases dots N: N calls of MPI_Allreduce of one double (a dot product): a ring share of
  *   2(p-1)/p x 8 bytes a call is rarely whole bytes.
  * edge_cases pdots N: the same with MPI_Pcontrol(1) before every call (N identical phases).
+ * edge_cases sigchld: SIGCHLD ignored (children reaped by the kernel), then the ring of
+ *   attr; prints "RESULT errors=E rank=R ignored=I" (I: still ignored after the call).
  */
 #include <mpi.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +48,15 @@ int main(int argc, char **argv)
         if (MPI_Cart_create(MPI_COMM_WORLD, 1, dims, per, 1, &cart) != MPI_SUCCESS) errors++;
         else MPI_Comm_rank(cart, &nr);
         printf("RESULT errors=%d copies=%d rank=%d\n", errors, copies, nr);
+    } else if (strcmp(mode, "sigchld") == 0) {
+        int dims[1] = {p}, per[1] = {1}, errors = 0, nr = -1;
+        signal(SIGCHLD, SIG_IGN);
+        MPI_Comm cart;
+        if (MPI_Cart_create(MPI_COMM_WORLD, 1, dims, per, 1, &cart) != MPI_SUCCESS) errors++;
+        else MPI_Comm_rank(cart, &nr);
+        struct sigaction now;
+        sigaction(SIGCHLD, NULL, &now);
+        printf("RESULT errors=%d rank=%d ignored=%d\n", errors, nr, now.sa_handler == SIG_IGN);
     } else if (strcmp(mode, "zero") == 0) {
         int buf[4] = {1, 2, 3, 4}, in[4];
         MPI_Request rq;

@@ -90,7 +90,27 @@ static char **child_environment(void)
     return env;
 }
 
+static int run_child(char *const argv[], double timeout_s, const char *err_path);
+
+/* A program that ignores SIGCHLD has its children reaped by the kernel, and waitpid fails
+ * with ECHILD: the engine's status is kept for the library by the default disposition while
+ * it runs, then the program's is restored. */
 int rm_run(char *const argv[], double timeout_s, const char *err_path)
+{
+    struct sigaction dfl, old;
+    int restore = 0;
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    sigemptyset(&dfl.sa_mask);
+    if (sigaction(SIGCHLD, NULL, &old) == 0 && old.sa_handler == SIG_IGN &&
+        !(old.sa_flags & SA_SIGINFO))
+        restore = sigaction(SIGCHLD, &dfl, NULL) == 0;
+    int rc = run_child(argv, timeout_s, err_path);
+    if (restore) sigaction(SIGCHLD, &old, NULL);
+    return rc;
+}
+
+static int run_child(char *const argv[], double timeout_s, const char *err_path)
 {
     posix_spawn_file_actions_t fa;
     posix_spawnattr_t attr;
@@ -129,6 +149,9 @@ int rm_run(char *const argv[], double timeout_s, const char *err_path)
             if (WIFEXITED(status)) return WEXITSTATUS(status);
             return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
         }
+        /* ECHILD: a SIGCHLD handler of the program reaped it; it has exited, its status
+         * is lost: the caller judges by the result file */
+        if (w < 0 && errno == ECHILD) return -3;
         if (w < 0 && errno != EINTR) return -1;
         clock_gettime(CLOCK_MONOTONIC, &now);
         double el = (now.tv_sec - t0.tv_sec) + 1e-9 * (now.tv_nsec - t0.tv_nsec);

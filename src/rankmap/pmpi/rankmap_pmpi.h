@@ -22,7 +22,9 @@ int rm_yes_no(const char *v);
 int rm_verbose(void);
 /* run argv (argv[0] found on PATH unless it has a '/') with a time limit in seconds;
  * the child's stderr goes to err_path. Returns the exit status, -1 when it could not start,
- * -2 on timeout (the child is killed). */
+ * -2 on timeout (the child is killed), -3 when a SIGCHLD handler of the program took its
+ * status (it has exited; its result file tells). A SIGCHLD the program ignores is set to
+ * the default while the child runs, then restored. */
 int rm_run(char *const argv[], double timeout_s, const char *err_path);
 /* last non-empty line of a text file (for error messages), into out */
 void rm_last_line(const char *path, char *out, size_t n);

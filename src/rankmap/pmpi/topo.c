@@ -216,7 +216,7 @@ static int root_plan(const request_t *rq, int nprocs, const char *labels, int al
                      "its first run compiles rankmap's kernels into their cache, about a "
                      "minute: run the job again, or a rankmap compare first, or raise "
                      "RANKMAP_TIMEOUT", timeout);
-        } else if (rc != 0) {
+        } else if (rc != 0 && rc != -3) {     /* -3: reaped by the program: see the result */
             char last[600];
             rm_last_line(err, last, sizeof last);
             if (rc == 127 && !last[0])
