@@ -373,3 +373,20 @@ def test_python_dash_m_runs_the_command():
                          text=True, timeout=120)
     assert bad.returncode == 2 and bad.stderr.strip().count("\n") == 0
     assert "times=" in bad.stderr and "Traceback" not in bad.stderr
+
+
+@pytest.mark.parametrize("exiting", [True, False])
+def test_a_sigterm_in_the_exit_functions_is_no_traceback(exiting):
+    """Under mpirun a failing rank makes the launcher SIGTERM the others, which may be in
+    the interpreter's exit functions by then: once the command has returned (the script
+    calls mark_exiting) the handler ends the process with 143 instead of raising."""
+    code = ("import atexit, os, signal\n"
+            "from rankmap.io.atomic import install_signal_cleanup, mark_exiting\n"
+            "install_signal_cleanup()\n"
+            "atexit.register(lambda: os.kill(os.getpid(), signal.SIGTERM))\n"
+            + ("mark_exiting()\n" if exiting else ""))
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    if exiting:
+        assert proc.returncode == 143 and proc.stderr == ""
+    else:   # what it was: Python prints the SystemExit raised in an exit function
+        assert "Exception ignored in atexit callback" in proc.stderr

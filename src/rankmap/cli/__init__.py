@@ -125,6 +125,8 @@ def console() -> None:
     atexit.register(_exit_without_teardown, status)
     code = main(freeze_loaded=True)
     status[0] = code
+    from ..io.atomic import mark_exiting
+    mark_exiting()      # a SIGTERM in the exit functions ends the process, no traceback
     gc.freeze()
     sys.exit(code)
 

@@ -28,7 +28,7 @@ from ..errors import RankmapError
 from ..validate import show
 
 __all__ = ["check_writable", "check_output_folder", "write_atomic", "move_into_place",
-           "install_signal_cleanup", "pending_temp_files"]
+           "install_signal_cleanup", "pending_temp_files", "mark_exiting"]
 
 #: temporary files being written by this process (removed on SIGTERM/SIGHUP).
 _PENDING: set[str] = set()
@@ -44,6 +44,18 @@ def pending_temp_files() -> set[str]:
     return set(_PENDING)
 
 
+#: set once the command has returned: the interpreter is exiting
+_EXITING: list[bool] = [False]
+
+
+def mark_exiting() -> None:
+    """Say the command has returned: a SIGTERM or SIGHUP from now on ends the process at once
+    with 128+signal (under ``mpirun`` the launcher sends SIGTERM to the other processes when
+    one fails; raised inside the interpreter's exit functions, the handler's SystemExit was
+    printed as 'Exception ignored in atexit callback' and a traceback)."""
+    _EXITING[0] = True
+
+
 def _cleanup_and_exit(signum, frame):
     for tmp in list(_PENDING):
         try:
@@ -51,6 +63,14 @@ def _cleanup_and_exit(signum, frame):
         except OSError:
             pass
         _PENDING.discard(tmp)
+    if _EXITING[0]:
+        import sys
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError, AttributeError):
+                pass
+        os._exit(128 + signum)
     raise SystemExit(128 + signum)
 
 
