@@ -780,6 +780,10 @@ def test_place_request_errors_are_one_line(tmp_path, capsys):
     text = (tmp_path / "res").read_text().split()
     assert text[:4] == ["rankmap-pmpi-result", "1", "mapping", "TX"]
     assert sorted(map(int, text[5:])) == [0, 1]
+    # an existing file is kept without --force, as every other output
+    assert cli_main(["pmpi", "place", str(req), "-o", str(tmp_path / "res")]) == 2
+    assert "exists" in capsys.readouterr().err
+    assert cli_main(["pmpi", "place", str(req), "-o", str(tmp_path / "res"), "--force"]) == 0
 
 
 def test_launch_reorder_exports_the_library(monkeypatch, capsys, tmp_path):

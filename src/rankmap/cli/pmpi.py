@@ -54,6 +54,8 @@ def add_parser(sub) -> None:
                        help="the request file the library wrote (machine, grid, processes)")
     place.add_argument("-o", "--output", required=True, metavar="RESULT",
                        help="file to write the new rank of every process to")
+    place.add_argument("--force", "-f", action="store_true",
+                       help="overwrite an existing RESULT")
     place.set_defaults(func=run)
     p.set_defaults(func=_no_action)
 
@@ -80,7 +82,7 @@ def run(args) -> int:
     """
     if args.action == "place":
         from ..pmpi.place import run_place
-        run_place(args.request, args.output)
+        run_place(args.request, args.output, args.force)
         return 0
     from ..pmpi.build import library_path
     print(library_path(args.mpicc, rebuild=args.action == "build"))

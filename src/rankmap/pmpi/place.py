@@ -30,7 +30,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import RankmapError
-from ..io.atomic import write_atomic
+from ..io.atomic import check_writable, write_atomic
 from ..patterns.base import Pattern, Phase
 
 __all__ = ["Request", "read_request", "request_pattern", "place_request", "format_result"]
@@ -259,8 +259,24 @@ def format_result(new_rank: np.ndarray, mapping: str) -> str:
     return f"rankmap-pmpi-result 1\nmapping {name}\nnew_rank\n{body}\n"
 
 
-def run_place(request_path: str, result_path: str) -> str:
-    """Read a request, compute the placement, write the result; returns the mapping name."""
+def run_place(request_path: str, result_path: str, force: bool = False) -> str:
+    """Read a request, compute the placement, write the result; returns the mapping name.
+
+    Parameters
+    ----------
+    request_path : str
+        The request file the library wrote.
+    result_path : str
+        The result file to write (the library's is new, in its own temporary folder).
+    force : bool
+        Replace an existing result file.
+
+    Returns
+    -------
+    str
+        The placement applied (``auto (refine:rcb)``).
+    """
+    check_writable(result_path, force)      # before the work, not after it
     new_rank, mapping = place_request(read_request(request_path))
-    write_atomic(result_path, format_result(new_rank, mapping), force=True)
+    write_atomic(result_path, format_result(new_rank, mapping), force=force)
     return mapping
