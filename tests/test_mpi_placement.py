@@ -56,7 +56,7 @@ def test_uniform_nodes_follow_the_placement_exactly(n_nodes, per_node, seed, nam
 
 @given(st.lists(st.integers(0, 5), min_size=2, max_size=24), st.integers(1, 24))
 def test_uneven_nodes_still_give_a_permutation(proc_nodes, n_ranks):
-    machine = parse_machine("torus:6:cores=1")
+    machine = parse_machine("torus:6:cores=24")
     n_ranks = max(2, min(n_ranks, len(proc_nodes)))
     a = assign_ranks(parse_pattern(f"stencil:{n_ranks}"), machine, np.array(proc_nodes), "TX")
     used = a.new_rank[a.new_rank >= 0]
@@ -92,6 +92,14 @@ def test_a_reorder_is_never_predicted_slower_than_the_launchers_order():
     # a named placement is applied as asked, fixed up for the uneven nodes
     named = assign_ranks(pattern, machine, nodes, "TXYZ")
     assert not named.kept_order and named.mapping == "TXYZ" and named.moved > 0
+
+
+def test_more_processes_on_a_node_than_it_has_cores_is_refused():
+    """RANKMAP_NODE=0,0,...: 8 processes on a node of torus:2x2:cores=1 were placed as if it
+    had 8 cores, silently; the library now keeps the MPI library's order and says why."""
+    with pytest.raises(RankmapError, match="node 0 runs 8 processes, more than the 1 core"):
+        assign_ranks(parse_pattern("stencil:8"), parse_machine("torus:2x2:cores=1"),
+                     np.zeros(8, dtype=np.int64))
 
 
 def test_known_assignment():

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..allocation import Allocation
+from ..errors import RankmapError
 from ..evaluation import Evaluator
 from ..mappers import Placement
 from ..metrics import ranking_key
@@ -94,10 +95,18 @@ def assign_ranks(pattern, machine, proc_nodes: np.ndarray, mapping: str = "auto"
     Raises
     ------
     RankmapError
-        When the placement cannot be built (unknown mapping, pattern larger than the job).
+        When the placement cannot be built (unknown mapping, pattern larger than the job), or
+        a node runs more processes than the machine's nodes have cores.
     """
     proc_nodes = np.asarray(proc_nodes, dtype=np.int64)
     alloc = job_allocation(proc_nodes)
+    if alloc.cores_per_node > machine.cores_per_node:
+        # the machine description is not this job's (or the launch oversubscribes): a
+        # placement for cores that do not exist would be applied silently
+        busiest = int(alloc.nodes[int(np.argmax(alloc.extra["processes"]))])
+        raise RankmapError(f"node {busiest} runs {alloc.cores_per_node} processes, more than "
+                           f"the {machine.cores_per_node} core(s) a node of {machine.spec} "
+                           "has: is the machine description this job's?")
     placed = build_placement(mapping, pattern, machine, alloc, seed, name_pick=True)
     cpn = alloc.cores_per_node
     capacity = alloc.extra["processes"]
