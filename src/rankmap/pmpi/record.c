@@ -282,15 +282,71 @@ void rm_record_phase(int level)
     LOCKED(record_phase_unlocked(level));
 }
 
-/* ---- persistent send requests: request -> (world destination, bytes) ---- */
+/* ---- persistent send requests: request -> (world destination, bytes) ----
+ * An open-addressing hash table keyed by the request handle (a pointer in Open MPI, an int in
+ * MPICH; its bytes are hashed): MPI_Start costs the same with 16 or 10,000 persistent
+ * requests alive (a flat list walked on every start made it 3.6 us at 8,192). */
 
 typedef struct {
     MPI_Request req;
-    int used, dst;
+    int state;               /* 0 empty, 1 used, 2 removed (probing goes on past it) */
+    int dst;
     int64_t bytes;
 } preq_t;
-static preq_t *preqs = NULL;
-static size_t n_preqs = 0, cap_preqs = 0;
+static preq_t *ptab = NULL;
+static size_t pcap = 0, pfill = 0, pused = 0;    /* slots, used + removed, used */
+
+static size_t req_hash(MPI_Request r)
+{
+    uint64_t k = 0;
+    memcpy(&k, &r, sizeof r < sizeof k ? sizeof r : sizeof k);
+    k ^= k >> 33;
+    k *= 0xff51afd7ed558ccdULL;
+    k ^= k >> 33;
+    return (size_t)k;
+}
+
+static preq_t *preq_find(MPI_Request r)
+{
+    if (!pcap) return NULL;
+    size_t mask = pcap - 1;
+    for (size_t i = req_hash(r) & mask;; i = (i + 1) & mask) {
+        if (ptab[i].state == 0) return NULL;
+        if (ptab[i].state == 1 && ptab[i].req == r) return &ptab[i];
+    }
+}
+
+/* the slot for a new entry: the first removed or empty one on r's probe path */
+static preq_t *preq_slot(MPI_Request r)
+{
+    size_t mask = pcap - 1;
+    preq_t *first_removed = NULL;
+    for (size_t i = req_hash(r) & mask;; i = (i + 1) & mask) {
+        if (ptab[i].state == 0) return first_removed ? first_removed : &ptab[i];
+        if (ptab[i].state == 2 && !first_removed) first_removed = &ptab[i];
+    }
+}
+
+/* rehash into a table with room (twice as big when over half is in use): 0, or -1 */
+static int preq_rehash(void)
+{
+    size_t nc = pcap == 0 ? 64 : (pused * 2 >= pcap ? 2 * pcap : pcap);
+    preq_t *old = ptab;
+    size_t oc = pcap;
+    preq_t *nt = calloc(nc, sizeof *nt);
+    if (!nt) return -1;
+    ptab = nt;
+    pcap = nc;
+    pfill = pused = 0;
+    for (size_t i = 0; i < oc; i++)
+        if (old[i].state == 1) {
+            *preq_slot(old[i].req) = old[i];
+            pfill++;
+            pused++;
+        }
+    free(old);
+    return 0;
+}
 
 static void persistent_add_unlocked(MPI_Request req, MPI_Comm comm, int peer, int64_t nbytes)
 {
@@ -299,22 +355,20 @@ static void persistent_add_unlocked(MPI_Request req, MPI_Comm comm, int peer, in
     if (!ci) return;
     int w = to_world(ci, peer);
     if (w < 0) return;
-    for (size_t i = 0; i < n_preqs; i++)
-        if (!preqs[i].used) {
-            preqs[i] = (preq_t){req, 1, w, nbytes};
-            return;
-        }
-    if (n_preqs == cap_preqs) {
-        size_t nc = cap_preqs ? 2 * cap_preqs : 16;
-        preq_t *np = realloc(preqs, nc * sizeof *np);
-        if (!np) {
-            rec_failed = 1;
-            return;
-        }
-        preqs = np;
-        cap_preqs = nc;
+    preq_t *e = preq_find(req);     /* a handle the MPI library gave again: the new request */
+    if (e) {
+        e->dst = w;
+        e->bytes = nbytes;
+        return;
     }
-    preqs[n_preqs++] = (preq_t){req, 1, w, nbytes};
+    if ((pfill + 1) * 10 > pcap * 7 && preq_rehash() != 0) {
+        rec_failed = 1;
+        return;
+    }
+    e = preq_slot(req);
+    if (e->state == 0) pfill++;
+    *e = (preq_t){req, 1, w, nbytes};
+    pused++;
 }
 
 void rm_persistent_add(MPI_Request req, MPI_Comm comm, int peer, int64_t nbytes)
@@ -325,18 +379,15 @@ void rm_persistent_add(MPI_Request req, MPI_Comm comm, int peer, int64_t nbytes)
 static void persistent_start_unlocked(MPI_Request req)
 {
     if (!rm_recording() || rm_in_fortran || req == MPI_REQUEST_NULL) return;
-    for (size_t i = 0; i < n_preqs; i++)
-        if (preqs[i].used && preqs[i].req == req) {
-            if (preqs[i].dst == world_rank) return;
-            entry_t *e = slot(cur_phase, preqs[i].dst);
-            if (!e) {
-                rec_failed = 1;
-                return;
-            }
-            e->bytes += (uint64_t)preqs[i].bytes;
-            e->msgs++;
-            return;
-        }
+    preq_t *p = preq_find(req);     /* NULL: a persistent receive, or not recorded */
+    if (!p || p->dst == world_rank) return;
+    entry_t *e = slot(cur_phase, p->dst);
+    if (!e) {
+        rec_failed = 1;
+        return;
+    }
+    e->bytes += (uint64_t)p->bytes;
+    e->msgs++;
 }
 
 void rm_persistent_start(MPI_Request req)
@@ -346,8 +397,11 @@ void rm_persistent_start(MPI_Request req)
 
 static void persistent_remove_unlocked(MPI_Request req)
 {
-    for (size_t i = 0; i < n_preqs; i++)
-        if (preqs[i].used && preqs[i].req == req) preqs[i].used = 0;
+    preq_t *p = preq_find(req);
+    if (p) {
+        p->state = 2;
+        pused--;
+    }
 }
 
 void rm_persistent_remove(MPI_Request req)
