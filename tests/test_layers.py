@@ -35,7 +35,8 @@ LAYERS = [
     ("readwrite", ["rankmap.io"]),
     ("analysis", ["rankmap.counters", "rankmap.study"]),
     ("viz", ["rankmap.plots", "rankmap.report"]),
-    ("integrations", ["rankmap.mpi", "rankmap.pmpi", "rankmap.simgrid", "rankmap.launch"]),
+    ("integrations", ["rankmap.mpi", "rankmap.pmpi", "rankmap.simgrid", "rankmap.launch",
+                      "rankmap.launcher_words"]),
     ("cli", ["rankmap.cli", "rankmap.__main__"]),
 ]
 

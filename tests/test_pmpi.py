@@ -804,3 +804,29 @@ def test_one_build_per_compiler(built):
     if shutil.which("mpicc.openmpi") is None:
         pytest.skip("no mpicc.openmpi on PATH")
     assert library_path("mpicc.openmpi") == built["lib"]
+
+
+def test_the_launcher_is_found_past_wrappers_and_hydras_own_env_option_kept():
+    """record and launch --reorder put their variables on the launcher's command line: past
+    env/timeout/nice (the wrapper's name picked Open MPI's library for an MPICH program,
+    which failed in its first MPI call), and merged with a -genvall/-genvlist/-genvnone of
+    the user's (hydra refuses a second one: 'error parsing parameters')."""
+    from rankmap.pmpi.environment import launcher_env_args, launcher_index
+    assert launcher_index(["env", "OMP_NUM_THREADS=1", "mpirun.mpich", "-n", "3"]) == 2
+    assert launcher_index(["env", "-u", "X", "A=1", "srun", "./a"]) == 4
+    assert launcher_index(["timeout", "-s", "9", "100", "mpirun.mpich", "./a"]) == 4
+    assert launcher_index(["nice", "-n", "5", "srun", "./a"]) == 3
+    assert launcher_index(["mpirun", "./a"]) == 0
+    names = ["A", "B"]
+    assert launcher_env_args(["mpirun.mpich", "-genvall", "-n", "2", "./a"], names) == \
+        ["mpirun.mpich", "-genvall", "-n", "2", "./a"]
+    assert launcher_env_args(["mpirun.mpich", "-genvlist", "PATH", "-n", "2", "./a"], names) \
+        == ["mpirun.mpich", "-genvlist", "PATH,A,B", "-n", "2", "./a"]
+    assert launcher_env_args(["mpirun.mpich", "-genvnone", "-n", "2", "./a"], names) == \
+        ["mpirun.mpich", "-genvlist", "A,B", "-n", "2", "./a"]
+    # the program's own -genvall is the program's
+    assert launcher_env_args(["env", "X=1", "mpirun.mpich", "-n", "2", "./a", "-genvall"],
+                             ["A"]) == ["env", "X=1", "mpirun.mpich", "-genvlist", "A", "-n",
+                                        "2", "./a", "-genvall"]
+    assert launcher_env_args(["timeout", "100", "mpirun.openmpi", "-n", "2", "./a"], ["A"]) \
+        == ["timeout", "100", "mpirun.openmpi", "-x", "A", "-n", "2", "./a"]

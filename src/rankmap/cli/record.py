@@ -16,6 +16,7 @@ from ..pmpi.build import library_path
 from ..pmpi.environment import mpicc_for_launcher
 from ..pmpi.environment import launcher_env_args
 from .common import add_force, example
+from .notes import note
 
 __all__ = ["add_parser", "run"]
 
@@ -77,7 +78,10 @@ def run(args) -> int:
     if not argv:
         raise RankmapError("no program to run: give the launcher command after '--', e.g. "
                            "-- mpirun -n 4 ./app")
-    if os.path.basename(argv[0]).startswith("smpirun"):
+    from ..pmpi.environment import launcher_index, launcher_kind
+    at = min(launcher_index(argv), len(argv) - 1)    # past env, timeout & co.
+    launcher = argv[at]
+    if os.path.basename(launcher).startswith("smpirun"):
         raise RankmapError("record cannot run under smpirun: SimGrid loads a private copy of "
                            "the program for every rank, out of the recording library's reach. "
                            "Record the program built with mpicc under mpirun (it sends the "
@@ -91,7 +95,11 @@ def run(args) -> int:
                            "--format mat or a .csv name")
     path = os.path.abspath(args.output)
     check_writable(path, args.force)
-    lib = library_path(mpicc_for_launcher(argv[0], args.mpicc))
+    lib = library_path(mpicc_for_launcher(launcher, args.mpicc))
+    if not args.mpicc and not os.environ.get("RANKMAP_MPICC", "").strip() and \
+            launcher_kind(launcher) == "other":
+        note(f"rankmap record: note: cannot tell the MPI of {os.path.basename(launcher)!r}: "
+             "the library is built with mpicc; give --mpicc if the program uses another MPI")
     # the program writes into a folder of its own beside the output, which takes the file's
     # name only at the end, by a link that fails if the output appeared during the run
     try:
@@ -105,7 +113,8 @@ def run(args) -> int:
         if not os.path.exists(tmp):
             raise RankmapError(f"the program wrote no recording to {args.output!r} (exit "
                                f"status {proc.returncode}; did it call MPI_Finalize? was it "
-                               "built with the launcher's MPI?)")
+                               "built with the MPI the library was built for (--mpicc)? did "
+                               "the launcher refuse its options (see above)?)")
         try:
             move_into_place(tmp, path, args.force)
         except RankmapError as exc:

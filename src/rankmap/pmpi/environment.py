@@ -7,7 +7,7 @@ import shutil
 import subprocess
 
 __all__ = ["ENV_VARS", "launcher_kind", "launcher_env_args", "mpicc_for_launcher",
-           "engine_command", "check_reorder_variables", "YES_NO"]
+           "engine_command", "check_reorder_variables", "YES_NO", "launcher_index"]
 
 #: every variable the library (or its engine) reads, with what it does
 ENV_VARS = {
@@ -122,6 +122,51 @@ def launcher_kind(program: str) -> str:
     return "other"
 
 
+#: commands that start another command (``env A=1 mpirun ...``, ``timeout 600 mpirun ...``), with
+#: their options that take a value as a separate word, and whether a first plain word is
+#: theirs (timeout's DURATION, taskset's MASK)
+_WRAPPERS = {"env": ({"-u", "--unset", "-C", "--chdir", "-S", "--split-string"}, 0),
+             "timeout": ({"-s", "--signal", "-k", "--kill-after"}, 1),
+             "nice": ({"-n", "--adjustment"}, 0), "nohup": (set(), 0), "setsid": (set(), 0),
+             "stdbuf": ({"-i", "-o", "-e", "--input", "--output", "--error"}, 0),
+             "time": ({"-f", "--format", "-o", "--output"}, 0), "taskset": (set(), 1)}
+
+
+def launcher_index(argv: list[str]) -> int:
+    """Index in ``argv`` of the MPI launcher, past commands that start it
+    (``env OMP_NUM_THREADS=1 mpirun ...``, ``timeout 600 srun ...``, ``nice -n 5 ...``).
+
+    Parameters
+    ----------
+    argv : list of str
+        The command line.
+
+    Returns
+    -------
+    int
+        The launcher's index (0 when the command starts with it; ``len(argv)`` when the
+        wrappers take every word).
+    """
+    i = 0
+    while i < len(argv) and os.path.basename(argv[i]) in _WRAPPERS:
+        name = os.path.basename(argv[i])
+        takes_value, plain = _WRAPPERS[name]
+        i += 1
+        while i < len(argv):
+            word = argv[i]
+            if word == "--":
+                i += 1
+                break
+            if word.startswith("-") and word != "-":
+                i += 2 if word in takes_value else 1
+            elif name == "env" and "=" in word and not word.startswith(("/", ".")):
+                i += 1          # env's NAME=VALUE
+            else:
+                break
+        i += plain
+    return min(i, len(argv))
+
+
 def launcher_env_args(argv: list[str], names: list[str]) -> list[str]:
     """``argv`` with the options that make the launcher pass the variables ``names`` on.
 
@@ -144,11 +189,26 @@ def launcher_env_args(argv: list[str], names: list[str]) -> list[str]:
     """
     if not argv or not names:
         return list(argv)
-    kind = launcher_kind(argv[0])
-    head, rest = argv[:1], argv[1:]
+    at = launcher_index(argv)
+    if at >= len(argv):
+        return list(argv)
+    kind = launcher_kind(argv[at])
+    head, rest = argv[:at + 1], argv[at + 1:]
     if kind == "openmpi":
         extra = [a for n in names for a in ("-x", n)]
     elif kind == "hydra":
+        # hydra takes one environment setting: -genvall passes everything already; a
+        # -genvlist of the user's gets the names added; -genvnone (pass nothing) becomes
+        # the list of the names alone
+        own = rest[:_program_start(rest)]
+        if any(a.lstrip("-") == "genvall" for a in own):
+            return list(argv)
+        for k, a in enumerate(own):
+            if a.lstrip("-") == "genvlist" and k + 1 < len(own):
+                merged = ",".join(dict.fromkeys(own[k + 1].split(",") + list(names)))
+                return head + rest[:k + 1] + [merged] + rest[k + 2:]
+            if a.lstrip("-") == "genvnone":
+                return head + rest[:k] + ["-genvlist", ",".join(names)] + rest[k + 1:]
         extra = ["-genvlist", ",".join(names)]
     elif kind == "slurm":
         if any(a.startswith("--export") for a in rest):
@@ -157,6 +217,12 @@ def launcher_env_args(argv: list[str], names: list[str]) -> list[str]:
     else:
         extra = []
     return head + extra + rest
+
+
+def _program_start(words: list[str]) -> int:
+    """Index of the program in a launcher's arguments (its options before it)."""
+    from ..launcher_words import program_index
+    return program_index(["launcher"] + words) - 1
 
 
 #: the C compiler wrapper of each launcher family's MPI (Debian installs both families side by
