@@ -634,7 +634,8 @@ def run(args) -> int:
         _check_node_variable(machine, launcher_ranks(argv))
         if not args.dry_run and shutil.which(argv[0]) is None:
             raise RankmapError(f"launcher {argv[0]!r} not found on PATH")
-        renv = reorder_environment(args, spec, argv[0])
+        from ..pmpi.environment import launcher_index
+        renv = reorder_environment(args, spec, argv[min(launcher_index(argv), len(argv) - 1)])
         if not args.pattern:
             if args.nodes is not None:
                 job = job_hosts(hostfile=args.hostfile)
