@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import subprocess
@@ -88,7 +89,7 @@ def launcher_kind(program: str) -> str:
     """``openmpi``, ``slurm``, ``hydra`` (MPICH) or ``other`` for a launcher command name.
 
     ``mpirun``/``mpiexec`` are resolved through their symbolic links (Debian alternatives),
-    then by their ``--version`` text.
+    then by their ``--version`` text (asked once a process for each path).
 
     Parameters
     ----------
@@ -106,19 +107,23 @@ def launcher_kind(program: str) -> str:
     if name not in ("mpirun", "mpiexec"):
         return "other"
     path = shutil.which(program)
-    if path:
-        real = os.path.basename(os.path.realpath(path))
-        if real in _KINDS:
-            return _KINDS[real]
-        try:
-            text = subprocess.run([path, "--version"], capture_output=True, text=True,
-                                  timeout=20).stdout
-        except (OSError, subprocess.TimeoutExpired):
-            text = ""
-        if "Open MPI" in text or "OpenRTE" in text:
-            return "openmpi"
-        if "HYDRA" in text:
-            return "hydra"
+    return _kind_of_path(path) if path else "other"
+
+
+@functools.lru_cache(maxsize=32)
+def _kind_of_path(path: str) -> str:
+    real = os.path.basename(os.path.realpath(path))
+    if real in _KINDS:
+        return _KINDS[real]
+    try:
+        text = subprocess.run([path, "--version"], capture_output=True, text=True,
+                              timeout=20).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        text = ""
+    if "Open MPI" in text or "OpenRTE" in text:
+        return "openmpi"
+    if "HYDRA" in text:
+        return "hydra"
     return "other"
 
 
