@@ -216,6 +216,17 @@ def test_topology_conf_nid_names_are_looked_up_by_name(tmp_path):
     assert [m.node_name(i) for i in a.nodes] == [f"nid00100{k}" for k in range(2, 6)]
     b = parse_allocation("nid000000,nid000003", m)
     assert [m.node_name(i) for i in b.nodes] == ["nid000000", "nid000003"]
+    # whatever the file's first host is called: nid000001 is the host of that name (node 2
+    # here), never node id 1 (gpu2's place)
+    f = tmp_path / "mixed.conf"
+    f.write_text("SwitchName=top Switches=leaf[0-2]\nSwitchName=leaf0 Nodes=gpu[1-2]\n"
+                 "SwitchName=leaf1 Nodes=nid[000001-000004]\n"
+                 "SwitchName=leaf2 Nodes=nid[000005-000008]\n")
+    m = parse_machine(f"fattree:topology={f}")
+    assert parse_allocation("nid[000001-000004]", m).nodes.tolist() == [2, 3, 4, 5]
+    assert parse_allocation("gpu2,nid000008.x.org", m).nodes.tolist() == [1, 9]
+    with pytest.raises(RankmapError, match="unknown node names.*nid1"):
+        parse_allocation("nid1", m)        # no host of that name in the file
 
 
 def test_fully_qualified_names_are_their_short_names(tmp_path):
@@ -267,21 +278,6 @@ def test_a_folder_and_a_cray_name_off_the_machine_are_named(tmp_path):
         parse_allocation(str(tmp_path), parse_machine("torus:4x4"))
     with pytest.raises(RankmapError, match="Cray name 'c4-4c0s0n0'.*outside the dragonfly"):
         parse_allocation("c4-4c0s0n0", parse_machine("xc:groups=26"))
-
-
-def test_nid_names_on_a_topology_conf_are_its_own_hosts_whatever_its_first_is(tmp_path):
-    """A topology.conf whose first hosts are not nid-named still asks nid names by name:
-    nid000001 is the host of that name (node 2 here), never node id 1 (gpu2's place)."""
-    conf = tmp_path / "topology.conf"
-    conf.write_text("SwitchName=top Switches=leaf[0-2]\nSwitchName=leaf0 Nodes=gpu[1-2]\n"
-                    "SwitchName=leaf1 Nodes=nid[000001-000004]\n"
-                    "SwitchName=leaf2 Nodes=nid[000005-000008]\n")
-    machine = parse_machine(f"fattree:topology={conf}")
-    alloc = parse_allocation("nid[000001-000004]", machine)
-    assert alloc.nodes.tolist() == [2, 3, 4, 5]
-    assert parse_allocation("gpu2,nid000008.x.org", machine).nodes.tolist() == [1, 9]
-    with pytest.raises(RankmapError, match="unknown node names.*nid1"):
-        parse_allocation("nid1", machine)        # no host of that name in the file
 
 
 def test_id_text_is_ids_even_where_a_file_of_that_name_exists(tmp_path, monkeypatch):
