@@ -63,6 +63,21 @@ def test_the_bound_counts_nodes_not_ranks(machine, pattern, mapping):
     assert dim1["bisection_time_s"] == pytest.approx(dim1["predicted_time_s"], rel=1e-3)
 
 
+def test_the_bound_counts_the_nodes_the_job_uses():
+    """fft2d:8x8 with TXYZ on the z = 0 plane of torus:8x8x8 routes as on torus:8x8x1: the
+    same 19.7 ms; dividing by the machine's 512 nodes made it 2.47 ms."""
+    times = []
+    for machine, nodes in (("torus:8x8x8", "0-63"), ("torus:8x8x1", None)):
+        m = parse_machine(machine)
+        a = parse_allocation(nodes, m)
+        p = parse_pattern("fft2d:8x8")
+        ev = Evaluator(m, a, p).evaluate(build_mapping("TXYZ", p, m, a))
+        times.append([ph.metrics["bisection_time_s"] for ph in ev.phases])
+    assert times[0] == times[1]
+    # m = 4, D_T = 64 ranks x 8 blocks of 1 MiB, N = 64 nodes
+    assert times[0][0] == pytest.approx(4 * 64 * 8 * 2**20 / (4 * 64 * 425e6), rel=1e-12)
+
+
 def test_mesh_uses_g_t_one_and_no_plane_offset():
     # a group spanning the whole line of a mesh: n / 1
     assert effective_lengths(np.array([[[0], [7]]]), [8], [False]) == [8.0]

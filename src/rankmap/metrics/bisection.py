@@ -11,9 +11,9 @@ Cartesian box of nodes, every machine dimension i of size n_i gets an effective 
 
 The phase's lower-bound time is ``bisection_time_s = max_i m_i * D_T / (4 N B_l)`` with D_T the
 bytes the ranks hold (seed 004's D_r summed over rows: g blocks a rank in groups of g, the one it
-keeps included, so g / (g - 1) times the bytes the phase moves), N the machine's nodes (the
-paper's P = A_i n_i, the cross-section's nodes times the length: with several ranks a node,
-nodes, not ranks) and B_l the link bandwidth (bytes/s). The metric
+keeps included, so g / (g - 1) times the bytes the phase moves), N the nodes the ranks run
+on (the paper's P = A_i n_i, the cross-section's nodes times the length: with several ranks a
+node, nodes, not ranks) and B_l the link bandwidth (bytes/s). The metric
 :class:`Bisection` adds ``bisection_m`` (list, one per dimension) and ``bisection_time_s`` to
 every phase of an fft2d pattern on a grid machine (:func:`applies`).
 """
@@ -116,7 +116,7 @@ def bisection_metrics(pattern, phase, node_of_rank: np.ndarray, machine) -> dict
     dict
         ``bisection_m`` (list of m_i, nodes) and ``bisection_time_s`` = max_i m_i x D_T /
         (4 N B_l) in seconds (D_T the bytes the ranks hold: each of g blocks of a group of g,
-        the one kept included; N the machine's nodes, the paper's A_i n_i; B_l the median
+        the one kept included; N the nodes the ranks run on, the paper's A_i n_i; B_l the median
         link bandwidth in bytes/s); empty when the model does not apply.
     """
     groups = phase_groups(pattern, phase)
@@ -126,9 +126,10 @@ def bisection_metrics(pattern, phase, node_of_rank: np.ndarray, machine) -> dict
     m = effective_lengths(coords, machine.dims, machine.wrap)
     bw = float(np.median(machine.link_bandwidth)) if machine.n_links else 0.0
     # seed 004, eq. 7: A_i n_i = P, the cross-section's nodes A_i times the length n_i, so
-    # P counts nodes (one rank a node on the paper's BG/L); with k ranks a node the ranks'
-    # count would make the bound k times too small
-    nodes = machine.n_nodes
+    # P counts the job's nodes (one rank a node on the paper's BG/L); with k ranks a node the
+    # ranks' count would make the bound k times too small, and the machine's nodes would
+    # shrink it by the part of the machine the job leaves idle
+    nodes = len(np.unique(node_of_rank))
     g = groups.shape[1]
     # D_T is the data the ranks hold (seed 004, eq. 6: a row's data D_r, half of which
     # crosses the bisection, a quarter each way), g blocks a rank: the phase sends g - 1
