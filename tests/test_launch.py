@@ -519,6 +519,9 @@ def test_reorder_keeps_the_librarys_own_settings_and_checks_the_node_list(slurm_
         assert said in capsys.readouterr().err, value
     slurm_job.setenv("RANKMAP_NODE", "0,0,0,0,1,1,1,1")
     assert main(base + ["mpirun", "-n", "8", "./app"]) == 0
+    slurm_job.setenv("RANKMAP_NODE", "0,1")      # the launcher behind a wrapper counts too
+    assert main(base + ["timeout", "100", "mpirun", "-n", "8", "./app"]) == 2
+    assert "has 2 entries for 8 processes" in capsys.readouterr().err
 
 
 def test_reorder_alone_passes_the_nodes_of_the_jobs_hosts(slurm_job, capsys):
@@ -648,6 +651,12 @@ def test_a_cray_rank_order_elsewhere_than_the_working_directory_is_refused(slurm
                  "inorder", "--dry-run", "-o", str(tmp_path / "sub" / "MPICH_RANK_ORDER"),
                  "--", "aprun", "./app"]) == 2
     assert "reads the file MPICH_RANK_ORDER in the working directory" in capsys.readouterr().err
+    # the working directory itself, reached through a symbolic link, is the working directory
+    (tmp_path / "link").symlink_to(tmp_path)
+    slurm_job.chdir(tmp_path / "link")
+    assert main(["launch", "-m", "torus:4x4:cores=4", "-p", "stencil:4x2", "--mapping",
+                 "inorder", "--dry-run", "-o", str(tmp_path / "link" / "MPICH_RANK_ORDER"),
+                 "--", "aprun", "./app"]) == 0      # ($PWD/MPICH_RANK_ORDER, PWD the link)
 
 
 def test_an_aprun_count_the_rank_order_contradicts_leaves_no_file(slurm_job, tmp_path,

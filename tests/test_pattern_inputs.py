@@ -98,15 +98,19 @@ def test_a_ranks_comment_the_rows_contradict_is_refused(tmp_path):
      "line 3: expected 'i j' \\(a pattern matrix has no values\\)"),
     ("r.mtx", "%%MatrixMarket matrix coordinate real general\n3 3 1\n1 2 5 7\n",
      "line 3: expected 'i j value'"),
-    ("f.mtx", "%%MatrixMarket matrix coordinate real general\n3 3 1\n1 2 20.5\n",
-     "an edge of 20.5 bytes .its weight.: not a whole number of bytes"),
-    ("f.mat", "0 2.5\n1 0\n", "an edge of 2.5 bytes"),
 ])
-def test_matrix_files_say_what_they_would_drop_or_round(tmp_path, name, text, why):
+def test_matrix_files_say_what_they_would_drop(tmp_path, name, text, why):
     with pytest.raises(RankmapError, match=why):
         parse_pattern(write(tmp_path, name, text))
-    if name == "f.mtx":      # weights as units of bytes=: 20.5 x 2 bytes is whole
-        assert parse_pattern(write(tmp_path, name, text) + ":bytes=2").phases[0].bytes[0] == 41
+
+
+def test_a_real_matrix_keeps_its_weights_as_written(tmp_path):
+    """A SuiteSparse 'real general' matrix (a mesh's couplings) is read as weights, 0.7 and
+    all: refusing fractions refused the usual .mtx file."""
+    text = "%%MatrixMarket matrix coordinate real general\n3 3 2\n1 2 0.7\n2 3 20.5\n"
+    assert parse_pattern(write(tmp_path, "r.mtx", text)).phases[0].bytes.tolist() == [0.7, 20.5]
+    assert parse_pattern(write(tmp_path, "r.mtx", text) + ":bytes=2").phases[0].bytes.tolist() \
+        == [1.4, 41.0]
 
 
 def test_csv_ranks_are_capped_like_every_pattern(tmp_path, monkeypatch):
@@ -238,6 +242,7 @@ def test_the_flow_cap_holds_for_the_parts_of_a_composition_together(monkeypatch)
 @pytest.mark.parametrize("count", ["abc", "-3", "1.5", "1e3"])
 def test_the_messages_column_of_a_recorded_csv_is_checked(tmp_path, count):
     with pytest.raises(RankmapError, match=f"messages in .*line 2: '{count}'"):
-        parse_pattern(write(tmp_path, "r.csv", f"src,dst,bytes,messages,phase\n0,1,100,{count},0\n"))
+        parse_pattern(write(tmp_path, "r.csv",
+                            f"src,dst,bytes,messages,phase\n0,1,100,{count},0\n"))
     assert parse_pattern(write(tmp_path, "s.csv", "src,dst,bytes,messages,phase\n0,1,100,7,0\n"
                                )).phases[0].bytes.tolist() == [100]

@@ -617,3 +617,14 @@ def test_a_pattern_that_moves_nothing_is_refused(spec, capsys):
     # by the commands that report metrics (all zero): one line, exit 2
     assert main(["evaluate", "-m", "torus:4x4", "-p", spec, "--mapping", "inorder"]) == 2
     assert "moves nothing" in capsys.readouterr().err
+    if spec == "stencil:1":     # study's sweep: speedups of 1.00 for nothing measured
+        assert main(["study", "-m", "torus:4x4", "-p", spec, "--allocs", "1"]) == 2
+        assert "moves nothing" in capsys.readouterr().err
+
+
+def test_map_places_a_one_rank_job_but_auto_has_nothing_to_rank(tmp_path, capsys):
+    base = ["map", "-m", "torus:4", "-p", "stencil:1", "--emit", "hostfile", "-o"]
+    assert main(base + [str(tmp_path / "a"), "--mapping", "TX"]) == 0
+    assert (tmp_path / "a").read_text().strip() == "node-0"
+    assert main(base + [str(tmp_path / "b"), "--mapping", "auto"]) == 2
+    assert "moves nothing" in capsys.readouterr().err

@@ -42,9 +42,9 @@ PATTERN_HELP = ("pattern spec or .toml file: stencil:128x128[:box][:periodic][:b
                 "(K repetitions, bytes added up); "
                 "A + B runs A's phases then B's")
 NODES_HELP = ("allocated nodes in scheduler order: ids and ranges (0-15,32-47) or a file "
-              "with one per line (./3 for a file named like ids); Slurm host lists (nid[00001-00128]), Cray names "
-              "(c0-0c0s0n0), site.csv[:HOSTLIST], random:N[:seed=S], contiguous:N[:start=S]; "
-              "default: the whole machine")
+              "with one per line (./3 for a file named like ids); Slurm host lists "
+              "(nid[00001-00128]), Cray names (c0-0c0s0n0), site.csv[:HOSTLIST], "
+              "random:N[:seed=S], contiguous:N[:start=S]; default: the whole machine")
 
 
 def add_input_options(p: argparse.ArgumentParser, pattern_required: bool = True) -> None:
@@ -156,13 +156,16 @@ def add_force(p: argparse.ArgumentParser) -> None:
     p.add_argument("--force", "-f", action="store_true", help="overwrite existing output files")
 
 
-def load_inputs(args) -> tuple[Machine, Allocation, Pattern]:
+def load_inputs(args, metrics: bool = True) -> tuple[Machine, Allocation, Pattern]:
     """Parse machine, allocation and pattern from the common options.
 
     Parameters
     ----------
     args : argparse.Namespace
         A parsed command line with ``--machine``, ``--nodes``, ``--pattern`` (and ``--threads``).
+    metrics : bool
+        The command reports the pattern's metrics: a pattern that moves nothing is refused
+        (its metrics would all be zero); ``map`` writes a placement, of one rank if asked.
 
     Returns
     -------
@@ -178,7 +181,8 @@ def load_inputs(args) -> tuple[Machine, Allocation, Pattern]:
     if getattr(args, "threads", 1) != 1:
         allocation = allocation.with_threads(args.threads)
     pattern = parse_pattern(args.pattern, default_ranks=allocation.n_cores)
-    check_moves_something(pattern)     # all-zero metrics are no answer
+    if metrics:
+        check_moves_something(pattern)     # all-zero metrics are no answer
     machine.check_routing(args.routing)
     if not 0 < args.y <= 1:
         raise RankmapError(f"bad --y {args.y}: must be in (0, 1]")

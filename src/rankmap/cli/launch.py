@@ -118,7 +118,8 @@ def add_parser(sub) -> None:
 def _output_path(args, fmt: str, job_id: str) -> str:
     if fmt == "cray":
         if args.output and (os.path.basename(args.output) != "MPICH_RANK_ORDER" or
-                            os.path.dirname(os.path.abspath(args.output)) != os.getcwd()):
+                            os.path.realpath(os.path.dirname(os.path.abspath(args.output)))
+                            != os.path.realpath(os.getcwd())):
             raise RankmapError(f"-o {args.output!r}: Cray MPICH reads the file MPICH_RANK_ORDER "
                                "in the working directory (run launch from the job's folder)")
         return args.output or "MPICH_RANK_ORDER"
@@ -631,10 +632,10 @@ def run(args) -> int:
         machine = parse_machine(spec)
         check_name(args.mapping, machine)
         check_reorder_variables(os.environ)
-        _check_node_variable(machine, launcher_ranks(argv))
+        from ..pmpi.environment import launcher_index
+        _check_node_variable(machine, launcher_ranks(argv[launcher_index(argv):]))
         if not args.dry_run and shutil.which(argv[0]) is None:
             raise RankmapError(f"launcher {argv[0]!r} not found on PATH")
-        from ..pmpi.environment import launcher_index
         renv = reorder_environment(args, spec, argv[min(launcher_index(argv), len(argv) - 1)])
         if not args.pattern:
             if args.nodes is not None:

@@ -76,7 +76,8 @@ def run(args) -> int:
     emitter = get_emitter(args.emit)
     executor = search_executor(args)
     check_writable(args.output, args.force)
-    machine, allocation, pattern = load_inputs(args)
+    # a placement file is no metric: a one-rank job may be placed (auto's table, refused)
+    machine, allocation, pattern = load_inputs(args, metrics=is_auto(args.mapping))
     if emitter.check_machine is not None:     # a format that cannot say where: before the search
         emitter.check_machine(machine)
     if getattr(args, "names", None):

@@ -137,6 +137,18 @@ def _node_counts(args) -> list[int]:
     return [n for n in DEFAULT_NODES if n <= size] or [size]
 
 
+def _refuse_a_pattern_that_moves_nothing(spec: str) -> None:
+    """A pattern with its own rank count that moves nothing (``stencil:1``) is refused: every
+    point of the sweep would show speedup 1.00 for nothing measured. A pattern that fills
+    each point's allocation is parsed there."""
+    from ..patterns import check_moves_something, parse_pattern
+    try:
+        pattern = parse_pattern(spec)
+    except RankmapError:
+        return          # needs the point's rank count (or is bad: said at the first point)
+    check_moves_something(pattern)
+
+
 def run(args) -> int:
     """Run or resume the study, print the summary, write the plot; exit status 0.
 
@@ -156,6 +168,7 @@ def run(args) -> int:
     from ..selection import distinct_names, split_names
     from ..study import StudyParams, parse_sweep, plot_study, run_study, summary_csv
 
+    _refuse_a_pattern_that_moves_nothing(args.pattern)
     mappings = split_names(args.mappings)
     if any(m.lower() == "all" for m in mappings):
         raise RankmapError("study --mappings takes mapper names, not 'all' (what applies "

@@ -2,7 +2,8 @@
 
 Each emitter turns a Placement into the text a launcher reads, and its reader turns such a
 file back into a Placement (``rankmap evaluate --mapfile``). :data:`EMITTERS` lists them,
-once, with a one-line description (:mod:`rankmap.io.format_names`) and the launcher command that uses the file.
+once, with a one-line description (:mod:`rankmap.io.format_names`) and the launcher command
+that uses the file.
 """
 
 from __future__ import annotations

@@ -220,8 +220,8 @@ def parse_synthetic(text: str) -> NodeStructure:
     multiplies the objects below it. A ``[NUMANode]`` after a level gives each object of that
     level one NUMA domain; several in a row (the DDR and HBM memories of a flat-mode node)
     are still one domain an object, whose cores they share (as the XML reader counts them:
-    a core's domain is the first NUMA node holding it). Without any NUMA level the node is one NUMA domain (hwloc's
-    convention); without ``core`` every PU is a core.
+    a core's domain is the first NUMA node holding it). Without any NUMA level the node is
+    one NUMA domain (hwloc's convention); without ``core`` every PU is a core.
 
     Parameters
     ----------

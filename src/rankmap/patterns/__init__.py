@@ -173,8 +173,8 @@ def _parse_offsets(spec: Spec, text: str, ndim: int) -> tuple[np.ndarray, list[i
             raise RankmapError(f"bad offset {show(item)} in {show(spec.text)}: larger than any "
                                "grid")
         if len(o) != ndim:
-            raise RankmapError(f"bad offset {show(item)} in {show(spec.text)}: {len(o)} coordinates "
-                               f"for a {ndim}-D grid")
+            raise RankmapError(f"bad offset {show(item)} in {show(spec.text)}: {len(o)} "
+                               f"coordinates for a {ndim}-D grid")
         offs.append(o)
         sizes.append(_size_value(spec, f"offset {coords.strip()}", size, allow_zero=True)
                      if at else None)

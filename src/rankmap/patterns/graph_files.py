@@ -156,8 +156,7 @@ def _plain_csv(text: str, path: str):
     if header is not None and "messages" in header and _plain_ints(tokens[3::width]) is None:
         return None                     # a count that is no plain number: named by line below
     top = limit("ranks")
-    if max(int(src.max()), int(dst.max())) > top or nbytes.min() < 1 or \
-            nbytes.max() > MAX_SIZE:
+    if max(int(src.max()), int(dst.max())) > top or nbytes.max() > MAX_SIZE:
         return None
     phases = None
     if header is not None and header[-1] == "phase":
@@ -587,12 +586,6 @@ def make_graph_pattern(spec_text: str, path: str, nbytes: int | None = None,
     if sizes.size and float(sizes.max()) > MAX_SIZE:
         raise RankmapError(f"graph file {show(path)}: an edge of {float(sizes.max()):.6g} bytes "
                            "(its weight times bytes=): at most 1PiB a message")
-    whole = sizes == np.floor(sizes)
-    if not whole.all():
-        bad = float(sizes[np.argmin(whole)])
-        raise RankmapError(f"graph file {show(path)}: an edge of {bad:.10g} bytes (its weight"
-                           + (" times bytes=" if unit is not None else "")
-                           + "): not a whole number of bytes")
     keep = src != dst
     if not (sizes[keep] > 0).any():
         why = "it has no edges" if not len(src) else \
