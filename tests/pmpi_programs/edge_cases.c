@@ -15,6 +15,10 @@
  * edge_cases pdots N: the same with MPI_Pcontrol(1) before every call (N identical phases).
  * edge_cases sigchld: SIGCHLD ignored (children reaped by the kernel), then the ring of
  *   attr; prints "RESULT errors=E rank=R ignored=I" (I: still ignored after the call).
+ * edge_cases churn N ROUNDS: N persistent sends to r+1 of 1-5 doubles (request i: i % 5 + 1)
+ *   alive at once; every round starts them all, then frees and re-creates every other one
+ *   (other sizes: the recording library's table reuses removed slots and rehashes); prints
+ *   "RESULT bytes=B msgs=M", what this rank sent to r+1.
  */
 #include <mpi.h>
 #include <signal.h>
@@ -57,6 +61,39 @@ int main(int argc, char **argv)
         struct sigaction now;
         sigaction(SIGCHLD, NULL, &now);
         printf("RESULT errors=%d rank=%d ignored=%d\n", errors, nr, now.sa_handler == SIG_IGN);
+    } else if (strcmp(mode, "churn") == 0 && argc > 3) {
+        int n = atoi(argv[2]), rounds = atoi(argv[3]);
+        int to = (r + 1) % p, from = (r + p - 1) % p;
+        double *out = calloc(5 * (size_t)n, sizeof *out), *in = calloc(5 * (size_t)n, sizeof *in);
+        int *len = malloc((size_t)n * sizeof *len);
+        MPI_Request *sq = malloc((size_t)n * sizeof *sq), *rq = malloc((size_t)n * sizeof *rq);
+        long long bytes = 0, msgs = 0;
+        for (int i = 0; i < n; i++) {
+            len[i] = i % 5 + 1;
+            MPI_Send_init(out + 5 * i, len[i], MPI_DOUBLE, to, i, MPI_COMM_WORLD, sq + i);
+            MPI_Recv_init(in + 5 * i, 5, MPI_DOUBLE, from, i, MPI_COMM_WORLD, rq + i);
+        }
+        for (int k = 0; k < rounds; k++) {
+            MPI_Startall(n, rq);
+            MPI_Startall(n, sq);
+            MPI_Waitall(n, sq, MPI_STATUSES_IGNORE);
+            MPI_Waitall(n, rq, MPI_STATUSES_IGNORE);
+            for (int i = 0; i < n; i++) {
+                bytes += 8LL * len[i];
+                msgs++;
+            }
+            for (int i = k % 2; i < n; i += 2) {   /* free and re-create every other send */
+                MPI_Request_free(sq + i);
+                len[i] = (len[i] + k) % 5 + 1;
+                MPI_Send_init(out + 5 * i, len[i], MPI_DOUBLE, to, i, MPI_COMM_WORLD, sq + i);
+            }
+        }
+        for (int i = 0; i < n; i++) {
+            MPI_Request_free(sq + i);
+            MPI_Request_free(rq + i);
+        }
+        printf("RESULT bytes=%lld msgs=%lld\n", bytes, msgs);
+        free(out); free(in); free(len); free(sq); free(rq);
     } else if (strcmp(mode, "zero") == 0) {
         int buf[4] = {1, 2, 3, 4}, in[4];
         MPI_Request rq;
