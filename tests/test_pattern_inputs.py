@@ -73,9 +73,14 @@ def test_an_empty_phase_cell_is_refused(tmp_path):
 
 
 def test_rows_of_a_headerless_csv_all_have_the_first_rows_columns(tmp_path):
-    """A row with a phase among rows without one was a phase of its own: twice the time."""
+    """A row with a phase among rows without one was a phase of its own: twice the time.
+    Without a header four columns are src,dst,bytes,phase, as with one."""
     with pytest.raises(RankmapError, match="line 2: expected 3 columns as in the first row"):
         parse_pattern(write(tmp_path, "g.csv", "0,1,1000000\n2,3,1000000,x\n"))
+    rows = "0,1,1048576,p1\n2,3,1048576,p2\n"
+    bare = parse_pattern(write(tmp_path, "h0.csv", rows))
+    named = parse_pattern(write(tmp_path, "h1.csv", "src,dst,bytes,phase\n" + rows))
+    assert [ph.name for ph in bare.phases] == [ph.name for ph in named.phases] == ["p1", "p2"]
 
 
 def test_a_csv_header_may_follow_comments_and_zero_byte_rows_are_no_flows(tmp_path):

@@ -223,7 +223,7 @@ def _csv_row_by_row(rows: list[list[str]], path: str):
         dst.append(d)
         nb.append(b)
         phase.append(name)
-        has_phase = has_phase or (len(row) == 4 and width == (3, 4))
+        has_phase = has_phase or (header is None and len(row) == 4)   # src,dst,bytes,phase
     if not src:
         raise RankmapError(f"{path}: no edges")
     return (np.array(src), np.array(dst), np.array(nb, dtype=np.float64),
