@@ -52,6 +52,12 @@ def test_compare_report(tmp_path, capsys):
         assert name in html
     code, _o, err = run(capsys, "compare", "-m", "torus:4x4", "-p", "fft2d:4x4", "--report", out)
     assert code == 2 and "exists" in err
+    # the same inputs, the same bytes: the footer held the time of the run
+    again = tmp_path / "again.html"
+    assert run(capsys, "compare", "-m", "torus:4x4x2:cores=2", "-p", "fft2d:4x8", "--mappings",
+               "TXYZ,XYZT,inorder,random", "--report", again)[0] == 0
+    assert again.read_bytes() == out.read_bytes()
+    assert not re.search(r"\d{4}-\d\d-\d\d \d\d:\d\d", html)
 
 
 def test_evaluate_report_and_bad_name(tmp_path, capsys):

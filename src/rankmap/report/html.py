@@ -4,7 +4,6 @@ base64 data URIs (PNG or SVG), readable in any browser and safe to mail around."
 from __future__ import annotations
 
 import base64
-import datetime
 import html
 
 from .. import __version__
@@ -146,11 +145,11 @@ class Report:
         str
             The complete, self-contained HTML document.
         """
-        when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+        # no date: the same inputs give the same bytes (the file's own time says when)
         return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
                 f"<title>{html.escape(self.title)}</title><style>{_CSS}</style></head><body>"
                 f"<h1>{html.escape(self.title)}</h1>" + "\n".join(self.parts)
-                + f"<footer>rankmap {html.escape(__version__)}, {when}</footer></body></html>\n")
+                + f"<footer>rankmap {html.escape(__version__)}</footer></body></html>\n")
 
     def write(self, path: str, force: bool = False) -> str:
         """Write the report to ``path`` atomically (refusing to overwrite without force).
