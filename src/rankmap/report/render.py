@@ -295,14 +295,16 @@ def table(comp: Comparison, title: str | None = None):
 
     present = [c for c in COLUMNS if all(c[0] in e.metrics for e in comp.candidates)]
     t = Table(title=title, title_justify="left", header_style="bold")
+    # on a narrow terminal a cell wraps onto a second line (overflow="fold"), never "…":
+    # a number cut short would read as another number
     t.add_column("", width=1)
-    t.add_column("mapping", style="bold")
+    t.add_column("mapping", style="bold", overflow="fold")
     for _key, head, _fmt in present:
-        t.add_column(head, justify="right")
+        t.add_column(head, justify="right", overflow="fold")
     ref = reference(comp)
     alone = len(comp.candidates) == 1          # (evaluate: no other candidate to compare)
     if not alone:
-        t.add_column(f"busiest\nvs {ref.name}", justify="right")
+        t.add_column(f"busiest\nvs {ref.name}", justify="right", overflow="fold")
     for i, e in enumerate(comp.candidates):
         t.add_row("*" if i == 0 else "", e.name,
                   *[fmt(e.metrics[key]) for key, _h, fmt in present],
