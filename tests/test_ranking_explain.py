@@ -161,3 +161,14 @@ def test_busiest_ratio_never_hides_traffic_against_an_idle_reference(capsys):
     assert main(["evaluate", "-m", "torus:4x4", "-p", "stencil:4x4", "--mapping", "XYT",
                  "--format", "table"]) == 0
     assert "vs" not in capsys.readouterr().out
+
+
+def test_a_winner_without_network_traffic_reads_as_a_sentence(capsys):
+    """'predicted time 2.94x shorter, no network traffic at all than XYT' read as if the
+    traffic were compared: what is compared ends with 'than XYT', what is said alone follows."""
+    from rankmap.cli import main
+    assert main(["compare", "-m", "torus:2x2:cores=4", "-p", "stencil:2x2",
+                 "--mappings", "XYT,TXY"]) == 0
+    best = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("best:")][0]
+    assert best == ("best: TXY: predicted time 2.94x shorter than XYT; no network traffic at "
+                    "all, hop-bytes 0.00x XYT's")

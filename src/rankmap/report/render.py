@@ -88,7 +88,7 @@ def explain(comp: Comparison) -> str:
         return (f"{best.name}: best of {len(comp.candidates)} candidates (the default order "
                 "is already best)")
     mb, mr = best.metrics, ref.metrics
-    parts, same = [], []
+    parts, same, facts = [], [], []     # "X shorter" than ref; the same X; X (no comparison)
     if "predicted_time_s" in mb and mb["predicted_time_s"] > 0:
         if ranking_key(mb)[0] == ranking_key(mr)[0]:   # a tie of the ranking rule
             same.append("predicted time")
@@ -100,24 +100,27 @@ def explain(comp: Comparison) -> str:
         if _same_bytes(mr["max_link_bytes"], mb["max_link_bytes"]):
             same.append("busiest link")
         elif mr["max_link_bytes"] == 0:
-            parts.append("busiest link carries traffic the reference's does not")
+            facts.append(f"its busiest link carries traffic {ref.name}'s does not")
         else:
             parts.append("busiest link " + _ratio_text(mr["max_link_bytes"],
                                                        mb["max_link_bytes"], "lighter",
                                                        "heavier"))
     elif mr["max_link_bytes"] > 0:
-        parts.append("no network traffic at all")
+        facts.append("no network traffic at all")
     text = f"{best.name}: " + ", ".join(parts) + (f" than {ref.name}" if parts else "")
+    if facts:
+        text += ("; " if parts else "") + ", ".join(facts)
     if same:
-        text += ("; " if parts else "") + f"the same {' and '.join(same)} as {ref.name}"
+        text += ("; " if parts or facts else "") + f"the same {' and '.join(same)} as {ref.name}"
     if mr["hop_bytes"] > 0:
-        text += (", " if parts or same else "") + (
+        text += (", " if parts or same or facts else "") + (
             f"hop-bytes {mb['hop_bytes'] / mr['hop_bytes']:.2f}x {ref.name}'s")
-        if not parts and ref.name == "inorder" and ranking_key(mb) == ranking_key(mr):
+        if not parts and not facts and ref.name == "inorder" and \
+                ranking_key(mb) == ranking_key(mr):
             # ranked first only because it was given first: the default order is as good
             text += (f" (a tie: {ref.name}, the default order, is as good; {best.name} was "
                      "given first)")
-    elif not parts and not same:
+    elif not parts and not same and not facts:
         # nothing crosses the network under either (every rank on one node, or no bytes)
         text += f"no traffic crosses the network under it or {ref.name}: a tie, given first"
     return text
