@@ -269,3 +269,17 @@ def test_auto_reports_the_default_placement_even_when_its_bound_pruned_it(monkey
     alone = compare(m, a, p, ["inorder"]).candidates[0]
     assert after.find("inorder").metrics == alone.metrics
     assert after.best.metrics["predicted_time_s"] < alone.metrics["predicted_time_s"]
+
+
+def test_auto_with_budget_0_refines_nothing_and_says_so():
+    """--budget 0 is 'no refinement': rows refine:X identical to their starts said that
+    refining was tried (and were counted among the candidates evaluated)."""
+    from rankmap.allocation import whole_machine
+    from rankmap.machines import parse_machine
+    from rankmap.patterns import parse_pattern
+    from rankmap.selection import auto_select
+    m = parse_machine("torus:4x4:cores=2")
+    comp = auto_select(parse_pattern("stencil:8x4:box"), m, whole_machine(m), 0, budget=0)
+    assert not any(e.name.startswith("refine:") for e in comp.candidates)
+    refines = {k: v for k, v in comp.skipped.items() if k.startswith("refine:")}
+    assert len(refines) == 2 and set(refines.values()) == {"not refined: --budget 0"}

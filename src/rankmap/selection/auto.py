@@ -186,7 +186,10 @@ def auto_select(pattern, machine, allocation, seed: int = 0, routing=None,
 
     starts = {}
     for e in results[:REFINE_TOP]:
-        reason = _too_far_behind(e, results[0], kind)
+        # --budget 0 asks for no refinement: rows identical to their starts would say that
+        # refining was tried
+        reason = ("not refined: --budget 0" if budget is not None and int(budget) == 0
+                  else _too_far_behind(e, results[0], kind))
         if reason is None:
             starts[f"refine:{e.name}"] = e
         else:
