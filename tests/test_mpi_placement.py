@@ -146,6 +146,11 @@ def test_graph_checks():
 
 
 def test_cart_and_bench_arguments():
+    # a message of 2 GiB or more overflows MPI's int count: one line, not mpi4py's traceback
+    for text in ("2GiB", "1KiB..2GiB", "1MiB,3GiB"):
+        with pytest.raises(RankmapError, match="more than an MPI message of bytes holds"):
+            parse_sizes(text)
+    assert parse_sizes("1GiB") == [1 << 30]
     assert check_cart_args(8, [2, 4], None) == ([2, 4], [False, False])
     with pytest.raises(RankmapError, match="dims 3x3 need 9 processes, the communicator has 8"):
         check_cart_args(8, [3, 3], None)

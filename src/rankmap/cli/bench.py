@@ -15,9 +15,11 @@ from .common import add_force, example
 from ..validate import json_text
 from .argtypes import SEED, int_arg
 
-__all__ = ["MAX_SIZES", "parse_sizes", "add_parser", "run"]
+__all__ = ["MAX_SIZES", "MAX_MESSAGE", "parse_sizes", "add_parser", "run"]
 
 MAX_SIZES = 40
+#: largest message (bytes): MPI counts are C ints, and the benchmarks send bytes
+MAX_MESSAGE = (1 << 31) - 1
 
 
 def parse_sizes(text: str) -> list[int]:
@@ -50,6 +52,9 @@ def parse_sizes(text: str) -> list[int]:
         sizes = [parse_size(t, "--sizes entry") for t in text.split(",")]
     if len(sizes) > MAX_SIZES:
         raise RankmapError(f"bad --sizes {text!r}: {len(sizes)} sizes, at most {MAX_SIZES}")
+    if max(sizes) > MAX_MESSAGE:
+        raise RankmapError(f"bad --sizes {text!r}: {max(sizes)} B is more than an MPI message "
+                           f"of bytes holds ({MAX_MESSAGE} B, a C int's count)")
     twice = sorted({s for s in sizes if sizes.count(s) > 1})
     if twice:
         raise RankmapError(f"bad --sizes {text!r}: {twice[0]} B is given twice")
