@@ -281,3 +281,15 @@ def test_the_compiler_line_that_says_why_is_shown():
     assert first_error_line(err).startswith("/usr/bin/ld: cannot open output file")
     assert first_error_line("warning: x\nlast words\n") == "last words"
     assert first_error_line("") is None
+
+
+def test_simulated_times_a_hair_apart_are_a_tie_with_the_pick():
+    """12.33676 against 12.33669 ms (6e-6 apart, SimGrid's event order) named another SMPI
+    winner, 'rankmap's pick is 0.0% slower'; beyond SIM_TIE the faster one wins."""
+    from rankmap.simgrid.validation import SIM_TIE, Validation, ValidationRow
+    rows = [ValidationRow("inorder", 0.01, 0.01233676), ValidationRow("greedy", 0.011,
+                                                                       0.01233669)]
+    val = Validation("s", rows)
+    assert val.best_simulated().mapping == "inorder" and val.best_gap() == 0.0
+    rows[1].simulated_s = 0.01233676 * (1 - 2 * SIM_TIE)
+    assert val.best_simulated().mapping == "greedy" and val.best_gap() > SIM_TIE

@@ -127,10 +127,12 @@ def test_a_child_left_in_the_background_is_not_waited_for(tmp_path, capsys):
     exe = tmp_path / "bg.smpi"
     subprocess.run(["smpicc", "-O1", "-o", str(exe), str(src)], check=True, timeout=180,
                    capture_output=True)
-    doc, _ = _validate(tmp_path, capsys, "-m", "torus:2x2", "-p", "stencil:2x2",
-                       "--mappings", "XYT", [str(exe)], timeout="20")
+    doc, text = _validate(tmp_path, capsys, "-m", "torus:2x2", "-p", "stencil:2x2",
+                          "--mappings", "XYT", [str(exe)], timeout="20", status=2)
     row = doc["candidates"][0]
     assert row["simulated_s"] is not None and row["wall_s"] < 20, row
+    # it sends nothing: a ranking of zero times is refused (after the JSON is written)
+    assert row["simulated_s"] == 0 and "the program sent nothing in SMPI" in text
 
 
 @needs_smpi

@@ -155,6 +155,9 @@ def run(args) -> int:
     if not val.done:        # nothing to compare with: not a validation
         raise RankmapError(f"no placement was simulated: all {len(val.rows)} timed out or "
                            f"failed (raise --timeout {args.timeout:g}, or check the program)")
+    if all(r.simulated_s == 0 for r in val.done):   # a ranking of zeros is no validation
+        raise RankmapError("the program sent nothing in SMPI (every placement simulated in "
+                           "0 s): is it the program of the pattern?")
     return 0
 
 
