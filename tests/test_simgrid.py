@@ -293,3 +293,17 @@ def test_simulated_times_a_hair_apart_are_a_tie_with_the_pick():
     assert val.best_simulated().mapping == "inorder" and val.best_gap() == 0.0
     rows[1].simulated_s = 0.01233676 * (1 - 2 * SIM_TIE)
     assert val.best_simulated().mapping == "greedy" and val.best_gap() > SIM_TIE
+
+
+def test_a_failed_run_is_named_by_its_cause_not_by_the_shells_aborted():
+    """'smpirun failed (exit 134): Aborted' named no cause: SimGrid's own 'Failed to allocate
+    stack.' or the program's last line is the one said."""
+    from rankmap.simgrid.runner import _failure_cause, _program_lines
+    err = ("[0.000000] [xbt_cfg/INFO] Configuration change: Set 'smpi/x' to '1'\n"
+           "[node-3:12:(13) 0.000000] [ker_context/CRITICAL] Failed to allocate stack.\n"
+           "rank 1 on node-0: refusing\n"
+           "/usr/bin/smpirun: line 634: 4242 Aborted                 (core dumped) ./a\n"
+           "Aborted\n")
+    assert _failure_cause(err) == "Failed to allocate stack."
+    assert _program_lines(err) == ["rank 1 on node-0: refusing"]
+    assert _failure_cause("rank 1: no\nAborted (core dumped)\n") is None

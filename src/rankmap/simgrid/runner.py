@@ -269,7 +269,8 @@ def simulate(machine, pattern, node_of_rank, routing: str = "dor", mem_bw: float
     times = {int(m.group(1)): float(m.group(2))
              for m in re.finditer(r"^phase (\d+) (\S+)$", proc.stdout, re.M)}
     if proc.returncode != 0 or len(times) != len(pattern.phases):
-        tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+        tail = _failure_cause(proc.stderr) or (
+            _program_lines(proc.stderr) or proc.stderr.strip().splitlines() or ["no output"])[-1]
         raise RankmapError(f"smpirun failed (exit {proc.returncode}, program {run.name}): {tail}")
     return SmpiResult([times[i] for i in range(len(pattern.phases))], wall, run.name)
 
@@ -399,10 +400,27 @@ _SIMGRID_OPTIONS = ("--help", "--version", "--cfg-help", "--help-models", "--hel
 _LAUNCHERS = ("mpirun", "mpiexec", "srun", "smpirun", "aprun", "orterun", "prun", "jsrun")
 
 
+#: what the shell says of a process a signal ended: no cause, the program's or SimGrid's line
+#: before it says why
+_SHELL_NOTE = re.compile(r"^(\S+: line \d+: \d+ )?(Aborted|Segmentation fault|Killed|Bus error|"
+                         r"Floating point exception)( \(core dumped\))?(\s+\S.*)?$")
+#: SimGrid's own lines that say why a run failed (its stack for a simulated process, memory)
+_SIMGRID_CAUSE = re.compile(r"Failed to allocate|out of memory|Cannot allocate|mmap", re.I)
+
+
 def _program_lines(stderr: str) -> list[str]:
-    """The lines of a run's standard error that the program printed (SimGrid's dropped)."""
+    """The lines of a run's standard error that the program printed (SimGrid's dropped, and
+    the shell's "Aborted" that names no cause)."""
     return [ln.strip() for ln in stderr.splitlines()
-            if ln.strip() and not _SIMGRID_LINE.match(ln)]
+            if ln.strip() and not _SIMGRID_LINE.match(ln) and not _SHELL_NOTE.match(ln.strip())]
+
+
+def _failure_cause(stderr: str) -> str | None:
+    """SimGrid's own line saying why a run failed (``Failed to allocate stack.``), if any."""
+    causes = [ln.strip() for ln in stderr.splitlines() if _SIMGRID_CAUSE.search(ln)]
+    if not causes:
+        return None
+    return re.sub(r"^\[[^\]]*\] (\[[^\]]*\] )?", "", causes[-1])
 
 
 def check_program_args(command: list[str]) -> None:
@@ -540,6 +558,8 @@ def simulate_command(machine, n_ranks: int, node_of_rank, command: list[str],
         lines = [ln for ln in proc.stderr.strip().splitlines()
                  if "Configuration change" not in ln and "host-speed" not in ln]
         critical = [ln.split("CRITICAL] ", 1)[1] for ln in lines if "CRITICAL] " in ln]
-        tail = (critical or _program_lines(proc.stderr) or lines or ["no output"])[-1]
+        cause = _failure_cause(proc.stderr)
+        tail = (critical or ([cause] if cause else []) or _program_lines(proc.stderr) or lines
+                or ["no output"])[-1]
         raise RankmapError(f"smpirun failed (exit {proc.returncode}, program {name}): {tail}")
     return SmpiResult([float(found[-1])], wall, name)
