@@ -206,3 +206,13 @@ def test_seed002_minighost_rcb_ratio_changes_with_scale():
     """
     ratios = _ratios("minighost", [4, 8], "rcb")
     assert ratios[4] > 1.1 and ratios[8] < 0.85, ratios
+
+
+def test_default_threads_end_at_all_cores_whatever_the_core_count():
+    """--help: '1, a middle power of two, and all cores'; 12 cores gave 1, 2, 4."""
+    from rankmap.cli.study import default_threads
+    assert default_threads(32) == [1, 8, 32]
+    assert default_threads(12) == [1, 2, 12]
+    assert default_threads(48) == [1, 4, 48]
+    assert default_threads(6) == [1, 2, 6]
+    assert default_threads(1) == [1]

@@ -78,7 +78,8 @@ def add_parser(sub) -> None:
 
 
 def default_threads(cores: int) -> list[int]:
-    """1, the middle power of two dividing ``cores``, and the largest one (1,8,32 for 32).
+    """1, the middle power of two dividing ``cores``, and all cores (1,8,32 for 32; 1,2,12
+    for 12).
 
     Parameters
     ----------
@@ -88,11 +89,11 @@ def default_threads(cores: int) -> list[int]:
     Returns
     -------
     list of int
-        Threads per rank to try: 1, the middle power of two dividing ``cores`` and the largest
-        one (1, 8, 32 for 32 cores).
+        Threads per rank to try: 1, the middle power of two dividing ``cores`` and ``cores``
+        (one rank a node; 12 cores gave 1, 2, 4 and left it out).
     """
     powers = [1 << i for i in range(cores.bit_length()) if cores % (1 << i) == 0]
-    return sorted({powers[0], powers[len(powers) // 2], powers[-1]})
+    return sorted({1, powers[len(powers) // 2], cores})
 
 
 def _time_source(args) -> str:
