@@ -79,7 +79,8 @@ def plot_link_cdfs(comp: Comparison, out_dir: str, y: float = 0.99, max_curves: 
     x: bytes carried by a directed link (in the unit that reads best: B to TiB); y: fraction
     of all directed links carrying at most x. Each candidate's plateau point (x at fraction
     ``y``) is marked. At most ``max_curves`` candidates are drawn: the best ones, plus
-    ``inorder`` when evaluated (the legend says how many were left out).
+    ``inorder`` when evaluated and the worst, so the plot spans the range (the legend says how
+    many were left out).
 
     Parameters
     ----------
@@ -103,10 +104,15 @@ def plot_link_cdfs(comp: Comparison, out_dir: str, y: float = 0.99, max_curves: 
     """
     plt = _pyplot()
     os.makedirs(out_dir, exist_ok=True)
-    shown = comp.candidates[:max_curves]
     ref = comp.find("inorder")
-    if ref is not None and ref not in shown:
-        shown = shown[:-1] + [ref]
+    extras = [e for e in (ref, comp.candidates[-1]) if e is not None]
+    extras = [e for i, e in enumerate(extras) if e not in extras[:i]]    # inorder may be last
+    if len(comp.candidates) <= max_curves:
+        shown = list(comp.candidates)
+    else:
+        room = max(1, max_curves - len(extras))
+        shown = [e for e in comp.candidates[:room] if e not in extras]
+        shown += [e for e in comp.candidates if e in extras]    # in ranking order
     paths = []
     phase_names = [p.name for p in comp.candidates[0].phases]
     files = phase_file_names(phase_names, prefix, fmt)
