@@ -148,3 +148,27 @@ def test_the_cdf_plot_draws_the_best_the_default_and_the_worst(tmp_path, monkeyp
     drawn = [label.split(" (= ")[0] for label in labels[0]]
     assert len(drawn) == 8 and drawn[0] == comp.candidates[0].name
     assert "inorder" in drawn and comp.candidates[-1].name in drawn
+
+
+def test_the_bench_plot_has_few_turned_size_labels_and_the_pdf_starts_at_zero(tmp_path,
+                                                                              monkeypatch):
+    """13 sizes from 1 KiB to 4 MiB put 8 labels that ran together ('64 KiB128 KiB');
+    a PDF of bins of 2 and 3 links started its y axis at 0.02, a tall square wave."""
+    import matplotlib.figure
+    import numpy as np
+    from rankmap.mpi.bench_report import plot_bandwidth
+    from rankmap.plots.counters import plot_pdf_cdf
+
+    axes = []
+    real = matplotlib.figure.Figure.savefig
+    monkeypatch.setattr(matplotlib.figure.Figure, "savefig",
+                        lambda fig, *a, **k: axes.append(fig.axes) or real(fig, *a, **k))
+    rows = [{"size": 1024 << i, "bandwidth_MBps": 10.0 * i + 1,
+             "peak_bandwidth_MBps": 12.0 * i + 1} for i in range(13)]
+    plot_bandwidth({"benchmark": "halo", "processes": 16, "mapping": "TXY", "rows": rows},
+                   str(tmp_path / "bw.png"))
+    labels = [t.get_text() for t in axes[0][0].get_xticklabels()]
+    assert 2 <= len(labels) <= 6 and labels[0] == "1 KiB"
+    assert axes[0][0].get_xlabel() == "message size"
+    fig = plot_pdf_cdf({"run": np.arange(100) * 5000.0}, "packets", 0.99, 40)
+    assert fig.axes[0].get_ylim()[0] == 0

@@ -81,6 +81,7 @@ def plot_pdf_cdf(series: dict[str, np.ndarray], unit: str = "bytes", y: float = 
                  label=f"{label} plateau x = {px:.4g} {xlabel.rsplit('(', 1)[-1].rstrip(')')}"
                  if "(" in xlabel else f"{label} plateau x = {px:.4g}")
     top.set_ylabel("fraction of links in the bin")
+    top.set_ylim(bottom=0)      # bins of 2 and 3 links are not a tall square wave
     top.set_title((title + "\n" if title else "") + f"PDF (top) and CDF (bottom), "
                   f"{len(edges) - 1} bins; dots: plateau points at y = {y:g}", fontsize=9)
     top.legend(fontsize=8, title="placement", title_fontsize=8)
