@@ -170,3 +170,13 @@ def test_report_screenshot(counters_report):
     assert res.returncode == 0, res.stderr[-2000:]
     data = shot.read_bytes()
     assert data.startswith(b"\x89PNG") and len(data) > 20000
+
+
+def test_json_outputs_record_the_plateau_fraction_and_the_seed(capsys):
+    """plateau_bytes at --y 0.5 looked the same as at 0.99: the JSON says which."""
+    import json
+    for cmd in (["compare", "--mappings", "TXY,XYT"], ["evaluate", "--mapping", "random"]):
+        code, out, _err = run(capsys, cmd[0], "-m", "torus:4x4", "-p", "stencil:4x4", *cmd[1:],
+                              "--y", "0.5", "--seed", "3", "--format", "json")
+        assert code == 0
+        assert json.loads(out)["settings"] == {"plateau_y": 0.5, "seed": 3}

@@ -98,7 +98,7 @@ def run(args) -> int:
     if not is_root(executor):
         return 0
     if args.format == "json":
-        print(render.to_json(comp))
+        print(render.to_json(comp, {"plateau_y": args.y, "seed": args.seed}))
     elif args.format == "csv":
         sys.stdout.write(render.to_csv(comp))
     else:

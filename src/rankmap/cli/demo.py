@@ -91,7 +91,9 @@ def run(args) -> int:
 
     paths = plot_link_cdfs(comp, DEMO_DIR)
     json_path = os.path.join(DEMO_DIR, "compare.json")
-    write_atomic(json_path, render.to_json(comp) + "\n", force=True)
+    from ..defaults import DEFAULT_PLATEAU_Y
+    write_atomic(json_path, render.to_json(comp, {"plateau_y": DEFAULT_PLATEAU_Y, "seed": 0})
+                 + "\n", force=True)
     for path in paths + [json_path]:
         con.print(f"wrote {path}")
     return 0

@@ -146,7 +146,9 @@ def run(args) -> int:
     comp = Comparison(machine, allocation, pattern, evaluator.routing, [ev],
                       time_model=evaluator.time_model)
     if args.format == "json":
-        print(json_text(comp.to_json(), indent=1))
+        doc = comp.to_json()
+        doc["settings"] = {"plateau_y": args.y, "seed": args.seed}   # as compare's JSON
+        print(json_text(doc, indent=1))
     elif args.format == "csv":
         from ..report import render
         sys.stdout.write(render.to_csv(comp))

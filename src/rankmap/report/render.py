@@ -345,21 +345,26 @@ def to_csv(comp: Comparison) -> str:
     return out.getvalue()
 
 
-def to_json(comp: Comparison) -> str:
+def to_json(comp: Comparison, settings: dict | None = None) -> str:
     """The compare JSON document (design.md), with the explanation added.
 
     Parameters
     ----------
     comp : Comparison
         The evaluated candidates, best first.
+    settings : dict, optional
+        What else the numbers depend on, recorded under ``settings`` (the command line's
+        ``plateau_y``, the fraction of links of ``plateau_bytes``, and ``seed``).
 
     Returns
     -------
     str
-        The JSON text: :meth:`Comparison.to_json` plus ``why`` (:func:`explain`) and ``pick``
-        (:func:`pick_facts`).
+        The JSON text: :meth:`Comparison.to_json` plus ``why`` (:func:`explain`), ``pick``
+        (:func:`pick_facts`) and ``settings`` when given.
     """
     doc = comp.to_json()
     doc["why"] = explain(comp)
     doc["pick"] = pick_facts(comp)
+    if settings:
+        doc["settings"] = dict(settings)
     return json_text(doc, indent=1)
