@@ -124,7 +124,7 @@ def test_links_command_torus(tmp_path, capsys):
                         "--plot", tmp_path / "one.svg", "--reduce", "sum")
     assert code == 0, err
     svg = (tmp_path / "one.svg").read_text()
-    assert "sum over" in svg and "busiest" in svg
+    assert "sum over" in svg and "largest sum" in svg
     # a summed map's colour scale reaches the largest sum, not the largest single link
     m = parse_machine("torus:4x4x2")
     v = align_to_machine(m, read_counters(str(links)).phases["dim1"])
@@ -232,3 +232,22 @@ def test_links_csv_header_names_the_link_columns_with_no_link_listed(tmp_path, c
     assert capsys.readouterr().out.strip() == "phase,src,dim,dir,dst,src_coords,load,unit"
     assert main(["links", str(links), "-m", "torus:4x4x4", "--phase", "halo"]) == 2
     assert "the file has no phase column" in capsys.readouterr().err
+
+
+def test_with_sum_the_star_marks_the_brightest_cell():
+    """--reduce sum colours cells by sums; the star marked the busiest single link, on a
+    dimmer cell. It marks the largest sum, and the title says so."""
+    import numpy as np
+    from rankmap.machines import parse_machine
+    from rankmap.plots.linkmap import plot_link_map
+    m = parse_machine("torus:4x4x4x2")
+    loads = np.random.default_rng(5).integers(0, 1000, m.n_links).astype(float)
+    fig = plot_link_map(m, loads, reduce="sum")
+    for ax in fig.axes:
+        stars = [ln for ln in ax.get_lines() if ln.get_marker() == "*"]
+        if not stars:
+            continue
+        grid = ax.get_images()[0].get_array()
+        iy, ix = np.unravel_index(int(np.nanargmax(grid)), grid.shape)
+        assert (stars[0].get_xdata()[0], stars[0].get_ydata()[0]) == (ix, iy)
+        assert "largest sum" in ax.get_title()

@@ -140,7 +140,15 @@ def plot_torus_links(machine, loads: np.ndarray, unit: str = "bytes", reduce: st
         hx = p["hot_coords"][p["axes"][0]]
         hy = p["hot_coords"][p["axes"][1]] if len(p["axes"]) > 1 else 0
         # the star's meaning goes in the title: a legend would cover cells or the axis label
-        if p["hot_load"] > 0:
+        if p["hot_load"] > 0 and reduce == "sum" and red:
+            # summed cells: the star marks the largest sum, the colour the map shows (the
+            # busiest single link sat elsewhere, on a dimmer cell)
+            cy, cx = np.unravel_index(int(np.nanargmax(p["grid"])), p["grid"].shape)
+            ax.plot([cx], [cy], "*", color="cyan", markersize=12, markeredgecolor="black")
+            hot = (f"star: largest sum, at {letters[p['axes'][0]]}={cx}"
+                   + (f", {letters[p['axes'][1]]}={cy}" if len(p["axes"]) > 1 else "")
+                   + f", {np.nanmax(p['grid']) / div:.4g} {ulabel.strip('()')}")
+        elif p["hot_load"] > 0:
             ax.plot([hx], [hy], "*", color="cyan", markersize=12, markeredgecolor="black")
             hot = (f"star: busiest, at ({','.join(str(int(c)) for c in p['hot_coords'])}), "
                    f"{p['hot_load'] / div:.4g} {ulabel.strip('()')}")
