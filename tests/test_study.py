@@ -216,3 +216,16 @@ def test_default_threads_end_at_all_cores_whatever_the_core_count():
     assert default_threads(48) == [1, 4, 48]
     assert default_threads(6) == [1, 2, 6]
     assert default_threads(1) == [1]
+
+
+def test_summary_rows_follow_the_mappings_order(tmp_path, capsys):
+    """Rows came out XYT, auto, greedy, inorder (by name): the reference, inorder, is first,
+    then the mappings in the order given."""
+    import csv
+    import io
+    from rankmap.cli import main
+    assert main(["study", "-m", "torus:4x4:cores=4", "-p", "stencil", "--mappings",
+                 "XYT,greedy,inorder", "--allocs", "1", "--nodes-sweep", "4", "--threads", "1",
+                 "--format", "csv"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert [r["mapping"] for r in rows] == ["inorder", "XYT", "greedy"]

@@ -157,7 +157,8 @@ class Study:
         Returns
         -------
         list of dict
-            One row per (nodes, threads, mapping), sorted: ranks, allocations,
+            One row per (nodes, threads, mapping), by nodes, threads and the mappings'
+            order (inorder first): ranks, allocations,
             ``median_max_link_bytes`` (bytes), ``median_time_s`` (seconds), ``bytes_vs_inorder`` and
             ``time_vs_inorder`` (None without an inorder row) and the time source.
         """
@@ -165,8 +166,11 @@ class Study:
         for p in self.points:
             groups.setdefault((p["nodes"], p["threads"], p["mapping"]), []).append(p)
         rows = []
-        for (n, t, name), pts in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1],
-                                                                        kv[0][2])):
+        # mappings in the study's order (inorder, the reference, first), not by their names
+        order = {name: i for i, name in enumerate(self.params.mappings)}
+        order["inorder"] = -1
+        for (n, t, name), pts in sorted(groups.items(), key=lambda kv: (
+                kv[0][0], kv[0][1], order.get(kv[0][2], len(order)), kv[0][2])):
             rows.append({"nodes": n, "threads": t, "ranks": pts[0]["ranks"],
                          "total_threads": pts[0]["ranks"] * t, "mapping": name,
                          "allocations": len(pts),
