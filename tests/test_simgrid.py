@@ -153,8 +153,11 @@ def test_small_validation_agrees_on_ranking():
 def test_validate_cli_errors(capsys):
     assert main(["validate", "-m", "mesh:4x4", "-p", "stencil:4x4", "--mappings", "XYT"]) == 2
     assert "not mesh" in capsys.readouterr().err
-    assert main(["validate", "-m", "torus:4x4", "-p", "stencil:4x4", "--timeout", "0"]) == 2
-    assert "bad --timeout" in capsys.readouterr().err
+    for value, said in (("0", "'0': must be positive"), ("1e400", "'1e400': not a finite"),
+                        ("100000", "'100000': must be at most 86400")):   # echoed as given
+        assert main(["validate", "-m", "torus:4x4", "-p", "stencil:4x4", "--timeout",
+                     value]) == 2
+        assert f"argument --timeout: {said}" in capsys.readouterr().err
     assert main(["validate", "-m", "torus:4x4", "-p", "stencil:4x4", "--routing",
                  "adaptive"]) == 2
     assert "dimension order" in capsys.readouterr().err

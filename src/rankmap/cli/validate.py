@@ -10,6 +10,7 @@ from ..units import format_seconds
 from ..io.atomic import check_writable, write_atomic
 from ..report.figures import image_format
 from ..validate import json_text
+from .argtypes import float_arg
 from .common import add_force, add_input_options, example, load_inputs, progress_bar, time_options
 
 __all__ = ["add_parser", "run", "print_table"]
@@ -46,7 +47,8 @@ def add_parser(sub) -> None:
     add_input_options(p)
     p.add_argument("--mappings", default="all", metavar="LIST",
                    help="comma-separated mapping names, or 'all' (default)")
-    p.add_argument("--timeout", type=float, default=600.0, metavar="SECONDS",
+    p.add_argument("--timeout", type=float_arg(0.0, 86400.0, positive=True, what="--timeout"),
+                   default=600.0, metavar="SECONDS",
                    help="wall-clock limit per simulation (default 600); a candidate that "
                    "exceeds it is reported without a simulated time")
     p.add_argument("--program", choices=("auto", "flows"), default=None,
@@ -120,8 +122,6 @@ def run(args) -> int:
                            "SimGrid's platform, which has no NIC limit, no per-message overhead "
                            "setting, no link between sockets and a loopback link per message")
     args.mem_sharing = "flow"
-    if not 0 < args.timeout <= 86400:
-        raise RankmapError(f"bad --timeout {args.timeout}: must be positive and at most 86400 s")
     for out in (args.plot, args.json):
         if out:
             check_writable(out, args.force)
