@@ -17,6 +17,9 @@ def test_parse_sweep():
     assert parse_sweep("1,2,4,...,64", "x") == [1, 2, 4, 8, 16, 32, 64]
     assert parse_sweep("32,1,8", "x") == [1, 8, 32]
     assert parse_sweep("1,3,...,27", "x") == [1, 3, 9, 27]
+    for dup in ("2,2,4", "1,2,4,...,8,8"):      # as bench --sizes: a slip, not a wish
+        with pytest.raises(RankmapError, match="is given twice"):
+            parse_sweep(dup, "--nodes-sweep")
     for bad, msg in [("1,...,8", "needs two values"), ("1,2,4,...,10", "10 is not in"),
                      ("1,0", "'0' is not a positive"), ("a", "'a' is not"), ("", "no values")]:
         with pytest.raises(RankmapError, match=msg):

@@ -63,9 +63,9 @@ def parse_sweep(text: str, what: str) -> list[int]:
     Raises
     ------
     RankmapError
-        When a value is not a positive integer, ``...`` lacks two values before it and one
-        after, the values before it are not a whole ratio, the end is not in the sequence, or
-        there are no values.
+        When a value is not a positive integer or is given twice, ``...`` lacks two values
+        before it and one after, the values before it are not a whole ratio, the end is not in
+        the sequence, or there are no values.
     """
     parts = [p.strip() for p in str(text).split(",") if p.strip()]
     out: list[int] = []
@@ -95,7 +95,10 @@ def parse_sweep(text: str, what: str) -> list[int]:
         i += 1
     if not out:
         raise RankmapError(f"bad {what} {text!r}: no values")
-    return sorted(set(out))
+    twice = sorted({v for v in out if out.count(v) > 1})
+    if twice:       # as bench --sizes: a value given twice is a slip, not a wish
+        raise RankmapError(f"bad {what} {text!r}: {twice[0]} is given twice")
+    return sorted(out)
 
 
 def _int(p: str, what: str, text: str) -> int:
