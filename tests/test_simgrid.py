@@ -310,3 +310,14 @@ def test_a_failed_run_is_named_by_its_cause_not_by_the_shells_aborted():
     assert _failure_cause(err) == "Failed to allocate stack."
     assert _program_lines(err) == ["rank 1 on node-0: refusing"]
     assert _failure_cause("rank 1: no\nAborted (core dumped)\n") is None
+
+
+def test_a_platform_is_refused_for_what_validate_refuses(tmp_path, capsys):
+    """simgrid platform wrote core="4" for a machine with 2 sockets a node, which validate
+    refuses: the two agree now."""
+    out = tmp_path / "p.xml"
+    assert main(["simgrid", "platform", "-m", "torus:4x4:node=pack:2,core:2", "-o",
+                 str(out)]) == 2
+    assert "2 socket(s)" in capsys.readouterr().err and not out.exists()
+    assert main(["simgrid", "platform", "-m", "mesh:4x4", "-o", str(out)]) == 2
+    assert "SimGrid platforms are written for" in capsys.readouterr().err

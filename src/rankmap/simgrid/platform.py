@@ -136,8 +136,14 @@ def check_supported(machine, routing: str) -> None:
     """
     find = _PROBLEMS.get(machine.kind)
     if find is None or (machine.kind == "torus" and not isinstance(machine, GridMachine)):
-        raise RankmapError(f"SimGrid validation supports torus, k-ary fat-tree and dragonfly "
-                           f"machines, not {machine.kind} ({machine.spec})")
+        raise RankmapError(f"SimGrid platforms are written for torus, k-ary fat-tree and "
+                           f"dragonfly machines, not {machine.kind} ({machine.spec})")
+    ns = machine.node_structure
+    if ns is not None and (ns.n_packages > 1 or ns.n_domains > 1):
+        raise RankmapError(f"machine {machine.spec!r} has {ns.n_packages} socket(s) and "
+                           f"{ns.n_domains} NUMA domain(s) a node (node=...), which a SimGrid "
+                           "host does not have (one loopback link): give the machine without "
+                           "node=")
     problems = find(machine, routing)
     if problems:
         raise RankmapError(problems[0])
