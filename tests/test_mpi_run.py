@@ -184,7 +184,10 @@ def test_bench_refuses_another_benchmarks_options():
     (["--mapping", "bogus"], "--mapping bogus needs a machine"),
     (["--mapping", "bogus", "-m", "torus:1"], "unknown mapping 'bogus'"),
     (["--mapping", "none", "--sizes", "1KiB,1PiB"],
-     "bad --sizes entry 1.0 PiB: the halo benchmark's buffers would take"),
+     "is more than an MPI message of bytes holds"),
+    # 27 buffers of 2047 MiB (a box halo on 1x1x1): 54 GiB, past any test machine's memory
+    (["--mapping", "none", "--box", "--sizes", "1KiB,2047MiB", "--dims", "1x1x1"],
+     "bad --sizes entry 2.0 GiB: the halo benchmark's buffers would take"),
 ])
 def test_bench_refuses_a_mapping_or_size_it_cannot_use_before_running(argv, said):
     """A mistyped --mapping ran the benchmark (exit 0) unless ranks were reordered; a size

@@ -211,7 +211,9 @@ def main(argv: list[str] | None = None, *, freeze_loaded: bool = False) -> int:
                 gc.freeze()
                 gc.enable()
         if signal.getsignal(signal.SIGINT) is interrupted_while_loading:
-            signal.signal(signal.SIGINT, signal.default_int_handler)  # loaded: normal Ctrl-C
+            # loaded: a normal Ctrl-C, noted (a command loads numpy & co. when it runs, and a
+            # Ctrl-C inside a C extension's start can come out as its ImportError)
+            signal.signal(signal.SIGINT, _interrupt)
         try:
             args, unknown = parser.parse_known_args(argv)
         except SystemExit as exc:  # --help, --version, or a usage error already printed
@@ -272,12 +274,31 @@ def main(argv: list[str] | None = None, *, freeze_loaded: bool = False) -> int:
         # into Python: the dispatcher reports the handler's exception as its cause
         stop = _stopped_by(exc)
         if stop is None:
+            if _INTERRUPTED[0]:
+                print("rankmap: interrupted", file=sys.stderr)
+                return 130
             raise
         _drop_notes()
         if isinstance(stop, KeyboardInterrupt):
             print("rankmap: interrupted", file=sys.stderr)
             return 130
         return stop.code if isinstance(stop.code, int) else 1
+    except Exception:
+        if _INTERRUPTED[0]:     # what a Ctrl-C turned into (numpy's ImportError, mid-import)
+            _drop_notes()
+            print("rankmap: interrupted", file=sys.stderr)
+            return 130
+        raise
+
+
+#: set by the Ctrl-C handler of a command that runs
+_INTERRUPTED: list[bool] = [False]
+
+
+def _interrupt(signum, frame):
+    """SIGINT once the command's modules are loaded: Python's KeyboardInterrupt, noted."""
+    _INTERRUPTED[0] = True
+    raise KeyboardInterrupt
 
 
 def _warning_printer(command: str):
