@@ -226,3 +226,39 @@ def test_phase_columns_group_in_one_pass_in_first_appearance_order(tmp_path, mon
     with pytest.raises(RankmapError, match="phases; the limit is 2"):
         parse_pattern(str(t))
 
+
+
+def test_the_api_refuses_what_would_be_silently_wrong(tmp_path):
+    """A library user's slips that gave an answer anyway: an allocation with more cores a
+    node than the machine's (128 ranks on 16 two-core nodes were evaluated), node ids outside
+    the machine (placed by build_mapping), two nodes under one host name (merged in launcher
+    files), a message of 1e308 bytes (infinite hop-bytes, JSON that is not JSON), complex
+    bytes (the imaginary part dropped), force="no" (a true string: the file was replaced)."""
+    import numpy as np
+    import pytest
+    from rankmap.allocation import Allocation
+    from rankmap.errors import RankmapError
+    from rankmap.evaluation import Evaluator
+    from rankmap.io.atomic import write_atomic
+    from rankmap.machines import parse_machine
+    from rankmap.mappers import build_mapping
+    from rankmap.patterns import Phase, parse_pattern
+    m = parse_machine("torus:4x4x4:cores=2")
+    p = parse_pattern("stencil:8x16:periodic")
+    with pytest.raises(RankmapError, match="8 cores a node, the nodes of 'torus:4x4x4"):
+        Evaluator(m, Allocation(np.arange(16), 8), p)
+    with pytest.raises(RankmapError, match="allocation node 123 is not a node"):
+        build_mapping("XYZT", p, m, Allocation(np.arange(60, 124), 2))
+    with pytest.raises(RankmapError, match="host name 'x' is given to two nodes"):
+        Allocation([3, 1], 2, names=["x", "x"])
+    with pytest.raises(RankmapError, match="more than .* \\(1 PiB\\)"):
+        Phase("a", [0], [1], [1e308])
+    with pytest.raises(RankmapError, match="complex"):
+        Phase("a", [0], [1], [1 + 2j])
+    out = tmp_path / "keep"
+    out.write_text("keep")
+    with pytest.raises(RankmapError, match="force='no' is not True or False"):
+        write_atomic(str(out), "new", force="no")
+    assert out.read_text() == "keep"
+    write_atomic(str(out), "new", force=np.bool_(True))
+    assert out.read_text() == "new"

@@ -130,6 +130,15 @@ def test_node_labels(monkeypatch):
     assert local_node_label("h") == "h"
 
 
+def test_graph_ranks_are_whole_numbers():
+    """dist_graph_create_adjacent made source 3.9 rank 3 (and "1" rank 1) without a word."""
+    from rankmap.mpi.graph import _ranks
+    assert _ranks([0, np.int64(3)], 4, "sources") == [0, 3]
+    for bad in ([3.9], ["1"], [True]):
+        with pytest.raises(RankmapError, match="expected ranks"):
+            _ranks(bad, 4, "sources")
+
+
 def test_graph_checks():
     lists = [([1], [1, 1], [3, 4]), ([0, 0], [0], [2])]
     pattern = graph_pattern(lists)

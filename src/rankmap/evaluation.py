@@ -147,9 +147,7 @@ class Evaluator:
         self.machine = machine
         self.allocation = allocation
         self.pattern = pattern
-        if allocation.n_nodes and allocation.nodes.max() >= machine.n_nodes:
-            raise RankmapError(f"allocation node {int(allocation.nodes.max())} is not a node of "
-                               f"{machine.spec!r} (ids 0-{machine.n_nodes - 1})")
+        allocation.check_on(machine)
         self.router = router_for(machine, router)
         self.plateau_y = plateau_y
         if not 0 < plateau_y <= 1:

@@ -37,6 +37,37 @@ class Allocation:
             raise RankmapError(f"node {twice} is listed twice in the allocation{where}")
         if self.names is not None and len(self.names) != len(self.nodes):
             raise RankmapError(f"{len(self.names)} host names for {len(self.nodes)} nodes")
+        if self.names is not None and len(set(self.names)) != len(self.names):
+            # two nodes under one name: launcher files would merge them (x:4, two ranks on
+            # one slot)
+            seen: set = set()
+            name = next(n for n in self.names if n in seen or seen.add(n))
+            raise RankmapError(f"host name {show(str(name), 40)} is given to two nodes of the "
+                               "allocation")
+
+    def check_on(self, machine) -> None:
+        """Refuse an allocation that is not of ``machine``: a node id outside it, or more
+        cores a node than its nodes have (the placement would be for cores that do not
+        exist).
+
+        Parameters
+        ----------
+        machine : Machine
+            The machine the allocation is used on.
+
+        Raises
+        ------
+        RankmapError
+            Naming the node or the core counts.
+        """
+        if self.n_nodes and (self.nodes.max() >= machine.n_nodes or self.nodes.min() < 0):
+            bad = int(self.nodes.max() if self.nodes.max() >= machine.n_nodes
+                      else self.nodes.min())
+            raise RankmapError(f"allocation node {bad} is not a node of {machine.spec!r} "
+                               f"(ids 0-{machine.n_nodes - 1})")
+        if self.cores_per_node > machine.cores_per_node:
+            raise RankmapError(f"the allocation has {self.cores_per_node} cores a node, the "
+                               f"nodes of {machine.spec!r} have {machine.cores_per_node}")
 
     @property
     def n_nodes(self) -> int:

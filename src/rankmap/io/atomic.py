@@ -239,6 +239,9 @@ def write_atomic(path: str, data: str | bytes, force: bool = False) -> str:
     str
         The path written.
     """
+    if isinstance(force, str) or force not in (True, False):
+        # force="no" is a true string: it replaced the file it was meant to keep
+        raise RankmapError(f"write_atomic: force={force!r} is not True or False")
     check_writable(path, force)
     folder = os.path.dirname(os.path.abspath(path))
     blob = data if isinstance(data, bytes) else data.encode("utf-8")

@@ -364,6 +364,7 @@ def build_mapping(name: str, pattern, machine, allocation, seed: int = 0, *, rou
         Unknown name, ranks that do not fit, a mapper that does not apply here.
     """
     info = resolve(name, machine, extra_known)
+    allocation.check_on(machine)      # node ids and cores of this machine, named if not
     check_fits(pattern.n_ranks, allocation)
     seed = as_int(seed, "seed", minimum=0, maximum=2**63 - 1)
     reason = info.reason_not_applicable(pattern, machine, allocation)

@@ -23,9 +23,13 @@ __all__ = ["graph_pattern", "dist_graph_create_adjacent", "source_weights", "wei
 
 def _ranks(values, size: int, what: str) -> list[int]:
     try:
-        out = [int(v) for v in values]
-    except (TypeError, ValueError, OverflowError):
+        # whole numbers only: int() made 3.9 rank 3 and "1" rank 1 without a word
+        out = [int(v) if isinstance(v, (int, np.integer)) and not isinstance(v, bool)
+               else None for v in values]
+    except TypeError:
         raise RankmapError(f"bad {what} {values!r}: expected ranks") from None
+    if any(v is None for v in out):
+        raise RankmapError(f"bad {what} {values!r}: expected ranks (whole numbers)")
     bad = [v for v in out if not 0 <= v < size]
     if bad:
         raise RankmapError(f"{what} names rank {bad[0]}, outside the communicator (0-{size - 1})")

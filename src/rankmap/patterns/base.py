@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import RankmapError
+from ..units import MAX_SIZE
 from ..validate import as_int, id_array, read_only_view
 
 __all__ = ["Phase", "Pattern", "ALL_PHASES"]
@@ -38,6 +39,8 @@ class Phase:
                                            copy=False))
         self.dst = read_only_view(id_array(self.dst, f"phase {self.name!r}: destination ranks",
                                            copy=False))
+        if np.iscomplexobj(self.bytes):     # its imaginary part would be dropped silently
+            raise RankmapError(f"phase {self.name!r}: message sizes are complex numbers")
         try:
             self.bytes = np.ascontiguousarray(np.broadcast_to(self.bytes, self.src.shape),
                                               dtype=np.float64)
@@ -50,6 +53,10 @@ class Phase:
             bad = self.bytes[~(np.isfinite(self.bytes) & (self.bytes >= 0))][0]
             raise RankmapError(f"phase {self.name!r}: message size {bad} is not a finite "
                                "non-negative number of bytes")
+        if self.bytes.size and float(self.bytes.max()) > MAX_SIZE:
+            # the limit every spec meets (1 PiB): 1e308 bytes made hop-bytes infinite
+            raise RankmapError(f"phase {self.name!r}: a message of {float(self.bytes.max()):.3g} "
+                               f"bytes, more than {MAX_SIZE:.3g} (1 PiB)")
 
     @property
     def n_flows(self) -> int:
