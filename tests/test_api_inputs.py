@@ -262,3 +262,25 @@ def test_the_api_refuses_what_would_be_silently_wrong(tmp_path):
     assert out.read_text() == "keep"
     write_atomic(str(out), "new", force=np.bool_(True))
     assert out.read_text() == "new"
+
+
+def test_writers_and_the_plateau_refuse_what_is_not_theirs():
+    """A placement written against another allocation: an IndexError, or a shorter cray
+    file; a NaN among link loads gave a NaN plateau (or 3.0, by where it sorted)."""
+    import numpy as np
+    import pytest
+    from rankmap.allocation import parse_allocation
+    from rankmap.errors import RankmapError
+    from rankmap.io.emit import EMITTERS
+    from rankmap.machines import parse_machine
+    from rankmap.mappers import build_mapping
+    from rankmap.metrics import plateau_point
+    from rankmap.patterns import parse_pattern
+    m = parse_machine("torus:4x4x4:cores=2")
+    placed = build_mapping("XYZT", parse_pattern("stencil:4x6"), m, parse_allocation("8-23", m))
+    for fmt in ("bgp", "cray", "slurm", "openmpi", "mpich", "hostfile"):
+        with pytest.raises(RankmapError, match="made for another allocation"):
+            EMITTERS[fmt].write(placed, m, parse_allocation("8-11", m))
+    for y in (0.5, 1.0):
+        with pytest.raises(RankmapError, match="NaN"):
+            plateau_point([1.0, np.nan, 3.0], y)

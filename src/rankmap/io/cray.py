@@ -130,6 +130,7 @@ def format_rank_order(mapping: Placement, machine, allocation: Allocation) -> st
     str
         The file's text, one line per node (its ranks in core order, comma separated).
     """
+    mapping.check_within(allocation)     # made for another allocation: a shorter file
     k = ranks_per_node(mapping, allocation)
     order = np.argsort(mapping.core_of_rank, kind="stable").tolist()
     lines = [f"# rankmap {mapping.name}: {len(order)} ranks, ranks per node: {k} "

@@ -135,6 +135,7 @@ def rank_hosts(mapping: Placement, machine, allocation: Allocation) -> list[str]
         Host name of every rank, in rank order.
     """
     names = np.array(allocation.host_names(machine), dtype=object)
+    mapping.check_within(allocation)     # made for another allocation: named, not IndexError
     return names[mapping.core_of_rank // allocation.cores_per_node].tolist()
 
 

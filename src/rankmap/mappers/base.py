@@ -80,8 +80,34 @@ class Placement:
         -------
         numpy.ndarray
             int64 machine node id of every rank, shape (ranks,).
+
+        Raises
+        ------
+        RankmapError
+            When a core is not one of the allocation's (a placement made for another).
         """
+        self.check_within(allocation)
         return allocation.node_of_core(self.core_of_rank)
+
+    def check_within(self, allocation: Allocation) -> None:
+        """Refuse an allocation whose cores do not hold this placement's (it was made for
+        another: its launcher file came out an IndexError, or shorter).
+
+        Parameters
+        ----------
+        allocation : Allocation
+            The allocation the placement's core indices should refer to.
+
+        Raises
+        ------
+        RankmapError
+            Naming the core and the allocation's size.
+        """
+        cores = self.core_of_rank
+        if cores.size and (int(cores.max()) >= allocation.n_cores or int(cores.min()) < 0):
+            raise RankmapError(f"placement {self.name!r} uses core {int(cores.max())}, the "
+                               f"allocation has {allocation.n_cores} ({allocation.n_nodes} "
+                               "nodes): it was made for another allocation")
 
     def slots(self, allocation: Allocation) -> np.ndarray:
         """Core within its node of every rank.
@@ -95,7 +121,13 @@ class Placement:
         -------
         numpy.ndarray
             int64 slot of every rank, 0 .. cores_per_node - 1, shape (ranks,).
+
+        Raises
+        ------
+        RankmapError
+            When a core is not one of the allocation's (a placement made for another).
         """
+        self.check_within(allocation)
         return allocation.slot_of_core(self.core_of_rank)
 
 

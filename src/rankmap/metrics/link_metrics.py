@@ -36,13 +36,15 @@ def plateau_point(values, y: float = DEFAULT_PLATEAU_Y) -> float:
     Raises
     ------
     RankmapError
-        ``y`` outside (0, 1].
+        ``y`` outside (0, 1], or values that hold NaN.
     """
     if not 0.0 < y <= 1.0:
         raise RankmapError(f"bad plateau fraction y={y}: must be in (0, 1]")
     v = np.asarray(values, dtype=np.float64).ravel()
     if v.size == 0:
         return 0.0
+    if np.isnan(v).any():       # a NaN sorts anywhere: the plateau would be NaN, or a guess
+        raise RankmapError("plateau point of values that hold NaN")
     k = max(1, math.ceil(y * v.size - 1e-9)) - 1
     return float(np.partition(v, k)[k])
 
