@@ -145,7 +145,9 @@ def test_bad_input_is_one_line_exit_2(capsys, args, needle):
 def test_demo_writes_plot_and_json(capsys, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "rankmap-demo").mkdir()
-    (tmp_path / "rankmap-demo" / "compare.json").write_text("stale")  # replaced by the demo
+    # an earlier demo's JSON (its machine and pattern): replaced by the demo
+    (tmp_path / "rankmap-demo" / "compare.json").write_text(
+        '{"machine": {"spec": "bgp:4096"}, "pattern": {"spec": "stencil:128x128:box"}}')
     code, out, _ = run(capsys, "demo")
     assert code == 0
     assert "best: TZYX" in out and "TXYZ" in out
@@ -338,3 +340,18 @@ def test_an_unknown_option_before_any_command_is_one_line(capsys):
     assert main(["--bogus"]) == 2
     err = capsys.readouterr().err.strip()
     assert err == "rankmap: error: unrecognized arguments: --bogus"
+
+
+def test_the_demo_keeps_files_an_earlier_demo_did_not_write(tmp_path, monkeypatch, capsys):
+    """rankmap-demo/compare.json of the user's was replaced without a word: the demo replaces
+    only its own outputs (a compare.json of its machine and pattern), else --force."""
+    from rankmap.cli import main
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "rankmap-demo").mkdir()
+    mine = tmp_path / "rankmap-demo" / "compare.json"
+    mine.write_text("my precious\n")
+    assert main(["demo"]) == 2
+    assert "compare.json exists and is not an earlier demo's" in capsys.readouterr().err
+    assert mine.read_text() == "my precious\n"
+    mine.write_text('{"machine": {"spec": "torus:4x4"}, "pattern": {"spec": "stencil:4x4"}}')
+    assert main(["demo"]) == 2            # rankmap's JSON, but not the demo's

@@ -12,10 +12,12 @@ from __future__ import annotations
 import argparse
 import os
 
+from ..errors import RankmapError
 from ..io.atomic import write_atomic
 from .common import progress_bar
 
-__all__ = ["DEMO_MACHINE", "DEMO_PATTERN", "DEMO_DIR", "DESCRIPTION", "add_parser", "run"]
+__all__ = ["DEMO_MACHINE", "DEMO_PATTERN", "DEMO_DIR", "DEMO_FILES", "DESCRIPTION",
+           "add_parser", "run"]
 
 DEMO_MACHINE = "bgp:4096"
 DEMO_PATTERN = "stencil:128x128:box"
@@ -41,7 +43,35 @@ def add_parser(sub) -> None:
         "demo", help="the embedded default: BG/P 4096-node torus, 2-D box halo, all rank orders",
         description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="example:\n  rankmap demo")
+    p.add_argument("--force", "-f", action="store_true",
+                   help="replace files in rankmap-demo/ that an earlier demo did not write")
     p.set_defaults(func=run)
+
+
+#: the files the demo writes into :data:`DEMO_DIR`
+DEMO_FILES = ("cdf-halo.png", "compare.json")
+
+
+def _check_own_outputs(force: bool) -> None:
+    """The demo replaces its own earlier outputs only: a compare.json that is not the demo's
+    (another machine or pattern, or no rankmap JSON at all) marks the folder as someone
+    else's, and its files are kept unless ``--force``."""
+    import json
+
+    present = [n for n in DEMO_FILES if os.path.lexists(os.path.join(DEMO_DIR, n))]
+    if not present or force:
+        return
+    own = False
+    try:
+        with open(os.path.join(DEMO_DIR, "compare.json"), encoding="utf-8") as fh:
+            doc = json.loads(fh.read(1 << 22))
+        own = (doc.get("machine", {}).get("spec") == DEMO_MACHINE
+               and doc.get("pattern", {}).get("spec") == DEMO_PATTERN)
+    except (OSError, ValueError, AttributeError):
+        own = False
+    if not own:
+        raise RankmapError(f"{DEMO_DIR}/{present[0]} exists and is not an earlier demo's: "
+                           "use --force to replace it, or run the demo elsewhere")
 
 
 def run(args) -> int:
@@ -69,6 +99,7 @@ def run(args) -> int:
     from ..selection import compare
 
     check_output_folder(DEMO_DIR, "the demo's folder")    # before the work, not after it
+    _check_own_outputs(args.force)
     con = stdout_console()
     machine = parse_machine(DEMO_MACHINE)
     allocation = whole_machine(machine)
