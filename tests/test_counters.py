@@ -234,7 +234,10 @@ def test_counters_warns_when_counters_span_phases(tmp_path, capsys):
 
 def test_counters_bad_options(tmp_path, capsys):
     paths = _four_runs(tmp_path)
-    for args, msg in [(["--y", "1.5"], "argument --y: '1.5': must be at most 1"), (["--sweep-y", "2:3"], "bad --sweep-y"),
+    for args, msg in [(["--y", "1.5"], "argument --y: '1.5': must be at most 1"),
+                      # options of the correlation, without --times: refused, not ignored
+                      (["--sweep-y", "2:3"], "--sweep-y 2:3: applies with --times"),
+                      (["--by", "spearman"], "--by spearman: applies with --times"),
                       (["--percentiles", "50,abc"], "bad percentile 'abc'"),
                       (["--plot", str(tmp_path / "x.gif")], "expected a .png or .svg"),
                       (["--scatter", str(tmp_path / "x.png")], "--scatter needs --times"),

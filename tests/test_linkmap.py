@@ -251,3 +251,14 @@ def test_with_sum_the_star_marks_the_brightest_cell():
         iy, ix = np.unravel_index(int(np.nanargmax(grid)), grid.shape)
         assert (stars[0].get_xdata()[0], stars[0].get_ydata()[0]) == (ix, iy)
         assert "largest sum" in ax.get_title()
+
+
+def test_reduce_without_a_map_is_refused(tmp_path, capsys):
+    """--reduce folds the maps of --plot or --report: without either it changed nothing."""
+    from rankmap.cli import main
+    links = tmp_path / "l.csv"
+    assert main(["evaluate", "-m", "torus:4x4x4", "-p", "stencil:8x8", "--mapping", "inorder",
+                 "--links-out", str(links)]) == 0
+    capsys.readouterr()
+    assert main(["links", str(links), "-m", "torus:4x4x4", "--reduce", "sum"]) == 2
+    assert "--reduce sum: applies to the maps of --plot or --report" in capsys.readouterr().err

@@ -47,9 +47,9 @@ def add_parser(sub) -> None:
                    help="sum each file's phases per link (a whole-run counter; warns)")
     p.add_argument("--times", metavar="FILE.csv",
                    help="measured times: label,phase,seconds (phase 'all' without phases)")
-    p.add_argument("--sweep-y", default="0.6:1.0", metavar="START:STOP[:STEP]",
+    p.add_argument("--sweep-y", default=None, metavar="START:STOP[:STEP]",
                    help="y values to correlate with --times (default 0.6:1.0, step 0.01)")
-    p.add_argument("--by", choices=("pearson", "spearman"), default="pearson",
+    p.add_argument("--by", choices=("pearson", "spearman"), default=None,
                    help="correlation that picks the best y (default pearson)")
     p.add_argument("--bins", type=int_arg(1, cap="bins"), default=40, help="PDF histogram bins (default 40)")
     p.add_argument("--plot", metavar="FILE.png|svg",
@@ -70,6 +70,12 @@ def _check_outputs(args) -> None:
 
     if args.scatter and not args.times:
         raise RankmapError("--scatter needs --times")
+    for flag, value in (("--sweep-y", args.sweep_y), ("--by", args.by)):
+        if value is not None and not args.times:      # it would change nothing: said
+            raise RankmapError(f"{flag} {value}: applies with --times (the correlation of "
+                               "plateau points with measured times)")
+    args.sweep_y = args.sweep_y if args.sweep_y is not None else "0.6:1.0"
+    args.by = args.by or "pearson"
     for path in (args.plot, args.scatter):
         if path:
             image_format(path)

@@ -32,7 +32,7 @@ def add_parser(sub) -> None:
     p.add_argument("file", metavar="FILE.csv", help="per-link counters (bytes or packets)")
     p.add_argument("--machine", "-m", required=True, metavar="SPEC", help=MACHINE_HELP)
     p.add_argument("--phase", metavar="NAME", help="only this phase (default: every phase)")
-    p.add_argument("--reduce", choices=("max", "sum"), default="max",
+    p.add_argument("--reduce", choices=("max", "sum"), default=None,
                    help="how a 3-D+ torus map folds the hidden dimensions (default max)")
     p.add_argument("--top", type=int_arg(0, 1 << 30), default=10, metavar="N",
                    help="list the N busiest links per phase (default 10)")
@@ -71,6 +71,9 @@ def run(args) -> int:
 
     if args.top < 0:
         raise RankmapError(f"bad --top {args.top}: must be >= 0")
+    if args.reduce is not None and not (args.plot or args.report):   # it would change nothing
+        raise RankmapError(f"--reduce {args.reduce}: applies to the maps of --plot or --report")
+    args.reduce = args.reduce or "max"
     if args.plot:
         image_format(args.plot)
     if args.report:
