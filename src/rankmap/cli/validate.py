@@ -130,7 +130,7 @@ def run(args) -> int:
     machine, allocation, pattern = load_inputs(args)
     ns = machine.node_structure
     if ns is not None and (ns.n_packages > 1 or ns.n_domains > 1):
-        raise RankmapError(f"validate: machine {machine.spec!r} has {ns.n_packages} socket(s) and "
+        raise RankmapError(f"machine {machine.spec!r} has {ns.n_packages} socket(s) and "
                            f"{ns.n_domains} NUMA domain(s) a node (node=...), which SimGrid's "
                            "platform does not have (a host has one loopback link): the "
                            "prediction would not be the simulation's; validate the machine "
