@@ -3,7 +3,8 @@
 The recording library looks up every started request (its destination and size, noted at
 ``MPI_Send_init``) and counts the send. ``benchmarks/c/persistent_start.c``, on 2 processes
 (``mpirun -n 2``), holds K persistent 8-byte sends to the other process (and K receives) and
-starts them all ROUNDS times; rank 0 prints the CPU nanoseconds per started send. For K = 16, 1,024 and 8,192, run RANKMAP_BENCH_REPEATS times (default 5,
+starts them all ROUNDS times; rank 0 prints the CPU nanoseconds per started send. For
+K = 16, 1,024 and 8,192, run RANKMAP_BENCH_REPEATS times (default 5,
 medians) in three ways, interleaved: without the library, with it loaded and not recording,
 and recording (``RANKMAP_RECORD``). With ``RANKMAP_BENCH_BEFORE=DIR`` (a source tree) its
 library is timed recording too, as the reference.

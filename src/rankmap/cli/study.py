@@ -66,8 +66,9 @@ def add_parser(sub) -> None:
     p.set_defaults(time_model=None)
     p.add_argument("--time", choices=("model", "busiest-link"), default=None,
                    help=argparse.SUPPRESS)
-    p.add_argument("--out", "-o", metavar="DIR", help="save points here (results.jsonl, study.json, "
-                   "summary.csv) and resume an interrupted study")
+    p.add_argument("--out", "-o", metavar="DIR",
+                   help="save points here (results.jsonl, study.json, summary.csv) and resume "
+                   "an interrupted study")
     p.add_argument("--plot", metavar="FILE.png|svg", help="write the Figure-1-style plot")
     p.add_argument("--format", choices=("table", "json", "csv"), default="table",
                    help="summary on stdout: table (default), json or csv")
