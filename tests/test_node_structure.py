@@ -345,8 +345,11 @@ def test_socket_core_rankfile_binds_under_mpirun(tmp_path):
     host = socket.gethostname()
     (tmp_path / "hf").write_text(f"{host} slots=2\n")
     rankmap = shutil.which("rankmap") or str(Path(sys.executable).parent / "rankmap")
-    probe = ("import os; print('BOUND', os.environ['OMPI_COMM_WORLD_RANK'], "
-             "sorted(os.sched_getaffinity(0)))")
+    # each rank writes its own file: on a shared stdout the two lines can interleave
+    probe = ("import json, os; r = os.environ['OMPI_COMM_WORLD_RANK']; "
+             f"p = os.path.join({str(tmp_path)!r}, 'bound-' + r); "
+             "open(p + '.tmp', 'w').write(json.dumps(sorted(os.sched_getaffinity(0)))); "
+             "os.replace(p + '.tmp', p)")
     structure = node_structure_from_xml(xml, "node.xml")
     cores = structure.n_cores
     argv = [rankmap, "launch", "-m", f"torus:1:node={tmp_path / 'node.xml'}", "-p",
@@ -364,8 +367,8 @@ def test_socket_core_rankfile_binds_under_mpirun(tmp_path):
         sock, _, core = slot.partition(":")
         slots[int(rank)] = (int(sock), int(core))
     assert all(0 <= c < cores for _s, c in slots.values())
-    bound = {int(ln.split()[1]): json.loads(ln.split(" ", 2)[2]) for ln in
-             proc.stdout.splitlines() if ln.startswith("BOUND")}
+    bound = {int(f.name.split("-")[1]): json.loads(f.read_text())
+             for f in tmp_path.glob("bound-*") if not f.name.endswith(".tmp")}
     assert sorted(bound) == [0, 1]
     assert not set(bound[0]) & set(bound[1]), bound
     by_slot = sorted(slots, key=slots.get)

