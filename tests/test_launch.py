@@ -718,3 +718,15 @@ def test_node_ids_may_be_separated_by_white_space():
     for text in ("0,,1", "0,1,"):      # an empty item is still refused
         with pytest.raises(RankmapError, match="bad node"):
             parse_allocation(text, m)
+
+
+def test_names_with_a_format_that_names_no_hosts_is_refused(tmp_path, monkeypatch, capsys):
+    """map --emit bgp --names ... wrote the same file as without them: the option changed
+    nothing, and is refused for the formats that give coordinates or rank lists."""
+    monkeypatch.chdir(tmp_path)
+    for fmt, machine in (("bgp", "torus:2x2x2:cores=2"), ("cray", "torus:2x2x2:cores=2")):
+        assert main(["map", "-m", machine, "-p", "stencil:4x4", "--mapping", "XYZT", "--emit",
+                     fmt, "-o", f"f.{fmt}", "--names", "nid{id:05d}"]) == 2
+        assert f"the {fmt} format names no hosts" in capsys.readouterr().err
+    assert main(["map", "-m", "torus:2x2x2:cores=2", "-p", "stencil:4x4", "--mapping", "XYZT",
+                 "--emit", "slurm", "-o", "f.slurm", "--names", "nid{id:05d}"]) == 0

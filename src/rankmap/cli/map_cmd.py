@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ..errors import RankmapError
 from ..io.atomic import check_writable, write_atomic
 from ..io.format_names import FORMAT_DESCRIPTIONS
 from .notes import note
@@ -81,6 +82,9 @@ def run(args) -> int:
     if emitter.check_machine is not None:     # a format that cannot say where: before the search
         emitter.check_machine(machine)
     if getattr(args, "names", None):
+        if emitter.name in ("bgp", "bgq", "cray"):     # they say coordinates or ranks only
+            raise RankmapError(f"--names {args.names}: the {emitter.name} format names no "
+                               "hosts (it gives coordinates or rank lists)")
         allocation = apply_name_template(allocation, machine, args.names)
     if is_auto(args.mapping):
         mapping = run_auto(args, machine, allocation, pattern, executor)
