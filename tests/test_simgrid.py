@@ -321,3 +321,12 @@ def test_a_platform_is_refused_for_what_validate_refuses(tmp_path, capsys):
     assert "2 socket(s)" in capsys.readouterr().err and not out.exists()
     assert main(["simgrid", "platform", "-m", "mesh:4x4", "-o", str(out)]) == 2
     assert "SimGrid platforms are written for" in capsys.readouterr().err
+
+
+def test_validates_help_says_what_its_mem_bw_is(capsys):
+    """validate predicts like SimGrid's platform (a loopback link per message): its --mem-bw
+    help spoke of NUMA domains of node= machines, which validate refuses."""
+    assert main(["validate", "--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "bandwidth of the loopback link each intra-node message takes" in text
+    assert "per NUMA domain" not in text

@@ -47,7 +47,8 @@ NODES_HELP = ("allocated nodes in scheduler order: ids and ranges (0-15,32-47) o
               "random:N[:seed=S], contiguous:N[:start=S]; default: the whole machine")
 
 
-def add_input_options(p: argparse.ArgumentParser, pattern_required: bool = True) -> None:
+def add_input_options(p: argparse.ArgumentParser, pattern_required: bool = True,
+                      mem_help: str | None = None) -> None:
     """--machine, --nodes, --pattern, --routing, --seed, --y.
 
     Parameters
@@ -56,6 +57,8 @@ def add_input_options(p: argparse.ArgumentParser, pattern_required: bool = True)
         A command's parser.
     pattern_required : bool
         Whether ``--pattern`` must be given.
+    mem_help : str, optional
+        The help of ``--mem-bw`` where the command reads it otherwise (validate).
     """
     p.add_argument("--machine", "-m", required=True, metavar="SPEC", help=MACHINE_HELP)
     p.add_argument("--nodes", "-n", metavar="SPEC", help=NODES_HELP)
@@ -68,10 +71,10 @@ def add_input_options(p: argparse.ArgumentParser, pattern_required: bool = True)
                    help="fraction of links under the plateau point (default 0.99)")
     p.add_argument("--threads", type=THREADS, default=1, metavar="T",
                    help="threads per rank: ranks per node = cores per node / T (default 1)")
-    add_time_options(p)
+    add_time_options(p, mem_help)
 
 
-def add_time_options(p: argparse.ArgumentParser) -> None:
+def add_time_options(p: argparse.ArgumentParser, mem_help: str | None = None) -> None:
     """Options of the time model (rankmap.timing): --time-model, --nic-bw, --mem-bw,
     --msg-overhead.
 
@@ -79,6 +82,8 @@ def add_time_options(p: argparse.ArgumentParser) -> None:
     ----------
     p : argparse.ArgumentParser
         A command's parser.
+    mem_help : str, optional
+        The help of ``--mem-bw`` where the command reads it otherwise (validate).
     """
     g = p.add_argument_group("time model (predicted_time_s; best = lowest predicted time)")
     g.add_argument("--time-model", choices=("on", "off"), default="on",
@@ -88,8 +93,8 @@ def add_time_options(p: argparse.ArgumentParser) -> None:
                    help="per-node injection and ejection bandwidth, e.g. 2GB/s (default: "
                    "unlimited, only network links limit)")
     g.add_argument("--mem-bw", metavar="BW",
-                   help="memory bandwidth shared by a node's intra-node messages, per NUMA "
-                   "domain on machines with node=... (default 10GB/s; 'none' = free)")
+                   help=mem_help or "memory bandwidth shared by a node's intra-node messages, "
+                   "per NUMA domain on machines with node=... (default 10GB/s; 'none' = free)")
     g.add_argument("--socket-bw", metavar="BW",
                    help="bandwidth of the link between two sockets of a node, each direction, "
                    "on machines with node=... (default 5GB/s; 'none' = unlimited); --mem-bw "

@@ -44,7 +44,10 @@ def add_parser(sub) -> None:
                        "rankmap validate --machine torus:4x4x4 --pattern graph:app.csv "
                        "-- ./app.smpi"),
         formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_input_options(p)
+    # the prediction is made like SimGrid's platform: a loopback link per message
+    add_input_options(p, mem_help="bandwidth of the loopback link each intra-node message "
+                      "takes, as in SimGrid's platform, e.g. 10GB/s (default), or 'none' for "
+                      "free intra-node messages")
     p.add_argument("--mappings", default="all", metavar="LIST",
                    help="comma-separated mapping names, or 'all' (default)")
     p.add_argument("--timeout", type=float_arg(0.0, 86400.0, positive=True, what="--timeout"),
