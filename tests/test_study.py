@@ -232,3 +232,15 @@ def test_summary_rows_follow_the_mappings_order(tmp_path, capsys):
                  "--format", "csv"]) == 0
     rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
     assert [r["mapping"] for r in rows] == ["inorder", "XYT", "greedy"]
+
+
+def test_study_spells_fixed_mapper_names_as_compare(capsys):
+    """--mappings Rcb was kept as 'Rcb' (compare prints rcb), and a study saved with it
+    was refused as 'a different study' when resumed with rcb."""
+    import json
+    from rankmap.cli import main
+    assert main(["study", "-m", "torus:4x4:cores=4", "-p", "stencil", "--mappings",
+                 "Rcb,INORDER", "--allocs", "1", "--nodes-sweep", "4", "--threads", "1",
+                 "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert [r["mapping"] for r in doc["summary"]] == ["inorder", "rcb"]

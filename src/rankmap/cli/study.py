@@ -177,7 +177,11 @@ def run(args) -> int:
                            "depends on each point's allocation): name them, e.g. "
                            "inorder,random,rcb,greedy")
     # case-blind, as compare's; the reference by the name the summary looks for
-    mappings = ["inorder" if m.lower() == "inorder" else m for m in distinct_names(mappings)]
+    from ..mappers.registry import MAPPERS
+    # the fixed names spelled as compare prints them ('Rcb' is rcb), so a study resumes
+    # whatever the case typed
+    mappings = [m.strip().lower() if m.strip().lower() in MAPPERS else m
+                for m in distinct_names(mappings)]
     if "inorder" not in mappings:
         mappings.insert(0, "inorder")
     threads = (parse_sweep(args.threads, "--threads") if args.threads is not None
