@@ -350,8 +350,6 @@ def _family_reads(launcher: str) -> tuple[str, ...] | None:
     return {"openmpi": ("openmpi",), "hydra": ("mpich",)}.get(launcher_kind(launcher))
 
 
-
-
 #: the placement file formats each launcher can be made to read (plain ``mpirun`` and
 #: ``mpiexec`` are Open MPI's or MPICH's, whichever is installed; an unknown launcher takes
 #: any format given with ``--emit``)
@@ -450,8 +448,7 @@ def _is_openmpi(launcher: str) -> bool:
     ``--version``)."""
     name = os.path.basename(launcher)
     if name in ("mpirun", "mpiexec"):
-        from .pmpi.environment import launcher_kind
-        return launcher_kind(launcher) == "openmpi"
+        return _family_reads(launcher) == ("openmpi",)
     return LAUNCHER_FORMATS.get(name) == "openmpi"
 
 

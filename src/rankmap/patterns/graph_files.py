@@ -310,9 +310,7 @@ def _check_mtx_header(path: str) -> None:
             raise RankmapError(f"{path}: line {lineno}: expected 'i j"
                                + (" value'" if want == 3 else "' (a pattern matrix has no "
                                   "values)") + f", got {show(ln.strip(), 40)}")
-    for ln in lines[1:]:  # scipy turns an unparsable weight into garbage: check them here
-        t = ln.split()
-        if len(t) == 3 and not t[0].startswith("%") and head[3] != "pattern":
+        if want == 3:   # scipy turns an unparsable weight into garbage: checked here
             parse_float_text(t[2], f"weight in {path}")
             if head[3] == "integer" and not t[2].lstrip("+-").isdigit():
                 # scipy would cut 1.5 to 1
