@@ -477,6 +477,12 @@ def test_record_command_mat_and_summary(built, tmp_path, capsys, monkeypatch):
         dense[s, d] += b
     assert np.array_equal(m, dense)
     assert cli_main(["record", "-o", str(out), "--", *launcher, built["record_known"]]) == 2
+    # an upper-case .MAT is a matrix too, as graph: reads it
+    upper = tmp_path / "known.MAT"
+    assert cli_main(["record", "-o", str(upper), "--", *launcher, built["record_known"],
+                     "known"]) == 0
+    assert np.array_equal(np.loadtxt(upper), dense)
+    assert parse_pattern(f"graph:{upper}").phases[0].bytes.sum() == dense.sum()
 
 
 def test_graph_of_recording_equals_stencil(built, tmp_path, capsys):
@@ -540,6 +546,19 @@ def test_empty_messages_are_not_flows(built, tmp_path, capsys):
     rows, _ = read_csv(out)
     assert rows == {(0, r, (r + 1) % 4): [16, 2] for r in range(4)}
     assert parse_pattern(f"graph:{out}").phases[0].bytes.tolist() == [16.0] * 4
+
+
+def test_sends_mpi_refuses_are_not_recorded(built, tmp_path):
+    """Under MPI_ERRORS_RETURN a send to a rank past the communicator (on MPI_COMM_WORLD and
+    on MPI_COMM_SELF, where translating it crashed the program) and one with a bad tag return
+    MPI's error and move nothing: the recording holds the 8-byte ring only, and the program
+    sees the same error codes as without the library."""
+    out = tmp_path / "refused.csv"
+    proc = mpirun(3, [built["edge_cases"], "refused"], built["lib"], {"RANKMAP_RECORD": str(out)})
+    assert proc.stdout.count("RESULT refused=4") == 3
+    rows, lines = read_csv(out)
+    assert rows == {(0, r, (r + 1) % 3): [8, 1] for r in range(3)}
+    assert lines[-1] == "# ranks 3"
 
 
 def test_allreduce_shares_are_rounded_once(built, tmp_path):

@@ -15,6 +15,10 @@
  * edge_cases pdots N: the same with MPI_Pcontrol(1) before every call (N identical phases).
  * edge_cases sigchld: SIGCHLD ignored (children reaped by the kernel), then the ring of
  *   attr; prints "RESULT errors=E rank=R ignored=I" (I: still ignored after the call).
+ * edge_cases refused: under MPI_ERRORS_RETURN, sends MPI refuses (a rank past the
+ *   communicator on MPI_COMM_WORLD and on MPI_COMM_SELF, a negative tag, an MPI_Isend to a
+ *   rank past it), then one 8-byte send to r+1; prints "RESULT refused=K" (calls that returned
+ *   an error). Only the 8-byte sends moved data.
  * edge_cases churn N ROUNDS: N persistent sends to r+1 of 1-5 doubles (request i: i % 5 + 1)
  *   alive at once; every round starts them all, then frees and re-creates every other one
  *   (other sizes: the recording library's table reuses removed slots and rehashes); prints
@@ -94,6 +98,19 @@ int main(int argc, char **argv)
         }
         printf("RESULT bytes=%lld msgs=%lld\n", bytes, msgs);
         free(out); free(in); free(len); free(sq); free(rq);
+    } else if (strcmp(mode, "refused") == 0) {
+        char b[8] = {0}, in[8];
+        int refused = 0;
+        MPI_Request rq;
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+        MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+        refused += MPI_Send(b, 8, MPI_BYTE, p + 1000, 0, MPI_COMM_WORLD) != MPI_SUCCESS;
+        refused += MPI_Send(b, 8, MPI_BYTE, 1000000, 0, MPI_COMM_SELF) != MPI_SUCCESS;
+        refused += MPI_Send(b, 8, MPI_BYTE, (r + 1) % p, -5, MPI_COMM_WORLD) != MPI_SUCCESS;
+        refused += MPI_Isend(b, 8, MPI_BYTE, p + 7, 0, MPI_COMM_WORLD, &rq) != MPI_SUCCESS;
+        MPI_Sendrecv(b, 8, MPI_BYTE, (r + 1) % p, 4, in, 8, MPI_BYTE, (r + p - 1) % p, 4,
+                     MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        printf("RESULT refused=%d\n", refused);
     } else if (strcmp(mode, "zero") == 0) {
         int buf[4] = {1, 2, 3, 4}, in[4];
         MPI_Request rq;

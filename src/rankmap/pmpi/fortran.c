@@ -4,9 +4,10 @@
  *
  * The MPI library's Fortran layer calls PMPI_* directly, so the C wrappers never see Fortran
  * calls; these do. The topology calls convert their arguments and take the C path of topo.c.
- * The recorded calls account the transfer, then forward to the library's own pmpi_*_ Fortran
- * routine (which keeps every Fortran convention: MPI_BOTTOM, MPI_IN_PLACE, status arrays),
- * with rm_in_fortran set so that nothing is counted twice.
+ * The recorded calls forward to the library's own pmpi_*_ Fortran routine (which keeps every
+ * Fortran convention: MPI_BOTTOM, MPI_IN_PLACE, status arrays), with rm_in_fortran set so that
+ * nothing is counted twice, then account the transfer unless the routine returned an error (a
+ * call MPI refused sent nothing; with `use mpi_f08` and no ierror it cannot be told).
  */
 #define _GNU_SOURCE
 #include "rankmap_pmpi.h"
@@ -270,8 +271,9 @@ void mpi_dist_graph_create_f08_ P_DIST
 #define SEND(name, NAME, pname)                                                  \
     void name##_ P_SEND                                                          \
     {                                                                            \
-        rm_record_send(MPI_Comm_f2c(*comm), *dest, BYTES(count, type));          \
         FORWARD(pname, buf, count, type, dest, tag, comm, ierr);                 \
+        if (!ierr || *ierr == MPI_SUCCESS)                                       \
+            rm_record_send(MPI_Comm_f2c(*comm), *dest, BYTES(count, type));      \
     }                                                                            \
     RECORDED(name, NAME, P_SEND, A_SEND)
 SEND(mpi_send, MPI_SEND, "pmpi_send_")
@@ -284,8 +286,9 @@ SEND(mpi_rsend, MPI_RSEND, "pmpi_rsend_")
 #define ISEND(name, NAME, pname)                                                 \
     void name##_ P_ISEND                                                         \
     {                                                                            \
-        rm_record_send(MPI_Comm_f2c(*comm), *dest, BYTES(count, type));          \
         FORWARD(pname, buf, count, type, dest, tag, comm, req, ierr);            \
+        if (!ierr || *ierr == MPI_SUCCESS)                                       \
+            rm_record_send(MPI_Comm_f2c(*comm), *dest, BYTES(count, type));      \
     }                                                                            \
     RECORDED(name, NAME, P_ISEND, A_ISEND)
 ISEND(mpi_isend, MPI_ISEND, "pmpi_isend_")
@@ -311,8 +314,9 @@ INIT(mpi_rsend_init, MPI_RSEND_INIT, "pmpi_rsend_init_")
 #define A_START (req, ierr)
 void mpi_start_ P_START
 {
-    rm_persistent_start(MPI_Request_f2c(*req));
     FORWARD("pmpi_start_", req, ierr);
+    if (ierr && *ierr != MPI_SUCCESS) return;
+    rm_persistent_start(MPI_Request_f2c(*req));
 }
 RECORDED_F08(mpi_start, MPI_START, P_START, A_START)
 
@@ -320,8 +324,9 @@ RECORDED_F08(mpi_start, MPI_START, P_START, A_START)
 #define A_STARTALL (count, reqs, ierr)
 void mpi_startall_ P_STARTALL
 {
-    for (int i = 0; i < *count; i++) rm_persistent_start(MPI_Request_f2c(reqs[i]));
     FORWARD("pmpi_startall_", count, reqs, ierr);
+    if (ierr && *ierr != MPI_SUCCESS) return;
+    for (int i = 0; i < *count; i++) rm_persistent_start(MPI_Request_f2c(reqs[i]));
 }
 RECORDED_F08(mpi_startall, MPI_STARTALL, P_STARTALL, A_STARTALL)
 
@@ -338,9 +343,10 @@ RECORDED_F08(mpi_request_free, MPI_REQUEST_FREE, P_START, A_START)
                     status, ierr)
 void mpi_sendrecv_ P_SENDRECV
 {
-    rm_record_send(MPI_Comm_f2c(*comm), *dest, BYTES(scount, stype));
     FORWARD("pmpi_sendrecv_", sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, source,
             rtag, comm, status, ierr);
+    if (ierr && *ierr != MPI_SUCCESS) return;
+    rm_record_send(MPI_Comm_f2c(*comm), *dest, BYTES(scount, stype));
 }
 RECORDED(mpi_sendrecv, MPI_SENDRECV, P_SENDRECV, A_SENDRECV)
 
@@ -349,9 +355,10 @@ RECORDED(mpi_sendrecv, MPI_SENDRECV, P_SENDRECV, A_SENDRECV)
 #define A_REPLACE (buf, count, type, dest, stag, source, rtag, comm, status, ierr)
 void mpi_sendrecv_replace_ P_REPLACE
 {
-    rm_record_send(MPI_Comm_f2c(*comm), *dest, BYTES(count, type));
     FORWARD("pmpi_sendrecv_replace_", buf, count, type, dest, stag, source, rtag, comm, status,
             ierr);
+    if (ierr && *ierr != MPI_SUCCESS) return;
+    rm_record_send(MPI_Comm_f2c(*comm), *dest, BYTES(count, type));
 }
 RECORDED(mpi_sendrecv_replace, MPI_SENDRECV_REPLACE, P_REPLACE, A_REPLACE)
 
@@ -361,8 +368,9 @@ RECORDED(mpi_sendrecv_replace, MPI_SENDRECV_REPLACE, P_REPLACE, A_REPLACE)
 #define A_BCAST (buf, count, type, root, comm, ierr)
 void mpi_bcast_ P_BCAST
 {
-    rm_coll_from_root(MPI_Comm_f2c(*comm), *root, BYTES(count, type));
     FORWARD("pmpi_bcast_", buf, count, type, root, comm, ierr);
+    if (ierr && *ierr != MPI_SUCCESS) return;
+    rm_coll_from_root(MPI_Comm_f2c(*comm), *root, BYTES(count, type));
 }
 RECORDED(mpi_bcast, MPI_BCAST, P_BCAST, A_BCAST)
 
@@ -370,8 +378,9 @@ RECORDED(mpi_bcast, MPI_BCAST, P_BCAST, A_BCAST)
 #define A_REDUCE (sbuf, rbuf, count, type, op, root, comm, ierr)
 void mpi_reduce_ P_REDUCE
 {
-    rm_coll_to_root(MPI_Comm_f2c(*comm), *root, BYTES(count, type));
     FORWARD("pmpi_reduce_", sbuf, rbuf, count, type, op, root, comm, ierr);
+    if (ierr && *ierr != MPI_SUCCESS) return;
+    rm_coll_to_root(MPI_Comm_f2c(*comm), *root, BYTES(count, type));
 }
 RECORDED(mpi_reduce, MPI_REDUCE, P_REDUCE, A_REDUCE)
 
@@ -379,8 +388,9 @@ RECORDED(mpi_reduce, MPI_REDUCE, P_REDUCE, A_REDUCE)
 #define A_ALLREDUCE (sbuf, rbuf, count, type, op, comm, ierr)
 void mpi_allreduce_ P_ALLREDUCE
 {
-    rm_coll_allreduce(MPI_Comm_f2c(*comm), BYTES(count, type));
     FORWARD("pmpi_allreduce_", sbuf, rbuf, count, type, op, comm, ierr);
+    if (ierr && *ierr != MPI_SUCCESS) return;
+    rm_coll_allreduce(MPI_Comm_f2c(*comm), BYTES(count, type));
 }
 RECORDED(mpi_allreduce, MPI_ALLREDUCE, P_ALLREDUCE, A_ALLREDUCE)
 
@@ -389,15 +399,17 @@ RECORDED(mpi_allreduce, MPI_ALLREDUCE, P_ALLREDUCE, A_ALLREDUCE)
 #define A_ROOTED (sbuf, scount, stype, rbuf, rcount, rtype, root, comm, ierr)
 void mpi_gather_ P_ROOTED
 {
-    rm_coll_to_root(MPI_Comm_f2c(*comm), *root, BYTES(scount, stype));
     FORWARD("pmpi_gather_", sbuf, scount, stype, rbuf, rcount, rtype, root, comm, ierr);
+    if (ierr && *ierr != MPI_SUCCESS) return;
+    rm_coll_to_root(MPI_Comm_f2c(*comm), *root, BYTES(scount, stype));
 }
 RECORDED(mpi_gather, MPI_GATHER, P_ROOTED, A_ROOTED)
 
 void mpi_scatter_ P_ROOTED
 {
-    rm_coll_scatter(MPI_Comm_f2c(*comm), *root, *scount, NULL, MPI_Type_f2c(*stype));
     FORWARD("pmpi_scatter_", sbuf, scount, stype, rbuf, rcount, rtype, root, comm, ierr);
+    if (ierr && *ierr != MPI_SUCCESS) return;
+    rm_coll_scatter(MPI_Comm_f2c(*comm), *root, *scount, NULL, MPI_Type_f2c(*stype));
 }
 RECORDED(mpi_scatter, MPI_SCATTER, P_ROOTED, A_ROOTED)
 
@@ -406,15 +418,17 @@ RECORDED(mpi_scatter, MPI_SCATTER, P_ROOTED, A_ROOTED)
 #define A_ALL (sbuf, scount, stype, rbuf, rcount, rtype, comm, ierr)
 void mpi_allgather_ P_ALL
 {
-    rm_coll_to_all(MPI_Comm_f2c(*comm), BYTES(rcount, rtype));
     FORWARD("pmpi_allgather_", sbuf, scount, stype, rbuf, rcount, rtype, comm, ierr);
+    if (ierr && *ierr != MPI_SUCCESS) return;
+    rm_coll_to_all(MPI_Comm_f2c(*comm), BYTES(rcount, rtype));
 }
 RECORDED(mpi_allgather, MPI_ALLGATHER, P_ALL, A_ALL)
 
 void mpi_alltoall_ P_ALL
 {
-    rm_coll_personal(MPI_Comm_f2c(*comm), *rcount, NULL, MPI_Type_f2c(*rtype), NULL);
     FORWARD("pmpi_alltoall_", sbuf, scount, stype, rbuf, rcount, rtype, comm, ierr);
+    if (ierr && *ierr != MPI_SUCCESS) return;
+    rm_coll_personal(MPI_Comm_f2c(*comm), *rcount, NULL, MPI_Type_f2c(*rtype), NULL);
 }
 RECORDED(mpi_alltoall, MPI_ALLTOALL, P_ALL, A_ALL)
 
@@ -436,14 +450,15 @@ static int is_in_place(void *buf)
 #define A_ALLTOALLV (sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm, ierr)
 void mpi_alltoallv_ P_ALLTOALLV
 {
+    FORWARD("pmpi_alltoallv_", sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype,
+            comm, ierr);
+    if (ierr && *ierr != MPI_SUCCESS) return;
     int in = is_in_place(sbuf), n = 0;
     MPI_Comm c = MPI_Comm_f2c(*comm);
     PMPI_Comm_size(c, &n);
     int *counts = ints(in ? rcounts : scounts, n);
     if (counts) rm_coll_personal(c, 0, counts, MPI_Type_f2c(in ? *rtype : *stype), NULL);
     free(counts);
-    FORWARD("pmpi_alltoallv_", sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype,
-            comm, ierr);
 }
 RECORDED(mpi_alltoallv, MPI_ALLTOALLV, P_ALLTOALLV, A_ALLTOALLV)
 
@@ -467,8 +482,9 @@ static int f_size(MPI_Comm c)
 #define A_IBCAST (buf, count, type, root, comm, req, ierr)
 void mpi_ibcast_ P_IBCAST
 {
-    rm_coll_from_root(MPI_Comm_f2c(*comm), *root, BYTES(count, type));
     FORWARD("pmpi_ibcast_", buf, count, type, root, comm, req, ierr);
+    if (ierr && *ierr != MPI_SUCCESS) return;
+    rm_coll_from_root(MPI_Comm_f2c(*comm), *root, BYTES(count, type));
 }
 RECORDED(mpi_ibcast, MPI_IBCAST, P_IBCAST, A_IBCAST)
 
@@ -477,8 +493,9 @@ RECORDED(mpi_ibcast, MPI_IBCAST, P_IBCAST, A_IBCAST)
 #define A_IREDUCE (sbuf, rbuf, count, type, op, root, comm, req, ierr)
 void mpi_ireduce_ P_IREDUCE
 {
-    rm_coll_to_root(MPI_Comm_f2c(*comm), *root, BYTES(count, type));
     FORWARD("pmpi_ireduce_", sbuf, rbuf, count, type, op, root, comm, req, ierr);
+    if (ierr && *ierr != MPI_SUCCESS) return;
+    rm_coll_to_root(MPI_Comm_f2c(*comm), *root, BYTES(count, type));
 }
 RECORDED(mpi_ireduce, MPI_IREDUCE, P_IREDUCE, A_IREDUCE)
 
@@ -490,15 +507,17 @@ RECORDED(mpi_ireduce, MPI_IREDUCE, P_IREDUCE, A_IREDUCE)
 #define REDUCING(name, NAME, pname, record)                                      \
     void name##_ P_RED                                                           \
     {                                                                            \
-        record(MPI_Comm_f2c(*comm), BYTES(count, type));                         \
         FORWARD(pname, sbuf, rbuf, count, type, op, comm, ierr);                 \
+        if (!ierr || *ierr == MPI_SUCCESS)                                       \
+            record(MPI_Comm_f2c(*comm), BYTES(count, type));                     \
     }                                                                            \
     RECORDED(name, NAME, P_RED, A_RED)
 #define IREDUCING(name, NAME, pname, record)                                     \
     void name##_ P_IRED                                                          \
     {                                                                            \
-        record(MPI_Comm_f2c(*comm), BYTES(count, type));                         \
         FORWARD(pname, sbuf, rbuf, count, type, op, comm, req, ierr);            \
+        if (!ierr || *ierr == MPI_SUCCESS)                                       \
+            record(MPI_Comm_f2c(*comm), BYTES(count, type));                     \
     }                                                                            \
     RECORDED(name, NAME, P_IRED, A_IRED)
 IREDUCING(mpi_iallreduce, MPI_IALLREDUCE, "pmpi_iallreduce_", rm_coll_allreduce)
@@ -510,15 +529,17 @@ IREDUCING(mpi_iexscan, MPI_IEXSCAN, "pmpi_iexscan_", rm_coll_scan)
 /* reduce_scatter_block (rcount) and reduce_scatter (rcounts, one per process) */
 void mpi_reduce_scatter_block_ P_RED
 {
-    rm_coll_personal(MPI_Comm_f2c(*comm), *count, NULL, MPI_Type_f2c(*type), NULL);
     FORWARD("pmpi_reduce_scatter_block_", sbuf, rbuf, count, type, op, comm, ierr);
+    if (ierr && *ierr != MPI_SUCCESS) return;
+    rm_coll_personal(MPI_Comm_f2c(*comm), *count, NULL, MPI_Type_f2c(*type), NULL);
 }
 RECORDED(mpi_reduce_scatter_block, MPI_REDUCE_SCATTER_BLOCK, P_RED, A_RED)
 
 void mpi_ireduce_scatter_block_ P_IRED
 {
-    rm_coll_personal(MPI_Comm_f2c(*comm), *count, NULL, MPI_Type_f2c(*type), NULL);
     FORWARD("pmpi_ireduce_scatter_block_", sbuf, rbuf, count, type, op, comm, req, ierr);
+    if (ierr && *ierr != MPI_SUCCESS) return;
+    rm_coll_personal(MPI_Comm_f2c(*comm), *count, NULL, MPI_Type_f2c(*type), NULL);
 }
 RECORDED(mpi_ireduce_scatter_block, MPI_IREDUCE_SCATTER_BLOCK, P_IRED, A_IRED)
 
@@ -533,15 +554,17 @@ static void f_personal(F *comm, const F *counts, F *type)
 
 void mpi_reduce_scatter_ P_RED
 {
-    f_personal(comm, count, type);    /* count: the array rcounts */
     FORWARD("pmpi_reduce_scatter_", sbuf, rbuf, count, type, op, comm, ierr);
+    if (ierr && *ierr != MPI_SUCCESS) return;
+    f_personal(comm, count, type);    /* count: the array rcounts */
 }
 RECORDED(mpi_reduce_scatter, MPI_REDUCE_SCATTER, P_RED, A_RED)
 
 void mpi_ireduce_scatter_ P_IRED
 {
-    f_personal(comm, count, type);
     FORWARD("pmpi_ireduce_scatter_", sbuf, rbuf, count, type, op, comm, req, ierr);
+    if (ierr && *ierr != MPI_SUCCESS) return;
+    f_personal(comm, count, type);
 }
 RECORDED(mpi_ireduce_scatter, MPI_IREDUCE_SCATTER, P_IRED, A_IRED)
 
@@ -550,15 +573,17 @@ RECORDED(mpi_ireduce_scatter, MPI_IREDUCE_SCATTER, P_IRED, A_IRED)
 #define A_IROOTED (sbuf, scount, stype, rbuf, rcount, rtype, root, comm, req, ierr)
 void mpi_igather_ P_IROOTED
 {
-    rm_coll_to_root(MPI_Comm_f2c(*comm), *root, BYTES(scount, stype));
     FORWARD("pmpi_igather_", sbuf, scount, stype, rbuf, rcount, rtype, root, comm, req, ierr);
+    if (ierr && *ierr != MPI_SUCCESS) return;
+    rm_coll_to_root(MPI_Comm_f2c(*comm), *root, BYTES(scount, stype));
 }
 RECORDED(mpi_igather, MPI_IGATHER, P_IROOTED, A_IROOTED)
 
 void mpi_iscatter_ P_IROOTED
 {
-    rm_coll_scatter(MPI_Comm_f2c(*comm), *root, *scount, NULL, MPI_Type_f2c(*stype));
     FORWARD("pmpi_iscatter_", sbuf, scount, stype, rbuf, rcount, rtype, root, comm, req, ierr);
+    if (ierr && *ierr != MPI_SUCCESS) return;
+    rm_coll_scatter(MPI_Comm_f2c(*comm), *root, *scount, NULL, MPI_Type_f2c(*stype));
 }
 RECORDED(mpi_iscatter, MPI_ISCATTER, P_IROOTED, A_IROOTED)
 
@@ -570,17 +595,19 @@ RECORDED(mpi_iscatter, MPI_ISCATTER, P_IROOTED, A_IROOTED)
 #define A_IGATHERV (sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm, req, ierr)
 void mpi_gatherv_ P_GATHERV
 {
-    rm_coll_to_root(MPI_Comm_f2c(*comm), *root, BYTES(scount, stype));
     FORWARD("pmpi_gatherv_", sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm,
             ierr);
+    if (ierr && *ierr != MPI_SUCCESS) return;
+    rm_coll_to_root(MPI_Comm_f2c(*comm), *root, BYTES(scount, stype));
 }
 RECORDED(mpi_gatherv, MPI_GATHERV, P_GATHERV, A_GATHERV)
 
 void mpi_igatherv_ P_IGATHERV
 {
-    rm_coll_to_root(MPI_Comm_f2c(*comm), *root, BYTES(scount, stype));
     FORWARD("pmpi_igatherv_", sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm,
             req, ierr);
+    if (ierr && *ierr != MPI_SUCCESS) return;
+    rm_coll_to_root(MPI_Comm_f2c(*comm), *root, BYTES(scount, stype));
 }
 RECORDED(mpi_igatherv, MPI_IGATHERV, P_IGATHERV, A_IGATHERV)
 
@@ -603,17 +630,19 @@ static void f_scatterv(F *comm, F *root, const F *scounts, F *stype)
 #define A_ISCATTERV (sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm, req, ierr)
 void mpi_scatterv_ P_SCATTERV
 {
-    f_scatterv(comm, root, scounts, stype);
     FORWARD("pmpi_scatterv_", sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm,
             ierr);
+    if (ierr && *ierr != MPI_SUCCESS) return;
+    f_scatterv(comm, root, scounts, stype);
 }
 RECORDED(mpi_scatterv, MPI_SCATTERV, P_SCATTERV, A_SCATTERV)
 
 void mpi_iscatterv_ P_ISCATTERV
 {
-    f_scatterv(comm, root, scounts, stype);
     FORWARD("pmpi_iscatterv_", sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm,
             req, ierr);
+    if (ierr && *ierr != MPI_SUCCESS) return;
+    f_scatterv(comm, root, scounts, stype);
 }
 RECORDED(mpi_iscatterv, MPI_ISCATTERV, P_ISCATTERV, A_ISCATTERV)
 
@@ -622,15 +651,17 @@ RECORDED(mpi_iscatterv, MPI_ISCATTERV, P_ISCATTERV, A_ISCATTERV)
 #define A_IALL (sbuf, scount, stype, rbuf, rcount, rtype, comm, req, ierr)
 void mpi_iallgather_ P_IALL
 {
-    rm_coll_to_all(MPI_Comm_f2c(*comm), BYTES(rcount, rtype));
     FORWARD("pmpi_iallgather_", sbuf, scount, stype, rbuf, rcount, rtype, comm, req, ierr);
+    if (ierr && *ierr != MPI_SUCCESS) return;
+    rm_coll_to_all(MPI_Comm_f2c(*comm), BYTES(rcount, rtype));
 }
 RECORDED(mpi_iallgather, MPI_IALLGATHER, P_IALL, A_IALL)
 
 void mpi_ialltoall_ P_IALL
 {
-    rm_coll_personal(MPI_Comm_f2c(*comm), *rcount, NULL, MPI_Type_f2c(*rtype), NULL);
     FORWARD("pmpi_ialltoall_", sbuf, scount, stype, rbuf, rcount, rtype, comm, req, ierr);
+    if (ierr && *ierr != MPI_SUCCESS) return;
+    rm_coll_personal(MPI_Comm_f2c(*comm), *rcount, NULL, MPI_Type_f2c(*rtype), NULL);
 }
 RECORDED(mpi_ialltoall, MPI_IALLTOALL, P_IALL, A_IALL)
 
@@ -638,15 +669,19 @@ RECORDED(mpi_ialltoall, MPI_IALLTOALL, P_IALL, A_IALL)
 #define NEIGHBOR(name, NAME, pname)                                              \
     void name##_ P_ALL                                                           \
     {                                                                            \
-        rm_coll_neighbors(MPI_Comm_f2c(*comm), *scount, NULL, MPI_Type_f2c(*stype), NULL); \
         FORWARD(pname, sbuf, scount, stype, rbuf, rcount, rtype, comm, ierr);    \
+        if (!ierr || *ierr == MPI_SUCCESS)                                       \
+            rm_coll_neighbors(MPI_Comm_f2c(*comm), *scount,                      \
+                              NULL, MPI_Type_f2c(*stype), NULL);                 \
     }                                                                            \
     RECORDED(name, NAME, P_ALL, A_ALL)
 #define INEIGHBOR(name, NAME, pname)                                             \
     void name##_ P_IALL                                                          \
     {                                                                            \
-        rm_coll_neighbors(MPI_Comm_f2c(*comm), *scount, NULL, MPI_Type_f2c(*stype), NULL); \
         FORWARD(pname, sbuf, scount, stype, rbuf, rcount, rtype, comm, req, ierr); \
+        if (!ierr || *ierr == MPI_SUCCESS)                                       \
+            rm_coll_neighbors(MPI_Comm_f2c(*comm), *scount,                      \
+                              NULL, MPI_Type_f2c(*stype), NULL);                 \
     }                                                                            \
     RECORDED(name, NAME, P_IALL, A_IALL)
 NEIGHBOR(mpi_neighbor_allgather, MPI_NEIGHBOR_ALLGATHER, "pmpi_neighbor_allgather_")
@@ -670,32 +705,36 @@ static void f_allgatherv(F *comm, const F *rcounts, F *rtype)
 
 void mpi_allgatherv_ P_ALLGATHERV
 {
-    f_allgatherv(comm, rcounts, rtype);
     FORWARD("pmpi_allgatherv_", sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm, ierr);
+    if (ierr && *ierr != MPI_SUCCESS) return;
+    f_allgatherv(comm, rcounts, rtype);
 }
 RECORDED(mpi_allgatherv, MPI_ALLGATHERV, P_ALLGATHERV, A_ALLGATHERV)
 
 void mpi_iallgatherv_ P_IALLGATHERV
 {
-    f_allgatherv(comm, rcounts, rtype);
     FORWARD("pmpi_iallgatherv_", sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm, req,
             ierr);
+    if (ierr && *ierr != MPI_SUCCESS) return;
+    f_allgatherv(comm, rcounts, rtype);
 }
 RECORDED(mpi_iallgatherv, MPI_IALLGATHERV, P_IALLGATHERV, A_IALLGATHERV)
 
 void mpi_neighbor_allgatherv_ P_ALLGATHERV
 {
-    rm_coll_neighbors(MPI_Comm_f2c(*comm), *scount, NULL, MPI_Type_f2c(*stype), NULL);
     FORWARD("pmpi_neighbor_allgatherv_", sbuf, scount, stype, rbuf, rcounts, displs, rtype,
             comm, ierr);
+    if (ierr && *ierr != MPI_SUCCESS) return;
+    rm_coll_neighbors(MPI_Comm_f2c(*comm), *scount, NULL, MPI_Type_f2c(*stype), NULL);
 }
 RECORDED(mpi_neighbor_allgatherv, MPI_NEIGHBOR_ALLGATHERV, P_ALLGATHERV, A_ALLGATHERV)
 
 void mpi_ineighbor_allgatherv_ P_IALLGATHERV
 {
-    rm_coll_neighbors(MPI_Comm_f2c(*comm), *scount, NULL, MPI_Type_f2c(*stype), NULL);
     FORWARD("pmpi_ineighbor_allgatherv_", sbuf, scount, stype, rbuf, rcounts, displs, rtype,
             comm, req, ierr);
+    if (ierr && *ierr != MPI_SUCCESS) return;
+    rm_coll_neighbors(MPI_Comm_f2c(*comm), *scount, NULL, MPI_Type_f2c(*stype), NULL);
 }
 RECORDED(mpi_ineighbor_allgatherv, MPI_INEIGHBOR_ALLGATHERV, P_IALLGATHERV, A_IALLGATHERV)
 
@@ -705,10 +744,11 @@ RECORDED(mpi_ineighbor_allgatherv, MPI_INEIGHBOR_ALLGATHERV, P_IALLGATHERV, A_IA
                       ierr)
 void mpi_ialltoallv_ P_IALLTOALLV
 {
-    int in = is_in_place(sbuf);
-    if (rm_recording()) f_personal(comm, in ? rcounts : scounts, in ? rtype : stype);
     FORWARD("pmpi_ialltoallv_", sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype,
             comm, req, ierr);
+    if (ierr && *ierr != MPI_SUCCESS) return;
+    int in = is_in_place(sbuf);
+    if (rm_recording()) f_personal(comm, in ? rcounts : scounts, in ? rtype : stype);
 }
 RECORDED(mpi_ialltoallv, MPI_IALLTOALLV, P_IALLTOALLV, A_IALLTOALLV)
 

@@ -120,6 +120,7 @@ typedef struct {
     int identity;        /* ranks are MPI_COMM_WORLD ranks */
     int inter;           /* intercommunicator: peers are in the remote group */
     MPI_Group group;     /* the peers' group */
+    int size;            /* its size: a peer rank at or past it is no process */
     int *keys, *vals;    /* open addressing: rank -> world rank (key -1: empty) */
     size_t cap, used;
 } comm_info_t;
@@ -168,6 +169,7 @@ static comm_info_t *comm_info(MPI_Comm comm)
         PMPI_Comm_test_inter(comm, &ci->inter);
         if (ci->inter) PMPI_Comm_remote_group(comm, &ci->group);
         else PMPI_Comm_group(comm, &ci->group);
+        PMPI_Group_size(ci->group, &ci->size);
         int cmp = MPI_UNEQUAL;
         PMPI_Group_compare(ci->group, world_group, &cmp);
         ci->identity = cmp == MPI_IDENT;
@@ -183,6 +185,7 @@ static comm_info_t *comm_info(MPI_Comm comm)
 
 static int to_world(comm_info_t *ci, int rank)
 {
+    if (rank < 0 || rank >= ci->size) return -1;  /* not a process of the group */
     if (ci->identity) return rank;
     if (ci->used * 2 >= ci->cap) {
         size_t ncap = ci->cap ? 2 * ci->cap : 16;
@@ -754,7 +757,8 @@ void rm_record_finalize(void)
     for (size_t i = 0; i < tab_cap; i++)
         count += tab[i].dst >= 0 && (tab[i].bytes > 0 || tab[i].frac > 0);
     int64_t *mine = malloc((5 * (size_t)count + 1) * sizeof *mine);
-    int failed = rec_failed || !mine, any_failed = 0;
+    int failed = rec_failed || !mine, too_big = 0;
+    int why[2], any[2] = {0, 0};    /* out of memory; a pair past what can be counted */
     int k = 0;
     for (size_t i = 0; mine && i < tab_cap; i++) {
         if (tab[i].dst < 0 || (tab[i].bytes == 0 && tab[i].frac <= 0)) continue;
@@ -765,12 +769,12 @@ void rm_record_finalize(void)
         /* fixed point: the carried fraction goes along, rounded once in write_file; a pair
          * past 2^52 bytes in a phase cannot be carried so: the recording is refused, never
          * wrapped round */
-        if (tab[i].bytes >= (1ULL << (62 - FRAC_BITS))) failed = 1;
+        if (tab[i].bytes >= (1ULL << (62 - FRAC_BITS))) too_big = 1;
         r[3] = (int64_t)((tab[i].bytes << FRAC_BITS) & INT64_MAX) +
                (int64_t)(tab[i].frac * (1 << FRAC_BITS) + 0.5);
         r[4] = (int64_t)tab[i].msgs;
     }
-    if (failed) count = 0;
+    if (failed || too_big) count = 0;
     int *counts = NULL, *displs = NULL;
     int64_t *all = NULL;
     int64_t total = 0;
@@ -780,7 +784,9 @@ void rm_record_finalize(void)
     }
     int c5 = 5 * count;
     PMPI_Gather(&c5, 1, MPI_INT, counts, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    PMPI_Reduce(&failed, &any_failed, 1, MPI_INT, MPI_MAX, 0, MPI_COMM_WORLD);
+    why[0] = failed;
+    why[1] = too_big;
+    PMPI_Reduce(why, any, 2, MPI_INT, MPI_MAX, 0, MPI_COMM_WORLD);
     int root_ok = 1;
     if (me == 0) {
         root_ok = counts && displs;
@@ -807,7 +813,10 @@ void rm_record_finalize(void)
         if (col && rm_yes_no(col) < 0)
             rm_log("RANKMAP_RECORD_COLLECTIVES='%s' is not 0 or 1: collectives were recorded",
                    col);
-        if (!root_ok || any_failed)
+        if (any[1])
+            rm_log("recording to %s failed: a pair of processes exchanged 4 PiB or more in one "
+                   "phase, more than a recording counts; no file written", path);
+        else if (!root_ok || any[0])
             rm_log("recording to %s failed: out of memory; no file written", path);
         else if ((wrote = write_file(path, all, total / 5, n, mat)) < 0)
             rm_log("cannot write the recording %s", path);
