@@ -87,10 +87,11 @@ def run(args) -> int:
                            "Record the program built with mpicc under mpirun (it sends the "
                            "same bytes), then run its smpicc build in SimGrid with: rankmap "
                            "validate --pattern graph:FILE ... -- ./app.smpi")
-    fmt = args.format or ("mat" if args.output.endswith(".mat") else "csv")
-    if fmt == "mat" and not args.output.endswith(".mat"):
+    is_mat = args.output.lower().endswith(".mat")   # as graph: reads it (case-blind)
+    fmt = args.format or ("mat" if is_mat else "csv")
+    if fmt == "mat" and not is_mat:
         raise RankmapError(f"--format mat writes a .mat file, got -o {args.output!r}")
-    if fmt == "csv" and args.output.endswith(".mat"):
+    if fmt == "csv" and is_mat:
         raise RankmapError(f"-o {args.output!r}: a .mat file holds the dense matrix; use "
                            "--format mat or a .csv name")
     path = os.path.abspath(args.output)

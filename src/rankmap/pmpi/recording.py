@@ -86,7 +86,7 @@ def read_recording(path: str):
         :mod:`rankmap.patterns.graph_files`).
     """
     from ..patterns.graph_files import read_csv_graph, read_dense_matrix
-    if path.endswith(".mat"):
+    if path.lower().endswith(".mat"):
         src, dst, nb, _, n = read_dense_matrix(path)
         return src, dst, nb, None, ["all"] * len(src), n
     src, dst, nb, phases, n = read_csv_graph(path)
@@ -127,7 +127,7 @@ def _declared_ranks(path: str) -> int:
     its number of rows (``.mat``); 0 when it says nothing."""
     with open(path, encoding="utf-8") as fh:
         lines = [line.strip() for line in fh if line.strip()]
-    if path.endswith(".mat"):
+    if path.lower().endswith(".mat"):
         return len(lines)
     for line in lines:
         words = line.lstrip("#").split()
@@ -169,4 +169,4 @@ def summarize_recording(path: str, top: int = 5) -> RecordSummary:
     heavy = [(int(uniq[i] // n), int(uniq[i] % n), float(pair_bytes[i])) for i in order]
     return RecordSummary(n, per_phase, float(nb.sum()),
                          int(msgs.sum()) if msgs is not None else None, heavy,
-                         None if path.endswith(".mat") else _recorded_phases(path))
+                         None if path.lower().endswith(".mat") else _recorded_phases(path))
