@@ -67,6 +67,12 @@ def test_sigterm_removes_the_temporary_file(tmp_path):
         assert os.listdir(tmp_path) == []
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def test_write_atomic_without_o_tmpfile(tmp_path, monkeypatch):
     """The fallback keeps every promise: no clobbering without force, only regular files
     replaced, nothing left behind."""
@@ -82,7 +88,46 @@ def test_write_atomic_without_o_tmpfile(tmp_path, monkeypatch):
         assert "--force" in str(exc)
     atomic.write_atomic(out, b"three", force=True)
     assert open(out).read() == "three" and os.listdir(tmp_path) == ["o.txt"]
-    assert oct(os.stat(out).st_mode & 0o777) == "0o644"
+    assert oct(os.stat(out).st_mode & 0o777) == oct(0o666 & ~_umask())
+
+
+def test_outputs_are_written_through_links_with_the_umask_or_their_own_mode(tmp_path):
+    """An output that is a symbolic link is written through it, as a shell's ``>`` does: the
+    link stays and its target gets the data (refused without --force when the target exists;
+    a link to a missing file in a missing folder is refused before any work, where ``record``
+    found it only after the program's run). A new file gets the umask's permissions, a
+    replaced one keeps its own (a --force made private files world-readable)."""
+    from rankmap.errors import RankmapError
+    from rankmap.io import atomic
+    target = tmp_path / "target.map"
+    target.write_text("keep")
+    link = tmp_path / "link.map"
+    os.symlink(target, link)
+    try:
+        atomic.write_atomic(str(link), "new")
+        raise AssertionError("replaced through a link without force")
+    except RankmapError as exc:
+        assert "link.map" in str(exc) and "--force" in str(exc)
+    os.chmod(target, 0o640)
+    atomic.write_atomic(str(link), "new", force=True)
+    assert link.is_symlink() and target.read_text() == "new"
+    assert oct(os.stat(target).st_mode & 0o777) == "0o640"
+    dangling = tmp_path / "dangling.csv"
+    os.symlink(tmp_path / "nowhere" / "t.csv", dangling)
+    try:
+        atomic.check_writable(str(dangling), True)
+        raise AssertionError("a link into a missing folder was taken")
+    except RankmapError as exc:
+        assert "nowhere" in str(exc) and "does not exist" in str(exc)
+    os.symlink(tmp_path / "later.csv", tmp_path / "ahead.csv")
+    old = os.umask(0o077)
+    try:
+        atomic.write_atomic(str(tmp_path / "ahead.csv"), "x")
+        atomic.write_atomic(str(tmp_path / "private.csv"), "y")
+    finally:
+        os.umask(old)
+    assert (tmp_path / "later.csv").read_text() == "x" and (tmp_path / "ahead.csv").is_symlink()
+    assert oct(os.stat(tmp_path / "private.csv").st_mode & 0o777) == "0o600"
 
 
 def test_interrupt_is_one_line():
@@ -133,6 +178,26 @@ def test_outputs_refused_before_any_work(tmp_path):
     res = run_cli(["map", "-m", "torus:4x4", "-p", "stencil:4x4", "--mapping", "XYT",
                    "--emit", "slurm", "-o", str(tmp_path / "newdir") + "/"])
     assert res.code == 2 and "newdir/" in res.err and ".rankmap-" not in res.err
+
+
+def test_an_output_is_never_an_input(tmp_path):
+    """``-o`` naming a file the command reads is refused before any work, --force or not:
+    the pattern file behind ``graph:``, a counters file, a mapfile."""
+    graph = tmp_path / "g.csv"
+    graph.write_text("0,1,100\n1,0,100\n")
+    res = run_cli(["map", "-m", "torus:2", "-p", f"graph:{graph}", "--mapping", "inorder",
+                   "--emit", "hostfile", "-o", str(graph), "--force"])
+    assert res.code == 2 and "-o" in res.err and "--pattern" in res.err, res.err
+    assert graph.read_text() == "0,1,100\n1,0,100\n"
+    counters = tmp_path / "c.csv"
+    counters.write_text("src,dim,dir,dst,bytes\n0,0,1,1,5\n1,0,1,0,7\n")
+    res = run_cli(["counters", str(counters), "--plot", str(counters), "--force"])
+    assert res.code == 2 and "FILE.csv" in res.err and res.out == "", res.err
+    link = tmp_path / "via-link.csv"
+    os.symlink(graph, link)
+    res = run_cli(["evaluate", "-m", "torus:2", "-p", f"graph:{link}", "--mapping", "inorder",
+                   "--links-out", str(graph), "--force"])
+    assert res.code == 2 and "--links-out" in res.err, res.err
 
 
 def test_simgrid_platform_and_hostfile_name_the_same_hosts(tmp_path):

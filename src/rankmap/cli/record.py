@@ -11,7 +11,7 @@ import tempfile
 
 from ..errors import RankmapError
 from ..threads import child_environ
-from ..io.atomic import check_writable, move_into_place
+from ..io.atomic import check_writable, move_into_place, resolve_output
 from ..pmpi.build import library_path
 from ..pmpi.environment import mpicc_for_launcher
 from ..pmpi.environment import launcher_env_args
@@ -94,7 +94,7 @@ def run(args) -> int:
     if fmt == "csv" and is_mat:
         raise RankmapError(f"-o {args.output!r}: a .mat file holds the dense matrix; use "
                            "--format mat or a .csv name")
-    path = os.path.abspath(args.output)
+    path = resolve_output(os.path.abspath(args.output))   # a link: the file it leads to
     check_writable(path, args.force)
     lib = library_path(mpicc_for_launcher(launcher, args.mpicc))
     if not args.mpicc and not os.environ.get("RANKMAP_MPICC", "").strip() and \

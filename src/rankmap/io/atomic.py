@@ -10,7 +10,9 @@ file beside the target is written and renamed instead.
 An existing file is never overwritten unless ``force`` is set, so a typo cannot destroy a
 previous placement or report (without ``force`` the name is given by a ``link``, which fails if
 the target appeared meanwhile); even with ``force`` only a regular file is replaced (never a
-device such as ``/dev/null``, a folder or a socket). Named temporary files (the fallback, and
+device such as ``/dev/null``, a folder or a socket). An output that is a symbolic link is
+written through it, as a shell's ``>`` would: the file it leads to is written, the link kept.
+A new file gets the permissions the umask leaves of 0o666; a replaced one keeps its own. Named temporary files (the fallback, and
 the instant between the link and the rename of a forced write) are removed when the process
 gets SIGTERM, SIGHUP or Ctrl-C (:func:`install_signal_cleanup`).
 """
@@ -27,7 +29,7 @@ import tempfile
 from ..errors import RankmapError
 from ..validate import show
 
-__all__ = ["check_writable", "check_output_folder", "write_atomic", "move_into_place",
+__all__ = ["check_writable", "check_output_folder", "resolve_output", "write_atomic", "move_into_place",
            "install_signal_cleanup", "pending_temp_files", "mark_exiting"]
 
 #: temporary files being written by this process (removed on SIGTERM/SIGHUP).
@@ -89,6 +91,37 @@ def install_signal_cleanup() -> None:
             signal.signal(sig, _cleanup_and_exit)
 
 
+def resolve_output(path: str) -> str:
+    """The file an output path names: ``path`` itself, or for a symbolic link the file it
+    leads to (existing or not), which is written as a shell's ``>`` writes through a link.
+
+    Parameters
+    ----------
+    path : str
+        The output path as given.
+
+    Returns
+    -------
+    str
+        The path that is written.
+    """
+    return os.path.realpath(path) if os.path.islink(path) else path
+
+
+def _file_mode(path: str) -> int:
+    """Permission bits for the output ``path``: an existing regular file's own (a ``--force``
+    keeps who may read it), else what the process's umask leaves of 0o666."""
+    try:
+        st = os.stat(path)
+        if stat.S_ISREG(st.st_mode):
+            return stat.S_IMODE(st.st_mode)
+    except OSError:
+        pass
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
 def check_writable(path: str, force: bool) -> None:
     """Raise if ``path`` exists (and not ``force``), is not a regular file, or its folder does
     not exist.
@@ -102,27 +135,28 @@ def check_writable(path: str, force: bool) -> None:
     """
     if not isinstance(path, str) or not path or "\0" in path:
         raise RankmapError(f"bad output path {show(path)}")
+    given, path = path, resolve_output(path)
     if os.path.isdir(path):
-        raise RankmapError(f"output {show(path)} is a directory; give a file name")
+        raise RankmapError(f"output {show(given)} is a directory; give a file name")
     if path.endswith(os.sep):
-        raise RankmapError(f"output {show(path)} names a folder; give a file name")
+        raise RankmapError(f"output {show(given)} names a folder; give a file name")
     try:
         st = os.stat(path)
     except FileNotFoundError:
         st = None
     except OSError as exc:
-        raise RankmapError(f"output {show(path)}: {exc.strerror}") from None
+        raise RankmapError(f"output {show(given)}: {exc.strerror}") from None
     if st is not None:
         if not stat.S_ISREG(st.st_mode):
-            raise RankmapError(f"output {show(path)} exists and is not a regular file; "
+            raise RankmapError(f"output {show(given)} exists and is not a regular file; "
                                "rankmap only replaces regular files")
         if not force:
-            raise RankmapError(f"output {show(path)} exists; use --force to overwrite it")
+            raise RankmapError(f"output {show(given)} exists; use --force to overwrite it")
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
-        raise RankmapError(f"folder {show(folder)} for output {show(path)} does not exist")
+        raise RankmapError(f"folder {show(folder)} for output {show(given)} does not exist")
     if not os.access(folder, os.W_OK):
-        raise RankmapError(f"cannot write output {show(path)}: folder {show(folder)} is not "
+        raise RankmapError(f"cannot write output {show(given)}: folder {show(folder)} is not "
                            "writable")
 
 
@@ -243,21 +277,23 @@ def write_atomic(path: str, data: str | bytes, force: bool = False) -> str:
         # force="no" is a true string: it replaced the file it was meant to keep
         raise RankmapError(f"write_atomic: force={force!r} is not True or False")
     check_writable(path, force)
+    path = resolve_output(path)
     folder = os.path.dirname(os.path.abspath(path))
     blob = data if isinstance(data, bytes) else data.encode("utf-8")
+    mode = _file_mode(path)
     try:
         fd = _open_unnamed(folder)
     except OSError as exc:
         raise RankmapError(f"cannot write output {show(path)}: {exc.strerror}") from None
     if fd is None:
-        return _write_named(path, folder, blob, force)
+        return _write_named(path, folder, blob, force, mode)
     try:
         _write_all(fd, blob)
-        os.fchmod(fd, 0o644)
+        os.fchmod(fd, mode)
         _name_unnamed(fd, folder, path, force)
     except OSError as exc:
         if exc.errno in (errno.EXDEV, errno.EPERM, errno.EOPNOTSUPP, errno.ENOENT):
-            return _write_named(path, folder, blob, force)   # this system refuses the link
+            return _write_named(path, folder, blob, force, mode)   # no link here
         raise RankmapError(f"cannot write output {show(path)}: {exc.strerror or exc}") \
             from None
     finally:
@@ -265,7 +301,7 @@ def write_atomic(path: str, data: str | bytes, force: bool = False) -> str:
     return path
 
 
-def _write_named(path: str, folder: str, blob: bytes, force: bool) -> str:
+def _write_named(path: str, folder: str, blob: bytes, force: bool, mode: int) -> str:
     """The fallback of :func:`write_atomic`: a named temporary file beside the target."""
     try:
         fd, tmp = tempfile.mkstemp(prefix=".rankmap-", dir=folder)
@@ -277,7 +313,7 @@ def _write_named(path: str, folder: str, blob: bytes, force: bool) -> str:
             _write_all(fd, blob)
         finally:
             os.close(fd)
-        os.chmod(tmp, 0o644)
+        os.chmod(tmp, mode)
         move_into_place(tmp, path, force)
     except BaseException as exc:
         if os.path.lexists(tmp):
@@ -319,8 +355,9 @@ def move_into_place(tmp: str, path: str, force: bool) -> str:
     OSError
         The filesystem refused the rename.
     """
+    check_writable(path, force)
+    path = resolve_output(path)
     if force:
-        check_writable(path, force)
         os.replace(tmp, path)
         return path
     try:
