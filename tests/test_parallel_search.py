@@ -283,21 +283,24 @@ def test_launch_search_procs_runs_the_search_with_the_launcher(tmp_path):
                LAUNCH_LOG=str(tmp_path / "log"))
     base = [sys.executable, "-c", "import sys; from rankmap.cli import main; sys.exit(main())",
             "launch", "--hostfile", "hf", "-m", "torus:3:cores=2", "-p", "stencil:3x2"]
-    proc = subprocess.run(base + ["--search-procs", "3", "-o", "rf", "--", "mpirun", "-n",
-                                  "6", "./app"], cwd=tmp_path, env=env, capture_output=True,
-                          text=True, timeout=300)
+    (tmp_path / "rf.hosts").write_text("the user's own\n")   # never the search's hostfile
+    proc = subprocess.run(base + ["--search-procs", "3", "-o", "rf", "--force", "--", "mpirun",
+                                  "-n", "6", "./app"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines() == ["ARGS --rankfile rf -n 6 ./app"]
     # (mpirun --version: asked once a process which MPI a plain mpirun is)
     calls = [c for c in (tmp_path / "log").read_text().splitlines() if c != "CALL --version"]
     assert len(calls) == 2 and calls[1] == "CALL --rankfile rf -n 6 ./app"
     assert calls[0].startswith("CALL -n 3 ") and " launch --dry-run --force " in calls[0]
+    assert "/.rankmap-search-" in calls[0] and "rf.hosts" not in calls[0]
     assert "--nodes 0,1,2" in calls[0] and calls[0].endswith("-- mpirun -n 6 ./app")
     ref = subprocess.run(base + ["-o", "ref", "--dry-run", "--", "mpirun", "-n", "6", "./app"],
                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
     assert ref.returncode == 0, ref.stderr
     assert (tmp_path / "rf").read_text() == (tmp_path / "ref").read_text()
-    assert not (tmp_path / "rf.hosts").exists()
+    assert (tmp_path / "rf.hosts").read_text() == "the user's own\n"
+    assert not [p for p in os.listdir(tmp_path) if p.startswith(".rankmap")]
     # a failing search is one line naming the search and the reason
     bad = subprocess.run(base + ["--search-procs", "2", "--mapping", "rubik: app tile 5", "-o",
                                  "rf2", "--", "mpirun", "-n", "6", "./app"], cwd=tmp_path,

@@ -320,6 +320,11 @@ SINGLE_PROCESS_COMMANDS = ("study", "counters", "links", "nodes", "demo", "simgr
 OUTPUT_OPTIONS = {"output": "-o", "report": "--report", "plot_dir": "--plot-dir",
                   "plot": "--plot", "scatter": "--scatter", "links_out": "--links-out",
                   "out": "--out", "json": "--json"}
+#: options naming files to read (or specs that may name one: ``graph:FILE``, ``site.toml``,
+#: ``fattree:topology=FILE``), by their argparse destination
+INPUT_OPTIONS = {"pattern": "--pattern", "machine": "--machine", "nodes": "--nodes",
+                 "mapfile": "--mapfile", "hostfile": "--hostfile", "times": "--times",
+                 "file": "FILE.csv", "files": "FILE.csv", "request": "REQUEST"}
 #: inputs for which an empty value would silently mean "not given", or name no file
 NONEMPTY_INPUTS = {"times": "--times", "labels": "--labels", "names": "--names",
                    "file": "FILE.csv", "files": "FILE.csv", "mapfile": "--mapfile",
@@ -348,6 +353,7 @@ def _check_output_names(args) -> None:
                 raise RankmapError(f"{flag} -: rankmap writes a file, not standard output: "
                                    "give a file name")
             given.append((flag, value))
+    _check_outputs_are_not_inputs(args, given)
     seen: dict[str, tuple[str, str]] = {}
     for flag, value in given:
         key = os.path.realpath(value)
@@ -357,6 +363,32 @@ def _check_output_names(args) -> None:
                     f"({first_value!r} and {value!r}) name the same file")
             raise RankmapError(f"{first} and {flag} {same}: give each output its own file")
         seen[key] = (flag, value)
+
+
+def _named_files(spec: str) -> list[str]:
+    """The existing files a spec may name: itself, what follows its kind (``graph:FILE``) and
+    every ``key=FILE`` value."""
+    pieces = [spec, *spec.split(":")[1:]]
+    pieces += [p.split("=", 1)[1] for p in spec.split(":") if "=" in p]
+    return [p for p in pieces if p and os.path.isfile(p)]
+
+
+def _check_outputs_are_not_inputs(args, outputs) -> None:
+    """No output may be a file the command reads: ``-o g.csv --force`` with ``--pattern
+    graph:g.csv`` replaced the pattern with the placement, and a search's hostfile once took
+    the name of the user's."""
+    read = {}
+    for dest, flag in INPUT_OPTIONS.items():
+        value = getattr(args, dest, None)
+        for item in value if isinstance(value, list) else [value]:
+            if isinstance(item, str):
+                for path in _named_files(item):
+                    read.setdefault(os.path.realpath(path), (flag, item))
+    for flag, value in outputs:
+        hit = read.get(os.path.realpath(value))
+        if hit:
+            raise RankmapError(f"{flag} {value!r} is a file this command reads ({hit[0]} "
+                               f"{hit[1]!r}): give the output its own file")
 
 
 #: (command, option it does not have) -> the option that does the job there

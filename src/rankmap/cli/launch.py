@@ -464,10 +464,18 @@ def run_search_job(args, spec, argv, fmt, job, allocation, path) -> str:
 
     from ..selection import is_auto
 
-    hostfile = path + ".hosts"
-    check_writable(hostfile, args.force)
-    write_atomic(hostfile, "".join(f"{h} slots={n}\n" for h, n in zip(job.hosts, job.slots)),
-                 force=args.force)
+    import tempfile
+
+    # the search job's hostfile, in a folder of its own beside the output (a name of the
+    # user's, such as FILE.hosts, was replaced by it, then removed)
+    try:
+        folder = tempfile.mkdtemp(prefix=".rankmap-search-",
+                                  dir=os.path.dirname(os.path.abspath(path)))
+    except OSError as exc:
+        raise RankmapError(f"cannot write the search's hostfile beside {path!r}: "
+                           f"{exc.strerror}") from None
+    hostfile = os.path.join(folder, "hosts")
+    write_atomic(hostfile, "".join(f"{h} slots={n}\n" for h, n in zip(job.hosts, job.slots)))
     cmd = search_command(args, spec, argv, fmt, hostfile, allocation, path)
     print(f"rankmap launch: searching with {args.search_procs} processes: "
           f"{shlex.join(cmd)}", file=sys.stderr)
@@ -478,10 +486,7 @@ def run_search_job(args, spec, argv, fmt, job, allocation, path) -> str:
         proc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                               text=True, env=child_environ())
     finally:
-        try:
-            os.unlink(hostfile)
-        except OSError:
-            pass
+        shutil.rmtree(folder, ignore_errors=True)
     if proc.returncode != 0:
         why = failure_line(proc.stderr)
         raise RankmapError(f"the placement search ({cmd[0]} -n {args.search_procs}) failed "
