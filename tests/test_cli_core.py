@@ -144,16 +144,28 @@ def test_bad_input_is_one_line_exit_2(capsys, args, needle):
 
 def test_demo_writes_plot_and_json(capsys, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "rankmap-demo").mkdir()
-    # an earlier demo's JSON (its machine and pattern): replaced by the demo
-    (tmp_path / "rankmap-demo" / "compare.json").write_text(
-        '{"machine": {"spec": "bgp:4096"}, "pattern": {"spec": "stencil:128x128:box"}}')
     code, out, _ = run(capsys, "demo")
     assert code == 0
     assert "best: TZYX" in out and "TXYZ" in out
     assert (tmp_path / "rankmap-demo" / "cdf-halo.png").stat().st_size > 10000
     doc = json.load(open(tmp_path / "rankmap-demo" / "compare.json"))
     assert len(doc["candidates"]) == 26 and doc["best"] == "TZYX"
+    # a second demo replaces these files, and only while they are what it wrote: a file the
+    # user changed since (the plot was replaced without a word) is kept, and named
+    from rankmap.cli.demo import _check_own_outputs
+    from rankmap.errors import RankmapError
+    _check_own_outputs(False)
+    for name in ("cdf-halo.png", "compare.json"):
+        path = tmp_path / "rankmap-demo" / name
+        before = path.read_bytes()
+        path.write_bytes(before + b" ")
+        try:
+            _check_own_outputs(False)
+            raise AssertionError(f"a changed {name} would be replaced")
+        except RankmapError as exc:
+            assert f"rankmap-demo/{name} exists" in str(exc)
+        _check_own_outputs(True)
+        path.write_bytes(before)
 
 
 def test_bgp_mapfile_needs_a_torus(capsys, tmp_path):
@@ -351,7 +363,10 @@ def test_the_demo_keeps_files_an_earlier_demo_did_not_write(tmp_path, monkeypatc
     mine = tmp_path / "rankmap-demo" / "compare.json"
     mine.write_text("my precious\n")
     assert main(["demo"]) == 2
-    assert "compare.json exists and is not an earlier demo's" in capsys.readouterr().err
+    assert "compare.json exists and is not what an earlier demo wrote" in \
+        capsys.readouterr().err
     assert mine.read_text() == "my precious\n"
-    mine.write_text('{"machine": {"spec": "torus:4x4"}, "pattern": {"spec": "stencil:4x4"}}')
-    assert main(["demo"]) == 2            # rankmap's JSON, but not the demo's
+    # a JSON of the demo's machine and pattern is still not the demo's own file
+    mine.write_text('{"machine": {"spec": "bgp:4096"}, "pattern": {"spec": '
+                    '"stencil:128x128:box"}}')
+    assert main(["demo"]) == 2

@@ -16,7 +16,7 @@ from ..errors import RankmapError
 from ..io.atomic import write_atomic
 from .common import progress_bar
 
-__all__ = ["DEMO_MACHINE", "DEMO_PATTERN", "DEMO_DIR", "DEMO_FILES", "DESCRIPTION",
+__all__ = ["DEMO_MACHINE", "DEMO_PATTERN", "DEMO_DIR", "DEMO_FILES", "MANIFEST", "DESCRIPTION",
            "add_parser", "run"]
 
 DEMO_MACHINE = "bgp:4096"
@@ -52,26 +52,50 @@ def add_parser(sub) -> None:
 DEMO_FILES = ("cdf-halo.png", "compare.json")
 
 
-def _check_own_outputs(force: bool) -> None:
-    """The demo replaces its own earlier outputs only: a compare.json that is not the demo's
-    (another machine or pattern, or no rankmap JSON at all) marks the folder as someone
-    else's, and its files are kept unless ``--force``."""
-    import json
+#: the fingerprints of the files the last demo wrote (``sha256  name`` lines), in DEMO_DIR
+MANIFEST = ".rankmap-demo.sha256"
 
+
+def _digest(path: str) -> str:
+    import hashlib
+
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _check_own_outputs(force: bool) -> None:
+    """The demo replaces its own earlier outputs only: each file it would write that exists
+    must be, byte for byte, what the last demo wrote (its fingerprint in :data:`MANIFEST`);
+    a file the user wrote or changed since is kept unless ``force``, and named."""
     present = [n for n in DEMO_FILES if os.path.lexists(os.path.join(DEMO_DIR, n))]
     if not present or force:
         return
-    own = False
+    known = {}
     try:
-        with open(os.path.join(DEMO_DIR, "compare.json"), encoding="utf-8") as fh:
-            doc = json.loads(fh.read(1 << 22))
-        own = (doc.get("machine", {}).get("spec") == DEMO_MACHINE
-               and doc.get("pattern", {}).get("spec") == DEMO_PATTERN)
-    except (OSError, ValueError, AttributeError):
-        own = False
-    if not own:
-        raise RankmapError(f"{DEMO_DIR}/{present[0]} exists and is not an earlier demo's: "
-                           "use --force to replace it, or run the demo elsewhere")
+        with open(os.path.join(DEMO_DIR, MANIFEST), encoding="utf-8") as fh:
+            for line in fh.read(1 << 16).splitlines():
+                digest, _, name = line.partition("  ")
+                known[name] = digest
+    except (OSError, ValueError):
+        known = {}
+    for name in present:
+        path = os.path.join(DEMO_DIR, name)
+        try:
+            own = os.path.isfile(path) and known.get(name) == _digest(path)
+        except OSError:
+            own = False
+        if not own:
+            raise RankmapError(f"{path} exists and is not what an earlier demo wrote: use "
+                               "--force to replace it, or run the demo elsewhere")
+
+
+def _write_manifest(paths: list[str]) -> None:
+    """Record the fingerprints of the files the demo just wrote (:data:`MANIFEST`)."""
+    lines = "".join(f"{_digest(p)}  {os.path.basename(p)}\n" for p in paths)
+    write_atomic(os.path.join(DEMO_DIR, MANIFEST), lines, force=True)
 
 
 def run(args) -> int:
@@ -125,6 +149,7 @@ def run(args) -> int:
     from ..defaults import DEFAULT_PLATEAU_Y
     write_atomic(json_path, render.to_json(comp, {"plateau_y": DEFAULT_PLATEAU_Y, "seed": 0})
                  + "\n", force=True)
+    _write_manifest(paths + [json_path])
     for path in paths + [json_path]:
         con.print(f"wrote {path}")
     return 0
