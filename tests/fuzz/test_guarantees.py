@@ -175,6 +175,12 @@ def test_outputs_refused_before_any_work(tmp_path):
         res = run_cli([*cmd, "--plot", str(existing)])
         assert res.code == 2 and res.out == "" and "exists" in res.err, res.err
     assert existing.read_text() == "keep"
+    # a folder that takes no file or folder though os.access says yes to root (/proc)
+    res = run_cli(["compare", "-m", "torus:4x4", "-p", "stencil:4x4", "--plot-dir",
+                   "/proc/rankmap-nope"])
+    assert res.code == 2 and res.out == "" and "--plot-dir" in res.err, res.err
+    res = run_cli(["counters", str(counters), "--plot", "/proc/rankmap-x.png"])
+    assert res.code == 2 and res.out == "" and "/proc" in res.err, res.err
     res = run_cli(["map", "-m", "torus:4x4", "-p", "stencil:4x4", "--mapping", "XYT",
                    "--emit", "slurm", "-o", str(tmp_path / "newdir") + "/"])
     assert res.code == 2 and "newdir/" in res.err and ".rankmap-" not in res.err

@@ -158,6 +158,30 @@ def check_writable(path: str, force: bool) -> None:
     if not os.access(folder, os.W_OK):
         raise RankmapError(f"cannot write output {show(given)}: folder {show(folder)} is not "
                            "writable")
+    why = _refuses_files(folder)
+    if why:
+        raise RankmapError(f"cannot write output {show(given)}: folder {show(folder)} takes "
+                           f"no new file ({why})")
+
+
+def _refuses_files(folder: str) -> str | None:
+    """Why ``folder`` takes no new file, found by making one that leaves no trace (an unnamed
+    one, else a named one removed at once), or None. ``os.access`` says yes to root in
+    ``/proc`` or on a filesystem that refuses files: the work was done, then the write failed."""
+    try:
+        fd = _open_unnamed(folder)
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    if fd is not None:
+        os.close(fd)
+        return None
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".rankmap-", dir=folder)
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    os.close(fd)
+    os.unlink(tmp)
+    return None
 
 
 def check_output_folder(path: str, flag: str) -> None:
@@ -175,8 +199,10 @@ def check_output_folder(path: str, flag: str) -> None:
     if os.path.exists(path):
         if not os.path.isdir(path):
             raise RankmapError(f"{flag} {show(path)} is a file, not a folder")
-        if not os.access(path, os.W_OK | os.X_OK):
-            raise RankmapError(f"{flag} {show(path)}: the folder is not writable")
+        why = (None if os.access(path, os.W_OK | os.X_OK) else "not writable") or \
+            _refuses_files(path)
+        if why:
+            raise RankmapError(f"{flag} {show(path)}: the folder takes no new file ({why})")
         return
     parent = os.path.dirname(os.path.abspath(path))
     if os.path.exists(parent) and not os.path.isdir(parent):
@@ -186,6 +212,14 @@ def check_output_folder(path: str, flag: str) -> None:
         raise RankmapError(f"folder {show(parent)} for {flag} {show(path)} does not exist")
     if not os.access(parent, os.W_OK | os.X_OK):
         raise RankmapError(f"{flag} {show(path)}: cannot make a folder in {show(parent)}")
+    try:   # made and removed: os.access says yes to root where no folder can be made
+        os.mkdir(path)
+        os.rmdir(path)
+    except FileExistsError:
+        pass   # made meanwhile by someone else: it is checked again when used
+    except OSError as exc:
+        raise RankmapError(f"{flag} {show(path)}: cannot make a folder in {show(parent)} "
+                           f"({exc.strerror or exc})") from None
 
 
 def _open_unnamed(folder: str) -> int | None:
