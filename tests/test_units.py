@@ -84,3 +84,39 @@ def test_a_bad_bandwidth_is_echoed_as_written():
     for bad in ("-1GB/s", "1e400GB/s"):
         with pytest.raises(RankmapError, match=f"bad bandwidth '{re.escape(bad)}'"):
             parse_bandwidth(bad)
+
+
+@pytest.mark.parametrize("parse, text", [(parse_time, "1e-400s"), (parse_time, "1e-400"),
+                                         (parse_time, "1e-310ms"), (parse_size, "1e-400KB"),
+                                         (parse_bandwidth, "1e-400GB/s")])
+def test_a_value_too_small_for_a_float_is_refused_not_read_as_zero(parse, text):
+    """1e-400s was read as a latency of 0 without a word (bandwidths and --y refused it)."""
+    with pytest.raises(RankmapError):
+        parse(text)
+    assert parse_time("0s") == 0.0 and parse_time("1e-300s") == 1e-300
+
+
+def test_a_byte_count_against_a_limit_keeps_every_digit():
+    """'1.13e+15 bytes, more than 1.13e+15' hid by how much the 1 PiB cap was passed."""
+    from rankmap.units import exact_bytes
+    assert exact_bytes(2 ** 50 + 1) == "1,125,899,906,842,625"
+    assert exact_bytes(2.5) == "2.500" and exact_bytes(1e300) == "1e+300"
+    assert "1,125,899,906,842,625 bytes together, more than 1,125,899,906,842,624" in \
+        _error(["compare", "-m", "torus:4", "-p", "graph:G", "--mappings", "inorder"],
+               "src,dst,bytes\n0,1,1PiB\n0,1,1\n")
+
+
+def _error(argv, graph_text):
+    import os
+    import subprocess
+    import sys
+    import tempfile
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "g.csv")
+        with open(path, "w") as fh:
+            fh.write(graph_text)
+        argv = [a.replace("graph:G", f"graph:{path}") for a in argv]
+        proc = subprocess.run([sys.executable, "-c", "import sys; from rankmap.cli import main; "
+                               "sys.exit(main())", *argv], capture_output=True, text=True)
+    assert proc.returncode == 2
+    return proc.stderr

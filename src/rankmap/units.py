@@ -14,11 +14,13 @@ from __future__ import annotations
 import decimal
 import math
 import re
+import sys
 
 from .errors import RankmapError
 from .validate import show
 
-__all__ = ["parse_size", "parse_bandwidth", "parse_time", "format_bytes", "format_seconds",
+__all__ = ["parse_size", "parse_bandwidth", "parse_time", "format_bytes", "exact_bytes",
+           "format_seconds",
            "MAX_SIZE",
            "BANDWIDTH_RANGE", "MAX_TIME"]
 
@@ -83,10 +85,15 @@ def _number(text, units: dict, what: str, hint: str, shown=None) -> tuple[float,
         return value, unit
     # the decimal text times the unit, rounded once: 5us is the float nearest 5e-6 (5 * 1e-6
     # is 4.9999999999999996e-06)
-    value = float(_exact(str(text), units[unit.lower()]))
+    exact = _exact(str(text), units[unit.lower()])
+    value = float(exact)
     if not math.isfinite(value):
         raise RankmapError(f"bad {what} {show(text if shown is None else shown)}: not a finite "
                            "number")
+    if exact != 0 and abs(value) < sys.float_info.min:
+        # 1e-400s read as 0 (or a subnormal that keeps few digits): never quietly rounded
+        raise RankmapError(f"bad {what} {show(text if shown is None else shown)}: too small "
+                           "to tell from 0")
     return value, unit
 
 
@@ -195,6 +202,25 @@ def parse_time(text: str | float, what: str = "time", allow_zero: bool = True) -
     if value > MAX_TIME:
         raise RankmapError(f"bad {what} {show(text)}: at most 3600s")
     return value
+
+
+def exact_bytes(n: float) -> str:
+    """A byte count with every digit (``1,125,899,906,842,625``), for messages that compare
+    it with a limit: rounded to 3 digits, a value just past the limit read as the limit.
+
+    Parameters
+    ----------
+    n : float
+        Bytes.
+
+    Returns
+    -------
+    str
+    """
+    n = float(n)
+    if not math.isfinite(n) or abs(n) >= 1e21:
+        return f"{n:.6g}"
+    return f"{int(n):,}" if n.is_integer() else f"{n:,.3f}"
 
 
 def format_bytes(n: float) -> str:

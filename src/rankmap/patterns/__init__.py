@@ -536,15 +536,16 @@ def repeated(pattern: Pattern, times: int) -> Pattern:
     RankmapError
         When a flow would carry more than :data:`rankmap.units.MAX_SIZE` bytes.
     """
-    from ..units import MAX_SIZE
+    from ..units import MAX_SIZE, exact_bytes
 
     times = as_int(times, "repetitions (times=)", minimum=1)
     if times == 1:
         return pattern
     top = max((float(ph.bytes.max()) for ph in pattern.phases if ph.n_flows), default=0.0)
     if top * times > MAX_SIZE:
-        raise RankmapError(f"bad times={times} in {show(pattern.spec)}: a flow of {top:.0f} bytes "
-                           f"would carry {top * times:.3g} bytes, more than {MAX_SIZE:.3g}")
+        raise RankmapError(f"bad times={times} in {show(pattern.spec)}: a flow of "
+                           f"{exact_bytes(top)} bytes would carry {exact_bytes(top * times)} "
+                           f"bytes, more than {MAX_SIZE:,} (1 PiB)")
     phases = [Phase(ph.name, ph.src, ph.dst, ph.bytes * times) for ph in pattern.phases]
     return dataclasses.replace(pattern, phases=phases, params={**pattern.params, "times": times})
 
@@ -613,13 +614,14 @@ def check_flow_sizes(pattern: Pattern) -> None:
     RankmapError
         Naming the pattern, the phase and the flow's bytes.
     """
-    from ..units import MAX_SIZE
+    from ..units import MAX_SIZE, exact_bytes
 
     for ph in pattern.phases:
         if ph.n_flows and float(ph.bytes.max()) > MAX_SIZE:
             raise RankmapError(f"bad pattern {show(pattern.spec)}: a flow of phase "
-                               f"{show(ph.name, 40)} would carry {float(ph.bytes.max()):.3g} "
-                               f"bytes, more than {MAX_SIZE:.3g} (1 PiB)")
+                               f"{show(ph.name, 40)} would carry "
+                               f"{exact_bytes(ph.bytes.max())} bytes, more than {MAX_SIZE:,} "
+                               "(1 PiB)")
         if ph.n_flows > 1 and float(ph.bytes.sum()) > MAX_SIZE:
             # several flows of one pair (a graph's repeated rows, a 2-wide periodic
             # stencil's two neighbours that are one rank) are one flow of their sum
@@ -631,8 +633,8 @@ def check_flow_sizes(pattern: Pattern) -> None:
                 i = int(first[top])
                 raise RankmapError(f"bad pattern {show(pattern.spec)}: the flows from rank "
                                    f"{int(ph.src[i])} to rank {int(ph.dst[i])} of phase "
-                                   f"{show(ph.name, 40)} would carry {float(sums[top]):.3g} "
-                                   f"bytes together, more than {MAX_SIZE:.3g} (1 PiB)")
+                                   f"{show(ph.name, 40)} would carry {exact_bytes(sums[top])} "
+                                   f"bytes together, more than {MAX_SIZE:,} (1 PiB)")
 
 
 def parse_pattern(text: str | Pattern, default_ranks: int | None = None,

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import RankmapError
-from ..units import MAX_SIZE
+from ..units import MAX_SIZE, exact_bytes
 from ..validate import as_int, id_array, read_only_view
 
 __all__ = ["Phase", "Pattern", "ALL_PHASES"]
@@ -55,8 +55,9 @@ class Phase:
                                "non-negative number of bytes")
         if self.bytes.size and float(self.bytes.max()) > MAX_SIZE:
             # the limit every spec meets (1 PiB): 1e308 bytes made hop-bytes infinite
-            raise RankmapError(f"phase {self.name!r}: a message of {float(self.bytes.max()):.3g} "
-                               f"bytes, more than {MAX_SIZE:.3g} (1 PiB)")
+            raise RankmapError(f"phase {self.name!r}: a message of "
+                               f"{exact_bytes(self.bytes.max())} bytes, more than "
+                               f"{MAX_SIZE:,} (1 PiB)")
 
     @property
     def n_flows(self) -> int:
