@@ -69,8 +69,9 @@ def test_every_setting_and_every_entry_tells_cuts_apart(counted):
         kahip_blocks(*heavier, 4, 0.03, 7, 0)      # one weight
         kahip_blocks(*_ring(41), 4, 0.03, 7, 0)    # the graph
         assert len(counted) == 7
-        kahip_blocks(*g, 4, 0.03, 7 + 2 ** 31, 0)  # the same seed modulo 2**31
-        assert len(counted) == 7
+        kahip_blocks(*g, 4, 0.03, 7 + 2 ** 31, 0)  # another seed, not 7 modulo 2**31
+        kahip_blocks(*g, 4, 0.03, 7 + 2 ** 31, 0)  # itself again
+        assert len(counted) == 8
 
 
 def test_outside_a_build_every_cut_runs_and_builds_share_no_memory(counted):
@@ -125,3 +126,13 @@ def test_a_remembered_cut_is_kahip_s_cut(graph, k, seed):
         second = kahip_blocks(*graph, k, 0.03, seed, 0)
     assert np.array_equal(first, direct) and np.array_equal(second, direct)
     assert direct.min() >= 0 and direct.max() < k
+
+
+def test_seeds_past_31_bits_are_not_aliased():
+    """KaHIP takes a C int seed: --seed 2**31 and 2**32 were both its seed 0 (the same graph
+    placement as --seed 0); a seed below 2**31 is passed as it is."""
+    from rankmap.mappers.kahip_cut import kahip_seed
+    assert [kahip_seed(s) for s in (0, 7, 2 ** 31 - 1)] == [0, 7, 2 ** 31 - 1]
+    big = [kahip_seed(s) for s in (2 ** 31, 2 ** 32, 2 ** 63 - 1, 2 ** 31 + 7)]
+    assert len(set(big)) == 4 and all(0 <= s < 2 ** 31 for s in big)
+    assert not set(big) & {0, 7, 2 ** 31 - 1}

@@ -22,7 +22,7 @@ from typing import Iterator
 
 import numpy as np
 
-__all__ = ["kahip_blocks", "memoised_cuts"]
+__all__ = ["kahip_blocks", "kahip_seed", "memoised_cuts"]
 
 #: the memory of the innermost :func:`memoised_cuts` (None outside any)
 _CUTS: contextvars.ContextVar[dict | None] = contextvars.ContextVar("rankmap_kahip_cuts",
@@ -49,6 +49,30 @@ def memoised_cuts() -> Iterator[None]:
         _CUTS.reset(token)
 
 
+def kahip_seed(seed: int) -> int:
+    """KaHIP's seed (a C int, 0 to 2**31-1) for a rankmap seed (0 to 2**63-1).
+
+    Parameters
+    ----------
+    seed : int
+        The rankmap seed.
+
+    Returns
+    -------
+    int
+        ``seed`` itself below 2**31 (placements of those seeds are unchanged); above, the
+        64-bit value mixed (splitmix64's finaliser) and cut to 31 bits: taking it modulo
+        2**31 gave seeds 2**31, 2**32 and 0 the same placement.
+    """
+    seed = int(seed)
+    if 0 <= seed < 1 << 31:
+        return seed
+    z = seed & ((1 << 64) - 1)
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & ((1 << 64) - 1)
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & ((1 << 64) - 1)
+    return (z ^ (z >> 31)) & ((1 << 31) - 1)
+
+
 def kahip_blocks(indptr: np.ndarray, indices: np.ndarray, weights: np.ndarray, k: int,
                  imbalance: float, seed: int, mode: int) -> np.ndarray:
     """KaHIP's (``kaffpa``) cut of a graph into ``k`` blocks, every vertex of weight 1.
@@ -64,7 +88,9 @@ def kahip_blocks(indptr: np.ndarray, indices: np.ndarray, weights: np.ndarray, k
     imbalance : float
         KaHIP's allowed imbalance (a fraction of the average block size).
     seed : int
-        KaHIP's random seed (taken modulo 2**31).
+        The random seed (0 to 2**63-1): below 2**31 it is KaHIP's seed as it is; a larger
+        one is mixed down to 31 bits (:func:`kahip_seed`), so seeds 2**31 and 2**32 are not
+        both KaHIP's seed 0.
     mode : int
         KaHIP's mode (0 FAST, 1 ECO, 2 STRONG).
 
@@ -79,7 +105,7 @@ def kahip_blocks(indptr: np.ndarray, indices: np.ndarray, weights: np.ndarray, k
     args = (np.ascontiguousarray(indptr, dtype=np.int32),
             np.ascontiguousarray(weights, dtype=np.int32),
             np.ascontiguousarray(indices, dtype=np.int32))
-    settings = (int(k), float(imbalance), int(seed) % (2 ** 31), int(mode))
+    settings = (int(k), float(imbalance), kahip_seed(seed), int(mode))
     memory = _CUTS.get()
     key = None
     if memory is not None:
