@@ -730,3 +730,18 @@ def test_names_with_a_format_that_names_no_hosts_is_refused(tmp_path, monkeypatc
         assert f"the {fmt} format names no hosts" in capsys.readouterr().err
     assert main(["map", "-m", "torus:2x2x2:cores=2", "-p", "stencil:4x4", "--mapping", "XYZT",
                  "--emit", "slurm", "-o", "f.slurm", "--names", "nid{id:05d}"]) == 0
+
+
+def test_outside_a_job_the_default_file_name_depends_on_nothing_but_the_folder(no_job, tmp_path,
+                                                                              capsys):
+    """Outside a batch job the file was rankmap-<process id>.FORMAT: every run printed another
+    name. It is rankmap.FORMAT, then rankmap-2.FORMAT while that exists."""
+    no_job.chdir(tmp_path)
+    (tmp_path / "hf").write_text("node0-0 slots=4\nnode0-1 slots=4\n")
+    args = ["launch", "--hostfile", "hf", "-m", "torus:4x4:cores=4", "-p", "stencil:4x2",
+            "--mapping", "inorder", "--dry-run", "--", "mpirun", "-n", "8", "./app"]
+    assert main(args) == 0 and main(args) == 0
+    out = capsys.readouterr().out.split()
+    assert "rankmap.openmpi" in out and "rankmap-2.openmpi" in out
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["hf", "rankmap-2.openmpi",
+                                                         "rankmap.openmpi"]

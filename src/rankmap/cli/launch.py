@@ -73,7 +73,7 @@ def add_parser(sub) -> None:
     add_budget(p)
     p.add_argument("-o", "--output", metavar="FILE",
                    help="placement file to write (default: rankmap-<job id>.<format>, "
-                   "outside a batch job rankmap-<process id>.<format>, -2, -3, ... added when "
+                   "outside a batch job rankmap.<format>; -2, -3, ... added when "
                    "it exists; cray: MPICH_RANK_ORDER)")
     p.add_argument("--seed", type=SEED, default=None,
                    help="seed for random placements (default: $RANKMAP_SEED, else 0)")
@@ -126,7 +126,8 @@ def _output_path(args, fmt: str, job_id: str) -> str:
     if args.output:
         return args.output
     # a second launch in one job (another job step) gets a name of its own, not a refusal
-    base = f"rankmap-{job_id or os.getpid()}"
+    # outside a batch job: rankmap.FORMAT (a process id made every run's output differ)
+    base = f"rankmap-{job_id}" if job_id else "rankmap"
     path, k = f"{base}.{fmt}", 2
     while os.path.lexists(path) and not args.force:
         path, k = f"{base}-{k}.{fmt}", k + 1
