@@ -13,7 +13,7 @@ from ..errors import RankmapError
 from ..threads import child_environ
 from ..io.atomic import check_writable, move_into_place, resolve_output
 from ..pmpi.build import library_path
-from ..pmpi.environment import mpicc_for_launcher
+from ..pmpi.environment import check_reorder_variables, mpicc_for_launcher
 from ..pmpi.environment import launcher_env_args
 from .common import add_force, example
 from .notes import note
@@ -94,6 +94,10 @@ def run(args) -> int:
     if fmt == "csv" and is_mat:
         raise RankmapError(f"-o {args.output!r}: a .mat file holds the dense matrix; use "
                            "--format mat or a .csv name")
+    # the user's RANKMAP_REORDER (=1 reorders while recording) and RANKMAP_VERBOSE go to the
+    # job: a bad value is refused here, not read as another word by the library
+    check_reorder_variables({k: v for k, v in os.environ.items()
+                             if k not in ("RANKMAP_RECORD_FORMAT", "RANKMAP_RECORD_COLLECTIVES")})
     path = resolve_output(os.path.abspath(args.output))   # a link: the file it leads to
     check_writable(path, args.force)
     lib = library_path(mpicc_for_launcher(launcher, args.mpicc))
@@ -147,6 +151,29 @@ def _run_recording(argv: list[str], lib: str, tmp: str, fmt: str, no_collectives
            "RANKMAP_REORDER": os.environ.get("RANKMAP_REORDER", "").strip() or "0"}
     cmd = launcher_env_args(argv, list(env))
     try:
-        return subprocess.run(cmd, env=child_environ(env))
+        proc = subprocess.Popen(cmd, env=child_environ(env))
     except FileNotFoundError:
         raise RankmapError(f"launcher {argv[0]!r} not found") from None
+    try:
+        proc.wait()
+    except BaseException:
+        _stop_launcher(proc)
+        raise
+    return subprocess.CompletedProcess(cmd, proc.returncode)
+
+
+def _stop_launcher(proc) -> None:
+    """End the launcher when ``record`` is interrupted (SIGTERM from a batch system or
+    ``timeout``, Ctrl-C): a SIGTERM lets it stop its processes (a SIGKILL, as
+    ``subprocess.run`` sends, left the program's ranks running without a parent); a SIGKILL
+    only if it has not ended 10 s later."""
+    if proc.poll() is not None:
+        return
+    try:
+        proc.terminate()
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+    except OSError:
+        pass
