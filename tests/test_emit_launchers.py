@@ -290,3 +290,19 @@ def test_a_rank_out_of_range_is_named_with_its_line(tmp_path, capsys):
         capsys.readouterr()
         assert main(["evaluate", *spec, "--mapfile", str(path), "--mapfile-format", fmt]) == 2
         assert "rank 16 is outside 0-15 (16 ranks)" in capsys.readouterr().err
+
+
+def test_a_mapfile_takes_ascii_digits_only(tmp_path):
+    """'0 0 0 ١' (an Arabic-Indic one) was read as core 1 with exit 0, though '+1' is refused
+    and no launcher would read it: evaluated, a placement that cannot run."""
+    from rankmap.allocation import whole_machine
+    from rankmap.errors import RankmapError
+    from rankmap.io.bgmap import read_mapfile
+    from rankmap.machines import parse_machine
+    m = parse_machine("torus:2x1x1:cores=2")
+    path = tmp_path / "m.map"
+    path.write_text("0 0 0 0\n1 0 0 0\n0 0 0 1\n1 0 0 1\n")
+    assert read_mapfile(str(path), m, whole_machine(m), 4).core_of_rank.tolist() == [0, 2, 1, 3]
+    path.write_text("0 0 0 0\n1 0 0 0\n0 0 0 \u0661\n1 0 0 1\n")
+    with pytest.raises(RankmapError, match="line 3: not integers"):
+        read_mapfile(str(path), m, whole_machine(m), 4)

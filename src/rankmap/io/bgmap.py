@@ -141,7 +141,8 @@ def read_mapfile(path: str, machine, allocation: Allocation, n_ranks: int) -> Pl
         if len(fields) != ndim + 1:
             raise RankmapError(f"{path}: line {lineno}: expected {ndim + 1} numbers "
                                f"({' '.join(machine.letters.lower())} t), got {show(text)}")
-        if not all(f.lstrip("-").isdigit() and len(f) <= 12 for f in fields):
+        # ASCII digits only: str.isdigit takes '١' (a launcher would not read it as 1)
+        if not all(f.isascii() and f.lstrip("-").isdigit() and len(f) <= 12 for f in fields):
             raise RankmapError(f"{path}: line {lineno}: not integers (or too large): "
                                f"{show(text)}")
         rows.append([int(f) for f in fields])
