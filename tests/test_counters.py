@@ -345,3 +345,85 @@ def test_a_repeated_label_is_refused_before_any_file_is_read(tmp_path, monkeypat
     monkeypatch.setattr(reader, "read_counters", lambda *a: pytest.fail("a file was read"))
     with pytest.raises(RankmapError, match="label 'a' is used for both"):
         reader.read_runs([str(path), str(path)])
+
+
+# ---- --phase with --times, CSV of an 'all' correlation, --sweep-y and y = 1 ----------------
+
+def _phase_times(tmp_path, phases):
+    """Times per phase, each phase ordering the four runs differently."""
+    rows = ["label,phase,seconds"]
+    for j, ph in enumerate(phases):
+        rows += [f"m{k},{ph},{(k + 1) if j == 0 else (4 - k) * 10}" for k in range(4)]
+    return write(tmp_path / "times.csv", "\n".join(rows) + "\n")
+
+
+def test_phase_with_times_uses_that_phases_times_only(tmp_path, capsys):
+    """--phase a with times for a and b failed: 'times give phase 'b' for 'm0' but m0.csv has
+    phases a' (untrue: --phase had filtered b away)."""
+    paths = _four_runs(tmp_path, phases=("a", "b"))
+    times = _phase_times(tmp_path, ("a", "b"))
+    for ph, secs in (("a", [1, 2, 3, 4]), ("b", [40, 30, 20, 10])):
+        code, out, err = run(capsys, "counters", *paths, "--times", times, "--phase", ph,
+                             "--format", "json")
+        assert code == 0, err
+        doc = json.loads(out)
+        assert list(doc["correlation"]) == [ph] and doc["correlation"][ph]["seconds"] == secs
+        assert {r["phase"] for r in doc["counters"]} == {ph}
+    # without --phase both phases are correlated, each with its own times
+    code, out, err = run(capsys, "counters", *paths, "--times", times, "--format", "json")
+    assert code == 0 and list(json.loads(out)["correlation"]) == ["a", "b"]
+    # times of no analysed phase: one line saying which phases the times give
+    code, _o, err = run(capsys, "counters", *paths, "--times", times, "--aggregate")
+    assert code == 2 and "no time for phase all, which --aggregate analyses" in err
+    assert "they give phase a, b" in err and len(err.strip().splitlines()) == 1
+
+
+def test_csv_carries_the_all_correlation_of_files_with_phases(tmp_path, capsys):
+    """Times for phase 'all' of files with phases: the table and JSON show the correlation,
+    the CSV had per-phase rows only with the correlation columns empty."""
+    import csv
+    import io
+    paths = _four_runs(tmp_path, phases=("a", "b"))
+    times = write(tmp_path / "t.csv", "label,phase,seconds\n" +
+                  "".join(f"m{k},all,{k + 1}\n" for k in range(4)))
+    code, out, _e = run(capsys, "counters", *paths, "--times", times, "--format", "json")
+    assert code == 0
+    doc = json.loads(out)
+    want = doc["correlation"]["all"]
+    code, out, _e = run(capsys, "counters", *paths, "--times", times, "--format", "csv")
+    assert code == 0
+    rows = list(csv.DictReader(io.StringIO(out)))
+    per_phase = [r for r in rows if r["phase"] != "all"]
+    assert len(per_phase) == len(doc["counters"]) == 8
+    assert all(r["best_y"] == "" for r in per_phase)          # no time for phases a and b
+    summed = [r for r in rows if r["phase"] == "all"]
+    assert [r["label"] for r in summed] == want["labels"] == ["m0", "m1", "m2", "m3"]
+    for r in summed:
+        assert float(r["best_y"]) == want["best"]["y"]
+        assert float(r["best_pearson"]) == want["best"]["pearson"]
+        assert float(r["busiest_pearson"]) == want["busiest"]["pearson"]
+        assert r["links"] == r["plateau_x"] == "" and r["unit"] == "bytes"
+    code, out, _e = run(capsys, "counters", *paths, "--times", times)
+    assert f"{want['best']['pearson']:.3f}" in out and "phase all" in out
+
+
+def test_sweep_y_outside_one_keeps_the_busiest_link_as_said_in_help(tmp_path, capsys):
+    """y = 1.0 (the busiest link) is always correlated beside the sweep, as the reference; it
+    is never the best y when outside START:STOP. The help says so."""
+    paths = _four_runs(tmp_path)
+    times = write(tmp_path / "times.csv", "label,phase,seconds\n" +
+                  "".join(f"m{k},all,{4 - k}\n" for k in range(4)))    # busiest link: r = 1
+    code, out, err = run(capsys, "counters", *paths, "--times", times, "--sweep-y",
+                         "0.6:0.9:0.1", "--format", "json")
+    assert code == 0, err
+    corr = json.loads(out)["correlation"]["all"]
+    assert [e["y"] for e in corr["sweep"]] == [0.6, 0.7, 0.8, 0.9, 1.0]
+    assert corr["busiest"]["pearson"] == pytest.approx(1.0)
+    assert corr["best"] is None or corr["best"]["y"] <= 0.9
+    try:
+        main(["counters", "--help"])
+    except SystemExit:
+        pass
+    text = " ".join(capsys.readouterr().out.split())
+    assert "y = 1.0, the busiest link, is always correlated" in text
+    assert "never picked as the best y" in text

@@ -48,10 +48,14 @@ def add_parser(sub) -> None:
     p.add_argument("--times", metavar="FILE.csv",
                    help="measured times: label,phase,seconds (phase 'all' without phases)")
     p.add_argument("--sweep-y", default=None, metavar="START:STOP[:STEP]",
-                   help="y values to correlate with --times (default 0.6:1.0, step 0.01)")
+                   help="y values to correlate with --times (default 0.6:1.0, step 0.01); "
+                   "y = 1.0, the busiest link, is always correlated as well, as the reference "
+                   "(added to the sweep and its plot when outside START:STOP, and then never "
+                   "picked as the best y)")
     p.add_argument("--by", choices=("pearson", "spearman"), default=None,
                    help="correlation that picks the best y (default pearson)")
-    p.add_argument("--bins", type=int_arg(1, cap="bins"), default=40, help="PDF histogram bins (default 40)")
+    p.add_argument("--bins", type=int_arg(1, cap="bins"), default=40,
+                   help="PDF histogram bins (default 40)")
     p.add_argument("--plot", metavar="FILE.png|svg",
                    help="PDF and CDF with plateau points; with --times: correlation vs y "
                    "(one file per phase when there are several, named FILE-PHASE.png)")
@@ -174,7 +178,9 @@ def _figures(runs, doc, corr, args) -> dict:
 
 def _print_csv(doc) -> None:
     """The table of :func:`_print_tables` as CSV: raw numbers, the counter unit in a column;
-    with --times each row also holds its phase's correlation (empty without)."""
+    with --times each row also holds its phase's correlation (empty without), and a phase
+    correlated but not analysed per file (``all`` of files with phases) gets a row per
+    correlated run with only the correlation."""
     pkeys = list(doc["counters"][0]["percentiles"])
     corr = doc.get("correlation", {})
     extra = ["best_y", "best_pearson", "best_spearman", "busiest_pearson", "busiest_spearman"]
@@ -187,11 +193,19 @@ def _print_csv(doc) -> None:
         return [_blank(b.get("y")), _blank(b.get("pearson")), _blank(b.get("spearman")),
                 _blank(busy["pearson"]), _blank(busy["spearman"])]
 
+    rows = [[row["label"], row["phase"], row["links"], row["max"], row["mean"],
+             *[row["percentiles"][k] for k in pkeys], row["plateau"]["x"], doc["unit"],
+             *(corr_cells(row["phase"]) if corr else [])] for row in doc["counters"]]
+    # a correlated phase no row shows (a time for phase 'all' of files with phases, matched
+    # with their summed counters): a row per correlated run carries it, as the table and JSON
+    # do, its per-link statistics empty (only the file's own phases are analysed)
+    shown = {row["phase"] for row in doc["counters"]}
+    for ph, res in corr.items():
+        if ph not in shown:
+            rows.extend([label, ph, *[""] * (3 + len(pkeys) + 1), doc["unit"], *corr_cells(ph)]
+                        for label in res["labels"])
     print_csv(["label", "phase", "links", "max", "mean"] + pkeys + ["plateau_x", "unit"]
-              + (extra if corr else []),
-              ([row["label"], row["phase"], row["links"], row["max"], row["mean"],
-                *[row["percentiles"][k] for k in pkeys], row["plateau"]["x"], doc["unit"],
-                *(corr_cells(row["phase"]) if corr else [])] for row in doc["counters"]))
+              + (extra if corr else []), rows)
 
 
 def _blank(v):

@@ -146,8 +146,9 @@ def sweep_phase(series: list[np.ndarray], times: np.ndarray, ys, by: str = "pear
     """Correlation of plateau x with time over placements for every y in ``ys``.
 
     ``series[i]`` is placement i's per-link counts, ``times[i]`` its time (seconds).
-    Returns {"sweep": [{"y", "pearson", "spearman"}], "best": entry with the highest
-    correlation ``by`` (pearson or spearman; ties -> the larger y), "busiest": the y = 1.0 entry,
+    Returns {"sweep": [{"y", "pearson", "spearman"}] (y = 1.0 added when ``ys`` lacks it),
+    "best": entry of ``ys`` with the highest correlation ``by`` (pearson or spearman; ties ->
+    the larger y), "busiest": the y = 1.0 entry,
     "x": {y: [plateau x per placement]} for the best and busiest y}.
 
     Parameters

@@ -52,7 +52,8 @@ def analyse(runs: list[CounterRun], y: float, percentiles=DEFAULT_PERCENTILES,
     aggregate : bool
         Sum each run's phases per link first.
     times : dict, optional
-        ``{(label, phase): seconds}``; adds the correlation.
+        ``{(label, phase): seconds}``; adds the correlation of every analysed phase (with
+        ``phase`` or ``aggregate``, times of the phases left out are ignored).
     ys : numpy.ndarray, optional
         The y values of the correlation sweep.
     by : str
@@ -82,6 +83,16 @@ def analyse(runs: list[CounterRun], y: float, percentiles=DEFAULT_PERCENTILES,
             use = [CounterRun(r.label, r.path, r.unit,
                               {p.name: p for p in selected_phases(r, phase, aggregate)},
                               r.has_phase_column) for r in runs]
+            # times of the phases --phase (or --aggregate) leaves out are not analysed: the
+            # analysis of a phase uses that phase's times only
+            kept = list(dict.fromkeys(p for r in use for p in r.phases))
+            given = list(dict.fromkeys(ph for _lab, ph in times))
+            times = {key: t for key, t in times.items() if key[1] in kept}
+            if not times:
+                flag = "--aggregate" if aggregate else f"--phase {phase}"
+                raise RankmapError(f"the times give no time for phase {', '.join(kept)}, "
+                                   f"which {flag} analyses (they give phase "
+                                   f"{', '.join(given)})")
         corr, more = correlation_table(use, times, ys, by)
         notes.extend(more)
         doc["correlation"] = {
