@@ -244,3 +244,171 @@ def test_study_spells_fixed_mapper_names_as_compare(capsys):
                  "--format", "json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert [r["mapping"] for r in doc["summary"]] == ["inorder", "rcb"]
+
+
+# ---- inputs checked before anything is written; damaged results; points moving nothing -----
+
+SMALL = ["-m", "torus:2x2x2:cores=2", "-p", "stencil", "--threads", "1", "--allocs", "1",
+         "--mappings", "inorder,random"]
+
+
+def test_a_refused_study_writes_nothing_and_its_folder_can_start_afresh(tmp_path, capsys,
+                                                                        monkeypatch):
+    """A pattern too big for a point was refused only at that point, after study.json and an
+    empty results.jsonl were written; the corrected rerun was then 'a different study'."""
+    monkeypatch.chdir(tmp_path)
+    argv = ["study", *SMALL, "--nodes-sweep", "2,4", "--format", "csv", "--out", "sd"]
+    big = [a if a != "stencil" else "stencil:4x4" for a in argv]     # 16 ranks, 2 nodes hold 4
+    assert main(big) == 2
+    err = capsys.readouterr().err
+    assert "stencil:4x4 has 16 ranks; 2 nodes" in err and "Traceback" not in err
+    assert not (tmp_path / "sd").exists()
+    (tmp_path / "sd").mkdir()
+    bad_map = [a if a != "inorder,random" else "inorder,bogus" for a in argv]
+    assert main(bad_map) == 2 and "unknown mapping 'bogus'" in capsys.readouterr().err
+    assert list((tmp_path / "sd").iterdir()) == []
+    # a folder left by an earlier version's refused study: parameters, no point
+    (tmp_path / "sd" / "study.json").write_text(json.dumps({"machine": "x", "pattern": "y"}))
+    (tmp_path / "sd" / "results.jsonl").write_text("")
+    assert main(argv) == 0
+    assert capsys.readouterr().out.count("\n") == 1 + 2 * 2
+    assert json.loads((tmp_path / "sd" / "study.json").read_text())["pattern"] == "stencil"
+    assert len((tmp_path / "sd" / "results.jsonl").read_text().splitlines()) == 4
+    # with saved points, another study is still refused and the points kept
+    other = [a if a != "2,4" else "2" for a in argv]
+    assert main(other) == 2 and "holds a different study" in capsys.readouterr().err
+    assert len((tmp_path / "sd" / "results.jsonl").read_text().splitlines()) == 4
+
+
+@pytest.fixture(scope="module")
+def finished_study(tmp_path_factory):
+    out = tmp_path_factory.mktemp("done") / "s"
+    assert main(["study", *SMALL, "--nodes-sweep", "2", "--out", str(out), "--format",
+                 "json"]) == 0
+    return out
+
+
+@pytest.mark.parametrize("line,where,what", [
+    ("{}", 3, "no 'nodes'"),
+    ("[1, 2]", 3, "an array, expected a JSON object"),
+    ("7", 3, "7, expected a JSON object"),
+    ("null", 3, "null, expected a JSON object"),
+    ("NODES-AS-TEXT", 3, "nodes \"2\" is not a positive whole number"),   # summary()'s TypeError
+    ("{not json", 1, "not JSON"),                        # damage before the last line
+])
+def test_a_damaged_results_line_is_refused_naming_file_and_line(finished_study, tmp_path,
+                                                                capsys, line, where, what):
+    """'{}' appended to results.jsonl gave KeyError: 'nodes' (exit 1), a list a TypeError."""
+    import shutil
+    out = tmp_path / "s"
+    shutil.copytree(finished_study, out)
+    res = out / "results.jsonl"
+    good = res.read_text().splitlines()
+    assert len(good) == 2
+    if line == "NODES-AS-TEXT":             # a whole point but for the type of one value
+        line = json.dumps({**json.loads(good[0]), "nodes": "2"})
+    lines = [line, *good] if where == 1 else [*good, line]
+    res.write_text("\n".join(lines) + "\n")
+    capsys.readouterr()
+    assert main(["study", *SMALL, "--nodes-sweep", "2", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert f"results.jsonl:{where}: {what}" in err, err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert res.read_text().splitlines() == lines         # nothing rewritten
+
+
+def test_every_field_of_a_saved_point_is_checked(finished_study, tmp_path):
+    import re
+    import shutil
+    good = json.loads((finished_study / "results.jsonl").read_text().splitlines()[0])
+    params = StudyParams(machine="torus:2x2x2:cores=2", pattern="stencil", nodes=[2],
+                         threads=[1], mappings=["inorder", "random"], allocs=1)
+    for k, (change, what) in enumerate([
+                         ({"nodes": 4}, "nodes 4 is not in the study's --nodes-sweep 2"),
+                         ({"threads": True}, "threads true is not a positive whole number"),
+                         ({"alloc": 1}, "alloc 1 is not below the study's --allocs 1"),
+                         ({"mapping": "rcb"}, "mapping \"rcb\" is not in the study's"),
+                         ({"time_s": -1.0}, "time_s -1.0 is not a number >= 0"),
+                         ({"time_s": float("nan")}, "time_s NaN is not a number >= 0"),
+                         ({"hop_bytes": 10 ** 400}, "hop_bytes 1000000000000000000000000"),
+                         ({"max_link_bytes": "1"}, "max_link_bytes \"1\" is not a number"),
+                         ({"time_source": "guess"}, "time_source \"guess\" is neither")]):
+        out = tmp_path / f"s{k}"
+        shutil.copytree(finished_study, out)
+        with open(out / "results.jsonl", "a") as fh:
+            fh.write(json.dumps({**good, **change}) + "\n")
+        with pytest.raises(RankmapError, match=re.escape(f"results.jsonl:3: {what}")):
+            run_study(params, str(out))
+
+
+def test_a_cut_last_line_is_still_redone(finished_study, tmp_path):
+    import shutil
+    out = tmp_path / "s"
+    shutil.copytree(finished_study, out)
+    res = out / "results.jsonl"
+    good = res.read_text().splitlines()
+    res.write_text(good[0] + "\n" + good[1][:25])
+    params = StudyParams(machine="torus:2x2x2:cores=2", pattern="stencil", nodes=[2],
+                         threads=[1], mappings=["inorder", "random"], allocs=1)
+    st = run_study(params, str(out))
+    assert len(st.points) == 2 and res.read_text().splitlines() == good
+
+
+def test_a_ratio_to_an_inorder_that_moves_nothing_is_not_applicable(capsys):
+    """A 1-node point moves no network bytes and a 1-rank point nothing at all: the ratios
+    0/0 came out 1.0 in every format. They are null/empty/'-' with a note, the same in every
+    format, while points that move bytes keep their ratios."""
+    import csv
+    import io
+    argv = ["study", "-m", "torus:2x2x2:cores=2", "-p", "stencil", "--nodes-sweep", "1,2",
+            "--threads", "1,2", "--allocs", "1", "--mappings", "inorder,random"]
+    assert main(argv + ["--format", "json"]) == 0
+    out, err = capsys.readouterr()
+    doc = json.loads(out)
+    by = {(r["nodes"], r["threads"], r["mapping"]): r for r in doc["summary"]}
+    for m in ("inorder", "random"):
+        assert by[(1, 1, m)]["median_max_link_bytes"] == 0 and by[(1, 1, m)]["ranks"] == 2
+        assert by[(1, 1, m)]["bytes_vs_inorder"] is None
+        assert by[(1, 1, m)]["median_time_s"] > 0 and by[(1, 1, m)]["time_vs_inorder"] > 0
+        assert by[(1, 2, m)]["ranks"] == 1
+        assert by[(1, 2, m)]["bytes_vs_inorder"] is None and by[(1, 2, m)]["time_vs_inorder"] \
+            is None
+        assert by[(2, 1, m)]["bytes_vs_inorder"] > 0
+    assert by[(2, 1, "inorder")]["bytes_vs_inorder"] == 1.0
+    assert len(doc["notes"]) == 2 and all(n in err for n in doc["notes"])
+    assert "1 node x 2 threads per rank (1 rank)" in doc["notes"][1]
+    assert main(argv + ["--format", "csv"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert len(rows) == len(doc["summary"])
+    for r, j in zip(rows, doc["summary"]):
+        for k in ("bytes_vs_inorder", "time_vs_inorder"):
+            assert (r[k] == "") == (j[k] is None)
+            assert r[k] == "" or float(r[k]) == j[k]
+    assert main(argv) == 0
+    table = capsys.readouterr().out
+    one_rank = [line for line in table.splitlines() if line.split("│")[1:3] and
+                [c.strip() for c in line.split("│")[1:4]] == ["1", "2", "1"]]
+    assert len(one_rank) == 2 and all(line.count(" - ") == 2 for line in one_rank)
+
+
+def test_summary_never_divides_by_an_inorder_of_zero():
+    from rankmap.study import Study, summary_notes
+    pts = [{"nodes": 2, "threads": 1, "alloc": 0, "ranks": 4, "mapping": m,
+            "max_link_bytes": b, "hop_bytes": b, "time_s": t, "time_source": "model"}
+           for m, b, t in (("inorder", 0.0, 0.0), ("random", 8.0, 1.0))]
+    rows = Study(params(nodes=[2], threads=[1]), pts).summary()
+    assert [(r["bytes_vs_inorder"], r["time_vs_inorder"]) for r in rows] == [(None, None)] * 2
+    assert len(summary_notes(rows)) == 2
+
+
+@pytest.mark.parametrize("argv,msg", [
+    (["-m", "torus:2x2x2", "--nodes-sweep", "1"], "moves nothing at any point of the sweep"),
+    (["-m", "torus:2x2x2:cores=2", "--nodes-sweep", "1", "--time-model", "off"],
+     "every point is on one node"),
+])
+def test_a_sweep_that_measures_nothing_is_refused(argv, msg, capsys, tmp_path):
+    assert main(["study", "-p", "stencil", "--threads", "1", "--allocs", "1", *argv,
+                 "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert msg in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "o").exists()

@@ -11,11 +11,14 @@ busiest link's bytes / bandwidth (``time_source = "busiest-link"``).
 
 The summary takes, per (N, T, mapper), the median over allocations of the busiest-link bytes
 and of the time, and divides each by inorder's median (seed 002 plots the median of 8
-allocations normalised to in-order).
+allocations normalised to in-order). Where inorder's median is 0 (a point whose ranks share one
+node moves no bytes over the network; one rank sends nothing) the ratio is not applicable
+(None), never a 0/0 shown as 1.
 
-With an output folder every finished point is appended to ``results.jsonl`` at once, so an
-interrupted study resumes where it stopped; ``study.json`` records the parameters and a
-different study in the same folder is refused.
+Every point's inputs are checked before anything is written. With an output folder every
+finished point is appended to ``results.jsonl`` at once, so an interrupted study resumes where
+it stopped; ``study.json`` records the parameters and a different study in the same folder is
+refused (unless the folder holds no point yet). Every line read back is checked.
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ from .patterns import parse_pattern
 from .validate import json_text
 
 __all__ = ["parse_sweep", "StudyParams", "Study", "point_time", "study_points", "check_params",
-           "run_study", "summary_csv", "plot_study"]
+           "check_points", "run_study", "summary_csv", "summary_notes", "plot_study"]
 
 
 def parse_sweep(text: str, what: str) -> list[int]:
@@ -162,8 +165,10 @@ class Study:
         list of dict
             One row per (nodes, threads, mapping), by nodes, threads and the mappings'
             order (inorder first): ranks, allocations,
-            ``median_max_link_bytes`` (bytes), ``median_time_s`` (seconds), ``bytes_vs_inorder`` and
-            ``time_vs_inorder`` (None without an inorder row) and the time source.
+            ``median_max_link_bytes`` (bytes), ``median_time_s`` (seconds),
+            ``bytes_vs_inorder`` and ``time_vs_inorder`` (None without an inorder row, and
+            None where inorder's median is 0: a point whose ranks share one node moves no
+            bytes over the network, :func:`summary_notes` says so) and the time source.
         """
         groups: dict[tuple, list[dict]] = {}
         for p in self.points:
@@ -186,11 +191,10 @@ class Study:
             base = ref.get((r["nodes"], r["threads"]))
             for key, out in (("median_max_link_bytes", "bytes_vs_inorder"),
                              ("median_time_s", "time_vs_inorder")):
-                if base is None:
-                    r[out] = None
-                else:
-                    r[out] = r[key] / base[key] if base[key] > 0 else (1.0 if r[key] == 0
-                                                                       else float("inf"))
+                # inorder's median 0 (its ranks share one node, or nothing is sent): a ratio
+                # to it is not applicable, never a 0/0 shown as 1.00 (see summary_notes)
+                r[out] = (r[key] / base[key] if base is not None and base[key] > 0
+                          else None)
         return rows
 
 
@@ -251,14 +255,7 @@ def study_points(params: StudyParams, machine: Machine, nodes: int, threads: int
     RankmapError
         When the pattern, allocation or a mapper cannot be built.
     """
-    allocation = parse_allocation(f"random:{nodes}:seed={params.seed * 1000 + alloc_seed}",
-                                  machine).with_threads(threads)
-    pattern = parse_pattern(params.pattern, default_ranks=allocation.n_cores)
-    if pattern.n_ranks > allocation.n_cores:
-        raise RankmapError(f"{params.pattern} has {pattern.n_ranks} ranks; {nodes} nodes at "
-                           f"{threads} threads per rank hold {allocation.n_cores} "
-                           f"({machine.cores_per_node} cores a node): give a pattern without "
-                           "a grid, which fills every point of the sweep")
+    allocation, pattern = _point_inputs(params, machine, nodes, threads, alloc_seed)
     evaluator = Evaluator(machine, allocation, pattern, params.routing,
                           time_options=TimeOptions(enabled=params.time != "busiest-link",
                                                    **(params.time_options or {})))
@@ -276,6 +273,70 @@ def study_points(params: StudyParams, machine: Machine, nodes: int, threads: int
     return out
 
 
+def _point_inputs(params: StudyParams, machine: Machine, nodes: int, threads: int,
+                  alloc_seed: int):
+    """The allocation and the pattern of one point; a pattern too big for it is refused."""
+    allocation = parse_allocation(f"random:{nodes}:seed={params.seed * 1000 + alloc_seed}",
+                                  machine).with_threads(threads)
+    pattern = parse_pattern(params.pattern, default_ranks=allocation.n_cores)
+    if pattern.n_ranks > allocation.n_cores:
+        raise RankmapError(f"{params.pattern} has {pattern.n_ranks} ranks; {nodes} nodes at "
+                           f"{threads} threads per rank hold {allocation.n_cores} "
+                           f"({machine.cores_per_node} cores a node): give a pattern without "
+                           "a grid, which fills every point of the sweep")
+    return allocation, pattern
+
+
+def _point_name(nodes: int, threads: int, ranks: int | None = None) -> str:
+    text = (f"{nodes} node{'s' if nodes != 1 else ''} x {threads} thread"
+            f"{'s' if threads != 1 else ''} per rank")
+    return text if ranks is None else f"{text} ({ranks} rank{'s' if ranks != 1 else ''})"
+
+
+def check_points(params: StudyParams, machine: Machine) -> list[tuple[int, int, int]]:
+    """Build the pattern of every (nodes, threads) point before any work or output.
+
+    Parameters
+    ----------
+    params : StudyParams
+        The study (its machine-level parameters checked by :func:`check_params`).
+    machine : Machine
+        The machine built from ``params.machine``.
+
+    Returns
+    -------
+    list of (int, int, int)
+        ``(nodes, threads, ranks)`` of the points whose pattern moves nothing (no rank sends
+        to another, e.g. one rank); they are kept, their ratios to inorder not applicable.
+
+    Raises
+    ------
+    RankmapError
+        When the pattern cannot be built at a point, has more ranks than a point holds, or
+        moves nothing at every point (its metrics would all be zero).
+    """
+    from .patterns import check_moves_something
+
+    idle = []
+    for n in params.nodes:
+        for t in params.threads:
+            _allocation, pattern = _point_inputs(params, machine, n, t, 0)
+            try:
+                check_moves_something(pattern)
+            except RankmapError:
+                idle.append((n, t, int(pattern.n_ranks)))
+    if len(idle) == len(params.nodes) * len(params.threads):
+        n, t, ranks = idle[0]
+        raise RankmapError(f"pattern {params.pattern!r} moves nothing at any point of the "
+                           f"sweep (at {_point_name(n, t)} no rank of its {ranks} sends to "
+                           "another): give more nodes or fewer threads per rank")
+    if params.time == "busiest-link" and set(params.nodes) == {1}:
+        raise RankmapError("--nodes-sweep 1: every point is on one node, where no byte crosses "
+                           "the network and the busiest-link time (--time-model off) is 0 s: "
+                           "add node counts or use the time model")
+    return idle
+
+
 def check_params(params: StudyParams, machine: Machine) -> None:
     """Raise on node counts or thread counts the machine cannot run.
 
@@ -289,12 +350,16 @@ def check_params(params: StudyParams, machine: Machine) -> None:
     Raises
     ------
     RankmapError
-        When there are no mappings, ``allocs`` is below 1, a node count exceeds the machine,
-        a thread count does not divide the cores per node, the routing is unknown, or the time
-        source is neither ``model`` nor ``busiest-link``.
+        When there are no mappings, a mapping name is unknown, ``allocs`` is below 1, a node
+        count exceeds the machine, a thread count does not divide the cores per node, the
+        routing is unknown, or the time source is neither ``model`` nor ``busiest-link``.
     """
+    from .selection import check_name
+
     if not params.mappings:
         raise RankmapError("no mappings to study")
+    for name in params.mappings:
+        check_name(name, machine)
     if params.allocs < 1:
         raise RankmapError(f"bad --allocs {params.allocs}: must be at least 1")
     # allocation k is drawn with seed x 1000 + k, a 64-bit seed
@@ -315,20 +380,100 @@ def check_params(params: StudyParams, machine: Machine) -> None:
         raise RankmapError(f"bad --time {params.time!r}: choose model or busiest-link")
 
 
+#: the keys of a point of results.jsonl: whole numbers, names, and finite numbers >= 0
+_INT_KEYS = ("nodes", "threads", "alloc", "ranks")
+_STR_KEYS = ("mapping", "time_source")
+_NUM_KEYS = ("max_link_bytes", "hop_bytes", "time_s")
+
+
+def _check_point(p, params: StudyParams, where: str) -> None:
+    """Refuse a line of results.jsonl that is not a point of this study (naming file:line)."""
+    def bad(what: str):
+        return RankmapError(f"{where}: {what}: not a point of this study (a damaged "
+                            "results.jsonl; remove that line, or the folder to start again)")
+
+    def text(v) -> str:     # a value as the line spells it, cut short
+        t = json.dumps(v)
+        return t if len(t) <= 40 else t[:37] + "..."
+
+    if not isinstance(p, dict):
+        kind = ("an array" if isinstance(p, list) else "a string" if isinstance(p, str)
+                else "null" if p is None else text(p))
+        raise bad(f"{kind}, expected a JSON object")
+    missing = [k for k in (*_INT_KEYS, *_STR_KEYS, *_NUM_KEYS) if k not in p]
+    if missing:
+        raise bad(f"no {missing[0]!r}")
+    for k in _INT_KEYS:
+        if type(p[k]) is not int or p[k] < (0 if k == "alloc" else 1):
+            raise bad(f"{k} {text(p[k])} is not a "
+                      f"{'whole number >= 0' if k == 'alloc' else 'positive whole number'}")
+    for k in _STR_KEYS:
+        if not isinstance(p[k], str):
+            raise bad(f"{k} {text(p[k])} is not a name")
+    for k in _NUM_KEYS:
+        v = p[k]
+        try:
+            ok = (not isinstance(v, bool) and isinstance(v, (int, float))
+                  and np.isfinite(float(v)) and v >= 0)
+        except OverflowError:      # a whole number beyond float64
+            ok = False
+        if not ok:
+            raise bad(f"{k} {text(v)} is not a number >= 0")
+    for k, allowed, flag in (("nodes", params.nodes, "--nodes-sweep"),
+                             ("threads", params.threads, "--threads"),
+                             ("mapping", params.mappings, "--mappings")):
+        if p[k] not in allowed:
+            raise bad(f"{k} {text(p[k])} is not in the study's {flag} "
+                      f"{','.join(map(str, allowed))}")
+    if p["alloc"] >= params.allocs:
+        raise bad(f"alloc {p['alloc']} is not below the study's --allocs {params.allocs}")
+    if p["time_source"] not in ("model", "busiest-link"):
+        raise bad(f"time_source {text(p['time_source'])} is neither model nor "
+                  "busiest-link")
+
+
+def _read_lines(res: str) -> list[tuple[int, str]]:
+    """The non-blank lines of results.jsonl with their line numbers."""
+    if not os.path.exists(res):
+        return []
+    try:
+        with open(res, encoding="utf-8") as fh:
+            return [(n, line.strip()) for n, line in enumerate(fh, start=1) if line.strip()]
+    except UnicodeDecodeError:
+        raise RankmapError(f"{res!r} is not text (a damaged results.jsonl; remove the folder "
+                           "to start again)") from None
+
+
+def _holds_a_point(res: str) -> bool:
+    """Whether results.jsonl holds a line that reads as a point (a JSON object)."""
+    for _n, line in _read_lines(res):
+        try:
+            if isinstance(json.loads(line), dict):
+                return True
+        except json.JSONDecodeError:
+            pass
+    return False
+
+
 def _load_existing(out_dir: str, params: StudyParams) -> list[dict]:
     meta = os.path.join(out_dir, "study.json")
     res = os.path.join(out_dir, "results.jsonl")
     if not os.path.exists(meta):
-        if os.path.exists(res):
+        if os.path.exists(res) and _holds_a_point(res):
             raise RankmapError(f"{out_dir!r} holds results.jsonl but no study.json: not a study "
                                "folder of this version")
         return []
+    unreadable = object()
     with open(meta, encoding="utf-8") as fh:
         try:
             old = json.load(fh)
-        except json.JSONDecodeError:
-            raise RankmapError(f"{meta!r} is not valid JSON") from None
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            old = unreadable    # a different study, unless no point was saved
     if old != params.key():
+        if not _holds_a_point(res):
+            return []       # no point finished (a study refused or stopped at once): afresh
+        if old is unreadable:
+            raise RankmapError(f"{meta!r} is not valid JSON")
         new = params.key()
         diff = ([k for k in dict.fromkeys([*new, *old]) if old.get(k) != new.get(k)]
                 if isinstance(old, dict) else [])
@@ -336,15 +481,18 @@ def _load_existing(out_dir: str, params: StudyParams) -> list[dict]:
                            f"{', '.join(diff) or 'format'}): use another --out folder (its "
                            "points are never replaced; remove the folder to start again)")
     points = []
-    if os.path.exists(res):
-        with open(res, encoding="utf-8") as fh:
-            for line in fh:
-                line = line.strip()
-                if line:
-                    try:
-                        points.append(json.loads(line))
-                    except json.JSONDecodeError:
-                        break  # a line cut by an interruption: redo from there
+    lines = _read_lines(res)
+    for i, (n, line) in enumerate(lines):
+        try:
+            p = json.loads(line)
+        except json.JSONDecodeError:
+            if i == len(lines) - 1:
+                break       # the last line cut by an interruption: redo from there
+            raise RankmapError(f"{res}:{n}: not JSON: not a point of this study (a damaged "
+                               "results.jsonl; remove that line, or the folder to start "
+                               "again)") from None
+        _check_point(p, params, f"{res}:{n}")
+        points.append(p)
     return points
 
 
@@ -373,14 +521,19 @@ def run_study(params: StudyParams, out_dir: str | None = None,
     Raises
     ------
     RankmapError
-        On bad parameters (:func:`check_params`), or when ``out_dir`` holds a different study
-        or an unreadable ``study.json``.
+        On bad parameters (:func:`check_params`) or a point whose pattern cannot be built
+        (:func:`check_points`), both before anything is written; when ``out_dir`` holds a
+        different study with saved points, or a line of ``results.jsonl`` that is not a
+        point of this study (naming the file and line; a last line cut by an interruption
+        is computed again). A folder whose ``study.json`` differs but that holds no point
+        is started afresh.
     """
     from .selection.parallel import SerialExecutor, first_error
 
     executor = executor if executor is not None else SerialExecutor()
     machine = parse_machine(params.machine)
     check_params(params, machine)
+    check_points(params, machine)       # every point's inputs, before anything is written
     points: list[dict] = []
     if out_dir:
         os.makedirs(out_dir, exist_ok=True)
@@ -413,6 +566,36 @@ def run_study(params: StudyParams, out_dir: str | None = None,
             for n, t, _ in chunk:
                 progress(f"{n} nodes, {t} threads")
     return Study(params, points)
+
+
+def summary_notes(rows: list[dict]) -> list[str]:
+    """Why a ratio to inorder is missing: one line per ratio and the points it concerns.
+
+    Parameters
+    ----------
+    rows : list of dict
+        Rows of :meth:`Study.summary`.
+
+    Returns
+    -------
+    list of str
+        Lines naming the (nodes, threads) points where inorder's median busiest-link bytes or
+        time is 0, so the ratio is not applicable (``-`` in the table, empty in CSV, null in
+        JSON); empty when every ratio is defined.
+    """
+    out = []
+    for key, ratio, what in (
+            ("median_max_link_bytes", "bytes_vs_inorder",
+             "inorder's busiest link carries 0 bytes (its ranks share one node, or send "
+             "nothing)"),
+            ("median_time_s", "time_vs_inorder", "inorder's time is 0 s (nothing is sent)")):
+        points = [_point_name(r["nodes"], r["threads"], r["ranks"]) for r in rows
+                  if r["mapping"] == "inorder" and r[ratio] is None and r[key] == 0]
+        if points:
+            label = "busiest link" if ratio == "bytes_vs_inorder" else "time"
+            out.append(f"{label} vs inorder not applicable at {', '.join(points)}: {what}; "
+                       "shown as '-' (empty in CSV, null in JSON)")
+    return out
 
 
 def summary_csv(rows: list[dict]) -> str:
@@ -463,15 +646,20 @@ def plot_study(study: Study, path: str, force: bool = False) -> str:
     Raises
     ------
     RankmapError
-        When the study has no inorder mapping, or ``path`` exists without ``force``.
+        When the study has no inorder mapping or no point where inorder's time is above 0,
+        or ``path`` exists without ``force``.
     """
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    rows = [r for r in study.summary() if r["time_vs_inorder"] is not None]
+    every = study.summary()
+    rows = [r for r in every if r["time_vs_inorder"] is not None]
     threads = sorted({r["threads"] for r in rows})
     if not threads:
+        if any(r["mapping"] == "inorder" for r in every):
+            raise RankmapError("nothing to plot: inorder's time is 0 s at every point, so no "
+                               "time vs inorder is defined")
         raise RankmapError("nothing to plot: the study needs the inorder mapping")
     fig, axes = plt.subplots(1, len(threads), figsize=(4.2 * len(threads), 3.6), squeeze=False,
                              sharey=True)

@@ -14,6 +14,7 @@ from .common import (MACHINE_HELP, PATTERN_HELP, add_force, add_in_node, add_job
                      in_node, progress_bar, search_executor)
 from ..validate import json_text
 from .argtypes import SEED, int_arg
+from .notes import note
 
 #: node counts of the default sweep (those up to the machine's size are studied)
 DEFAULT_NODES = (4, 8, 16, 32)
@@ -168,7 +169,8 @@ def run(args) -> int:
     # numpy and numba: loaded to run, not for --help
     from ..machines import parse_machine
     from ..selection import distinct_names, split_names
-    from ..study import StudyParams, parse_sweep, plot_study, run_study, summary_csv
+    from ..study import (StudyParams, parse_sweep, plot_study, run_study, summary_csv,
+                         summary_notes)
 
     _refuse_a_pattern_that_moves_nothing(args.pattern)
     mappings = split_names(args.mappings)
@@ -210,10 +212,13 @@ def run(args) -> int:
         study = run_study(params, args.out, progress=advance,
                           executor=search_executor(args, mpi=False))
     rows = study.summary()
+    notes = summary_notes(rows)
+    for line in notes:
+        note(f"rankmap study: note: {line}")
     if args.out:
         write_atomic(os.path.join(args.out, "summary.csv"), summary_csv(rows), force=True)
     if args.format == "json":
-        print(json_text({"params": params.key(), "summary": rows}, indent=1))
+        print(json_text({"params": params.key(), "summary": rows, "notes": notes}, indent=1))
     elif args.format == "csv":
         sys.stdout.write(summary_csv(rows))
     else:
@@ -235,5 +240,6 @@ def _print_table(rows, params) -> None:
         table.add_column(col, justify="right")
     for r in rows:
         table.add_row(str(r["nodes"]), str(r["threads"]), str(r["ranks"]), r["mapping"],
-                      f"{r['bytes_vs_inorder']:.2f}", f"{r['time_vs_inorder']:.2f}")
+                      *("-" if r[k] is None else f"{r[k]:.2f}"     # not applicable: 0/0
+                        for k in ("bytes_vs_inorder", "time_vs_inorder")))
     stdout_console().print(table)
