@@ -427,3 +427,13 @@ def test_sweep_y_outside_one_keeps_the_busiest_link_as_said_in_help(tmp_path, ca
     text = " ".join(capsys.readouterr().out.split())
     assert "y = 1.0, the busiest link, is always correlated" in text
     assert "never picked as the best y" in text
+
+
+def test_every_percentile_asked_for_gets_its_own_exact_column():
+    """--percentiles 50.00001,50.000049 gave one column 'p50' (labels rounded to 6 digits),
+    holding neither; a percentile given twice is refused rather than dropped."""
+    from rankmap.counters.analysis import parse_percentiles, percentile_label
+    assert [percentile_label(p) for p in (50.0, 99.9, 0.0, 50.00001, 50.000049)] == [
+        "p50", "p99.9", "p0", "p50.00001", "p50.000049"]
+    with pytest.raises(RankmapError, match="50 is given twice"):
+        parse_percentiles("50,90,50")

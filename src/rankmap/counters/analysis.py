@@ -14,7 +14,7 @@ from ..metrics import DEFAULT_PLATEAU_Y, plateau_point
 from ..validate import as_float
 
 __all__ = ["DEFAULT_PERCENTILES", "empirical_cdf", "empirical_pdf", "phase_stats",
-           "parse_percentiles"]
+           "parse_percentiles", "percentile_label"]
 
 #: percentiles reported by default (of the per-link counts).
 DEFAULT_PERCENTILES = (50.0, 90.0, 99.0)
@@ -134,7 +134,7 @@ def phase_stats(values, y: float = DEFAULT_PLATEAU_Y,
     y = as_float(y, "plateau fraction", 0, 1)
     # a link's own count, not one between two links: pXX is the smallest count that XX % of
     # the links carry at most, by the plateau point's rule (p99 = the plateau x at y = 0.99)
-    pct = {f"p{p:g}": plateau_point(v, p / 100) if p > 0 else float(v.min())
+    pct = {percentile_label(p): plateau_point(v, p / 100) if p > 0 else float(v.min())
            for p in percentiles}
     return {"links": int(v.size), "max": float(v.max()), "mean": float(v.mean()),
             "percentiles": pct, "plateau": {"y": float(y), "x": plateau_point(v, y)}}
@@ -167,5 +167,24 @@ def parse_percentiles(text: str) -> tuple[float, ...]:
             raise RankmapError(f"bad percentile {part!r}: expected a number in [0, 100]") from None
         if not 0 <= p <= 100:
             raise RankmapError(f"bad percentile {part!r}: must be in [0, 100]")
+        if p in out:   # one column each: a second would be dropped without a word
+            raise RankmapError(f"bad percentiles {text!r}: {part} is given twice")
         out.append(p)
     return tuple(out)
+
+
+def percentile_label(p: float) -> str:
+    """The column of percentile ``p``: ``p50``, ``p99.9``, and every digit it needs
+    (``p50.00001``: rounded to 6 digits it was ``p50``, and two percentiles shared a column).
+
+    Parameters
+    ----------
+    p : float
+        A percentile in [0, 100].
+
+    Returns
+    -------
+    str
+    """
+    short = f"{p:g}"
+    return f"p{short}" if float(short) == p else f"p{p!r}"
