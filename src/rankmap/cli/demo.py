@@ -14,6 +14,7 @@ import os
 
 from ..errors import RankmapError
 from ..io.atomic import write_atomic
+from ..io.sealed import file_digest
 from .common import progress_bar
 
 __all__ = ["DEMO_MACHINE", "DEMO_PATTERN", "DEMO_DIR", "DEMO_FILES", "MANIFEST", "DESCRIPTION",
@@ -56,16 +57,6 @@ DEMO_FILES = ("cdf-halo.png", "compare.json")
 MANIFEST = ".rankmap-demo.sha256"
 
 
-def _digest(path: str) -> str:
-    import hashlib
-
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def _check_own_outputs(force: bool) -> None:
     """The demo replaces its own earlier outputs only: each file it would write that exists
     must be, byte for byte, what the last demo wrote (its fingerprint in :data:`MANIFEST`);
@@ -84,7 +75,7 @@ def _check_own_outputs(force: bool) -> None:
     for name in present:
         path = os.path.join(DEMO_DIR, name)
         try:
-            own = os.path.isfile(path) and known.get(name) == _digest(path)
+            own = os.path.isfile(path) and known.get(name) == file_digest(path)
         except OSError:
             own = False
         if not own:
@@ -94,7 +85,7 @@ def _check_own_outputs(force: bool) -> None:
 
 def _write_manifest(paths: list[str]) -> None:
     """Record the fingerprints of the files the demo just wrote (:data:`MANIFEST`)."""
-    lines = "".join(f"{_digest(p)}  {os.path.basename(p)}\n" for p in paths)
+    lines = "".join(f"{file_digest(p)}  {os.path.basename(p)}\n" for p in paths)
     write_atomic(os.path.join(DEMO_DIR, MANIFEST), lines, force=True)
 
 

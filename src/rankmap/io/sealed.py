@@ -15,10 +15,22 @@ from __future__ import annotations
 import hashlib
 import os
 
-__all__ = ["seal", "is_sealed", "usable", "first_error_line"]
+__all__ = ["seal", "is_sealed", "usable", "first_error_line", "file_digest"]
 
 
-def _digest(path: str) -> str:
+def file_digest(path: str) -> str:
+    """The SHA-256 of a file's bytes, read in 1 MiB blocks.
+
+    Parameters
+    ----------
+    path : str
+        The file.
+
+    Returns
+    -------
+    str
+        The hex digest.
+    """
     h = hashlib.sha256()
     with open(path, "rb") as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):
@@ -36,7 +48,7 @@ def seal(path: str) -> None:
     """
     tmp = f"{path}.sha256.tmp{os.getpid()}"
     with open(tmp, "w", encoding="ascii") as fh:
-        fh.write(_digest(path) + "\n")
+        fh.write(file_digest(path) + "\n")
     os.replace(tmp, f"{path}.sha256")
 
 
@@ -56,7 +68,7 @@ def is_sealed(path: str) -> bool:
     try:
         with open(f"{path}.sha256", encoding="ascii") as fh:
             want = fh.read().strip()
-        return _digest(path) == want
+        return file_digest(path) == want
     except (OSError, UnicodeDecodeError):
         return False
 
