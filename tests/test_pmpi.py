@@ -443,12 +443,20 @@ def test_record_runs_the_program_with_reordering_off(monkeypatch, tmp_path):
     """record only records: RANKMAP_REORDER=0 goes to the processes (it reordered the
     recorded program when RANKMAP_MACHINE was set, and warned when it was not), unless
     RANKMAP_REORDER=1 asks for both."""
-    import subprocess as sp
     from rankmap.cli import record as record_cli
     seen = []
+
+    class Launcher:                   # the launcher record starts: its environment is kept
+        returncode = 0
+
+        def __init__(self, cmd, env):
+            seen.append(env)
+
+        def wait(self, timeout=None):
+            return 0
+
     monkeypatch.setattr(record_cli, "library_path", lambda mpicc=None: "/lib.so")
-    monkeypatch.setattr(record_cli.subprocess, "run",
-                        lambda cmd, env: seen.append(env) or sp.CompletedProcess(cmd, 0))
+    monkeypatch.setattr(record_cli.subprocess, "Popen", Launcher)
     for given, want in ((None, "0"), ("1", "1")):
         if given is None:
             monkeypatch.delenv("RANKMAP_REORDER", raising=False)
@@ -881,3 +889,156 @@ def test_the_launcher_is_found_past_wrappers_and_hydras_own_env_option_kept():
                                         "2", "./a", "-genvall"]
     assert launcher_env_args(["timeout", "100", "mpirun.openmpi", "-n", "2", "./a"], ["A"]) \
         == ["timeout", "100", "mpirun.openmpi", "-x", "A", "-n", "2", "./a"]
+
+
+# ---- invalid arguments, unknown settings, grids with dimensions of width 1 -----------------
+
+#: the job the tester's reproductions ran: 8 processes on a 2x2x2 torus, nodes shuffled
+SHUFFLED = {"RANKMAP_MACHINE": "torus:2x2x2:cores=1", "RANKMAP_NODE": "0,5,3,6,1,7,2,4"}
+
+
+@pytest.fixture(scope="session")
+def bad_args(built):
+    """The bad_args program (Open MPI)."""
+    return compile_program("bad_args", "mpicc", built["dir"])
+
+
+def _result_lines(proc):
+    return sorted(ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT"))
+
+
+def test_a_null_output_pointer_is_the_mpi_librarys_error(built, bad_args):
+    """MPI_Cart_create(..., NULL) on 8 processes of a 2x2 grid: the 4 processes outside it
+    crashed writing MPI_COMM_NULL through the pointer. The creators now answer as the MPI
+    library does without rankmap (an error class on every process), with the engine not
+    run, the distributed graphs too (MPI_Graph_create is left out: Open MPI's own crashes)."""
+    env = dict(SHUFFLED, RANKMAP_VERBOSE="1")
+    plain = mpirun(8, [bad_args, "nullout"], None, env)
+    proc = mpirun(8, [bad_args, "nullout"], built["lib"], env)
+    lines = _result_lines(proc)
+    assert len(lines) == 8 and lines == _result_lines(plain), proc.stdout + proc.stderr
+    assert all(" cart=0" not in ln and " adjacent=0" not in ln for ln in lines), lines
+    assert not warnings_of(proc), proc.stderr
+
+
+def test_a_negative_source_weight_is_left_to_the_mpi_library(built, bad_args):
+    """A negative source weight (destination weights valid): the engine ran and the ranks
+    were reordered before the MPI library refused the call. Now the answer is the MPI
+    library's own, and nothing was reordered."""
+    env = dict(SHUFFLED, RANKMAP_VERBOSE="1")
+    plain = mpirun(8, [bad_args, "negweight"], None, env)
+    proc = mpirun(8, [bad_args, "negweight"], built["lib"], env)
+    assert _result_lines(proc) == _result_lines(plain), proc.stdout + proc.stderr
+    assert "reordered by placement" not in proc.stderr, proc.stderr
+
+
+def test_mpich_negative_source_weight_and_freed_communicator(mpich, tmp_path):
+    """MPICH takes a negative source weight: the library reordered such a graph; now it keeps
+    the MPI library's order (one line says why). A freed communicator: MPICH's error named
+    internal_Comm_test_inter (the library's own check ran first), now MPI_Cart_create."""
+    exe = compile_program("bad_args", "mpicc.mpich", tmp_path)
+    env = dict(SHUFFLED, RANKMAP_VERBOSE="1")
+    proc = mpich_run(8, [exe, "negweight"], mpich["lib"], env)
+    lines = _result_lines(proc)
+    assert lines == sorted(f"RESULT rank={r} rc=0 newrank={r}" for r in range(8)), proc.stdout
+    assert "reordered by placement" not in proc.stderr
+    assert "invalid arguments are left to the MPI library" in proc.stderr, proc.stderr
+    full = _clean_env()
+    full.update(env, LD_PRELOAD=mpich["lib"])
+    freed = subprocess.run(["mpirun.mpich", "-n", "2", exe, "freed"], capture_output=True,
+                           text=True, timeout=TIMEOUT, env=full)
+    out = freed.stdout + freed.stderr
+    assert freed.returncode != 0 and "accepted" not in out
+    assert "Cart_create" in out and "Comm_test_inter" not in out, out
+
+
+def test_unknown_reorder_and_verbose_values_are_said_once_and_read_safely(built):
+    """RANKMAP_REORDER=disabled reordered, silently: now one line names it and the launcher's
+    ranks are kept. RANKMAP_VERBOSE=maybe printed verbose lines: now one line names it and it
+    is off. A level (RANKMAP_VERBOSE=2) is on."""
+    env = {"RANKMAP_MACHINE": "torus:3:cores=2", "RANKMAP_NODE": nodes(6, 3),
+           "RANKMAP_MAPPING": "TX"}
+    argv = [built["topo_check"], "cart", "3x2", "10"]
+    proc = mpirun(6, argv, built["lib"], dict(env, RANKMAP_REORDER="disabled"))
+    r = result(proc)
+    assert r["errors"] == 0 and r["moved"] == 0 and r["ranks"] == list(range(6))
+    assert warnings_of(proc) == ["rankmap: RANKMAP_REORDER='disabled' is not 0 or 1: ranks "
+                                 "are not reordered"], proc.stderr
+    proc = mpirun(6, argv, built["lib"], dict(env, RANKMAP_VERBOSE="maybe"))
+    r = result(proc)
+    assert r["errors"] == 0 and r["moved"] > 0
+    assert warnings_of(proc) == ["rankmap: RANKMAP_VERBOSE='maybe' is not 0 or 1: no verbose "
+                                 "lines"], proc.stderr
+    proc = mpirun(6, argv, built["lib"], dict(env, RANKMAP_VERBOSE="2"))
+    lines = warnings_of(proc)
+    assert len(lines) == 1 and "reordered by placement" in lines[0], proc.stderr
+    # launch --reorder refuses what the library would only warn about
+    from rankmap.errors import RankmapError
+    from rankmap.pmpi.environment import check_reorder_variables
+    check_reorder_variables({"RANKMAP_VERBOSE": "2"})
+    with pytest.raises(RankmapError, match="RANKMAP_VERBOSE='maybe'"):
+        check_reorder_variables({"RANKMAP_VERBOSE": "maybe"})
+
+
+def test_grid_of_seven_dimensions_with_width_one_is_reordered(built):
+    """MPI_Dims_create(8, 7) gives 2x2x2x1x1x1x1: the engine refused it (1 to 6 dimensions)
+    and nothing was reordered. The dimensions of width 1 hold no neighbour: the engine places
+    the 2x2x2 grid, and every coordinate, shift and halo exchange of the program's 7-D grid
+    is right (topo_check checks them against MPI_Cart_coords)."""
+    # not periodic: Open MPI's own neighbour collectives mix up the two neighbours of a
+    # periodic dimension of width 1 or 2 (the same process twice)
+    proc = mpirun(8, [built["topo_check"], "cart", "2x2x2x1x1x1x1", "0000000"], built["lib"],
+                  dict(SHUFFLED, RANKMAP_VERBOSE="1"))
+    r = result(proc)
+    assert r["errors"] == 0 and r["null"] == 0 and r["moved"] > 0, proc.stderr
+    assert sorted(r["ranks"]) == list(range(8))
+    lines = warnings_of(proc)
+    assert len(lines) == 1 and "8 ranks reordered by placement" in lines[0], proc.stderr
+
+
+def _request(tmp_path, dims, periods, ranks, procs=None):
+    procs = procs or ranks
+    path = tmp_path / "request.txt"
+    path.write_text("rankmap-pmpi-request 1\ncall MPI_Cart_create\nmachine torus:2x2x2:cores=1\n"
+                    f"mapping auto\nstencil star\nseed 0\nprocesses {procs}\nranks {ranks}\n"
+                    f"dims {dims}\nperiods {periods}\nlabels\n"
+                    + "".join(f"{p % 8}\n" for p in range(procs)))
+    return path
+
+
+def test_place_drops_width_one_dimensions_and_names_bad_dims(tmp_path, capsys):
+    """The engine sees the grid without its dimensions of width 1 (the same flows, so the same
+    placement); more than 6 wider than 1 is said plainly; a bad width is named."""
+    from rankmap.pmpi.place import place_request, read_request, request_pattern
+    wide = read_request(str(_request(tmp_path, "2 1 2 1 2 1 1", "1 1 0 1 1 1 1", 8)))
+    narrow = read_request(str(_request(tmp_path, "2 2 2", "1 0 1", 8)))
+    a, b = request_pattern(wide), request_pattern(narrow)
+    assert a.grid == (2, 2, 2) and a.periodic == b.periodic
+    assert sorted(zip(a.phases[0].src, a.phases[0].dst)) == \
+        sorted(zip(b.phases[0].src, b.phases[0].dst))
+    assert list(place_request(wide)[0]) == list(place_request(narrow)[0])
+    req = _request(tmp_path, " ".join(["2"] * 7), " ".join(["0"] * 7), 128)
+    assert cli_main(["pmpi", "place", str(req), "-o", str(tmp_path / "res")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "7 dimensions wider than 1; rankmap places grids of up to 6" in err
+    assert len(err.splitlines()) == 1
+    req = _request(tmp_path, "2 -2", "1 1", 4)
+    assert cli_main(["pmpi", "place", str(req), "-o", str(tmp_path / "res")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "-2" in err and len(err.splitlines()) == 1, err
+
+
+def test_pmpi_path_refuses_an_empty_mpicc_and_names_the_cache_setting(monkeypatch, capsys,
+                                                                       tmp_path):
+    """--mpicc '' built with the default mpicc; a RANKMAP_CACHE that cannot be a folder gave
+    "'/dev/null/x': Not a directory" without naming the setting."""
+    for action in ("path", "build"):
+        assert cli_main(["pmpi", action, "--mpicc", ""]) == 2
+        err = capsys.readouterr().err.strip()
+        assert "--mpicc ''" in err and len(err.splitlines()) == 1, err
+    _need(["mpicc"])
+    monkeypatch.setenv("RANKMAP_CACHE", "/dev/null/x")
+    assert cli_main(["pmpi", "path"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "RANKMAP_CACHE='/dev/null/x'" in err and "Not a directory" in err, err
+    assert len(err.splitlines()) == 1

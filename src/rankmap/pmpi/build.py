@@ -55,8 +55,12 @@ def find_mpicc(mpicc: str | None = None) -> str:
     Raises
     ------
     RankmapError
-        When the wrapper is not found (the message says what to install).
+        When ``mpicc`` is empty, or the wrapper is not found (the message says what to
+        install).
     """
+    if mpicc is not None and not mpicc.strip():
+        raise RankmapError(f"--mpicc {mpicc!r}: give the MPI C compiler wrapper's name or path "
+                           "(mpicc, mpicc.mpich, ...), or leave the option out for the default")
     name = mpicc or os.environ.get(MPICC_ENV, "").strip() or "mpicc"
     path = shutil.which(name)
     if not path:
@@ -87,6 +91,14 @@ def cache_root() -> str:
     return os.path.join(base, "pmpi")
 
 
+def _cache_origin() -> str:
+    """Which setting chose the cache folder, for error messages (``RANKMAP_CACHE='/x'``)."""
+    for name in ("RANKMAP_CACHE", "XDG_CACHE_HOME"):
+        if os.environ.get(name):
+            return f"{name}={os.environ[name]!r}"
+    return "the default ~/.cache/rankmap; set RANKMAP_CACHE to choose another"
+
+
 def library_path(mpicc: str | None = None, rebuild: bool = False) -> str:
     """Path of the PMPI library for this MPI, compiled on first use (or again with rebuild).
 
@@ -101,6 +113,12 @@ def library_path(mpicc: str | None = None, rebuild: bool = False) -> str:
     -------
     str
         Absolute path of ``librankmap_pmpi.so``.
+
+    Raises
+    ------
+    RankmapError
+        When the compiler is empty, missing or fails, or the cache folder cannot be made
+        (naming the setting that chose it).
     """
     cc = find_mpicc(mpicc)
     src = sources()
@@ -114,7 +132,11 @@ def library_path(mpicc: str | None = None, rebuild: bool = False) -> str:
 
     if not rebuild and usable(lib):     # a library changed since it was built is built again
         return lib
-    os.makedirs(out_dir, exist_ok=True)
+    try:
+        os.makedirs(out_dir, exist_ok=True)
+    except OSError as exc:
+        raise RankmapError(f"cannot create the library's folder {out_dir!r} "
+                           f"({_cache_origin()}): {exc.strerror or exc}") from None
     tmp = f"{lib}.tmp{os.getpid()}"
     with tempfile.TemporaryDirectory(prefix="rankmap-pmpi-build-") as work:
         for name, text in src.items():

@@ -37,8 +37,21 @@ int rm_yes_no(const char *v)
 
 int rm_verbose(void)
 {
+    /* read once: an unknown value is said once (by the first process that asks: rank 0 of a
+     * communicator) and read as off */
+    static int state = -1;
+    if (state >= 0) return state;
     const char *v = rm_env("RANKMAP_VERBOSE");
-    return v && rm_yes_no(v) != 0;
+    int on = v ? rm_yes_no(v) : 0;
+    if (on < 0) {
+        char *end;
+        long level = strtol(v, &end, 10);
+        on = *end || end == v || level < 0 ? -1 : level > 0;   /* a level: 2 is on */
+    }
+    if (on < 0)
+        rm_log("RANKMAP_VERBOSE='%s' is not 0 or 1: no verbose lines", v);
+    state = on > 0;
+    return state;
 }
 
 void rm_log(const char *fmt, ...)

@@ -20,8 +20,8 @@ ENV_VARS = {
                     "MPI_COMM_WORLD rank r); default: MPI_Get_processor_name",
     "RANKMAP_TIMEOUT": "seconds the engine may take (default 60; 0 disables reordering)",
     "RANKMAP_BIN": "the rankmap command the library runs (default: rankmap on PATH)",
-    "RANKMAP_VERBOSE": "1 (or yes, true, on): one line on rank 0 for every reordering and "
-                       "recording",
+    "RANKMAP_VERBOSE": "1 (or yes, true, on, a level above 0): one line on rank 0 for every "
+                       "reordering and recording",
     "RANKMAP_HOST_NODES": "host=id,...: the machine node of each of the job's hosts (launch "
                           "--reorder --nodes sets it)",
     "RANKMAP_RECORD": "write the communication matrix to this file at MPI_Finalize",
@@ -46,8 +46,8 @@ def check_reorder_variables(env) -> None:
     ------
     RankmapError
         For a bad ``RANKMAP_STENCIL``, ``RANKMAP_TIMEOUT``, ``RANKMAP_RECORD_COLLECTIVES``,
-        ``RANKMAP_REORDER``, ``RANKMAP_RECORD_FORMAT`` or ``RANKMAP_HOST_NODES``, naming it
-        and its value.
+        ``RANKMAP_REORDER``, ``RANKMAP_VERBOSE``, ``RANKMAP_RECORD_FORMAT`` or
+        ``RANKMAP_HOST_NODES``, naming it and its value.
     """
     import re
 
@@ -68,10 +68,12 @@ def check_reorder_variables(env) -> None:
                     or float(timeout) < 0):
         raise RankmapError(f"bad RANKMAP_TIMEOUT={timeout!r}: seconds from 0 expected "
                            "(0 turns reordering off)")
-    # RANKMAP_VERBOSE: the library reads any value but a "no" word as on, so none is bad
-    for name in ("RANKMAP_RECORD_COLLECTIVES", "RANKMAP_REORDER"):
+    for name in ("RANKMAP_RECORD_COLLECTIVES", "RANKMAP_REORDER", "RANKMAP_VERBOSE"):
         flag = value(name)
-        if flag and flag.lower() not in YES_NO:
+        # RANKMAP_VERBOSE also takes a level (2 is on, as in the library); the library reads
+        # another word as off (RANKMAP_REORDER: no reordering), with a warning
+        level = name == "RANKMAP_VERBOSE" and re.fullmatch(r"[0-9]+", flag) is not None
+        if flag and flag.lower() not in YES_NO and not level:
             raise RankmapError(f"bad {name}={flag!r}: expected 1 or 0 (yes/no, true/false, "
                                "on/off)")
     fmt = value("RANKMAP_RECORD_FORMAT")
@@ -254,9 +256,12 @@ def mpicc_for_launcher(launcher: str, mpicc: str | None = None) -> str | None:
     Returns
     -------
     str or None
-        The wrapper's name, or None for the default (``mpicc``).
+        The wrapper's name, or None for the default (``mpicc``); an empty ``mpicc`` is given
+        back as it is, for :func:`rankmap.pmpi.build.find_mpicc` to refuse.
     """
     from .build import MPICC_ENV
+    if mpicc is not None and not mpicc.strip():
+        return mpicc        # an empty --mpicc: find_mpicc refuses it by name
     if mpicc or os.environ.get(MPICC_ENV, "").strip():
         return mpicc or None
     family = _FAMILY_MPICC.get(launcher_kind(launcher))

@@ -156,14 +156,16 @@ def request_pattern(req: Request) -> Pattern:
     Returns
     -------
     Pattern
-        A star or box stencil on ``dims`` (Cartesian calls), or a ``graph`` pattern whose flow
+        A star or box stencil on ``dims`` without its dimensions of width 1 (they hold no
+        neighbour and change no rank; Cartesian calls), or a ``graph`` pattern whose flow
         sizes are the program's edge weights (graph calls; self-loops dropped).
 
     Raises
     ------
     RankmapError
-        When ranks and processes disagree, the stencil, dims or periods are bad, an edge names
-        a vertex outside the ranks, or the graph has no edges between distinct ranks.
+        When ranks and processes disagree, the stencil, dims or periods are bad (the message
+        names the bad value), more than 6 dimensions are wider than 1, an edge names a vertex
+        outside the ranks, or the graph has no edges between distinct ranks.
     """
     n_ranks = req.integer("ranks")
     n_procs = req.integer("processes")
@@ -171,19 +173,37 @@ def request_pattern(req: Request) -> Pattern:
         raise RankmapError(f"PMPI request: {n_ranks} ranks on {n_procs} processes")
     call = req.get("call")
     if "dims" in req.fields:
-        from ..patterns.stencil import make_stencil
+        from ..patterns.stencil import MAX_STENCIL_DIMS, make_stencil
         stencil = req.fields.get("stencil", "star")
         if stencil not in STENCILS:
             raise RankmapError(f"RANKMAP_STENCIL={stencil!r}: choose star or box")
+        text = req.get("dims")
         try:
-            dims = tuple(int(x) for x in req.get("dims").split())
+            dims = tuple(int(x) for x in text.split())
             periods = tuple(x != "0" for x in req.get("periods").split())
         except ValueError:
-            raise RankmapError("PMPI request: bad dims") from None
-        if int(np.prod(dims)) != n_ranks or len(periods) != len(dims):
-            raise RankmapError("PMPI request: dims and periods do not match the ranks")
-        return make_stencil(f"{call}:{'x'.join(map(str, dims))}", dims, box=stencil == "box",
-                            periodic=periods)
+            raise RankmapError(f"PMPI request: bad dims {text!r} (integers expected)") from None
+        bad = [d for d in dims if d < 1]
+        if not dims or bad:
+            raise RankmapError(f"PMPI request: bad dims {text!r}"
+                               + (f": width {bad[0]} is not 1 or more" if bad else ""))
+        if len(periods) != len(dims):
+            raise RankmapError(f"PMPI request: {len(periods)} periods for the {len(dims)} "
+                               f"dims {text!r}")
+        if int(np.prod(dims, dtype=object)) != n_ranks:
+            raise RankmapError(f"PMPI request: dims {text!r} make "
+                               f"{int(np.prod(dims, dtype=object))} ranks, not {n_ranks}")
+        grid = "x".join(map(str, dims))
+        # a dimension of width 1 holds no neighbour and leaves the row-major rank of every
+        # cell as it is: the engine places the grid without it (the program's grid is MPI's)
+        wide = [k for k, d in enumerate(dims) if d > 1]
+        if len(wide) > MAX_STENCIL_DIMS:
+            raise RankmapError(f"{call} grid {grid}: {len(wide)} dimensions wider than 1; "
+                               f"rankmap places grids of up to {MAX_STENCIL_DIMS}")
+        if not wide:
+            wide = [0]      # one cell: a 1-rank grid
+        return make_stencil(f"{call}:{grid}", tuple(dims[k] for k in wide),
+                            box=stencil == "box", periodic=tuple(periods[k] for k in wide))
     if req.edges is None:
         raise RankmapError("PMPI request: neither dims nor edges")
     src, dst, w = req.edges[:, 0], req.edges[:, 1], req.edges[:, 2].astype(np.float64)

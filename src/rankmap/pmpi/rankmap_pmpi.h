@@ -18,7 +18,8 @@ const char *rm_env(const char *name);
 void rm_log(const char *fmt, ...);
 /* 1 or 0 for a yes/no word (1, yes, true, on / 0, no, false, off: any case), -1 otherwise */
 int rm_yes_no(const char *v);
-/* whether RANKMAP_VERBOSE is set, to anything but a "no" word (0, no, false, off) */
+/* whether RANKMAP_VERBOSE is a "yes" word or a level above 0; another value is off, said once
+ * ("RANKMAP_VERBOSE='maybe' is not 0 or 1") */
 int rm_verbose(void);
 /* run argv (argv[0] found on PATH unless it has a '/') with a time limit in seconds;
  * the child's stderr goes to err_path. Returns the exit status, -1 when it could not start,

@@ -1,7 +1,10 @@
 /* rankmap PMPI library: MPI_Cart_create, MPI_Graph_create, MPI_Dist_graph_create_adjacent and
  * MPI_Dist_graph_create that really reorder ranks when reorder = true.
  *
- * Protocol (collective over the input communicator, on a private duplicate of it):
+ * First the MPI library's own call with the caller's arguments: it checks them all (an invalid
+ * one is its error, from its function, and rankmap does nothing more), and what it made stays
+ * the answer unless the ranks are reordered. Then the protocol (collective over the input
+ * communicator, on a private duplicate of it):
  *  1. every process reports its node label ($RANKMAP_NODE: one label, or a comma-separated
  *     list with entry r for MPI_COMM_WORLD rank r; else MPI_Get_processor_name) and whether its
  *     arguments are valid; graph edges are gathered to rank 0 for the graph calls;
@@ -10,9 +13,11 @@
  *     answer is a valid assignment of new ranks;
  *  3. rank 0 broadcasts the new rank of every process (or "not reordered"); waiting processes
  *     poll with short sleeps so the engine gets the CPU on oversubscribed nodes;
- *  4. MPI_Comm_split by new rank, then the MPI library's own PMPI_*_create(reorder = 0).
- * Anything going wrong in 1-3 gives the MPI library's own call with the caller's arguments and
- * one warning line on rank 0: every process takes the same branch because only rank 0 decides.
+ *  4. MPI_Comm_split by new rank, then the MPI library's own PMPI_*_create(reorder = 0), whose
+ *     communicator replaces the first one (freed) when every process has it.
+ * Anything going wrong in 1-4 keeps the MPI library's own communicator of the first call and
+ * gives one warning line on rank 0: every process takes the same branch because only rank 0
+ * decides.
  *
  * Graph semantics: vertex ids are ranks; after reordering the process with rank v in the new
  * communicator plays vertex v (MPI_Graph_create defines it so; for the distributed graphs the
@@ -319,18 +324,28 @@ static int plan(MPI_Comm priv, const request_t *rq, int valid, int *new_rank)
     return head;
 }
 
+/* Whether to reorder a call the MPI library has already accepted (so comm is a valid
+ * communicator: nothing here calls MPI on it before the MPI library's own call did). */
 static int reorder_wanted(int reorder, MPI_Comm comm)
 {
-    int inter = 0, size = 0;
+    static int said = 0;
+    int inter = 0, size = 0, rank = 0;
     const char *off = rm_env("RANKMAP_REORDER");
     if (!reorder || comm == MPI_COMM_NULL) return 0;
     /* RANKMAP_REORDER=0: the library only records (rankmap record sets it): the MPI
      * library's own call, without a word */
-    if (off && rm_yes_no(off) == 0) return 0;
+    int flag = off ? rm_yes_no(off) : 1;
+    if (flag == 0) return 0;
     if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter) return 0;
     /* one process has nothing to reorder: no engine (N single-process communicators would
      * start N of them) */
     if (PMPI_Comm_size(comm, &size) != MPI_SUCCESS || size < 2) return 0;
+    if (flag < 0) {  /* an unknown word: the safe reading, the launcher's ranks kept */
+        PMPI_Comm_rank(comm, &rank);
+        if (rank == 0 && !said++)
+            rm_log("RANKMAP_REORDER='%s' is not 0 or 1: ranks are not reordered", off);
+        return 0;
+    }
     return 1;
 }
 
@@ -357,11 +372,34 @@ static MPI_Comm split(MPI_Comm comm, const int *new_rank)
     return sub;
 }
 
+/* The reordered topology `mine` (rc: the MPI library's answer on this process; COMM_NULL on
+ * processes left out) replaces the MPI library's own *out when every process has it; else
+ * every process keeps the MPI library's own and frees `mine`. */
+static void adopt(MPI_Comm priv, const char *call, int rc, MPI_Comm mine, MPI_Comm *out)
+{
+    int ok = rc == MPI_SUCCESS, all = 0, rank;
+    PMPI_Comm_rank(priv, &rank);
+    PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, priv);
+    if (all) {
+        if (*out != MPI_COMM_NULL) PMPI_Comm_free(out);
+        *out = mine;
+        return;
+    }
+    if (ok && mine != MPI_COMM_NULL) PMPI_Comm_free(&mine);
+    if (rank == 0) warn_fallback(call, "the MPI library refused the reordered topology");
+}
+
+/* Every creator below makes the MPI library's own call first, with the caller's arguments:
+ * the MPI library checks them (an invalid one is its own error, reported by its own function,
+ * before rankmap touches the communicator or an output pointer), and what it made is the
+ * answer whenever the ranks are not reordered. When they are, the topology built on the
+ * reordered communicator replaces it (adopt). */
+
 int rm_cart_create(MPI_Comm comm, int ndims, const int dims[], const int periods[],
                    int reorder, MPI_Comm *out)
 {
-    if (!reorder_wanted(reorder, comm))
-        return PMPI_Cart_create(comm, ndims, dims, periods, reorder, out);
+    int rc = PMPI_Cart_create(comm, ndims, dims, periods, reorder, out);
+    if (rc != MPI_SUCCESS || !reorder_wanted(reorder, comm)) return rc;
     int size;
     PMPI_Comm_size(comm, &size);
     int64_t n = 1;
@@ -371,34 +409,31 @@ int rm_cart_create(MPI_Comm comm, int ndims, const int dims[], const int periods
         n *= valid ? dims[i] : 1;
         valid = valid && n <= size;
     }
-    /* invalid (the same on every process: MPI requires equal arguments), or one cell */
-    if (!valid || n < 2)
-        return PMPI_Cart_create(comm, ndims, dims, periods, reorder, out);
+    /* arguments the MPI library took but rankmap does not (the same on every process: MPI
+     * requires equal arguments), or one cell: the MPI library's own */
+    if (!valid || n < 2) return rc;
     MPI_Comm priv = private_comm(comm);
     int *new_rank = malloc((size_t)size * sizeof *new_rank);
     request_t rq = {"MPI_Cart_create", (int)n, ndims, dims, periods, 0, NULL, NULL, NULL};
-    int st = plan(priv, &rq, new_rank != NULL, new_rank);
-    PMPI_Comm_free(&priv);
-    if (st != PLAN_REORDER) {
-        free(new_rank);
-        return PMPI_Cart_create(comm, ndims, dims, periods, reorder, out);
+    if (plan(priv, &rq, new_rank != NULL, new_rank) == PLAN_REORDER) {
+        MPI_Comm sub = split(comm, new_rank), mine = MPI_COMM_NULL;
+        int made = MPI_SUCCESS;
+        if (sub != MPI_COMM_NULL) {
+            made = PMPI_Cart_create(sub, ndims, dims, periods, 0, &mine);
+            PMPI_Comm_free(&sub);
+        }
+        adopt(priv, rq.call, made, mine, out);
     }
-    MPI_Comm sub = split(comm, new_rank);
     free(new_rank);
-    if (sub == MPI_COMM_NULL) {
-        *out = MPI_COMM_NULL;
-        return MPI_SUCCESS;
-    }
-    int rc = PMPI_Cart_create(sub, ndims, dims, periods, 0, out);
-    PMPI_Comm_free(&sub);
-    return rc;
+    PMPI_Comm_free(&priv);
+    return MPI_SUCCESS;
 }
 
 int rm_graph_create(MPI_Comm comm, int nnodes, const int index[], const int edges[],
                     int reorder, MPI_Comm *out)
 {
-    if (!reorder_wanted(reorder, comm))
-        return PMPI_Graph_create(comm, nnodes, index, edges, reorder, out);
+    int rc = PMPI_Graph_create(comm, nnodes, index, edges, reorder, out);
+    if (rc != MPI_SUCCESS || !reorder_wanted(reorder, comm)) return rc;
     int size;
     PMPI_Comm_size(comm, &size);
     int valid = nnodes > 0 && nnodes <= size && index && (index[nnodes - 1] == 0 || edges);
@@ -406,8 +441,8 @@ int rm_graph_create(MPI_Comm comm, int nnodes, const int index[], const int edge
         valid = index[i] >= (i ? index[i - 1] : 0);
     int64_t ne = valid ? index[nnodes - 1] : 0;
     for (int64_t e = 0; valid && e < ne; e++) valid = edges[e] >= 0 && edges[e] < nnodes;
-    if (!valid || nnodes < 2)  /* invalid, or one vertex: nothing to reorder */
-        return PMPI_Graph_create(comm, nnodes, index, edges, reorder, out);
+    if (!valid || nnodes < 2)  /* not rankmap's to reorder, or one vertex */
+        return rc;
     int *src = malloc(((size_t)ne + 1) * sizeof *src);
     int *new_rank = malloc((size_t)size * sizeof *new_rank);
     for (int v = 0, e = 0; src && v < nnodes; v++)
@@ -415,21 +450,19 @@ int rm_graph_create(MPI_Comm comm, int nnodes, const int index[], const int edge
     MPI_Comm priv = private_comm(comm);
     request_t rq = {"MPI_Graph_create", nnodes, 0, NULL, NULL, ne, src, edges, NULL};
     int st = plan(priv, &rq, src && new_rank, new_rank);
-    PMPI_Comm_free(&priv);
     free(src);
-    if (st != PLAN_REORDER) {
-        free(new_rank);
-        return PMPI_Graph_create(comm, nnodes, index, edges, reorder, out);
+    if (st == PLAN_REORDER) {
+        MPI_Comm sub = split(comm, new_rank), mine = MPI_COMM_NULL;
+        int made = MPI_SUCCESS;
+        if (sub != MPI_COMM_NULL) {
+            made = PMPI_Graph_create(sub, nnodes, index, edges, 0, &mine);
+            PMPI_Comm_free(&sub);
+        }
+        adopt(priv, rq.call, made, mine, out);
     }
-    MPI_Comm sub = split(comm, new_rank);
     free(new_rank);
-    if (sub == MPI_COMM_NULL) {
-        *out = MPI_COMM_NULL;
-        return MPI_SUCCESS;
-    }
-    int rc = PMPI_Graph_create(sub, nnodes, index, edges, 0, out);
-    PMPI_Comm_free(&sub);
-    return rc;
+    PMPI_Comm_free(&priv);
+    return MPI_SUCCESS;
 }
 
 /* Gather every process's out-edges (src = its rank unless given) to rank 0 of priv. On rank 0
@@ -493,27 +526,38 @@ static int is_unweighted(const int *w)
     return w == MPI_UNWEIGHTED;
 }
 
+/* weights of `count` edges that rankmap can read: every one >= 0 (the MPI standard requires
+ * it); MPI_WEIGHTS_EMPTY only stands for no edge */
+static int weights_ok(const int *w, int64_t count)
+{
+    if (count == 0) return 1;
+    if (!w || w == MPI_WEIGHTS_EMPTY || is_unweighted(w)) return 0;
+    for (int64_t i = 0; i < count; i++)
+        if (w[i] < 0) return 0;
+    return 1;
+}
+
 int rm_dist_graph_create_adjacent(MPI_Comm comm, int indegree, const int sources[],
                                   const int sourceweights[], int outdegree,
                                   const int destinations[], const int destweights[],
                                   MPI_Info info, int reorder, MPI_Comm *out)
 {
-    if (!reorder_wanted(reorder, comm))
-        return PMPI_Dist_graph_create_adjacent(comm, indegree, sources, sourceweights, outdegree,
-                                               destinations, destweights, info, reorder, out);
+    int rc = PMPI_Dist_graph_create_adjacent(comm, indegree, sources, sourceweights, outdegree,
+                                             destinations, destweights, info, reorder, out);
+    if (rc != MPI_SUCCESS || !reorder_wanted(reorder, comm)) return rc;
     int rank, size;
     PMPI_Comm_rank(comm, &rank);
     PMPI_Comm_size(comm, &size);
-    int weighted = !is_unweighted(destweights);
+    /* weighted unless both lists are MPI_UNWEIGHTED (one of them alone is invalid) */
+    int weighted = !is_unweighted(destweights) || !is_unweighted(sourceweights);
     int valid = indegree >= 0 && outdegree >= 0 && (indegree == 0 || sources) &&
                 (outdegree == 0 || destinations) &&
-                (is_unweighted(sourceweights) == !weighted) &&
-                (!weighted || outdegree == 0 || destweights) &&
-                (!weighted || indegree == 0 || sourceweights);
+                (is_unweighted(sourceweights) == is_unweighted(destweights)) &&
+                (!weighted || (weights_ok(sourceweights, indegree) &&
+                               weights_ok(destweights, outdegree)));
     for (int i = 0; valid && i < indegree; i++) valid = sources[i] >= 0 && sources[i] < size;
     for (int i = 0; valid && i < outdegree; i++)
-        valid = destinations[i] >= 0 && destinations[i] < size &&
-                (!weighted || destweights[i] >= 0);
+        valid = destinations[i] >= 0 && destinations[i] < size;
     int cnt = valid ? outdegree : 0;
     int *src = malloc(((size_t)cnt + 1) * sizeof *src);
     int *w = malloc(((size_t)cnt + 1) * sizeof *w);
@@ -535,8 +579,7 @@ int rm_dist_graph_create_adjacent(MPI_Comm comm, int indegree, const int sources
     if (st != PLAN_REORDER) {
         PMPI_Comm_free(&priv);
         free(new_rank);
-        return PMPI_Dist_graph_create_adjacent(comm, indegree, sources, sourceweights, outdegree,
-                                               destinations, destweights, info, reorder, out);
+        return MPI_SUCCESS;
     }
     /* move vertex lists: this process (old rank p) sends its lists to the process that gets
      * rank p and receives those of vertex new_rank[p] from old rank new_rank[p] */
@@ -549,12 +592,11 @@ int rm_dist_graph_create_adjacent(MPI_Comm comm, int indegree, const int sources
     int *sbuf = malloc((nsend + 1) * sizeof *sbuf), *rbuf = malloc((nrecv + 1) * sizeof *rbuf);
     int mem_ok = sbuf && rbuf, all_mem = 0;
     PMPI_Allreduce(&mem_ok, &all_mem, 1, MPI_INT, MPI_MIN, priv);
-    if (!all_mem) {  /* every process falls back together */
+    if (!all_mem) {  /* every process keeps the MPI library's own together */
         free(sbuf); free(rbuf); free(new_rank);
         PMPI_Comm_free(&priv);
         if (rank == 0) warn_fallback(rq.call, "out of memory moving the neighbour lists");
-        return PMPI_Dist_graph_create_adjacent(comm, indegree, sources, sourceweights, outdegree,
-                                               destinations, destweights, info, reorder, out);
+        return MPI_SUCCESS;
     }
     int *q = sbuf;
     for (int i = 0; i < indegree; i++) *q++ = sources[i];
@@ -563,27 +605,28 @@ int rm_dist_graph_create_adjacent(MPI_Comm comm, int indegree, const int sources
     for (int i = 0; i < outdegree; i++) *q++ = weighted ? destweights[i] : 1;
     PMPI_Sendrecv(sbuf, (int)nsend, MPI_INT, to, 2, rbuf, (int)nrecv, MPI_INT, from, 2, priv,
                   MPI_STATUS_IGNORE);
-    PMPI_Comm_free(&priv);
-    MPI_Comm sub = split(comm, new_rank);
+    MPI_Comm sub = split(comm, new_rank), mine = MPI_COMM_NULL;
     free(new_rank);
     free(sbuf);
     int in = got[0], outd = got[1];
     int *rs = rbuf, *rsw = rbuf + in, *rd = rbuf + 2 * in, *rdw = rbuf + 2 * in + outd;
     const int *sw = got[2] ? (in ? rsw : MPI_WEIGHTS_EMPTY) : MPI_UNWEIGHTED;
     const int *dw = got[2] ? (outd ? rdw : MPI_WEIGHTS_EMPTY) : MPI_UNWEIGHTED;
-    int rc = PMPI_Dist_graph_create_adjacent(sub, in, rs, sw, outd, rd, dw, info, 0, out);
+    int made = PMPI_Dist_graph_create_adjacent(sub, in, rs, sw, outd, rd, dw, info, 0, &mine);
     PMPI_Comm_free(&sub);
     free(rbuf);
-    return rc;
+    adopt(priv, rq.call, made, mine, out);
+    PMPI_Comm_free(&priv);
+    return MPI_SUCCESS;
 }
 
 int rm_dist_graph_create(MPI_Comm comm, int n, const int sources[], const int degrees[],
                          const int destinations[], const int weights[], MPI_Info info,
                          int reorder, MPI_Comm *out)
 {
-    if (!reorder_wanted(reorder, comm))
-        return PMPI_Dist_graph_create(comm, n, sources, degrees, destinations, weights, info,
-                                      reorder, out);
+    int rc = PMPI_Dist_graph_create(comm, n, sources, degrees, destinations, weights, info,
+                                    reorder, out);
+    if (rc != MPI_SUCCESS || !reorder_wanted(reorder, comm)) return rc;
     int rank, size;
     PMPI_Comm_rank(comm, &rank);
     PMPI_Comm_size(comm, &size);
@@ -595,9 +638,9 @@ int rm_dist_graph_create(MPI_Comm comm, int n, const int sources[], const int de
         ne += valid ? degrees[i] : 0;
     }
     valid = valid && ne <= 0x7fffffff && (ne == 0 || destinations) &&
-            (!weighted || ne == 0 || weights);
+            (!weighted || weights_ok(weights, ne));
     for (int64_t e = 0; valid && e < ne; e++)
-        valid = destinations[e] >= 0 && destinations[e] < size && (!weighted || weights[e] >= 0);
+        valid = destinations[e] >= 0 && destinations[e] < size;
     int cnt = valid ? (int)ne : 0;
     int *src = malloc(((size_t)cnt + 1) * sizeof *src);
     int *w = malloc(((size_t)cnt + 1) * sizeof *w);
@@ -616,19 +659,18 @@ int rm_dist_graph_create(MPI_Comm comm, int n, const int sources[], const int de
     request_t rq = {"MPI_Dist_graph_create", size, 0, NULL, NULL, total, es, ed, ew};
     int st = gathered ? plan(priv, &rq, ok && valid, new_rank) : PLAN_FALLBACK;
     if (!gathered && rank == 0) warn_fallback(rq.call, "out of memory gathering the graph");
-    PMPI_Comm_free(&priv);
     free(es); free(ed); free(ew); free(src); free(w);
-    if (st != PLAN_REORDER) {
-        free(new_rank);
-        return PMPI_Dist_graph_create(comm, n, sources, degrees, destinations, weights, info,
-                                      reorder, out);
+    if (st == PLAN_REORDER) {
+        /* vertex ids are ranks of the new communicator: the edges stay as given */
+        MPI_Comm sub = split(comm, new_rank), mine = MPI_COMM_NULL;
+        int made = PMPI_Dist_graph_create(sub, n, sources, degrees, destinations, weights, info,
+                                          0, &mine);
+        PMPI_Comm_free(&sub);
+        adopt(priv, rq.call, made, mine, out);
     }
-    /* vertex ids are ranks of the new communicator: the edges stay as given */
-    MPI_Comm sub = split(comm, new_rank);
     free(new_rank);
-    int rc = PMPI_Dist_graph_create(sub, n, sources, degrees, destinations, weights, info, 0, out);
-    PMPI_Comm_free(&sub);
-    return rc;
+    PMPI_Comm_free(&priv);
+    return MPI_SUCCESS;
 }
 
 /* ---- C entry points ---- */
