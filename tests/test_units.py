@@ -74,6 +74,8 @@ def test_times_keep_their_digits():
     assert format_seconds(6.65e-4) == "0.665 ms"
     assert format_seconds(2.3456e-6) == "2.346 us"          # not 0.002 ms
     assert format_seconds(4e-10) == "0.400 ns"
+    assert format_seconds(2.5e-13) == "0.00025 ns"          # not 0.000 ns
+    assert format_seconds(-3e-15) == "-3e-06 ns"
     assert format_seconds(0.0) == "0.000 ms"
     assert format_seconds(9.9994) == "9999.400 ms"
     assert format_seconds(12.5) == "12.500 s"                 # not 12500.000 ms
@@ -120,3 +122,15 @@ def _error(argv, graph_text):
                                "sys.exit(main())", *argv], capture_output=True, text=True)
     assert proc.returncode == 2
     return proc.stderr
+
+
+def test_format_bytes_keeps_fractions_of_a_byte():
+    """An adaptive route's half of a 1-byte message is 0.5 B, not "0 B"."""
+    from rankmap.units import format_bytes
+    assert format_bytes(512) == "512 B"
+    assert format_bytes(0) == "0 B"
+    assert format_bytes(0.5) == "0.5 B"
+    assert format_bytes(10.666666) == "10.67 B"
+    assert format_bytes(1.25e-4) == "0.000125 B"
+    assert format_bytes(1023.5) == "1023.5 B"
+    assert format_bytes(12 * 2**20) == "12.0 MiB"

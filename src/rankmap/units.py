@@ -234,19 +234,32 @@ def format_bytes(n: float) -> str:
     Returns
     -------
     str
-        ``512 B``, ``12.0 MiB``, ... (binary units, one decimal above bytes).
+        ``512 B``, ``12.0 MiB``, ... (binary units, one decimal above bytes). A fraction of
+        a byte keeps its digits (``0.5 B``, ``10.67 B``, ``0.000125 B``), never read as
+        ``0 B``: adaptive routing and collectives split messages into parts.
     """
     n = float(n)
     for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
         if abs(n) < 1024 or unit == "PiB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+            return f"{n:.1f} {unit}" if unit != "B" else f"{_byte_digits(n)} B"
         n /= 1024
     return f"{n:.1f} PiB"
 
 
+def _byte_digits(n: float) -> str:
+    """Bytes below 1 KiB: whole counts as integers, fractions to two decimals, and
+    below 0.01 B three significant digits."""
+    if n.is_integer():
+        return f"{n:.0f}"
+    if abs(n) < 0.01:
+        return f"{n:.3g}"
+    return f"{n:.2f}".rstrip("0").rstrip(".")
+
+
 def format_seconds(t: float) -> str:
     """A time in milliseconds with three decimals (``29.608 ms``); below 10 us, where those
-    would show at most one digit, in microseconds (``2.345 us``), below 10 ns in nanoseconds;
+    would show at most one digit, in microseconds (``2.345 us``), below 10 ns in nanoseconds
+    (three significant digits below 0.01 ns, never ``0.000 ns``);
     from 10 s on in seconds (``12.500 s``), from 100,000 s (28 h) on in hours.
 
     Parameters
@@ -260,6 +273,8 @@ def format_seconds(t: float) -> str:
         The time with its unit.
     """
     t = float(t)
+    if t != 0 and abs(t) < 1e-11:
+        return f"{t * 1e9:.3g} ns"
     if t != 0 and abs(t) < 1e-8:
         return f"{t * 1e9:.3f} ns"
     if t != 0 and abs(t) < 1e-5:
