@@ -27,6 +27,7 @@ import numpy as np
 
 from .allocation import Allocation, parse_allocation
 from .errors import RankmapError
+from .validate import is_digits
 from .launcher_words import program_index
 
 __all__ = ["JobHosts", "expand_slurm_counts", "expand_host_list", "slurm_hosts", "read_slot_file",
@@ -71,7 +72,7 @@ def expand_slurm_counts(text: str, what: str) -> list[int]:
     out: list[int] = []
     items = []
     for item in text.split(","):
-        m = re.fullmatch(r"\s*(\d{1,9})(?:\(x(\d{1,18})\))?\s*", item)
+        m = re.fullmatch(r"\s*([0-9]{1,9})(?:\(x([0-9]{1,18})\))?\s*", item)
         if not m:
             raise RankmapError(f"bad {what} {show(text)}: expected counts like 4(x3),2")
         items.append((int(m.group(1)), int(m.group(2) or 1)))
@@ -182,7 +183,7 @@ def read_slot_file(path: str, what: str) -> tuple[list[str], list[int]]:
         fields = text.split()
         host, n = fields[0], 1
         for f in fields[1:]:
-            m = re.fullmatch(r"(slots|max_slots|max-slots)=(\d{1,9})", f)
+            m = re.fullmatch(r"(slots|max_slots|max-slots)=([0-9]{1,9})", f)
             if not m:
                 raise RankmapError(f"{path}: line {lineno}: unknown field {show(f, 40)} "
                                    "(expected 'host' or 'host slots=N')")
@@ -414,7 +415,7 @@ def option_value(own: list[str], names: tuple[str, ...]) -> str | None:
                 return value
             return own[i + 1] if i + 1 < len(own) else ""
         for name in names:              # a short option joined to its number: -c2, -N4
-            if len(name) == 2 and word.startswith(name) and word[2:].isdigit():
+            if len(name) == 2 and word.startswith(name) and is_digits(word[2:]):
                 return word[2:]
     return None
 
@@ -463,11 +464,11 @@ def _segment_ranks(launcher: str, words: list[str], options: tuple[str, ...]) ->
             value = words[i + 1]
         elif eq and key in options:
             pass
-        elif re.fullmatch(r"-n\d+", arg):
+        elif re.fullmatch(r"-n[0-9]+", arg):
             value = arg[2:]
         else:
             continue
-        if not value.isdigit() or int(value) <= 0:
+        if not is_digits(value) or int(value) <= 0:
             raise RankmapError(f"bad process count {value!r} in the launcher command")
         found = int(value)
     return found

@@ -64,7 +64,7 @@ def program_index(argv: list[str]) -> int:
             return i + 1
         if not word.startswith("-") or word == "-":
             return i
-        if "=" in word or word in FLAG_OPTIONS or re.fullmatch(r"-n\d+", word):
+        if "=" in word or word in FLAG_OPTIONS or re.fullmatch(r"-n[0-9]+", word):
             i += 1
         elif word in VALUE_OPTIONS:
             i += 2

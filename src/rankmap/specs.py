@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass, field
 
 from .errors import RankmapError
-from .validate import check_limit, parse_int_text, show
+from .validate import check_limit, is_digits, parse_int_text, show
 
 __all__ = ["Spec", "split_spec", "parse_shape", "parse_int", "files_beside"]
 
@@ -164,7 +164,7 @@ def parse_shape(text: str, what: str = "shape", max_dims: int | None = None,
         raise RankmapError(f"bad {what} {show(text)}: at most {max_dims} dimensions")
     shape = []
     for f in fields:
-        if not f.strip().isdigit():
+        if not is_digits(f.strip()):
             raise RankmapError(f"bad {what} {show(text)}: expected sizes like 8x16x32")
         shape.append(parse_int_text(f, what))
     if any(s <= 0 for s in shape):

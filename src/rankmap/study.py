@@ -105,7 +105,7 @@ def parse_sweep(text: str, what: str) -> list[int]:
 
 
 def _int(p: str, what: str, text: str) -> int:
-    if not re.fullmatch(r"\d+", p) or int(p) < 1:
+    if not re.fullmatch(r"[0-9]+", p) or int(p) < 1:
         raise RankmapError(f"bad {what} {text!r}: {p!r} is not a positive integer")
     return int(p)
 

@@ -27,7 +27,7 @@ from .errors import RankmapError
 
 __all__ = ["INT64_MAX", "LIMITS", "show", "limit", "check_limit", "as_int", "as_float", "id_array",
            "first_repeated", "groups_in_order", "read_only_view",
-           "parse_int_text", "parse_float_text", "finite_array", "check_input_file", "read_text",
+           "is_digits", "parse_int_text", "parse_float_text", "finite_array", "check_input_file", "read_text",
            "read_lines",
            "read_csv_rows", "format_count", "json_text", "hostlist_size", "expand_hostlist"]
 
@@ -153,6 +153,21 @@ def check_limit(count: int, name: str, subject: str) -> int:
 
 _INT = re.compile(r"[+-]?[0-9]+")   # ASCII digits: int() also takes other scripts' digits
 _FLOAT = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?", re.ASCII)
+
+
+def is_digits(text) -> bool:
+    """Whether ``text`` is one or more ASCII decimal digits (``str.isdigit`` also takes
+    other scripts' digits and superscripts, which ``int`` reads or refuses unevenly).
+
+    Parameters
+    ----------
+    text : str
+
+    Returns
+    -------
+    bool
+    """
+    return bool(text) and text.isascii() and text.isdigit()
 
 
 def parse_int_text(text, what: str, minimum: int | None = None,
@@ -594,7 +609,7 @@ def hostlist_size(text: str) -> int:
             size = 0
             for part in group.split(","):
                 lo, dash, hi = part.partition("-")
-                if dash and lo.strip().isdigit() and hi.strip().isdigit():
+                if dash and is_digits(lo.strip()) and is_digits(hi.strip()):
                     size += max(0, int(hi) - int(lo) + 1) if len(hi) < 30 and len(lo) < 30 \
                         else 1 << 100
                 else:

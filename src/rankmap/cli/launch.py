@@ -14,6 +14,7 @@ from ..threads import child_environ
 from ..io.atomic import check_writable, write_atomic
 from ..mpi.env_names import HOST_NODES_ENV, MACHINE_ENV
 from ..specs import files_beside
+from ..validate import is_digits
 from .argtypes import SEED, THREADS, int_arg
 from .notes import note
 from .common import (PATTERN_HELP, TIME_SETTINGS, add_budget, add_force, add_in_node,
@@ -182,7 +183,7 @@ def _launcher_counts(cmd: list[str], per_node: int | None, threads: int) -> list
     for names, value in ((spellings[0], per_node), (spellings[1], threads)):
         given = option_value(own, names)
         if given is not None and value is not None:
-            if not given.isdigit() or int(given) != value:
+            if not is_digits(given) or int(given) != value:
                 has = f"puts {value} ranks on a node" if names is spellings[0] else \
                     f"gives each rank {value} core{'s' if value != 1 else ''}"
                 fix = "give --threads instead" if names is spellings[1] else \

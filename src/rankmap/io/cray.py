@@ -174,7 +174,7 @@ def read_rank_order(path: str, machine, allocation: Allocation, n_ranks: int | N
     for lineno, text in read_lines(path):
         for item in text.replace(",", " ").split():
             from ..validate import check_limit, show
-            m = re.fullmatch(r"(\d{1,12})(?:-(\d{1,12}))?", item)
+            m = re.fullmatch(r"([0-9]{1,12})(?:-([0-9]{1,12}))?", item)
             if not m:
                 raise RankmapError(f"{path}: line {lineno}: bad rank {show(item, 40)}")
             lo = int(m.group(1))

@@ -26,7 +26,7 @@ _FIELD = re.compile(r"\{([a-zA-Z_]\w*)[^{}]*\}")
 
 #: an integer format spec: optional fill/align, sign, zero padding, width (checked against the
 #: name-width cap), and an integer presentation type.
-_SPEC = re.compile(r"(?:.?[<>=^])?[-+ ]?#?0?(\d{0,6})[,_]?[dxXob]?")
+_SPEC = re.compile(r"(?:.?[<>=^])?[-+ ]?#?0?([0-9]{0,6})[,_]?[dxXob]?")
 
 
 def check_name_template(template: str, known: set[str]) -> set[str]:

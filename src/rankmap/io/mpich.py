@@ -11,6 +11,7 @@ import os
 
 from ..allocation import Allocation
 from ..errors import RankmapError
+from ..validate import is_digits
 from ..mappers.base import Placement
 from .hostnames import check_host_name, mapping_from_hosts, rank_hosts, read_lines
 
@@ -108,7 +109,7 @@ def read_machinefile(path: str, machine, allocation: Allocation,
                                f"{show(text)}")
         n = 1
         if sep:
-            n = int(count) if count.isdigit() and len(count) <= 12 else 0
+            n = int(count) if is_digits(count) and len(count) <= 12 else 0
             if n <= 0:
                 raise RankmapError(f"{path}: line {lineno}: bad rank count {show(count, 40)}")
             check_limit(len(hosts) + n, "ranks", f"{path}: line {lineno}")

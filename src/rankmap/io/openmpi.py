@@ -21,9 +21,9 @@ from ..errors import RankmapError
 from ..mappers.base import Placement, validate_mapping
 from .hostnames import check_host_name, position_lookup, rank_hosts, read_lines
 
-_LINE = re.compile(r"^rank\s+(\d{1,12})\s*=\s*(\S+)\s+slot\s*=\s*"
-                   r"(?:(\d{1,12})(?:-(\d{1,12}))?|(\d{1,6}):(\d{1,6})(?:-\d{1,6})?"
-                   r"(?:,\d{1,6}:\d{1,6})*)$", re.ASCII)
+_LINE = re.compile(r"^rank\s+([0-9]{1,12})\s*=\s*(\S+)\s+slot\s*=\s*"
+                   r"(?:([0-9]{1,12})(?:-([0-9]{1,12}))?|([0-9]{1,6}):([0-9]{1,6})(?:-[0-9]{1,6})?"
+                   r"(?:,[0-9]{1,6}:[0-9]{1,6})*)$", re.ASCII)
 
 __all__ = ["format_rankfile", "read_rankfile", "socket_core_slots"]
 

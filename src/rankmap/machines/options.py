@@ -12,7 +12,7 @@ from .node_structure import NodeStructure, parse_synthetic
 
 __all__ = ["common_options", "node_option", "agreed_cores", "extract_node_text"]
 
-_SYNTH_TOKEN = r"(?:[A-Za-z][A-Za-z0-9]*(?:\([^)]*\))?:[+-]?\d[\w.]*(?:\([^)]*\))?|\[[^\]]*\])"
+_SYNTH_TOKEN = r"(?:[A-Za-z][A-Za-z0-9]*(?:\([^)]*\))?:[+-]?[0-9][\w.]*(?:\([^)]*\))?|\[[^\]]*\])"
 #: ``node=`` followed by synthetic levels (their ``:`` would otherwise split the spec)
 _NODE_SYNTH = re.compile(r"(^|[:,])\s*node\s*=\s*(" + _SYNTH_TOKEN + r"(?:[ ,]+" + _SYNTH_TOKEN
                          + r")*)(?=$|[:,])", re.IGNORECASE)

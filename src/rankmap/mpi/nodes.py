@@ -17,6 +17,7 @@ import socket
 import numpy as np
 
 from ..errors import RankmapError
+from ..validate import is_digits
 from .env_names import HOST_NODES_ENV, MACHINE_ENV, NODE_ENV
 
 __all__ = ["NODE_ENV", "MACHINE_ENV", "HOST_NODES_ENV", "local_node_label", "host_nodes",
@@ -100,7 +101,7 @@ def host_nodes(text: str | None) -> dict[str, int]:
         if not item.strip():
             continue
         host, sep, node = item.strip().rpartition("=")
-        if not sep or not host.strip() or not node.strip().isdigit() or len(node) > 18:
+        if not sep or not host.strip() or not is_digits(node.strip()) or len(node) > 18:
             raise RankmapError(f"${HOST_NODES_ENV}: bad entry {item.strip()!r} (expected "
                                "host=node id)")
         table[host.strip()] = int(node)
@@ -140,7 +141,7 @@ def resolve_node_labels(labels: list[str], machine,
     names = None
     rest = []
     for label in unique:
-        if label.isdigit():
+        if is_digits(label):
             node = int(label)
             if node >= machine.n_nodes:
                 return None, (f"node {label} (from ${NODE_ENV}) is outside the machine "

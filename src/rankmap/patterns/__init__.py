@@ -36,7 +36,7 @@ import numpy as np
 from ..errors import RankmapError
 from ..specs import Spec, parse_int, parse_shape, split_spec
 from ..units import parse_size
-from ..validate import as_int, check_limit, show
+from ..validate import as_int, check_limit, is_digits, show
 from .base import Pattern, Phase
 from .collectives import COLLECTIVE_ALGORITHMS, make_collective
 from .compose import compose, split_composition
@@ -101,7 +101,7 @@ def _check_flows(spec: Spec, flows: int) -> None:
 def _grid_or_fill(spec: Spec, default_ranks: int | None, ndim: int) -> tuple[int, ...]:
     """The spec's grid, or (no grid given) a balanced ``ndim``-D grid filling the allocation."""
     from .miniapps import fill_grid
-    if spec.words and spec.words[0][:1].isdigit():
+    if spec.words and is_digits(spec.words[0][:1]):
         return _need_grid(spec, "")
     if default_ranks is not None:
         check_limit(default_ranks, "ranks", spec.text)
@@ -190,7 +190,7 @@ def _parse_direction(spec: Spec) -> str:
 
 
 def _parse_stencil(spec: Spec, default_ranks: int | None) -> Pattern:
-    if spec.words and spec.words[0][:1].isdigit():
+    if spec.words and is_digits(spec.words[0][:1]):
         grid = _need_grid(spec, "stencil:64x64")
     else:  # no grid: fill the allocation on a balanced grid of dims=D (default 3) dimensions
         ndim = parse_int(spec.pop_option("dims", "3"), "stencil dims", minimum=1,
@@ -250,7 +250,7 @@ def _parse_dims_list(spec: Spec, ndim: int) -> tuple[int, ...] | None:
 
 def _make_collective_parser(kind: str):
     def parse(spec: Spec, default_ranks: int | None) -> Pattern:
-        if spec.words and spec.words[0][:1].isdigit():
+        if spec.words and is_digits(spec.words[0][:1]):
             grid = _need_grid(spec, f"{kind}:64")
         else:
             if default_ranks is not None:

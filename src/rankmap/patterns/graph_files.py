@@ -27,7 +27,7 @@ import numpy as np
 
 from ..errors import RankmapError
 from ..units import MAX_SIZE, parse_size
-from ..validate import (check_input_file, check_limit, groups_in_order, limit,
+from ..validate import (check_input_file, check_limit, groups_in_order, is_digits, limit,
                         parse_float_text, parse_int_text, read_csv_rows, read_lines, read_text,
                         show)
 from .base import Pattern, Phase
@@ -90,7 +90,7 @@ _PLAIN_LINE = 4096
 def _comment_ranks(row: list[str], path: str) -> int | None:
     """The rank count of a ``# ranks N`` comment row (cells stripped), else None."""
     words = ",".join(row).lstrip("#").split()
-    if len(words) == 2 and words[0] == "ranks" and words[1].isdigit():
+    if len(words) == 2 and words[0] == "ranks" and is_digits(words[1]):
         return check_limit(parse_int_text(words[1], f"ranks in {path}"), "ranks",
                            f"graph file {path}")
     return None
@@ -127,7 +127,7 @@ def _plain_csv(text: str, path: str):
         return None
     first = [c.strip() for c in lines[0].split(",")]
     header = None
-    if not first[0].lstrip("-").isdigit():
+    if not is_digits(first[0].lstrip("-")):
         header = [c.lower() for c in first]
         if header not in _CSV_HEADERS:
             return None
@@ -181,7 +181,7 @@ def _csv_row_by_row(rows: list[list[str]], path: str):
             continue
         if not row or not any(row):
             continue
-        if first and not row[0].lstrip("-").isdigit():
+        if first and not is_digits(row[0].lstrip("-")):
             header = [c.lower() for c in row]
             if header not in _CSV_HEADERS:
                 raise RankmapError(f"{path}: line {lineno}: expected header "
@@ -312,7 +312,7 @@ def _check_mtx_header(path: str) -> None:
                                   "values)") + f", got {show(ln.strip(), 40)}")
         if want == 3:   # scipy turns an unparsable weight into garbage: checked here
             parse_float_text(t[2], f"weight in {path}")
-            if head[3] == "integer" and not t[2].lstrip("+-").isdigit():
+            if head[3] == "integer" and not is_digits(t[2].lstrip("+-")):
                 # scipy would cut 1.5 to 1
                 raise RankmapError(f"{path}: weight {show(t[2], 30)} in an integer matrix is "
                                    "not an integer")

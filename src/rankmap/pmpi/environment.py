@@ -63,7 +63,7 @@ def check_reorder_variables(env) -> None:
     timeout = value("RANKMAP_TIMEOUT")
     # what the library's strtod reads whole: a decimal number (1_0 and 0x10 are not
     # Python's float() and C's alike), or inf
-    if timeout and (not re.fullmatch(r"\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?|"
+    if timeout and (not re.fullmatch(r"\s*[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?|"
                                      r"\s*\+?inf(inity)?", timeout, re.IGNORECASE | re.ASCII)
                     or float(timeout) < 0):
         raise RankmapError(f"bad RANKMAP_TIMEOUT={timeout!r}: seconds from 0 expected "

@@ -42,13 +42,13 @@ def split_names(text: str) -> list[str]:
         one, rather than dropping it (inside a ``rubik:`` spec's sizes, ``4,,4`` is left to
         the spec's own check, which refuses the empty size).
     """
-    from ..validate import show
+    from ..validate import is_digits, show
 
     if not text.strip():
         raise RankmapError(f"bad --mappings {text!r}: no values")
     out: list[str] = []          # pieces as given: a rubik spec keeps its own spacing
     for piece in text.split(","):
-        if out and "rubik:" in out[-1].lower() and (piece.strip()[:1].isdigit()
+        if out and "rubik:" in out[-1].lower() and (is_digits(piece.strip()[:1])
                                                      or not piece.strip()):
             out[-1] += "," + piece
         elif piece.strip():
