@@ -299,3 +299,18 @@ def test_host_lists_past_python_hostlists_own_guard_expand_up_to_the_cap():
 def test_an_empty_name_in_a_host_list_is_refused(text):
     with pytest.raises(RankmapError, match="empty name between commas"):
         parse_allocation(text, XC)
+
+
+def test_node_file_error_names_the_line(tmp_path):
+    """A bad id in a node file is located: 'line 3', not just the file."""
+    from rankmap.allocation import parse_allocation
+    from rankmap.machines import parse_machine
+    f = tmp_path / "ids.txt"
+    f.write_text("0\n1-2  # two\n5-99\n")
+    with pytest.raises(RankmapError, match=r"ids\.txt': line 3 is outside the machine"):
+        parse_allocation(str(f), parse_machine("torus:4x4"))
+    f.write_text("0\n\n3-1\n")
+    with pytest.raises(RankmapError, match=r"line 3: end before start"):
+        parse_allocation(str(f), parse_machine("torus:4x4"))
+    f.write_text("0\n1-2  # two\n5\n")
+    assert parse_allocation(str(f), parse_machine("torus:4x4")).nodes.tolist() == [0, 1, 2, 5]

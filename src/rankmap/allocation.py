@@ -41,9 +41,14 @@ def whole_machine(machine: Machine) -> Allocation:
 _RANGE = re.compile(r"^\s*(\d+)\s*(?:-\s*(\d+))?\s*$", re.ASCII)
 
 
-def _parse_id_list(items: list[str], machine: Machine, where: str) -> list[int]:
+def _parse_id_list(items: list[str], machine: Machine, where: str,
+                   item_lines: list[int] | None = None) -> list[int]:
+    """Node ids of ``items`` (ids and ranges); ``item_lines``, each item's line in a node
+    file, puts the line of a bad item into the message."""
     ids: list[int] = []
-    for item in items:
+    for k, item in enumerate(items):
+        if item_lines is not None:
+            where_all, where = where, f"{where}: line {item_lines[k]}"
         m = _RANGE.match(item)
         if not m:
             raise RankmapError(f"bad node {show(item.strip(), 40)} in {where}: expected an id "
@@ -59,6 +64,8 @@ def _parse_id_list(items: list[str], machine: Machine, where: str) -> list[int]:
             raise RankmapError(f"node {hi} in {where} is outside the machine "
                                f"(ids 0-{machine.n_nodes - 1})")
         ids.extend(range(lo, hi + 1))
+        if item_lines is not None:
+            where = where_all
         if len(ids) > machine.n_nodes:
             raise RankmapError(f"{where} lists more nodes than the machine has "
                                f"({machine.n_nodes}): some are repeated")
@@ -101,11 +108,14 @@ def parse_allocation(text: str | None, machine: Machine) -> Allocation:
     if alloc is not None:
         return _checked(alloc, text)
     if os.path.isfile(text) and not is_id_text(text):   # --nodes 3 is node 3; ./3 the file
-        lines = [ln.split("#", 1)[0].strip() for ln in read_lines(text, "node file")]
-        items = [it for ln in lines for it in ln.replace(",", " ").split() if it]
+        items, item_lines = [], []
+        for lineno, line in enumerate(read_lines(text, "node file"), start=1):
+            words = line.split("#", 1)[0].replace(",", " ").split()
+            items += words
+            item_lines += [lineno] * len(words)
         if not items:
             raise RankmapError(f"node file {show(text)} lists no nodes")
-        ids = _parse_id_list(items, machine, f"node file {show(text)}")
+        ids = _parse_id_list(items, machine, f"node file {show(text)}", item_lines)
         source = f"file {text}"
     else:
         if os.path.isdir(text):
