@@ -8,11 +8,15 @@ job (ids, ranges, files) and :mod:`rankmap.allocation_names`' (host names).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .errors import RankmapError
 from .validate import as_int, first_repeated, id_array, show
+
+if TYPE_CHECKING:   # annotations only: machines sit below this layer
+    from .machines.base import Machine
 
 __all__ = ["Allocation"]
 

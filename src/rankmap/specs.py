@@ -234,8 +234,8 @@ def files_beside(spec: str, folder: str) -> str:
             text = part.strip()
             lead = part[:len(part) - len(part.lstrip())]
             trail = part[len(part.rstrip()):]
-            for field in _FILE_FIELDS:
-                text = field.sub(beside, text)
+            for file_field in _FILE_FIELDS:
+                text = file_field.sub(beside, text)
             part = lead + text + trail
         out.append(part)
     return "".join(out)

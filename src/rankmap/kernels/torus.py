@@ -189,7 +189,6 @@ def phase_bound_sums(node_of_rank, src, dst, nbytes, n_nodes, dims, strides, wra
         Flows inside nodes.
     """
     n = src.shape[0]
-    nd = dims.shape[0]
     hops = np.empty(n, dtype=np.float64)
     net_bytes = np.empty(n, dtype=np.float64)
     out_bytes = np.zeros(n_nodes, dtype=np.float64)

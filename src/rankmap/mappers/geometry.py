@@ -128,7 +128,6 @@ def allocation_box(machine, allocation) -> tuple[np.ndarray, np.ndarray] | str:
     """
     if not isinstance(machine, GridMachine):
         return f"the {machine.kind} machine has no Cartesian box of nodes"
-    dims = machine.dims
     c = machine.coords(allocation.nodes)
     lo, hi = c.min(axis=0), c.max(axis=0)
     shape = hi - lo + 1

@@ -31,7 +31,7 @@ import numpy as np
 from ..errors import RankmapError
 from ..kernels.greedy import greedy_walk_grid
 from .exact_grid import hop_geometry
-from .geometry import average_hops, flows_all_phases, needs_grid, neighbour_csr
+from .geometry import average_hops, flows_all_phases, neighbour_csr
 
 __all__ = ["walk_dimension_order", "partner_csr", "greedy_walk", "TIE_WINDOW", "SMALL_WALK",
            "EXTRA_STARTS", "greedy"]

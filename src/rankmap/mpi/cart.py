@@ -8,8 +8,6 @@ created with ``reorder=False`` on a communicator already split in the new order)
 
 from __future__ import annotations
 
-import numpy as np
-
 from ..errors import RankmapError
 from .reorder import reorder_ranks, split_by_new_rank
 
