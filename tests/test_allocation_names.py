@@ -314,3 +314,15 @@ def test_node_file_error_names_the_line(tmp_path):
         parse_allocation(str(f), parse_machine("torus:4x4"))
     f.write_text("0\n1-2  # two\n5\n")
     assert parse_allocation(str(f), parse_machine("torus:4x4")).nodes.tolist() == [0, 1, 2, 5]
+
+
+@pytest.mark.parametrize("machine, text", [
+    ("torus:4x4", "name,x,y,y\na,1,0,2\n"),
+    ("xc:groups=2", "name,group,row,col,node,node\na,0,0,1,0,3\n"),
+])
+def test_topology_csv_refuses_a_column_named_twice(tmp_path, machine, text):
+    """name,x,y,y used the first y and dropped the second without a word."""
+    f = tmp_path / "site.csv"
+    f.write_text(text)
+    with pytest.raises(RankmapError, match="is named twice in the header"):
+        parse_allocation(str(f), parse_machine(machine))

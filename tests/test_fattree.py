@@ -154,3 +154,26 @@ def test_a_fat_tree_over_its_fixed_host_limit_says_the_variable_does_not_raise_i
     monkeypatch.delenv("RANKMAP_MAX_NODES")
     with pytest.raises(RankmapError, match="a fixed limit"):   # said before the nodes cap
         parse_machine("fattree:k=2:levels=23")
+
+
+@pytest.mark.parametrize("text, key", [
+    ("SwitchName=s0 Nodes=a,b Nodes=c\n", "Nodes"),
+    ("SwitchName=s0 Nodes=a,b\nSwitchName=s1 Nodes=c,d\nSwitchName=top Switches=s0 Switches=s1\n",
+     "Switches"),
+    ("SwitchName=s0 SwitchName=s1 Nodes=a,b\n", "SwitchName"),
+])
+def test_topology_conf_refuses_a_key_twice_on_a_line(tmp_path, text, key):
+    """The second Nodes= used to replace the first: hosts a and b vanished without a word."""
+    f = tmp_path / "topology.conf"
+    f.write_text(text)
+    line = text.count("\n")
+    with pytest.raises(RankmapError, match=rf"line {line}: {key}= given twice on one line"):
+        parse_machine(f"fattree:topology={f}")
+
+
+def test_fattree_shape_and_topology_file_are_one_or_the_other(tmp_path):
+    f = tmp_path / "topology.conf"
+    f.write_text("SwitchName=s0 Nodes=a,b\n")
+    assert parse_machine(f"fattree:topology={f}").n_nodes == 2
+    with pytest.raises(RankmapError, match="k= describes a k-ary tree, topology= reads"):
+        parse_machine(f"fattree:k=4:levels=2:topology={f}")

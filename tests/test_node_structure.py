@@ -463,3 +463,16 @@ def test_two_memories_of_one_package_are_one_domain_as_the_xml_reader_counts_the
     assert ns.numa_of_core == ns.package_of_core
     with pytest.raises(RankmapError, match="NUMA domains given twice"):
         parse_synthetic("Package:2 [NUMANode] Core:2 [NUMANode]")   # at two levels
+
+
+def test_core_limit_names_the_cores_per_node():
+    """pack:100000,core:100000 has 10^10 cores a node, not the 100000 packages it was said."""
+    with pytest.raises(RankmapError, match=r"has 10\^10 cores per node; the limit is"):
+        parse_machine("torus:2x2:node=pack:100000,core:100000")
+    with pytest.raises(RankmapError, match=r"has 80000 cores per node"):
+        parse_machine("torus:2x2:node=pack:2,core:40000")
+
+
+def test_size_past_int64_is_reported_against_the_node_cap():
+    with pytest.raises(RankmapError, match=r"about 2\.0e\+20 nodes; the limit is"):
+        parse_machine("torus:99999999999999999999x2")

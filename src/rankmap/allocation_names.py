@@ -233,6 +233,10 @@ def read_topology_csv(path: str, machine) -> tuple[list[str], np.ndarray]:
     if not rows:
         raise RankmapError(f"topology file {show(path)} is empty")
     header = [h.strip().lower() for h in rows[0]]
+    twice = next((h for i, h in enumerate(header) if h in header[:i]), None)
+    if twice is not None:
+        raise RankmapError(f"topology file {show(path)}: column {show(twice, 40)} is named "
+                           "twice in the header")
     if "name" not in header:
         raise RankmapError(f"topology file {show(path)} needs a header line with a 'name' column")
     want = _coord_columns(machine)

@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass, field
 
 from .errors import RankmapError
-from .validate import check_limit, is_digits, parse_int_text, show
+from .validate import INT64_MAX, check_limit, is_digits, parse_int_text, show
 
 __all__ = ["Spec", "split_spec", "parse_shape", "parse_int", "files_beside"]
 
@@ -166,7 +166,8 @@ def parse_shape(text: str, what: str = "shape", max_dims: int | None = None,
     for f in fields:
         if not is_digits(f.strip()):
             raise RankmapError(f"bad {what} {show(text)}: expected sizes like 8x16x32")
-        shape.append(parse_int_text(f, what))
+        # under a cap, a size past int64 is reported against the cap, not int64's range
+        shape.append(parse_int_text(f, what, maximum=None if cap is not None else INT64_MAX))
     if any(s <= 0 for s in shape):
         raise RankmapError(f"bad {what} {show(text)}: every size must be positive")
     if cap is not None:

@@ -31,6 +31,10 @@ def parse_fattree(spec) -> Machine:
     opts = common_options(spec)
     path = spec.pop_option("topology")
     if path is not None:
+        shaped = [k for k in ("k", "levels", "taper") if k in spec.options]
+        if shaped:
+            raise RankmapError(f"bad machine {spec.text!r}: {shaped[0]}= describes a k-ary "
+                               "tree, topology= reads the tree from a file: give one of them")
         spec.reject_leftovers("fattree")
         return read_topology_conf(path, spec=spec.text, **opts)
     if "k" not in spec.options or "levels" not in spec.options:

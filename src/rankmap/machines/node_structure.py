@@ -273,8 +273,7 @@ def parse_synthetic(text: str) -> NodeStructure:
             if cores is not None:
                 raise RankmapError(f"bad node structure {show(text)}: only pu may come "
                                    f"below core, not {name}")
-            count *= n
-            check_limit(count, "cores", f"node structure {text}")
+            count *= n      # checked against the cores' limit once the cores are known
             if kind == "package":
                 if numa is not None and count % numa:
                     raise RankmapError(f"bad node structure {show(text)}")
@@ -288,6 +287,7 @@ def parse_synthetic(text: str) -> NodeStructure:
     if cores is None:
         raise RankmapError(f"bad node structure {show(text)}: give core:N (cores of each "
                            "object above)")
+    check_limit(cores, "cores", f"node structure {text}")
     c = np.arange(cores, dtype=np.int64)
     package = c // (cores // (packages or 1))
     domain = c // (cores // (numa or 1))

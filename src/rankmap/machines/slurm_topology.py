@@ -62,7 +62,11 @@ def parse_topology_conf(path: str) -> tuple[list[str], dict[str, list[str]], dic
         line = line.split("#", 1)[0].strip()
         if not line:
             continue
-        fields = {k.lower(): v for k, v in _FIELD.findall(line)}
+        fields: dict[str, str] = {}
+        for key, value in _FIELD.findall(line):
+            if key.lower() in fields:
+                raise RankmapError(f"{path} line {lineno}: {key}= given twice on one line")
+            fields[key.lower()] = value
         name = fields.get("switchname")
         if name is None:
             from ..validate import show
