@@ -745,3 +745,23 @@ def test_outside_a_job_the_default_file_name_depends_on_nothing_but_the_folder(n
     assert "rankmap.openmpi" in out and "rankmap-2.openmpi" in out
     assert sorted(p.name for p in tmp_path.iterdir()) == ["hf", "rankmap-2.openmpi",
                                                          "rankmap.openmpi"]
+
+
+def test_default_name_taken_after_the_choice_moves_on(tmp_path, monkeypatch):
+    """Job steps launched together chose one free default name, then all but the first were
+    refused with 'exists; use --force': the name taken meanwhile moves on to the next."""
+    import argparse
+    from rankmap.cli.launch import _free_default_name, _write_placement_file
+    monkeypatch.chdir(tmp_path)
+    args = argparse.Namespace(output=None, force=False)
+    path = _free_default_name(args, "slurm", "401")
+    assert path == "rankmap-401.slurm"
+    (tmp_path / path).write_text("another step's file\n")      # taken before our write
+    written = _write_placement_file(args, "slurm", "401", path, "n0\n")
+    assert written == "rankmap-401-2.slurm"
+    assert (tmp_path / written).read_text() == "n0\n"
+    assert (tmp_path / path).read_text() == "another step's file\n"
+    args = argparse.Namespace(output="mine.slurm", force=False)   # a name the user gave: refused
+    (tmp_path / "mine.slurm").write_text("x")
+    with pytest.raises(RankmapError, match="exists; use --force"):
+        _write_placement_file(args, "slurm", "401", "mine.slurm", "n0\n")

@@ -126,13 +126,36 @@ def _output_path(args, fmt: str, job_id: str) -> str:
         return args.output or "MPICH_RANK_ORDER"
     if args.output:
         return args.output
-    # a second launch in one job (another job step) gets a name of its own, not a refusal
-    # outside a batch job: rankmap.FORMAT (a process id made every run's output differ)
+    return _free_default_name(args, fmt, job_id)
+
+
+def _free_default_name(args, fmt: str, job_id: str) -> str:
+    """The first default name not taken: a second launch in one job (another job step) gets
+    a name of its own, not a refusal; outside a batch job, rankmap.FORMAT (a process id made
+    every run's output differ)."""
     base = f"rankmap-{job_id}" if job_id else "rankmap"
     path, k = f"{base}.{fmt}", 2
     while os.path.lexists(path) and not args.force:
         path, k = f"{base}-{k}.{fmt}", k + 1
     return path
+
+
+def _write_placement_file(args, fmt: str, job_id: str, path: str, text: str) -> str:
+    """Write the placement file; a default name another launch of the job took between the
+    choice and the write (job steps started together) moves on to the next free one.
+
+    Returns
+    -------
+    str
+        The path written.
+    """
+    while True:
+        try:
+            return write_atomic(path, text, force=args.force)
+        except RankmapError:
+            if args.output or args.force or fmt == "cray" or not os.path.lexists(path):
+                raise
+            path = _free_default_name(args, fmt, job_id)
 
 
 def _settings_from_environment(args) -> None:
@@ -721,7 +744,9 @@ def run(args) -> int:
         if fmt == "cray":   # a launcher count the file contradicts: refused before writing it
             from ..io.cray import ranks_per_node_in
             _launcher_counts(plan.argv, ranks_per_node_in(text), args.threads)
-        write_atomic(path, text, force=args.force)
+        written = _write_placement_file(args, fmt, job.job_id, path, text)
+        if written != path:     # the launcher reads the name the file got
+            path, plan = written, command_for(fmt, argv, written, pattern.n_ranks)
         if emitter.caveat is not None and emitter.caveat(text):
             note(f"rankmap launch: note: {emitter.caveat(text)}")
         name = mapping.name
