@@ -253,7 +253,8 @@ def test_evaluate_reads_back_every_launcher_format(tmp_path, capsys, fmt, mappin
 def test_placement_file_formats_are_told_by_their_first_line(tmp_path):
     from rankmap.io.read_placement import detect_format
     cases = {"# a comment\nrank 0=n1 slot=0\n": "openmpi", "0 0 0 1\n": "bgp",
-             "0,1,16,17\n": "cray", "7\n": "cray", "0-3,8\n": "cray",
+             "0,1,16,17\n": "cray", "0-3,8\n": "cray", "7\n3,4\n": "cray",
+             "# rankmap x: ranks per node: 1 (MPICH_RANK_REORDER_METHOD=3)\n7\n3\n": "cray",
              "nid00012:4\n": "mpich",
              "nid00012\n": "hostfile"}
     for i, (text, fmt) in enumerate(cases.items()):
@@ -262,6 +263,23 @@ def test_placement_file_formats_are_told_by_their_first_line(tmp_path):
     with pytest.raises(RankmapError, match="line 1: 'a b = c' is not a line of a placement "
                                            "file rankmap knows; name its format"):
         detect_format(bad)
+
+
+def test_a_file_of_one_number_a_line_is_not_guessed(tmp_path, capsys):
+    """A Slurm host file of hosts named by numbers was read as a Cray rank order, the
+    inverse permutation: other metrics, exit 0."""
+    from rankmap.io.read_placement import detect_format
+    with pytest.raises(RankmapError, match="every line is one number.*--mapfile-format cray "
+                                           "or hostfile"):
+        detect_format(_write(tmp_path, "ones", "5\n0\n1\n"))
+    out = str(tmp_path / "n.sl")
+    inputs = ["-m", "torus:4x4x4:cores=1", "--nodes", "0-7", "-p", "stencil:8x1:periodic"]
+    assert main(["map", *inputs, "--mapping", "random", "--seed", "1", "--names", "{id}",
+                 "--emit", "slurm", "-o", out]) == 0
+    assert main(["evaluate", *inputs, "--mapfile", out, "--names", "{id}"]) == 2
+    assert "every line is one number" in capsys.readouterr().err
+    assert main(["evaluate", *inputs, "--mapfile", out, "--names", "{id}",
+                 "--mapfile-format", "slurm"]) == 0
 
 
 def test_mapfile_format_needs_a_mapfile(capsys):

@@ -6,7 +6,9 @@ The format is told by the file's first line (comments and blank lines skipped), 
 * fields separated by spaces, the first a number (``x y z t``): a Blue Gene mapfile
   (``bgp``; the BG/Q layout is the same with five coordinates);
 * ranks and rank ranges separated by commas, or one of them (``0,1,16,17``, ``0-3``): Cray
-  ``MPICH_RANK_ORDER`` (``cray``);
+  ``MPICH_RANK_ORDER`` (``cray``); a file of one number a line is also a host file of hosts
+  named by numbers, so it is read as a rank order only when a comment names
+  ``MPICH_RANK_REORDER_METHOD`` (as rankmap's do), and refused otherwise;
 * ``host:count``: an MPICH Hydra machinefile (``mpich``);
 * one host name: a host of every rank in rank order (``hostfile``; ``slurm``'s
   ``SLURM_HOSTFILE`` is the same).
@@ -39,6 +41,17 @@ _SHAPES = (
 )
 
 
+_ONE_NUMBER = re.compile(r"[0-9]+")
+
+
+def _says_rank_order(path: str) -> bool:
+    """Whether the file's comments name MPICH_RANK_REORDER_METHOD, as rankmap's Cray rank
+    orders do (``# rankmap ...: ranks per node: 1 (MPICH_RANK_REORDER_METHOD=3)``)."""
+    from ..validate import read_lines as read_text_lines
+    return any("MPICH_RANK_REORDER_METHOD" in line.partition("#")[2]
+               for line in read_text_lines(path, "placement file"))
+
+
 def detect_format(path: str) -> str:
     """The launcher format of a placement file, told by its first line.
 
@@ -58,9 +71,17 @@ def detect_format(path: str) -> str:
     RankmapError
         The file is missing, places no ranks, or its first line has none of the shapes.
     """
-    lineno, first = read_lines(path)[0]
+    lines = read_lines(path)
+    lineno, first = lines[0]
     for shape, name in _SHAPES:
         if shape.fullmatch(first):
+            if name == "cray" and all(_ONE_NUMBER.fullmatch(t) for _, t in lines) \
+                    and not _says_rank_order(path):
+                raise RankmapError(
+                    f"{path}: every line is one number, which is both a Cray rank order "
+                    "(one rank a node) and a host file of hosts named by numbers, read "
+                    "the other way round: name its format with --mapfile-format cray "
+                    "or hostfile")
             return name
     raise RankmapError(f"{path}: line {lineno}: {show(first)} is not a line of a placement "
                        f"file rankmap knows; name its format with --mapfile-format "
