@@ -324,3 +324,24 @@ def test_a_mapfile_takes_ascii_digits_only(tmp_path):
     path.write_text("0 0 0 0\n1 0 0 0\n0 0 0 \u0661\n1 0 0 1\n")
     with pytest.raises(RankmapError, match="line 3: not integers"):
         read_mapfile(str(path), m, whole_machine(m), 4)
+
+
+@pytest.mark.parametrize("machine, pattern, fmt, line", [
+    ("bgp:512", "stencil:32x64", "bgp", "mpirun -mode VN -mapfile {f} -np 2048 ./app"),
+    ("torus:4x4x4:cores=2", "stencil:16x8", "bgp", "mpirun -mode DUAL -mapfile {f} -np 128"),
+    ("bgl:512", "stencil:32x32", "bgp", "mpirun -mode VN -mapfile {f} -np 1024 ./app"),
+    ("torus:4x4x4", "stencil:16x4", "bgp", "mpirun -mapfile {f} -np 64 ./app"),
+    ("torus:2x2x2x2x2:cores=16", "stencil:16x32", "bgq",
+     "runjob --mapping {f} --np 512 --ranks-per-node 16 : ./app"),
+    ("torus:2x2x2x2x2:cores=3", "stencil:8x12", "bgq",
+     "runjob --mapping {f} --np 96 --ranks-per-node 4 : ./app"),
+])
+def test_blue_gene_usage_starts_every_rank_the_file_places(tmp_path, capsys, machine, pattern,
+                                                           fmt, line):
+    """Blue Gene starts one rank a node unless told: the printed command must say how many
+    (mpirun -mode, runjob --ranks-per-node), or the file's t > 0 lines are never used."""
+    f = str(tmp_path / "map")
+    assert main(["map", "-m", machine, "-p", pattern, "--mapping", "inorder", "--emit", fmt,
+                 "-o", f]) == 0
+    out = capsys.readouterr()
+    assert line.format(f=f) in out.out + out.err

@@ -47,12 +47,13 @@ class Emitter:
 EMITTERS = MappingProxyType({e.name: e for e in (
     Emitter("bgp", format_bgp_mapfile,
             FORMAT_DESCRIPTIONS["bgp"],
-            usage="mpirun -mapfile {path} -np {n_ranks} ./app\n"
+            usage="mpirun{bg_mode} -mapfile {path} -np {n_ranks} ./app\n"
                   "# Blue Gene/P: or BG_MAPPING={path} in the job's environment",
             read=read_mapfile, check_machine=check_bgp_machine),
     Emitter("bgq", bgq.format_bgq_mapfile,
             FORMAT_DESCRIPTIONS["bgq"],
-            usage="runjob --mapping {path} --np {n_ranks} : ./app", read=bgq.read_bgq_mapfile,
+            usage="runjob --mapping {path} --np {n_ranks} --ranks-per-node {bgq_per_node} "
+                  ": ./app", read=bgq.read_bgq_mapfile,
             check_machine=bgq.check_bgq_machine),
     Emitter("cray", cray.format_rank_order,
             FORMAT_DESCRIPTIONS["cray"],
@@ -101,6 +102,27 @@ def get_emitter(name: str) -> Emitter:
     return EMITTERS[name]
 
 
+def _blue_gene_mode(cores: int, machine_spec: str) -> str:
+    """mpirun's ``-mode`` for a mapfile whose t runs over ``cores`` slots: Blue Gene/L and /P
+    start one rank a node unless told (CO / SMP); a mapfile's t > 0 needs VN (L: 2 a node;
+    P: up to 4) or DUAL (P: 2). None past 4: the usage line's note says so."""
+    if cores == 1 or cores > 4:     # (more than Blue Gene's nodes run: no mode holds them)
+        return ""
+    if cores == 2 and not machine_spec.strip().lower().startswith("bgl"):
+        return " -mode DUAL"
+    return " -mode VN"
+
+
+def _bgq_ranks_per_node(cores: int) -> int:
+    """runjob's ``--ranks-per-node`` for a mapfile whose t runs over ``cores`` slots: the
+    smallest power of two holding them (runjob takes 1 to 64: the usage line's note says
+    when a node has more)."""
+    per_node = 1
+    while per_node < cores:
+        per_node *= 2
+    return per_node
+
+
 def usage_text(emitter: Emitter, path: str, mapping, allocation, machine_spec: str = "M") -> str:
     """The emitter's usage line, filled in.
 
@@ -133,7 +155,14 @@ def usage_text(emitter: Emitter, path: str, mapping, allocation, machine_spec: s
         usage = usage.replace("srun ", f"srun --cpus-per-task={threads} ")
     text = usage.format(path=shlex.quote(path), n_ranks=len(mapping.core_of_rank),
                         n_nodes=len(used), per_node=int(used.max()),
-                        machine=machine_spec.replace("'", "'\\''"))
+                        machine=machine_spec.replace("'", "'\\''"),
+                        bg_mode=_blue_gene_mode(allocation.cores_per_node, machine_spec),
+                        bgq_per_node=_bgq_ranks_per_node(allocation.cores_per_node))
+    if emitter.name in ("bgp", "bgq") and allocation.cores_per_node > (
+            4 if emitter.name == "bgp" else 64):
+        text += (f"\n# note: Blue Gene/{'P' if emitter.name == 'bgp' else 'Q'} runs at most "
+                 f"{4 if emitter.name == 'bgp' else 64} ranks a node; this machine has "
+                 f"{allocation.cores_per_node} cores a node")
     if emitter.name == "hostfile" and allocation.names is not None and \
             any(not str(n).startswith("node-") for n in allocation.names):
         text += ("\n(the file names the hosts as --names/--nodes gave them; the SimGrid "
