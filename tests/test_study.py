@@ -412,3 +412,51 @@ def test_a_sweep_that_measures_nothing_is_refused(argv, msg, capsys, tmp_path):
     err = capsys.readouterr().err
     assert msg in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "o").exists()
+
+
+def test_each_point_names_what_reproduces_it(tmp_path, capsys):
+    """allocation k of --seed S is random:N:seed=1000*S+k with mapper seed S+k: a point said
+    only 'alloc': 0, and evaluate with the study's seed gave another allocation."""
+    out = tmp_path / "st"
+    machine = "torus:4x4x4:cores=2"
+    assert main(["study", "-m", machine, "-p", "stencil", "--nodes-sweep", "8", "--threads",
+                 "1", "--allocs", "2", "--seed", "2", "--mappings", "inorder,random",
+                 "--jobs", "1", "--out", str(out)]) == 0
+    capsys.readouterr()
+    points = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    assert {(p["alloc"], p["allocation"], p["seed"]) for p in points} == {
+        (0, "random:8:seed=2000", 2), (1, "random:8:seed=2001", 3)}
+    for p in points:
+        assert main(["evaluate", "-m", machine, "-p", "stencil", "--nodes", p["allocation"],
+                     "--mapping", p["mapping"], "--seed", str(p["seed"]),
+                     "--format", "json"]) == 0
+        metrics = json.loads(capsys.readouterr().out)["candidates"][0]["metrics"]
+        assert metrics["max_link_bytes"] == p["max_link_bytes"]
+        assert metrics["predicted_time_s"] == p["time_s"]
+    # a point written by another --seed is refused when the study resumes
+    lines = (out / "results.jsonl").read_text().splitlines()
+    lines[0] = lines[0].replace('"seed": 2', '"seed": 7')
+    (out / "results.jsonl").write_text("\n".join(lines) + "\n")
+    assert main(["study", "-m", machine, "-p", "stencil", "--nodes-sweep", "8", "--threads",
+                 "1", "--allocs", "2", "--seed", "2", "--mappings", "inorder,random",
+                 "--jobs", "1", "--out", str(out)]) == 2
+    assert "seed 7 is not this study's 2 (another --seed?)" in capsys.readouterr().err
+
+
+def test_study_takes_the_refinements_budget(tmp_path, capsys):
+    """study ran refine:NAME and auto with no way to bound them: --budget is the same option
+    as compare's, and --budget 0 leaves refine:random where random puts the ranks."""
+    def points(*extra):
+        out = tmp_path / f"st{len(list(tmp_path.iterdir()))}"
+        assert main(["study", "-m", "torus:4x4x4:cores=2", "-p", "stencil", "--nodes-sweep",
+                     "4", "--threads", "1", "--allocs", "2", "--jobs", "1", "--out", str(out),
+                     *extra]) == 0
+        capsys.readouterr()
+        rows = [json.loads(x) for x in (out / "results.jsonl").read_text().splitlines()]
+        return out, {(p["alloc"], p["mapping"]): p["max_link_bytes"] for p in rows}
+    out, unrefined = points("--mappings", "refine:random,random", "--budget", "0")
+    assert json.loads((out / "study.json").read_text())["budget"] == 0
+    for alloc in (0, 1):
+        assert unrefined[(alloc, "refine:random")] == unrefined[(alloc, "random")]
+    _, refined = points("--mappings", "refine:random,random")
+    assert any(refined[(a, "refine:random")] < refined[(a, "random")] for a in (0, 1))

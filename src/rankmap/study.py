@@ -131,6 +131,8 @@ class StudyParams:
     #: the time model's settings given (``nic_bw``, ``mem_bw``, ``socket_bw`` in bytes/s or
     #: None for unlimited, ``mem_shared``, ``overhead_s`` in s); None: the defaults
     time_options: dict | None = None
+    #: the refinements' work bound (``--budget``, proposed moves); None: the default
+    budget: int | None = None
 
     def key(self) -> dict:
         """The parameters a resumed study must share.
@@ -139,14 +141,16 @@ class StudyParams:
         -------
         dict
             Every field, JSON-ready (written to ``study.json``); ``in_node`` only when it is
-            False and ``time_options`` only when given, so folders written before they
-            existed still resume.
+            False, ``time_options`` and ``budget`` only when given, so folders written before
+            they existed still resume.
         """
         key = asdict(self)
         if self.in_node:
             del key["in_node"]
         if self.time_options is None:
             del key["time_options"]
+        if self.budget is None:
+            del key["budget"]
         return key
 
 
@@ -247,8 +251,10 @@ def study_points(params: StudyParams, machine: Machine, nodes: int, threads: int
     Returns
     -------
     list of dict
-        Per mapper: nodes, threads, alloc, ranks, mapping, ``max_link_bytes`` and
-        ``hop_bytes`` (bytes), ``time_s`` (seconds) and its source.
+        Per mapper: nodes, threads, alloc, the allocation's ``--nodes`` spec and the mappers'
+        seed (what ``evaluate --nodes SPEC --seed SEED`` reproduces the point with), ranks,
+        mapping, ``max_link_bytes`` and ``hop_bytes`` (bytes), ``time_s`` (seconds) and its
+        source.
 
     Raises
     ------
@@ -261,11 +267,14 @@ def study_points(params: StudyParams, machine: Machine, nodes: int, threads: int
                                                    **(params.time_options or {})))
     out = []
     for name in params.mappings:
-        mapping = build_placement(name, pattern, machine, allocation, params.seed + alloc_seed,
+        mapping = build_placement(name, pattern, machine, allocation,
+                                  _mapper_seed(params, alloc_seed), budget=params.budget,
                                   evaluator=evaluator, in_node=params.in_node)
         ev = evaluator.evaluate(mapping)
         t, source = point_time(machine, ev)
         out.append({"nodes": nodes, "threads": threads, "alloc": alloc_seed,
+                    "allocation": _allocation_spec(params, nodes, alloc_seed),
+                    "seed": _mapper_seed(params, alloc_seed),
                     "ranks": int(pattern.n_ranks), "mapping": name,
                     "max_link_bytes": float(ev.metrics["max_link_bytes"]),
                     "hop_bytes": float(ev.metrics["hop_bytes"]), "time_s": t,
@@ -273,10 +282,22 @@ def study_points(params: StudyParams, machine: Machine, nodes: int, threads: int
     return out
 
 
+def _allocation_spec(params: StudyParams, nodes: int, alloc_seed: int) -> str:
+    """The ``--nodes`` of a point's allocation: ``random:N:seed=1000*S+k`` for allocation k
+    of a study with ``--seed S`` (each point is written with it, so that ``evaluate --nodes``
+    reproduces it)."""
+    return f"random:{nodes}:seed={params.seed * 1000 + alloc_seed}"
+
+
+def _mapper_seed(params: StudyParams, alloc_seed: int) -> int:
+    """The mappers' ``--seed`` on allocation k of a study with ``--seed S``: S + k."""
+    return params.seed + alloc_seed
+
+
 def _point_inputs(params: StudyParams, machine: Machine, nodes: int, threads: int,
                   alloc_seed: int):
     """The allocation and the pattern of one point; a pattern too big for it is refused."""
-    allocation = parse_allocation(f"random:{nodes}:seed={params.seed * 1000 + alloc_seed}",
+    allocation = parse_allocation(_allocation_spec(params, nodes, alloc_seed),
                                   machine).with_threads(threads)
     pattern = parse_pattern(params.pattern, default_ranks=allocation.n_cores)
     if pattern.n_ranks > allocation.n_cores:
@@ -430,6 +451,11 @@ def _check_point(p, params: StudyParams, where: str) -> None:
     if p["time_source"] not in ("model", "busiest-link"):
         raise bad(f"time_source {text(p['time_source'])} is neither model nor "
                   "busiest-link")
+    # written since the points name their inputs; an older file's points have neither
+    for k, want in (("allocation", _allocation_spec(params, p["nodes"], p["alloc"])),
+                    ("seed", _mapper_seed(params, p["alloc"]))):
+        if k in p and p[k] != want:
+            raise bad(f"{k} {text(p[k])} is not this study's {text(want)} (another --seed?)")
 
 
 def _read_lines(res: str) -> list[tuple[int, str]]:

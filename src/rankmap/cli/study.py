@@ -9,9 +9,9 @@ import sys
 
 from ..errors import RankmapError
 from ..io.atomic import check_output_folder, check_writable, write_atomic
-from .common import (MACHINE_HELP, PATTERN_HELP, add_force, add_in_node, add_jobs,
-                     add_time_options, check_socket_setting, example, given_time_settings,
-                     in_node, progress_bar, search_executor)
+from .common import (MACHINE_HELP, PATTERN_HELP, add_budget, add_force, add_in_node, add_jobs,
+                     add_time_options, budget, check_socket_setting, example,
+                     given_time_settings, in_node, progress_bar, search_executor)
 from ..validate import json_text
 from .argtypes import SEED, int_arg
 from .notes import note
@@ -59,8 +59,11 @@ def add_parser(sub) -> None:
     p.add_argument("--routing", "-r", metavar="NAME", help="routing model (default: the "
                    "machine's first)")
     p.add_argument("--seed", type=SEED, default=0,
-                   help="base seed of allocations and mappers (default 0)")
+                   help="base seed S of allocations and mappers (default 0): allocation k "
+                   "of a point is random:N:seed=1000*S+k and its mappers get seed S+k, as "
+                   "each point of results.jsonl records")
     add_time_options(p)
+    add_budget(p)
     # with --time-model off a point's time is its busiest link's bytes / bandwidth (much faster
     # on big machines); unset here so that the option's first spelling, kept for scripts, can
     # be told apart from the default
@@ -195,7 +198,7 @@ def run(args) -> int:
                          mappings=list(dict.fromkeys(mappings)), allocs=args.allocs,
                          routing=args.routing, seed=args.seed, time=_time_source(args),
                          time_options=_given_time_options(args),
-                         in_node=in_node(args))
+                         in_node=in_node(args), budget=budget(args))
     if args.plot:
         from ..report.figures import image_format
         image_format(args.plot)          # .png or .svg, as every plot of rankmap
