@@ -37,7 +37,7 @@ from ..errors import RankmapError
 from ..specs import Spec, parse_int, parse_shape, split_spec
 from ..units import parse_size
 from ..validate import as_int, check_limit, is_digits, show
-from .base import Pattern, Phase
+from .base import Pattern, Phase, byte_count_text
 from .collectives import COLLECTIVE_ALGORITHMS, make_collective
 from .compose import compose, split_composition
 from .fft import make_fft2d, make_fft3d
@@ -260,6 +260,7 @@ def _make_collective_parser(kind: str):
                                    f"to fill: give one, e.g. {kind}:64")
             grid = (int(default_ranks),)
         dims = _parse_dims_list(spec, len(grid))
+        given = spec.options.get("bytes")
         nbytes = _bytes_option(spec)
         algo = spec.pop_option("algo")
         if algo is not None and algo.lower() not in COLLECTIVE_ALGORITHMS[kind]:
@@ -269,7 +270,8 @@ def _make_collective_parser(kind: str):
             else 0
         spec.reject_leftovers(kind)
         return make_collective(spec.text, kind, grid, dims, nbytes,
-                               algo.lower() if algo else None, root, keep_grid=len(grid) > 1)
+                               algo.lower() if algo else None, root, keep_grid=len(grid) > 1,
+                               size_text=f"bytes={given}" if given is not None else None)
     parse.__name__ = f"_parse_{kind}"
     return parse
 
@@ -536,16 +538,19 @@ def repeated(pattern: Pattern, times: int) -> Pattern:
     RankmapError
         When a flow would carry more than :data:`rankmap.units.MAX_SIZE` bytes.
     """
-    from ..units import MAX_SIZE, exact_bytes
+    from fractions import Fraction
+
+    from ..units import MAX_SIZE
 
     times = as_int(times, "repetitions (times=)", minimum=1)
     if times == 1:
         return pattern
     top = max((float(ph.bytes.max()) for ph in pattern.phases if ph.n_flows), default=0.0)
-    if top * times > MAX_SIZE:
+    if Fraction(top) * times > MAX_SIZE:     # exactly: the float product rounds past 2^53
         raise RankmapError(f"bad times={times} in {show(pattern.spec)}: a flow of "
-                           f"{exact_bytes(top)} bytes would carry {exact_bytes(top * times)} "
-                           f"bytes, more than {MAX_SIZE:,} (1 PiB)")
+                           f"{byte_count_text(top)} bytes would carry "
+                           f"{byte_count_text(Fraction(top) * times)} bytes, more than "
+                           f"{MAX_SIZE:,} (1 PiB)")
     phases = [Phase(ph.name, ph.src, ph.dst, ph.bytes * times) for ph in pattern.phases]
     return dataclasses.replace(pattern, phases=phases, params={**pattern.params, "times": times})
 
@@ -579,8 +584,10 @@ def _parse_one(text: str, default_ranks: int | None) -> Pattern:
 
 def check_moves_something(pattern: Pattern) -> None:
     """Refuse a pattern in which no rank sends to another: its metrics would all be zero, a
-    spec's mistake (``stencil:1``, ``offsets=+1,0:to=lower``) passed off as an answer. The
-    commands that report metrics call it; ``launch`` may start a one-rank job.
+    spec's mistake (``stencil:1``, ``offsets=+1,0:to=lower``) passed off as an answer. A
+    composition ``A + B`` (or a TOML file) with such a part is refused the same way, naming
+    the part: its phases would be reported as all zero. The commands that report metrics
+    call it; ``launch`` may start a one-rank job.
 
     Parameters
     ----------
@@ -590,12 +597,17 @@ def check_moves_something(pattern: Pattern) -> None:
     Raises
     ------
     RankmapError
-        Naming the spec and its rank count.
+        Naming the spec (or the part) and the rank count.
     """
+    n = pattern.n_ranks
+    ranks = f"{n} rank{'s' if n != 1 else ''}"
     if not any(ph.n_flows for ph in pattern.phases):
-        n = pattern.n_ranks
         raise RankmapError(f"pattern {show(pattern.spec)} moves nothing: no rank sends to "
-                           f"another ({n} rank{'s' if n != 1 else ''})")
+                           f"another ({ranks})")
+    empty = pattern.params.get("empty_parts")
+    if empty:
+        raise RankmapError(f"bad pattern {show(pattern.spec)}: its part {show(empty[0])} moves "
+                           f"nothing: no rank sends to another ({ranks})")
 
 
 def check_flow_sizes(pattern: Pattern) -> None:
@@ -614,14 +626,16 @@ def check_flow_sizes(pattern: Pattern) -> None:
     RankmapError
         Naming the pattern, the phase and the flow's bytes.
     """
-    from ..units import MAX_SIZE, exact_bytes
+    from fractions import Fraction
+
+    from ..units import MAX_SIZE
 
     for ph in pattern.phases:
         if ph.n_flows and float(ph.bytes.max()) > MAX_SIZE:
             raise RankmapError(f"bad pattern {show(pattern.spec)}: a flow of phase "
                                f"{show(ph.name, 40)} would carry "
-                               f"{exact_bytes(ph.bytes.max())} bytes, more than {MAX_SIZE:,} "
-                               "(1 PiB)")
+                               f"{byte_count_text(ph.bytes.max())} bytes, more than "
+                               f"{MAX_SIZE:,} (1 PiB)")
         if ph.n_flows > 1 and float(ph.bytes.sum()) > MAX_SIZE:
             # several flows of one pair (a graph's repeated rows, a 2-wide periodic
             # stencil's two neighbours that are one rank) are one flow of their sum
@@ -629,12 +643,16 @@ def check_flow_sizes(pattern: Pattern) -> None:
             _pairs, first, inv = np.unique(key, return_index=True, return_inverse=True)
             sums = np.bincount(inv.reshape(-1), weights=ph.bytes)
             top = int(np.argmax(sums))
-            if sums[top] > MAX_SIZE:
+            # the pair's flows (each at most 1 PiB: exact floats) summed exactly
+            together = sum(map(Fraction, ph.bytes[inv.reshape(-1) == top].tolist()),
+                           Fraction(0)) if sums[top] > MAX_SIZE else 0
+            if together > MAX_SIZE:
                 i = int(first[top])
                 raise RankmapError(f"bad pattern {show(pattern.spec)}: the flows from rank "
                                    f"{int(ph.src[i])} to rank {int(ph.dst[i])} of phase "
-                                   f"{show(ph.name, 40)} would carry {exact_bytes(sums[top])} "
-                                   f"bytes together, more than {MAX_SIZE:,} (1 PiB)")
+                                   f"{show(ph.name, 40)} would carry "
+                                   f"{byte_count_text(together)} bytes together, more than "
+                                   f"{MAX_SIZE:,} (1 PiB)")
 
 
 def parse_pattern(text: str | Pattern, default_ranks: int | None = None,

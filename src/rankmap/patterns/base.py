@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 import numpy as np
 
@@ -16,11 +17,36 @@ from ..errors import RankmapError
 from ..units import MAX_SIZE, exact_bytes
 from ..validate import as_int, id_array, read_only_view
 
-__all__ = ["Phase", "Pattern", "ALL_PHASES"]
+__all__ = ["Phase", "Pattern", "ALL_PHASES", "byte_count_text"]
 
 #: the name of the whole pattern's row (every phase together) in tables and counter files; no
 #: phase may have it
 ALL_PHASES = "all"
+
+
+#: floats from here on are not every integer: a byte count computed in floats may be rounded
+_FLOAT_EXACT = 1 << 53
+
+
+def byte_count_text(value: int | float | Fraction) -> str:
+    """A byte count for a message, every digit when they are known to be exact.
+
+    Parameters
+    ----------
+    value : int, float or fractions.Fraction
+        Bytes: an exact count (``int``, ``Fraction``), or a float, exact below 2^53 only
+        (a float past it may be the rounding of the count it stands for).
+
+    Returns
+    -------
+    str
+        ``240,000,004,800,000,024`` for an exact whole count; ``about ...`` for an exact
+        count with a fraction of a byte (rounded to a whole byte) or a float from 2^53 on.
+    """
+    if isinstance(value, (int, Fraction)):
+        return f"{int(value):,}" if value == int(value) else f"about {round(value):,}"
+    value = float(value)
+    return exact_bytes(value) if abs(value) < _FLOAT_EXACT else f"about {exact_bytes(value)}"
 
 
 @dataclass
@@ -56,7 +82,7 @@ class Phase:
         if self.bytes.size and float(self.bytes.max()) > MAX_SIZE:
             # the limit every spec meets (1 PiB): 1e308 bytes made hop-bytes infinite
             raise RankmapError(f"phase {self.name!r}: a message of "
-                               f"{exact_bytes(self.bytes.max())} bytes, more than "
+                               f"{byte_count_text(self.bytes.max())} bytes, more than "
                                f"{MAX_SIZE:,} (1 PiB)")
 
     @property

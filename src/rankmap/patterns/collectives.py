@@ -43,11 +43,14 @@ alltoall
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import numpy as np
 
 from ..errors import RankmapError
-from ..validate import check_limit
-from .base import Pattern, Phase
+from ..units import MAX_SIZE
+from ..validate import check_limit, show
+from .base import Pattern, Phase, byte_count_text
 
 __all__ = ["COLLECTIVE_ALGORITHMS", "group_members", "collective_phases", "make_collective",
            "alltoall_pairs", "check_collective_size"]
@@ -100,94 +103,100 @@ def alltoall_pairs(g: int) -> tuple[np.ndarray, np.ndarray]:
     return a.astype(np.int64), b.astype(np.int64)
 
 
-def _rounds_allreduce(g: int, m: float, algo: str):
+# The rounds of each collective: (name, senders, receivers, (p, q)), members sending p/q
+# times m (kept as two integers: the bytes are checked exactly, and computed in floats in
+# the order the formula reads)
+
+
+def _rounds_allreduce(g: int, algo: str):
     i = np.arange(g, dtype=np.int64)
     out = []
     if algo == "recursive-doubling":
         p2 = 1 << (g.bit_length() - 1)
         extra = i[p2:]
         if len(extra):
-            out.append(("pre", extra, extra - p2, m))
+            out.append(("pre", extra, extra - p2, (1, 1)))
         k = 1
         r = 0
         while k < p2:
             low = i[:p2]
-            out.append((f"r{r}", low, low ^ k, m))
+            out.append((f"r{r}", low, low ^ k, (1, 1)))
             k <<= 1
             r += 1
         if len(extra):
-            out.append(("post", extra - p2, extra, m))
+            out.append(("post", extra - p2, extra, (1, 1)))
     elif algo == "ring":
         if g > 1:
-            out.append(("ring", i, (i + 1) % g, 2.0 * (g - 1) * m / g))
+            out.append(("ring", i, (i + 1) % g, (2 * (g - 1), g)))
     elif algo == "binomial":
         rounds = (g - 1).bit_length()
         for k in range(rounds):
             step = 1 << k
             snd = i[(i % (2 * step) == step)]
-            out.append((f"reduce{k}", snd, snd - step, m))
+            out.append((f"reduce{k}", snd, snd - step, (1, 1)))
         for k in reversed(range(rounds)):
             step = 1 << k
             snd = i[(i % (2 * step) == 0) & (i + step < g)]
-            out.append((f"bcast{rounds - 1 - k}", snd, snd + step, m))
+            out.append((f"bcast{rounds - 1 - k}", snd, snd + step, (1, 1)))
     return out
 
 
-def _rounds_bcast(g: int, m: float, algo: str, root: int):
+def _rounds_bcast(g: int, algo: str, root: int):
     i = np.arange(g, dtype=np.int64)
     out = []
     if algo == "binomial":
         k, r = 1, 0
         while k < g:
             rel = i[(i < k) & (i + k < g)]
-            out.append((f"r{r}", (rel + root) % g, (rel + k + root) % g, m))
+            out.append((f"r{r}", (rel + root) % g, (rel + k + root) % g, (1, 1)))
             k <<= 1
             r += 1
     elif algo == "linear":
         others = i[i != root]
         if len(others):
-            out.append(("linear", np.full(len(others), root, dtype=np.int64), others, m))
+            out.append(("linear", np.full(len(others), root, dtype=np.int64), others,
+                        (1, 1)))
     return out
 
 
-def _rounds_allgather(g: int, m: float, algo: str, spec_text: str):
+def _rounds_allgather(g: int, algo: str, spec_text: str):
     i = np.arange(g, dtype=np.int64)
     out = []
     if algo == "ring":
         if g > 1:
-            out.append(("ring", i, (i + 1) % g, float(g - 1) * m))
+            out.append(("ring", i, (i + 1) % g, (g - 1, 1)))
     elif algo == "recursive-doubling":
         if g & (g - 1):
             raise RankmapError(f"bad pattern {spec_text!r}: algo=recursive-doubling allgather "
                                f"needs a power-of-two group, not {g} (use ring or bruck)")
         k, r = 1, 0
         while k < g:
-            out.append((f"r{r}", i, i ^ k, float(k) * m))
+            out.append((f"r{r}", i, i ^ k, (k, 1)))
             k <<= 1
             r += 1
     elif algo == "bruck":
         k, r = 1, 0
         while k < g:
-            out.append((f"r{r}", i, (i - k) % g, float(min(k, g - k)) * m))
+            out.append((f"r{r}", i, (i - k) % g, (min(k, g - k), 1)))
             k <<= 1
             r += 1
     elif algo == "linear" and g > 1:
         a, b = alltoall_pairs(g)
-        out.append(("linear", a, b, m))
+        out.append(("linear", a, b, (1, 1)))
     return out
 
 
-def _rounds_alltoall(g: int, m: float, algo: str):
+def _rounds_alltoall(g: int, algo: str):
     out = []
     if g < 2:
         return out
     if algo == "linear":
         a, b = alltoall_pairs(g)
-        out.append(("linear", a, b, m))
+        out.append(("linear", a, b, (1, 1)))
     elif algo == "pairwise":
         i = np.arange(g, dtype=np.int64)
         for k in range(1, g):
-            out.append((f"r{k - 1}", i, (i + k) % g, m))
+            out.append((f"r{k - 1}", i, (i + k) % g, (1, 1)))
     return out
 
 
@@ -230,7 +239,8 @@ def check_collective_size(spec_text: str, n_groups: int, group_size: int, kind: 
 
 
 def collective_phases(kind: str, groups: np.ndarray, nbytes: float, algo: str | None = None,
-                      root: int = 0, spec_text: str = "") -> list[Phase]:
+                      root: int = 0, spec_text: str = "",
+                      size_text: str | None = None) -> list[Phase]:
     """The phases of collective ``kind`` run inside every row of ``groups``.
 
     Parameters
@@ -247,12 +257,20 @@ def collective_phases(kind: str, groups: np.ndarray, nbytes: float, algo: str | 
         Bcast root, a member number.
     spec_text : str
         Named in errors.
+    size_text : str, optional
+        How the spec gives m (``bytes=600TiB``), named when a flow would be too large.
 
     Returns
     -------
     list of Phase
         One phase per dependent round, named ``KIND.ROUND``; all groups run their round in
         the same phase.
+
+    Raises
+    ------
+    RankmapError
+        When the algorithm, root or flow count is bad, or a flow would carry more than
+        :data:`rankmap.units.MAX_SIZE` bytes (reckoned exactly, in integers).
     """
     if kind not in COLLECTIVE_ALGORITHMS:
         raise RankmapError(f"unknown collective {kind!r}")
@@ -267,15 +285,29 @@ def collective_phases(kind: str, groups: np.ndarray, nbytes: float, algo: str | 
     check_collective_size(spec_text, groups.shape[0], g, kind, algo)
     m = float(nbytes)
     if kind == "allreduce":
-        rounds = _rounds_allreduce(g, m, algo)
+        rounds = _rounds_allreduce(g, algo)
     elif kind == "bcast":
-        rounds = _rounds_bcast(g, m, algo, root)
+        rounds = _rounds_bcast(g, algo, root)
     elif kind == "allgather":
-        rounds = _rounds_allgather(g, m, algo, spec_text)
+        rounds = _rounds_allgather(g, algo, spec_text)
     else:
-        rounds = _rounds_alltoall(g, m, algo)
+        rounds = _rounds_alltoall(g, algo)
+    # exactly (floats round past 2^53); a size that is no finite number: Phase refuses it
+    try:
+        exact_m = Fraction(nbytes)
+    except (TypeError, ValueError, OverflowError):
+        exact_m = Fraction(0)
+    for name, _a, _b, (p, q) in rounds:
+        if exact_m * p / q > MAX_SIZE:
+            where = f"bad {size_text} in {show(spec_text)}" if size_text \
+                else f"bad pattern {show(spec_text)}"
+            times = f"{p} x {byte_count_text(exact_m)}" + (f" / {q}" if q != 1 else "")
+            raise RankmapError(f"{where}: a flow of phase {show(f'{kind}.{name}')} would carry "
+                               f"{byte_count_text(exact_m * p / q)} bytes ({times}), more "
+                               f"than {MAX_SIZE:,} (1 PiB)")
     phases = []
-    for name, a, b, size in rounds:
+    for name, a, b, (p, q) in rounds:
+        size = float(p) * m / q if q != 1 else float(p) * m   # as 2 (g - 1) m / g reads
         phases.append(Phase(f"{kind}.{name}", groups[:, a].reshape(-1), groups[:, b].reshape(-1),
                             size))
     return phases
@@ -283,7 +315,8 @@ def collective_phases(kind: str, groups: np.ndarray, nbytes: float, algo: str | 
 
 def make_collective(spec_text: str, kind: str, grid: tuple[int, ...],
                     dims: tuple[int, ...] | None = None, nbytes: int = 8,
-                    algo: str | None = None, root: int = 0, keep_grid: bool = True) -> Pattern:
+                    algo: str | None = None, root: int = 0, keep_grid: bool = True,
+                    size_text: str | None = None) -> Pattern:
     """A collective (or one per sub-grid group) as a pattern.
 
     Parameters
@@ -304,16 +337,24 @@ def make_collective(spec_text: str, kind: str, grid: tuple[int, ...],
         Bcast root (member number).
     keep_grid : bool
         Whether the pattern keeps ``grid`` as its Cartesian grid.
+    size_text : str, optional
+        How the spec gives ``nbytes`` (``bytes=600TiB``), named when a flow would carry more
+        than 1 PiB.
 
     Returns
     -------
     Pattern
         Kind ``kind``; phases as :func:`collective_phases`.
+
+    Raises
+    ------
+    RankmapError
+        As :func:`collective_phases`, or when every group has one rank (nothing moves).
     """
     nd = len(grid)
     dims = tuple(range(nd)) if dims is None else tuple(dims)
     groups = group_members(grid, dims)
-    phases = collective_phases(kind, groups, nbytes, algo, root, spec_text)
+    phases = collective_phases(kind, groups, nbytes, algo, root, spec_text, size_text)
     if not phases:
         raise RankmapError(f"pattern {spec_text!r} moves nothing: its groups have one rank")
     return Pattern(spec=spec_text, kind=kind, n_ranks=int(np.prod(grid)), phases=phases,

@@ -4,6 +4,9 @@ The parts run one after the other: the phases of A, then B's, then C's. Every pa
 the same number of ranks. The result keeps the process grid (and wrap) of the first part that
 has one. A phase name already taken by an earlier part gets ``.K`` appended, K being the
 part's position (1-based), so ``stencil:... + stencil:...`` has phases ``halo`` and ``halo.2``.
+A part in which no rank sends to another (``stencil:4x4:offsets=+1,0:to=lower``) is kept in
+``params["empty_parts"]``: :func:`rankmap.patterns.check_moves_something` refuses it, as it
+refuses that part alone, instead of reporting an all-zero phase.
 """
 
 from __future__ import annotations
@@ -93,6 +96,9 @@ def compose(spec_text: str, parts: list[Pattern], names: list[str | None] | None
     Returns
     -------
     Pattern
+        Kind ``kind``; ``params`` lists the parts' specs and kinds, and under
+        ``empty_parts`` (only when there are some) the specs of the parts, at any depth,
+        in which no rank sends to another.
     """
     if not parts:
         raise RankmapError(f"pattern {spec_text!r} has no parts")
@@ -117,7 +123,12 @@ def compose(spec_text: str, parts: list[Pattern], names: list[str | None] | None
             pname = unique_phase_name(pname, taken, k)
             taken.add(pname)
             phases.append(Phase(pname, ph.src, ph.dst, ph.bytes))
+    params = {"parts": [p.spec for p in parts], "part_kinds": [p.kind for p in parts]}
+    # parts that move nothing (and those of parts that are compositions themselves)
+    empty = [s for p in parts for s in ([p.spec] if not any(ph.n_flows for ph in p.phases)
+                                        else p.params.get("empty_parts", []))]
+    if empty:
+        params["empty_parts"] = empty
     return Pattern(spec=spec_text, kind=kind, n_ranks=n, phases=phases, grid=grid,
-                   periodic=periodic, params={"parts": [p.spec for p in parts],
-                           "part_kinds": [p.kind for p in parts]},
+                   periodic=periodic, params=params,
                    notes=list(dict.fromkeys(t for p in parts for t in p.notes)))

@@ -96,6 +96,12 @@ def _comment_ranks(row: list[str], path: str) -> int | None:
     return None
 
 
+def _number_cell(cell: str) -> bool:
+    """Whether a first cell reads as a (signed) number, so that its row is data, no header:
+    ``+1`` is a rank on line 1 as on every other line."""
+    return is_digits(cell.lstrip("+-"))
+
+
 def _plain_ints(cells) -> np.ndarray | None:
     """int64 values of tokens that are all 1-18 ASCII digits, else None."""
     if not cells:
@@ -127,7 +133,7 @@ def _plain_csv(text: str, path: str):
         return None
     first = [c.strip() for c in lines[0].split(",")]
     header = None
-    if not is_digits(first[0].lstrip("-")):
+    if not _number_cell(first[0]):
         header = [c.lower() for c in first]
         if header not in _CSV_HEADERS:
             return None
@@ -181,7 +187,7 @@ def _csv_row_by_row(rows: list[list[str]], path: str):
             continue
         if not row or not any(row):
             continue
-        if first and not is_digits(row[0].lstrip("-")):
+        if first and not _number_cell(row[0]):
             header = [c.lower() for c in row]
             if header not in _CSV_HEADERS:
                 raise RankmapError(f"{path}: line {lineno}: expected header "
@@ -463,7 +469,8 @@ def read_scotch(path: str):
     ------
     RankmapError
         When the version, counts, base or flags are bad, the arc count disagrees with the
-        vertices, a label repeats, a neighbour is not a vertex, or fields are left over.
+        vertices, a label repeats, a neighbour is not a vertex, a vertex lists a neighbour
+        that does not list it back, or fields are left over.
     """
     toks = read_text(path, "graph file").split()
     pos = 0
@@ -519,8 +526,14 @@ def read_scotch(path: str):
         dst = [index[u] for u in nbr]
     except KeyError as exc:
         raise RankmapError(f"{path}: neighbour {exc.args[0]} is not a vertex") from None
-    return (np.array(src, dtype=np.int64), np.array(dst, dtype=np.int64),
-            np.array(w) if has_ew else None, None, n)
+    src_a, dst_a = np.array(src, dtype=np.int64), np.array(dst, dtype=np.int64)
+    # Scotch graphs are symmetric: an arc v -> u needs its arc u -> v (as METIS files)
+    missing = ~np.isin(dst_a * n + src_a, src_a * n + dst_a)
+    if missing.any():
+        k = int(np.argmax(missing))
+        raise RankmapError(f"{path}: vertex {labels[src[k]]} lists {nbr[k]}, which does not "
+                           "list it back (Scotch lists every edge from both ends)")
+    return src_a, dst_a, np.array(w) if has_ew else None, None, n
 
 
 READERS = {".csv": read_csv_graph, ".mat": read_dense_matrix, ".mtx": read_matrix_market, ".graph": read_metis,

@@ -24,6 +24,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import RankmapError
+from ..units import MAX_SIZE
+from ..validate import show
 from .base import Pattern, Phase
 from .collectives import collective_phases
 from .stencil import make_stencil, stencil_flows
@@ -235,12 +237,25 @@ def make_lulesh(spec_text: str, grid: tuple[int, ...], s: int = 30) -> Pattern:
     -------
     Pattern
         Kind ``lulesh``, phases ``force``, ``posvel``, ``monoq``.
+
+    Raises
+    ------
+    RankmapError
+        When ``grid`` is not 3-D, or ``s`` makes a message larger than
+        :data:`rankmap.units.MAX_SIZE` (1 PiB; reckoned exactly, in integers).
     """
     from .compose import compose
 
     if len(grid) != 3:
         raise RankmapError(f"bad pattern {spec_text!r}: lulesh takes a 3-D grid")
     n, dbl = s + 1, 8
+    if int(np.prod(grid)) > 1:      # then every phase has face messages, the largest
+        for phase, fields in (("force", 3), ("posvel", 6)):
+            if fields * n * n * dbl > MAX_SIZE:
+                raise RankmapError(
+                    f"bad s={s} in {show(spec_text)}: a face message of phase {phase!r} would "
+                    f"carry {fields * n * n * dbl:,} bytes ({fields} fields of (s+1)^2 doubles), "
+                    f"more than {MAX_SIZE:,} (1 PiB)")
     force = make_stencil(spec_text, grid, box=True, name="force",
                          class_bytes={1: 3 * n * n * dbl, 2: 3 * n * dbl, 3: 3 * dbl})
     posvel = make_stencil(spec_text, grid, box=True, name="posvel", to="lower",

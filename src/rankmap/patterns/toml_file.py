@@ -22,6 +22,9 @@ stands, and explicit flows may use fewer. The phases run in order, exactly as th
 ``A + B + C`` of the same patterns (:mod:`rankmap.patterns.compose`): same phase names, and the
 grid of the first phase that has one, unless a top-level ``grid`` line gives it. A file whose
 phases have no grid at all is searched for a Cartesian stencil like a graph file.
+
+As in a graph file, an explicit flow of a rank to itself or of 0 bytes is no flow; a phase
+left without flows is left out, with a note (a file left without any is refused).
 """
 
 from __future__ import annotations
@@ -59,7 +62,7 @@ def _explicit_flows(path: str, k: int, flows) -> np.ndarray:
             raise RankmapError(f"{where}: each flow is [src, dst, bytes], got {show(f, 40)}")
         arr.append((as_int(f[0], f"{where}: src", 0, rmax),
                     as_int(f[1], f"{where}: dst", 0, rmax),
-                    parse_size(f[2], f"{where}: bytes")))
+                    parse_size(f[2], f"{where}: bytes", allow_zero=True)))   # 0: no flow
     return np.array(arr, dtype=np.int64)
 
 
@@ -191,30 +194,38 @@ def _read(path: str, default_ranks: int | None, parse_pattern, with_grid) -> Pat
     if n_ranks is None:
         n_ranks = max(int(a[:, :2].max()) + 1 for _, a in parts)
     built, kept, left_out = [], [], []
+    dropped = [False, False]        # some flow was a self-send, some flow of 0 bytes
     for part, name in zip(parts, names):
         if isinstance(part, tuple):
             k, a = part
             if int(a[:, :2].max()) >= n_ranks:
                 raise RankmapError(f"pattern file {show(path)}: phase {k} uses rank "
                                    f"{int(a[:, :2].max())}, beyond {n_ranks} ranks")
-            a = a[a[:, 0] != a[:, 1]]   # a rank's sends to itself are no flow (as in graphs)
-            if not len(a):              # a phase of self-sends only: left out, as in graphs
+            # a rank's sends to itself and 0-byte entries are no flows (as in graphs)
+            self_send, empty = a[:, 0] == a[:, 1], a[:, 2] == 0
+            a = a[~(self_send | empty)]
+            if not len(a):      # a phase of no flows then: left out, as in graphs
                 left_out.append(name or f"phase{k}")
+                dropped[0] |= bool(self_send.any())
+                dropped[1] |= bool(empty.any())
                 continue
             part = Pattern(spec=f"{path} phase {k}", kind="flows", n_ranks=n_ranks,
                            phases=[Phase(name or f"phase{k}", a[:, 0], a[:, 1],
                                          a[:, 2].astype(float))])
         built.append(part)
         kept.append(name)
+    # why the phases left out move nothing, for the note and for the error if none is left
+    why, every_flow = {(True, False): ("a rank to itself", "is a rank to itself"),
+                       (False, True): ("of 0 bytes", "has 0 bytes")}.get(
+        tuple(dropped), ("a rank to itself or of 0 bytes", "is a rank to itself or has 0 bytes"))
     if not built:
-        raise RankmapError(f"pattern file {show(path)} moves nothing: every flow is a rank to "
-                           "itself")
+        raise RankmapError(f"pattern file {show(path)} moves nothing: every flow {every_flow}")
     out = compose(path, built, kept, n_ranks=n_ranks)
     if left_out:
         import dataclasses
         out = dataclasses.replace(out, notes=out.notes + [
-            f"note: {path}: phase {', '.join(left_out)} moves nothing (every flow a rank to "
-            "itself): left out"])
+            f"note: {path}: phase {', '.join(left_out)} moves nothing (every flow {why}): "
+            "left out"])
     if grid is not None:
         out = with_grid(out, grid, "grid")
     return out
