@@ -35,9 +35,11 @@ def test_platform_xml_fat_tree_and_dragonfly():
     assert 'topology="FAT_TREE"' in xml and 'topo_parameters="3;4,4,4;1,4,4;1,1,1"' in xml
     assert 'radical="0-63"' in xml and 'bw="2000000000Bps"' in xml
     xml = platform_xml(parse_machine(DF))
-    # node links at the base bandwidth, green (row) x2, black (col) x1, blue (global) x3
-    assert 'topology="DRAGONFLY"' in xml and 'topo_parameters="4,3;1,1;4,2;2"' in xml
-    assert 'radical="0-31"' in xml and 'bw="5000000000Bps"' in xml and 'core="2"' in xml
+    # a cluster of 2 nodes per router (node links at bw_inject), row and global router links
+    assert xml.count("<cluster ") == 16 and 'radical="30-31"' in xml and 'core="2"' in xml
+    assert 'bw="5000000000Bps"' in xml and xml.count("<zoneRoute ") == 16 * 15
+    assert '<link id="row-0-1" bandwidth="1e+10Bps"' in xml
+    assert '<link id="global-1-4" bandwidth="1.5e+10Bps"' in xml
 
 
 @pytest.mark.parametrize("spec, routing, message", [

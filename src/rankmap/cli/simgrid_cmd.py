@@ -29,7 +29,8 @@ def add_parser(sub) -> None:
     p = sub.add_parser(
         "simgrid", help="SimGrid files: the platform XML of a machine, the SMPI build's shim",
         description="Write SimGrid SMPI inputs. 'platform' writes the machine as one SimGrid "
-        "cluster (torus, k-ary fat tree or dragonfly; see rankmap.simgrid.platform) with hosts "
+        "cluster (torus, k-ary fat tree), or a zone of one cluster per router (dragonfly, whose "
+        "node links get no latency; see rankmap.simgrid.platform), with hosts "
         "node-<id>, the names 'rankmap map --emit hostfile' uses by default. 'shim' writes the "
         "C file to compile into your program's smpicc build for 'rankmap validate -- PROGRAM': "
         "MPI_Pcontrol does nothing (SimGrid 3.32 aborts on it) and MPI_Dims_create gives Open "

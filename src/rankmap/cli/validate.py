@@ -11,7 +11,8 @@ from ..io.atomic import check_writable, write_atomic
 from ..report.figures import image_format
 from ..validate import json_text
 from .argtypes import float_arg
-from .common import add_force, add_input_options, example, load_inputs, progress_bar, time_options
+from .common import (add_force, add_input_options, example, load_inputs, search_progress,
+                     time_options)
 
 __all__ = ["add_parser", "run", "print_table"]
 
@@ -143,9 +144,12 @@ def run(args) -> int:
     every = args.mappings.strip().lower() == "all"
     # --mappings all lists the mappers that do not apply as skipped, as compare does
     names = expand_names(args.mappings, pattern, machine, allocation, inapplicable=every)
-    with progress_bar(2 * len(names), "predicting / simulating") as advance:
+    # a step per candidate's prediction and per simulation; the bar names the steps in
+    # progress (building, routing, simulating), not the last one done
+    with search_progress(2 * len(names), "validate") as bar:
         val = V.validate(machine, allocation, pattern, names, routing=args.routing,
-                         seed=args.seed, timeout=args.timeout, progress=advance,
+                         seed=args.seed, timeout=args.timeout, progress=bar.done,
+                         stage=bar.stage,
                          program=args.program or "auto", time_options=time_options(args),
                          command=command or None,
                          skip_inapplicable=every)
@@ -191,8 +195,11 @@ def print_table(val) -> None:
     if val.routes is not None:
         con.print(val.routes.describe())
     sp, pe = val.correlations()
-    fmt = lambda v: "n/a (fewer than 3 simulated or constant)" if v is None else f"{v:.3f}"  # noqa: E731
-    con.print(f"Spearman {fmt(sp)}   Pearson {fmt(pe)}")
+    note = val.correlation_note()
+    if note is not None:
+        con.print(f"Spearman n/a   Pearson n/a: {note}")
+    else:
+        con.print(f"Spearman {sp:.3f}   Pearson {pe:.3f}")
     bs = val.best_simulated()
     bp = val.best_predicted()
     if bs is not None:

@@ -45,7 +45,8 @@ def check_config(cfg: BenchConfig, size: int) -> None:
     ------
     RankmapError
         On an unknown benchmark kind, fewer than 2 processes for ``pairs``, missing or bad
-        ``dims`` for the grid benchmarks, or a grid larger than ``size``.
+        ``dims`` for the grid benchmarks (a grid of one process, which sends no bytes,
+        included), or a grid larger than ``size``.
     """
     if cfg.kind not in KINDS:
         raise RankmapError(f"unknown benchmark {cfg.kind!r}: choose from {', '.join(KINDS)}")
@@ -61,6 +62,12 @@ def check_config(cfg: BenchConfig, size: int) -> None:
         want = "2" if n == (2, 2) else f"{n[0]} to {n[1]}"
         raise RankmapError(f"bad --dims {'x'.join(map(str, cfg.dims))} for {cfg.kind}: "
                            f"{want} dimensions")
+    if int(np.prod(cfg.dims)) < 2:
+        # a grid of one process has no neighbour, and its all-to-alls no other rank: no byte
+        # would be sent and the table would say 0.0 MB/s
+        raise RankmapError(f"bad --dims {'x'.join(map(str, cfg.dims))} for {cfg.kind}: a grid "
+                           f"of 1 process sends no bytes; the {cfg.kind} benchmark needs at "
+                           "least 2 processes in its grid")
     check_cart_args(size, cfg.dims, [cfg.periodic] * len(cfg.dims))
 
 

@@ -1,9 +1,10 @@
 """SimGrid platform XML and hostfile for a rankmap machine and placement.
 
-Every machine becomes one SimGrid ``<cluster>`` whose hosts ``node-<id>`` are rankmap's node
-ids (``radical="0-(n-1)"``), with ``SPLITDUPLEX`` links (one resource per direction, like
-rankmap's directed links). :mod:`.routes` checks that SimGrid then routes every host pair
-over the same links as rankmap (up to naming); the findings below come from that check.
+A torus or fat tree becomes one SimGrid ``<cluster>`` whose hosts ``node-<id>`` are rankmap's
+node ids (``radical="0-(n-1)"``), with ``SPLITDUPLEX`` links (one resource per direction, like
+rankmap's directed links); a dragonfly becomes a zone of one cluster per router (below).
+:mod:`.routes` checks that SimGrid then routes every host pair over the same links as rankmap
+(up to naming); the findings below come from that check.
 
 * Torus: ``topology="TORUS" topo_parameters="X,Y,Z"``. SimGrid numbers the hosts with the
   first dimension fastest, exactly rankmap's ids. It always wraps and routes by dimension
@@ -27,6 +28,14 @@ over the same links as rankmap (up to naming); the findings below come from that
   splits row-first and column-first) and, inside a group, after a row hop from a router not
   in row 0 it continues from row 0 (a link the message never reaches; groups=4,rows=2,cols=4:
   140 of 268 used links match), so validation needs ``rows=1``, where routes are identical.
+  That cluster also puts the link latency on the node (injection/ejection) links, which
+  rankmap does not count as hops (two nodes of one router were 2 x lat apart, not 0), so the
+  platform writes that arrangement out instead: a ``Full`` zone of one ``<cluster>`` per
+  router (its nodes, node links of latency 0, ``router_id="router-<r>"``), one link per
+  direction between routers (``row-<a>-<b>``, ``global-<a>-<b>``, carrying the latency) and
+  a ``zoneRoute`` per router pair along the DRAGONFLY cluster's minimal route. With zero
+  latency it simulates the same times as the DRAGONFLY cluster, which is then written instead
+  (validation's platforms: routers^2 routes are 14 MB of XML at 256 routers).
 
 Link latency: SimGrid's CM02 model shares a link's bandwidth in inverse proportion to each
 flow's route latency (its "sharing penalty", a TCP round-trip unfairness model), so a 3-hop
@@ -150,20 +159,76 @@ def check_supported(machine, routing: str) -> None:
 
 
 def _topology(machine) -> tuple[str, str, float]:
-    """(topology, topo_parameters, base link bandwidth in bytes/s) of the cluster."""
+    """(topology, topo_parameters, base link bandwidth in bytes/s) of the cluster: a torus, a
+    fat tree, or a dragonfly whose links have no latency."""
     if machine.kind == "torus":
         bw = float(np.max(machine.link_bandwidth)) if machine.n_links else machine.bandwidth
         return "TORUS", ",".join(str(int(d)) for d in machine.dims), bw
     if machine.kind == "fattree":
         k, n = machine.k, machine.levels
-        params = ";".join([str(n), ",".join([str(k)] * n), ",".join(["1"] + [str(k)] * (n - 1)),
-                           ",".join(["1"] * n)])
+        params = ";".join([str(n), ",".join([str(k)] * n),
+                           ",".join(["1"] + [str(k)] * (n - 1)), ",".join(["1"] * n)])
         return "FAT_TREE", params, machine.bandwidth
-    base = machine.bw["inject"]
+    base = machine.bw["inject"]     # a dragonfly without latency (validation's)
     mult = {c: _multiple(machine.bw[c], base) for c in ("row", "col", "global")}
     params = (f"{machine.G},{mult['global']};{machine.R},{mult['col']};"
               f"{machine.C},{mult['row']};{machine.N}")
     return "DRAGONFLY", params, base
+
+
+def _dragonfly_zone(machine, lat: float, loop: str) -> str:
+    """The dragonfly (``rows=1``, ``global=1,layout=absolute``) as explicit SimGrid zones.
+
+    Every router is a ``<cluster>`` of its nodes (``router_id="router-<r>"``) whose node links
+    have latency 0: they are no hops (rankmap charges hops x lat, hops counting router links).
+    The router links (``row-<a>-<b>``, ``global-<a>-<b>``: one link per direction) carry
+    ``lat``, and a ``Full`` zone routes every ordered router pair as SimGrid's DRAGONFLY
+    cluster does: a row hop to the router of the destination group's column, the group's one
+    global link, a row hop to the destination router (each hop left out when not needed).
+    """
+    G, C, N = machine.G, machine.C, machine.N
+    n_routers = G * C
+    node_bw, row_bw, glob_bw = (_bw(machine.bw[c]) for c in ("inject", "row", "global"))
+    lines = ['  <zone id="rankmap" routing="Full">']
+    for r in range(n_routers):
+        lines.append(f'    <cluster id="rankmap-router-{r}" prefix="{HOST_PREFIX}" suffix="" '
+                     f'radical="{r * N}-{r * N + N - 1}" speed="1Gf" '
+                     f'core="{machine.cores_per_node}" bw="{node_bw}" lat="0s" '
+                     f'sharing_policy="SPLITDUPLEX" router_id="router-{r}"{loop}/>')
+    links = []
+    for g in range(G):
+        for a in range(C):
+            for b in range(C):
+                if a != b:
+                    links.append((f"row-{g * C + a}-{g * C + b}", row_bw))
+        for h in range(G):
+            if h != g:      # router h of group g <-> router g of group h
+                links.append((f"global-{g * C + h}-{h * C + g}", glob_bw))
+    lines += [f'    <link id="{name}" bandwidth="{bw}" latency="{_time(lat)}"/>'
+              for name, bw in links]
+
+    def hops(a: int, b: int) -> list[str]:
+        ga, gb = a // C, b // C
+        if ga == gb:
+            return [f"row-{a}-{b}"]
+        out, exit_r, entry_r = [], ga * C + gb, gb * C + ga
+        if a != exit_r:
+            out.append(f"row-{a}-{exit_r}")
+        out.append(f"global-{exit_r}-{entry_r}")
+        if entry_r != b:
+            out.append(f"row-{entry_r}-{b}")
+        return out
+
+    for a in range(n_routers):
+        for b in range(n_routers):
+            if a == b:
+                continue
+            ctn = "".join(f'<link_ctn id="{name}"/>' for name in hops(a, b))
+            lines.append(f'    <zoneRoute src="rankmap-router-{a}" dst="rankmap-router-{b}" '
+                         f'gw_src="router-{a}" gw_dst="router-{b}" symmetrical="NO">{ctn}'
+                         '</zoneRoute>')
+    lines.append("  </zone>")
+    return "\n".join(lines) + "\n"
 
 
 def platform_xml(machine, mem_bw: float | None = None, link_latency: float | None = None) -> str:
@@ -177,13 +242,16 @@ def platform_xml(machine, mem_bw: float | None = None, link_latency: float | Non
         Intra-node (loopback) bandwidth in bytes/s; None means free intra-node messages
         (:data:`FREE_BW`).
     link_latency : float, optional
-        Latency in seconds written on every link, overriding the machine's per-hop latency
-        (validation uses 0, see the module docstring).
+        Latency in seconds written on every network link, overriding the machine's per-hop
+        latency (validation uses 0, see the module docstring); a dragonfly's node links, which
+        are no hops, always get 0.
 
     Returns
     -------
     str
-        The platform file text: one ``<cluster>`` with ``SPLITDUPLEX`` links.
+        The platform file text: one ``<cluster>`` with ``SPLITDUPLEX`` links (torus, fat
+        tree, dragonfly without latency), or a zone of one cluster per router joined by
+        router links (a dragonfly whose links have latency).
 
     Raises
     ------
@@ -191,15 +259,18 @@ def platform_xml(machine, mem_bw: float | None = None, link_latency: float | Non
         When SimGrid cannot model the machine (:func:`check_supported`).
     """
     check_supported(machine, machine.routings[0])
-    topology, params, bw = _topology(machine)
     lat = machine.hop_latency_s if link_latency is None else float(link_latency)
     # a loopback link always (without one SimGrid has no route from a host to itself);
     # mem_bw None means free intra-node messages: a link SimGrid never saturates in practice
     loop = f' loopback_bw="{_bw(FREE_BW if mem_bw is None else mem_bw)}" loopback_lat="0s"'
+    head = ("<?xml version='1.0'?>\n"
+            '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">\n'
+            '<platform version="4.1">\n')
+    if machine.kind == "dragonfly" and lat > 0:   # (routers^2 routes: only when needed)
+        return head + _dragonfly_zone(machine, lat, loop) + "</platform>\n"
+    topology, params, bw = _topology(machine)
     return (
-        "<?xml version='1.0'?>\n"
-        '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">\n'
-        '<platform version="4.1">\n'
+        head +
         f'  <cluster id="rankmap" prefix="{HOST_PREFIX}" suffix="" '
         f'radical="0-{machine.n_nodes - 1}" speed="1Gf" core="{machine.cores_per_node}" '
         f'bw="{_bw(bw)}" lat="{_time(lat)}" sharing_policy="SPLITDUPLEX" '

@@ -469,12 +469,24 @@ def program_path(exe: str) -> str:
     Raises
     ------
     RankmapError
-        The program is not found or is not an executable file.
+        The program is not found (a name without a path that is a file in the current
+        directory, not in ``PATH``, is said so, with ``./`` to give) or is not an executable
+        file.
     """
     import shutil
 
-    path = exe if os.sep in exe else shutil.which(exe)
-    if path is None or not os.path.exists(path):
+    if os.sep not in exe:
+        path = shutil.which(exe)
+        if path is None:
+            # as a shell does: a name without a '/' is looked up in PATH only
+            here = os.path.join(os.curdir, exe)
+            hint = (f": give {here!r} for the file in the current directory"
+                    if os.path.isfile(exe) else "")
+            raise RankmapError(f"program {exe!r} not found on PATH (a name without "
+                               f"'{os.sep}' is looked up there){hint}")
+    else:
+        path = exe
+    if not os.path.exists(path):
         raise RankmapError(f"program {exe!r} not found")
     if os.path.isdir(path) or not os.access(path, os.X_OK):
         raise RankmapError(f"program {exe!r} is not an executable file")

@@ -70,29 +70,60 @@ class Validation:
         """Rows with a simulated time."""
         return [r for r in self.rows if r.simulated_s is not None]
 
+    def _tie_rounded(self) -> tuple[np.ndarray, np.ndarray]:
+        """Predicted and simulated times of the simulated rows, rounded to 4 significant
+        digits (times equal to that are ties, within the 1e-3 event tolerance)."""
+        done = self.done
+        return (np.array([float(f"{r.predicted_s:.4g}") for r in done]),
+                np.array([float(f"{r.simulated_s:.4g}") for r in done]))
+
+    def correlation_note(self) -> str | None:
+        """Why the correlations are undefined, or None when they are defined.
+
+        Returns
+        -------
+        str or None
+            The reason (fewer than 3 simulated rows, or every placement predicted or simulated
+            the same time to 4 significant digits); None when :meth:`correlations` gives
+            numbers.
+        """
+        done = self.done
+        if len(done) < 3:
+            return f"fewer than 3 placements simulated ({len(done)})"
+        p, s = self._tie_rounded()
+        same_p, same_s = bool(np.ptp(p) == 0), bool(np.ptp(s) == 0)
+        if same_p and same_s:
+            return (f"all {len(done)} placements are predicted the same time and simulated the "
+                    "same time (to 4 significant digits): no ranking to correlate")
+        if same_p:
+            return (f"all {len(done)} placements are predicted the same time (to 4 significant "
+                    "digits): correlation is undefined")
+        if same_s:
+            return (f"all {len(done)} placements are simulated the same time (to 4 significant "
+                    "digits): correlation is undefined")
+        return None
+
     def correlations(self) -> tuple[float | None, float | None]:
         """Rank and linear correlation between predicted and simulated times.
 
-        Times equal to 4 significant digits count as ties.
+        Spearman ranks times equal to 4 significant digits as ties (SimGrid's event order
+        moves equivalent placements' times in the fifth or sixth digit); Pearson uses the
+        times as they are.
 
         Returns
         -------
         spearman, pearson : float or None
-            Both None with fewer than 3 simulated rows or when one side alone is constant; both
-            1.0 when both sides are constant.
+            Both None when they are undefined: fewer than 3 simulated rows, or one side (or
+            both) constant to 4 significant digits (:meth:`correlation_note` says which).
         """
-        done = self.done
-        if len(done) < 3:
+        if self.correlation_note() is not None:
             return None, None
         from scipy.stats import pearsonr, spearmanr
 
-        # times equal to 4 significant digits are ties (within the 1e-3 event tolerance)
-        p = np.array([float(f"{r.predicted_s:.4g}") for r in done])
-        s = np.array([float(f"{r.simulated_s:.4g}") for r in done])
-        if np.ptp(p) == 0 or np.ptp(s) == 0:
-            same = bool(np.ptp(p) == 0 and np.ptp(s) == 0)
-            return (1.0, 1.0) if same else (None, None)
-        return float(spearmanr(p, s).statistic), float(pearsonr(p, s).statistic)
+        p, s = self._tie_rounded()
+        raw_p = np.array([r.predicted_s for r in self.done])
+        raw_s = np.array([r.simulated_s for r in self.done])
+        return float(spearmanr(p, s).statistic), float(pearsonr(raw_p, raw_s).statistic)
 
     def best_predicted(self) -> ValidationRow:
         """The candidate rankmap ranks first among simulated rows: the first row, as rows are
@@ -159,9 +190,10 @@ class Validation:
         -------
         dict
             Scenario, options, every candidate (times in seconds, ratio, program, error), the
-            correlations, both picks, their gap, the candidates predicted the same time as
-            the pick (``tied_with_pick``, the pick first), the candidates skipped (name ->
-            why) and the route agreement.
+            correlations (None when undefined, ``correlation_note`` saying why), both picks,
+            their gap, the candidates predicted the same time as the pick
+            (``tied_with_pick``, the pick first), the candidates skipped (name -> why) and
+            the route agreement.
         """
         sp, pe = self.correlations()
         bs = self.best_simulated()
@@ -170,7 +202,7 @@ class Validation:
                                 "simulated_s": r.simulated_s, "ratio": r.ratio,
                                 "wall_s": r.wall_s, "error": r.error, "program": r.program}
                                for r in self.rows],
-                "spearman": sp, "pearson": pe,
+                "spearman": sp, "pearson": pe, "correlation_note": self.correlation_note(),
                 "best_predicted": self.best_predicted().mapping,
                 "best_simulated": bs.mapping if bs else None, "best_gap": self.best_gap(),
                 "tied_with_pick": [r.mapping for r in self.tied_with_pick()],
@@ -182,7 +214,8 @@ class Validation:
 def validate(machine, allocation, pattern, names, routing: str | None = None, seed: int = 0,
              timeout: float | None = None, progress=None, program: str = "auto",
              time_options: TimeOptions | None = None,
-             command: list[str] | None = None, skip_inapplicable: bool = True) -> Validation:
+             command: list[str] | None = None, skip_inapplicable: bool = True,
+             stage=None) -> Validation:
     """Predict and simulate every named candidate (see the module docstring).
 
     Parameters
@@ -203,7 +236,8 @@ def validate(machine, allocation, pattern, names, routing: str | None = None, se
         Wall-clock limit of each simulation in seconds; a candidate that times out is kept
         with ``simulated_s = None`` and its error.
     progress : callable, optional
-        ``progress(name)``, called after each step.
+        ``progress(name)``, called when a step is done: each candidate's prediction, then
+        each candidate's simulation.
     program : str, optional
         ``auto`` or ``flows`` (see :func:`rankmap.simgrid.runner.choose_program`).
     time_options : TimeOptions, optional
@@ -217,6 +251,9 @@ def validate(machine, allocation, pattern, names, routing: str | None = None, se
     skip_inapplicable : bool, optional
         Record a candidate that cannot be built here in ``skipped`` (default) instead of
         stopping with its error (``compare``'s rule for names given one by one).
+    stage : callable, optional
+        ``stage(name, what)`` when a step starts: building and routing a candidate (as in
+        ``compare``), then ``stage(name, "simulating")`` before its simulation.
 
     Returns
     -------
@@ -239,10 +276,13 @@ def validate(machine, allocation, pattern, names, routing: str | None = None, se
     opts = dataclasses.replace(base, mem_shared=False, overhead_s=0.0, nic_bw=None,
                                hop_latency_s=0.0)
     comp = compare(machine, allocation, pattern, names, routing=routing, seed=seed,
-                   progress=progress, skip_inapplicable=skip_inapplicable, time_options=opts)
+                   progress=progress, skip_inapplicable=skip_inapplicable, time_options=opts,
+                   stage=stage)
     rows = []
     for cand in comp.candidates:
         row = ValidationRow(cand.name, cand.metrics["predicted_time_s"], None)
+        if stage:                   # the bar names the simulation in progress
+            stage(cand.name, "simulating")
         try:
             if command:
                 res = simulate_command(machine, pattern.n_ranks, cand.mapping.nodes(allocation),
@@ -256,11 +296,17 @@ def validate(machine, allocation, pattern, names, routing: str | None = None, se
         rows.append(row)
         if progress:
             progress(cand.name)
+    if progress:                    # a skipped candidate has no simulation: its step is done
+        for name in comp.skipped:
+            progress(name)
     scenario = f"{pattern.spec} on {machine.spec} ({routing})"
     if allocation.n_nodes < machine.n_nodes:        # a part of the machine: said
         scenario += f", {allocation.n_nodes} of its {machine.n_nodes} nodes"
     # what reproduces the run: the allocation, the seed and what SMPI ran
-    return Validation(scenario, rows, {**opts.describe(), "routing": routing,
+    # no link between sockets in SimGrid's platform (validate refuses machines with sockets):
+    # the socket bandwidth is no part of the prediction
+    return Validation(scenario, rows, {**opts.describe(), "socket_bw_Bps": None,
+                                       "routing": routing,
                                        "hop_latency_s": 0.0, "smpi_link_latency_s": 0.0,
                                        "allocation": allocation.describe(), "seed": seed,
                                        "command": list(command) if command else None},
