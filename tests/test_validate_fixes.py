@@ -218,3 +218,29 @@ def test_program_in_the_current_folder_without_dot_slash(tmp_path, monkeypatch, 
     assert main([*base, "nothere.smpi"]) == 2
     err = capsys.readouterr().err
     assert "not found on PATH" in err and "./" not in err
+
+
+def test_validate_takes_the_refinements_budget(monkeypatch, capsys):
+    """validate accepted refine:NAME and auto with no way to bound them; --budget is
+    compare's option and reaches the refinement (0 = no refinement: refine:random is random)."""
+    from rankmap.simgrid import validation as V
+    real = V.compare
+    seen = []
+
+    def spy(*args, **kw):
+        seen.append(kw.get("budget"))
+        return real(*args, **kw)
+
+    monkeypatch.setattr(V, "compare", spy)
+    val = _fake_validate(monkeypatch, [], names="refine:random,random")
+    assert seen == [None]
+    from rankmap.allocation import parse_allocation
+    from rankmap.patterns import parse_pattern
+    m = parse_machine("torus:4x4")
+    val = V.validate(m, parse_allocation(None, m), parse_pattern("stencil:4x4"),
+                     "refine:random,random", budget=0)
+    assert seen[-1] == 0
+    core = {r.mapping: r.predicted_s for r in val.rows}
+    assert core["refine:random"] == core["random"]
+    assert main(["validate", "--help"]) == 0
+    assert "--budget MOVES" in capsys.readouterr().out

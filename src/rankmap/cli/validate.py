@@ -11,8 +11,8 @@ from ..io.atomic import check_writable, write_atomic
 from ..report.figures import image_format
 from ..validate import json_text
 from .argtypes import float_arg
-from .common import (add_force, add_input_options, example, load_inputs, search_progress,
-                     time_options)
+from .common import (add_budget, add_force, add_input_options, budget, example, load_inputs,
+                     search_progress, time_options)
 
 __all__ = ["add_parser", "run", "print_table"]
 
@@ -63,6 +63,7 @@ def add_parser(sub) -> None:
     p.add_argument("--plot", metavar="FILE.png|svg",
                    help="scatter plot of simulated vs predicted (PNG or SVG)")
     p.add_argument("--json", metavar="FILE", help="also write the results as JSON")
+    add_budget(p)
     add_force(p)
     p.set_defaults(mem_sharing=None)         # given or not: validate always shares per flow
     # options validate refuses (the prediction is made as SimGrid's platform works) or does
@@ -149,7 +150,7 @@ def run(args) -> int:
     with search_progress(2 * len(names), "validate") as bar:
         val = V.validate(machine, allocation, pattern, names, routing=args.routing,
                          seed=args.seed, timeout=args.timeout, progress=bar.done,
-                         stage=bar.stage,
+                         stage=bar.stage, budget=budget(args),
                          program=args.program or "auto", time_options=time_options(args),
                          command=command or None,
                          skip_inapplicable=every)

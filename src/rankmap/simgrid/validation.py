@@ -215,7 +215,7 @@ def validate(machine, allocation, pattern, names, routing: str | None = None, se
              timeout: float | None = None, progress=None, program: str = "auto",
              time_options: TimeOptions | None = None,
              command: list[str] | None = None, skip_inapplicable: bool = True,
-             stage=None) -> Validation:
+             stage=None, budget: int | None = None) -> Validation:
     """Predict and simulate every named candidate (see the module docstring).
 
     Parameters
@@ -254,6 +254,9 @@ def validate(machine, allocation, pattern, names, routing: str | None = None, se
     stage : callable, optional
         ``stage(name, what)`` when a step starts: building and routing a candidate (as in
         ``compare``), then ``stage(name, "simulating")`` before its simulation.
+    budget : int, optional
+        Work bound of the refinements (``refine:NAME``, ``auto``) in proposed moves; None:
+        the default (as ``compare``'s).
 
     Returns
     -------
@@ -277,7 +280,7 @@ def validate(machine, allocation, pattern, names, routing: str | None = None, se
                                hop_latency_s=0.0)
     comp = compare(machine, allocation, pattern, names, routing=routing, seed=seed,
                    progress=progress, skip_inapplicable=skip_inapplicable, time_options=opts,
-                   stage=stage)
+                   stage=stage, budget=budget)
     rows = []
     for cand in comp.candidates:
         row = ValidationRow(cand.name, cand.metrics["predicted_time_s"], None)
