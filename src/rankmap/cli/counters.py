@@ -57,10 +57,12 @@ def add_parser(sub) -> None:
     p.add_argument("--bins", type=int_arg(1, cap="bins"), default=40,
                    help="PDF histogram bins (default 40)")
     p.add_argument("--plot", metavar="FILE.png|svg",
-                   help="PDF and CDF with plateau points; with --times: correlation vs y "
-                   "(one file per phase when there are several, named FILE-PHASE.png)")
+                   help="PDF and CDF with plateau points (one file per phase when there are "
+                   "several, named FILE-PHASE.png); with --times: the correlation vs y of "
+                   "every phase, in one figure FILE")
     p.add_argument("--scatter", metavar="FILE.png|svg",
-                   help="with --times: time vs plateau x at the best y and at y = 1, with fits")
+                   help="with --times: time vs plateau x at the best y and at y = 1, each on "
+                   "its own panel and x axis (a row per phase), with fits")
     add_format(p, what="csv has one row per run and phase (with --times, the phase's "
                "correlation in the last columns)")
     p.add_argument("--report", metavar="FILE.html", help="write a self-contained HTML report")
@@ -214,34 +216,39 @@ def _blank(v):
 
 def _print_tables(doc) -> None:
     from .common import stdout_console
-    from rich.table import Table
 
     from ..counters.summary import fmt_count
+    from ..report.render import FitTable, TableColumn
 
     con = stdout_console()
     unit = doc["unit"]
-    t = Table(title=f"per-link {unit} counters, plateau at y = {doc['y']:g}",
-              title_justify="left", header_style="bold")
     pkeys = list(doc["counters"][0]["percentiles"])
-    for h in ["label", "phase", "links", "max", "mean"] + pkeys + ["plateau x"]:
-        t.add_column(h, justify="left" if h in ("label", "phase") else "right")
-    for row in doc["counters"]:
-        t.add_row(row["label"], row["phase"], str(row["links"]), fmt_count(row["max"], unit),
-                  fmt_count(row["mean"], unit),
-                  *[fmt_count(row["percentiles"][k], unit) for k in pkeys],
-                  fmt_count(row["plateau"]["x"], unit))
-    con.print(t)
+    # labels and phases wrap (never an ellipsis: two labels alike but for their end stay
+    # apart); numbers are never broken; on a narrow terminal the percentiles, then the mean
+    # and the link count are left out first
+    cols = [TableColumn("label", number=False), TableColumn("phase", number=False),
+            TableColumn("links", drop=len(pkeys) + 2), TableColumn("max"),
+            TableColumn("mean", drop=len(pkeys) + 1)]
+    cols += [TableColumn(k, drop=len(pkeys) - j) for j, k in enumerate(pkeys)]
+    cols.append(TableColumn("plateau x"))
+    rows = [[row["label"], row["phase"], str(row["links"]), fmt_count(row["max"], unit),
+             fmt_count(row["mean"], unit),
+             *[fmt_count(row["percentiles"][k], unit) for k in pkeys],
+             fmt_count(row["plateau"]["x"], unit)] for row in doc["counters"]]
+    con.print(FitTable(cols, rows, title=f"per-link {unit} counters, plateau at y = "
+                       f"{doc['y']:g}"))
     for ph, res in doc.get("correlation", {}).items():
-        c = Table(title=f"phase {ph}: correlation of plateau x with time over "
-                  f"{len(res['labels'])} runs", title_justify="left", header_style="bold")
-        for h in ("", "y", "Pearson r", "Spearman rho"):
-            c.add_column(h, justify="right" if h else "left")
-
         def num(v):
             return "n/a" if v is None else f"{v:.3f}"
         b, busy = res["best"], res["busiest"]
+        rows, styles = [], []
         if b is not None:
-            c.add_row(f"best y (by {res['by']})", f"{b['y']:g}", num(b["pearson"]),
-                      num(b["spearman"]), style="green")
-        c.add_row("busiest link", "1", num(busy["pearson"]), num(busy["spearman"]))
-        con.print(c)
+            rows.append([f"best y (by {res['by']})", f"{b['y']:g}", num(b["pearson"]),
+                         num(b["spearman"])])
+            styles.append("green")
+        rows.append(["busiest link", "1", num(busy["pearson"]), num(busy["spearman"])])
+        styles.append(None)
+        con.print(FitTable([TableColumn("", number=False), TableColumn("y"),
+                            TableColumn("Pearson r"), TableColumn("Spearman rho")], rows,
+                           title=f"phase {ph}: correlation of plateau x with time over "
+                           f"{len(res['labels'])} runs", row_styles=styles))

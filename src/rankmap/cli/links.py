@@ -108,7 +108,12 @@ def run(args) -> int:
                              title=f"{args.file}, phase {name}")
 
     if args.report:
-        links_report(doc, args.reduce, draw).write(args.report, force=args.force)
+        # no map for this machine (a fat tree): the report has the busiest links and says so
+        no_map = None if supports(machine) else (
+            f"no link-load map is drawn for {machine.spec} ({machine.kind}): maps are drawn "
+            "for tori, meshes and dragonflies; the tables above list the busiest links")
+        links_report(doc, args.reduce, draw if no_map is None else None,
+                     no_map=no_map).write(args.report, force=args.force)
         print(f"wrote {args.report}", file=sys.stderr)
     for path, name in zip(paths, loads):
         save_figure(draw(name), path, args.force)
@@ -127,19 +132,24 @@ def _print_csv(doc, machine) -> None:
 
 def _print(doc) -> None:
     from .common import stdout_console
-    from rich.table import Table
 
     from ..counters.summary import fmt_count
     from ..report.links_report import link_cell
+    from ..report.render import FitTable, TableColumn
 
     con = stdout_console()
     for ph in doc["phases"]:
-        t = Table(title=f"phase {ph['phase']}: {ph['links']} links, max "
-                  f"{fmt_count(ph['max'], doc['unit'])}, mean {fmt_count(ph['mean'], doc['unit'])}",
-                  title_justify="left", header_style="bold")
         keys = [k for k in ph["hottest"][0] if k != "load"] if ph["hottest"] else []
-        for k in keys + [doc["unit"]]:
-            t.add_column(k, justify="right")
-        for h in ph["hottest"]:
-            t.add_row(*[link_cell(h[k]) for k in keys], fmt_count(h["load"], doc["unit"]))
-        con.print(t)
+        rows = [[link_cell(h[k]) for k in keys] + [fmt_count(h["load"], doc["unit"])]
+                for h in ph["hottest"]]
+        # a column of whole numbers is never broken; coordinates and names wrap after a
+        # comma or a dash, never cut with an ellipsis; a narrow terminal leaves out the
+        # source's coordinates, then the destination, first (the source names the link)
+        drop = {"src_coords": 1, "dst": 2}
+        cols = [TableColumn(k, number=all(r[j].isdigit() or r[j] == "-" for r in rows),
+                            drop=drop.get(k), justify="right") for j, k in enumerate(keys)]
+        cols.append(TableColumn(doc["unit"]))
+        con.print(FitTable(cols, rows, title=f"phase {ph['phase']}: {ph['links']} links, max "
+                           f"{fmt_count(ph['max'], doc['unit'])}, mean "
+                           f"{fmt_count(ph['mean'], doc['unit'])}",
+                           more="--format csv or json has every column"))

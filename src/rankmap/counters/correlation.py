@@ -149,7 +149,8 @@ def sweep_phase(series: list[np.ndarray], times: np.ndarray, ys, by: str = "pear
     Returns {"sweep": [{"y", "pearson", "spearman"}] (y = 1.0 added when ``ys`` lacks it),
     "best": entry of ``ys`` with the highest correlation ``by`` (pearson or spearman; ties ->
     the larger y), "busiest": the y = 1.0 entry,
-    "x": {y: [plateau x per placement]} for the best and busiest y}.
+    "x": {y: [plateau x per placement]} for the best and busiest y,
+    "note": why nothing correlates (``times are all equal: no correlation``) or None}.
 
     Parameters
     ----------
@@ -165,7 +166,8 @@ def sweep_phase(series: list[np.ndarray], times: np.ndarray, ys, by: str = "pear
     Returns
     -------
     dict
-        ``sweep``, ``best``, ``busiest`` and ``x`` as above (plateau x in count units).
+        ``sweep``, ``best``, ``busiest``, ``x`` and ``note`` as above (plateau x in count
+        units).
     """
     if by not in ("pearson", "spearman"):
         raise RankmapError(f"bad correlation {by!r}: pearson or spearman")
@@ -184,8 +186,14 @@ def sweep_phase(series: list[np.ndarray], times: np.ndarray, ys, by: str = "pear
     defined = [e for e in sweep if e[by] is not None and e["y"] in asked]
     best = max(defined, key=lambda e: (round(e[by], 9), e["y"])) if defined else None
     busiest = next(e for e in sweep if e["y"] == 1.0)
+    # why no y correlates: said in the warnings and on the plots, not only as n/a
+    note = None
+    if np.ptp(np.asarray(times, dtype=np.float64)) == 0:
+        note = "times are all equal: no correlation"
+    elif all(e["pearson"] is None and e["spearman"] is None for e in sweep):
+        note = "plateau x is the same for every run at every y: no correlation"
     out = {"sweep": sweep, "best": best, "busiest": busiest, "by": by,
-           "x": {y: xs[y].tolist() for y in {1.0, best["y"] if best else 1.0}}}
+           "x": {y: xs[y].tolist() for y in {1.0, best["y"] if best else 1.0}}, "note": note}
     return out
 
 
@@ -244,6 +252,8 @@ def correlation_table(runs, times: dict, ys, by: str = "pearson") -> tuple[dict,
             notes.append(f"phase {ph}: only {len(labels)} runs with times, need 3 to correlate")
             continue
         res = sweep_phase(series, np.array(secs), ys, by)
+        if res["note"]:
+            notes.append(f"phase {ph}: {res['note']}")
         res["labels"] = labels
         res["seconds"] = secs
         result[ph] = res

@@ -28,7 +28,8 @@ def link_cell(value) -> str:
     return "(" + ",".join(map(str, value)) + ")" if isinstance(value, list) else str(value)
 
 
-def links_report(doc: dict, reduce: str, draw: Callable) -> Report:
+def links_report(doc: dict, reduce: str, draw: Callable | None,
+                 no_map: str | None = None) -> Report:
     """Build the report of ``rankmap links``.
 
     Parameters
@@ -38,8 +39,11 @@ def links_report(doc: dict, reduce: str, draw: Callable) -> Report:
         phases with their busiest links).
     reduce : str
         How 3-D+ torus maps fold hidden dimensions (``max`` or ``sum``; shown as an input).
-    draw : callable
-        ``draw(phase_name) -> matplotlib Figure``: the link-load map of a phase.
+    draw : callable or None
+        ``draw(phase_name) -> matplotlib Figure``: the link-load map of a phase; None when
+        no map can be drawn for the machine (a fat tree).
+    no_map : str, optional
+        With ``draw`` None: why there is no map (shown where the maps would be).
 
     Returns
     -------
@@ -51,7 +55,7 @@ def links_report(doc: dict, reduce: str, draw: Callable) -> Report:
     rep.heading("Inputs")
     rep.inputs({"counters": doc["file"], "machine": doc["machine"], "counter": unit,
                 "phases": ", ".join(ph["phase"] for ph in doc["phases"]),
-                "map reduction": reduce})
+                **({"map reduction": reduce} if draw is not None else {})})
     rep.heading("Busiest links")
     for ph in doc["phases"]:
         keys = [k for k in ph["hottest"][0] if k != "load"] if ph["hottest"] else []
@@ -60,6 +64,9 @@ def links_report(doc: dict, reduce: str, draw: Callable) -> Report:
                   caption=f"phase {ph['phase']}: busiest first", best_row=0,
                   table_id=f"hot-{ph['phase']}")
     rep.heading("Link-load maps")
+    if draw is None:
+        rep.paragraph(no_map or f"no link-load map is drawn for {doc['machine']}")
+        return rep
     for ph in doc["phases"]:
         rep.figure(draw(ph["phase"]), f"link loads, phase {ph['phase']}")
     return rep

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import csv
 import io
+import re
+from typing import NamedTuple
 
 from ..evaluation import Comparison, Evaluation
 from ..metrics import near_tie_band, primary, ranking_key
@@ -12,7 +14,7 @@ from ..units import format_bytes, format_seconds
 from ..validate import json_text
 
 __all__ = ["COLUMNS", "reference", "busiest_ratio", "explain", "table", "to_csv", "to_json",
-           "share_text"]
+           "share_text", "TableColumn", "FitTable", "break_text"]
 
 COLUMNS = [
     ("max_link_streams", "max\nstreams", lambda v: f"{v:d}"),
@@ -26,6 +28,10 @@ COLUMNS = [
     # also has intra_node_bytes and inter_socket_bytes)
     ("inter_domain_bytes", "inter-\ndomain", format_bytes),
 ]
+
+# the columns a narrow terminal leaves out first (1 first); the others are always shown
+_DROP_ORDER = {"mean_link_bytes": 1, "avg_hops": 2, "max_link_streams": 3,
+               "inter_domain_bytes": 4, "hop_bytes": 5, "plateau_bytes": 6}
 
 
 def reference(comp: Comparison) -> Evaluation:
@@ -275,12 +281,16 @@ def explain_pick(comp: Comparison) -> str:
     return pick_facts(comp)["text"]
 
 
-def table(comp: Comparison, title: str | None = None):
-    """A rich Table of every candidate, best first.
+def table(comp: Comparison, title: str | None = None) -> "FitTable":
+    """A table of every candidate, best first, fitted to the console's width.
 
     Shows the :data:`COLUMNS` every candidate has a metric for, and (with more than one
     candidate) the ratio of each candidate's busiest-link bytes to the :func:`reference`'s
-    (:func:`busiest_ratio`); the winner is starred.
+    (:func:`busiest_ratio`); the winner is starred. Numbers are never broken across lines;
+    mapping names wrap after ``:``, ``-``, ``,`` and the like. On a terminal too narrow for
+    every column, the least telling (mean link, avg hops, max streams, inter-domain,
+    hop-bytes, plateau point, in that order) are left out and a line below the table names
+    them (:class:`FitTable`).
 
     Parameters
     ----------
@@ -291,29 +301,228 @@ def table(comp: Comparison, title: str | None = None):
 
     Returns
     -------
-    rich.table.Table
+    FitTable
         The table, ready for a rich Console.
     """
-    from rich.table import Table
-
     present = [c for c in COLUMNS if all(c[0] in e.metrics for e in comp.candidates)]
-    t = Table(title=title, title_justify="left", header_style="bold")
-    # on a narrow terminal a cell wraps onto a second line (overflow="fold"), never "…":
-    # a number cut short would read as another number
-    t.add_column("", width=1)
-    t.add_column("mapping", style="bold", overflow="fold")
-    for _key, head, _fmt in present:
-        t.add_column(head, justify="right", overflow="fold")
     ref = reference(comp)
     alone = len(comp.candidates) == 1          # (evaluate: no other candidate to compare)
+    columns = [TableColumn("", justify="left"),
+               TableColumn("mapping", number=False, style="bold")]
+    columns += [TableColumn(head, drop=_DROP_ORDER.get(key)) for key, head, _fmt in present]
     if not alone:
-        t.add_column(f"busiest\nvs {ref.name}", justify="right", overflow="fold")
-    for i, e in enumerate(comp.candidates):
-        t.add_row("*" if i == 0 else "", e.name,
-                  *[fmt(e.metrics[key]) for key, _h, fmt in present],
-                  *([] if alone else [busiest_ratio(e, ref)]),
-                  style="green" if i == 0 else None)
-    return t
+        columns.append(TableColumn(f"busiest\nvs {ref.name}", drop=7))
+    rows = [["*" if i == 0 else "", e.name, *[fmt(e.metrics[key]) for key, _h, fmt in present],
+             *([] if alone else [busiest_ratio(e, ref)])]
+            for i, e in enumerate(comp.candidates)]
+    return FitTable(columns, rows, title=title,
+                    row_styles=["green" if i == 0 else None for i in range(len(rows))])
+
+
+class TableColumn(NamedTuple):
+    """A column of a :class:`FitTable`.
+
+    Parameters
+    ----------
+    header : str
+        The heading (``\\n`` starts a new line; it also wraps at spaces and after ``-``).
+    number : bool
+        A column of numbers (with their units): a cell is never broken across lines. Else
+        a column of names, wrapped after ``:``, ``,``, ``_``, ``-``, ``/`` and the like (and
+        cut only where a part alone is wider than the column).
+    drop : int or None
+        On a console too narrow for every column, the columns are left out in this order
+        (1 first); None: always shown.
+    style : str or None
+        The rich style of the column's cells.
+    justify : str or None
+        ``left`` or ``right``; by default numbers right, names left.
+    """
+
+    header: str
+    number: bool = True
+    drop: int | None = None
+    style: str | None = None
+    justify: str | None = None
+
+
+_NAME_MIN = 10          # a name column is not made narrower than this (if its names are wider)
+_PIECE = re.compile(r"[^\s:,;_/+=)\-]+[:,;_/+=)\-]*\s*|[:,;_/+=)\-]+\s*|\s+")
+
+
+def break_text(text: str, width: int) -> list[str]:
+    """``text`` in lines of at most ``width`` cells, broken after a space, ``:``, ``,``,
+    ``;``, ``_``, ``/``, ``+``, ``=``, ``)`` or ``-`` where it can, else cut (a part longer
+    than a whole line). Line breaks in ``text`` are kept.
+
+    Parameters
+    ----------
+    text : str
+        The text (a name, a heading).
+    width : int
+        The most cells per line (at least 1).
+
+    Returns
+    -------
+    list of str
+        The lines, trailing spaces removed; ``[""]`` for an empty text.
+    """
+    from rich.cells import cell_len, chop_cells
+
+    width = max(1, width)
+    out: list[str] = []
+    for para in text.split("\n"):
+        line = ""
+        for piece in _PIECE.findall(para) or [""]:
+            if cell_len((line + piece).rstrip()) <= width:
+                line += piece
+                continue
+            if line.strip():
+                out.append(line.rstrip())
+            line = piece.lstrip()
+            while cell_len(line.rstrip()) > width:      # a part wider than a line: cut
+                head = chop_cells(line, width)[0]
+                out.append(head)
+                line = line[len(head):]
+        out.append(line.rstrip())
+    return out
+
+
+def _widest_piece(text: str) -> int:
+    """The widest part of ``text`` :func:`break_text` does not break."""
+    from rich.cells import cell_len
+    return max((cell_len(p.rstrip()) for line in text.split("\n")
+                for p in _PIECE.findall(line)), default=0)
+
+
+class FitTable:
+    """A rich renderable: a table laid out for the width it is printed at.
+
+    Number cells are never broken (a number split over two lines reads as two numbers, a
+    number cut short as another number); names wrap at sensible points
+    (:func:`break_text`), never with an ellipsis. When the numbers and the names' least
+    width do not fit, the columns with a ``drop`` rank are left out (rank 1 first) and a
+    dim line under the table names them.
+
+    Parameters
+    ----------
+    columns : list of TableColumn
+        The columns.
+    rows : list of list of str
+        The cells, one string each (printed as they are: no rich markup).
+    title : str, optional
+        Title above the table.
+    row_styles : list of (str or None), optional
+        A rich style per row.
+    more : str
+        What the line naming left-out columns adds (where to find them).
+    """
+
+    def __init__(self, columns, rows, title: str | None = None, row_styles=None,
+                 more: str = "--format csv or json has every column"):
+        self.columns = list(columns)
+        self.rows = [list(r) for r in rows]
+        self.title = title
+        self.row_styles = list(row_styles) if row_styles is not None else [None] * len(rows)
+        self.more = more
+
+    def _needs(self):
+        """Per column: (width of the numbers or of the widest name, least width)."""
+        from rich.cells import cell_len
+        out = []
+        for i, col in enumerate(self.columns):
+            cells = [r[i] for r in self.rows]
+            head = _widest_piece(col.header)
+            widest = max([1] + [cell_len(line) for c in cells for line in c.split("\n")])
+            full = max([widest] + [cell_len(line) for line in col.header.split("\n")])
+            if col.number:          # the numbers whole; the heading whole if there is room
+                out.append((full, max(widest, head)))
+            else:
+                out.append((full, min(full, max(_NAME_MIN, head))))
+        return out
+
+    def layout(self, width: int) -> tuple[list[int], dict[int, int], bool]:
+        """Which columns to show at ``width`` cells, and how wide.
+
+        Parameters
+        ----------
+        width : int
+            The cells available.
+
+        Returns
+        -------
+        tuple
+            The indices of the columns shown, their widths ({index: cells, no padding})
+            and whether even so the numbers do not fit (then they fold: a console this
+            narrow shows no table whole).
+        """
+        needs = self._needs()
+        keep = list(range(len(self.columns)))
+
+        def overhead(n):          # the borders (n + 1) and a space each side of a cell
+            return 3 * n + 1
+
+        def least(cols):
+            return overhead(len(cols)) + sum(needs[i][1] for i in cols)
+
+        order = sorted((c.drop, i) for i, c in enumerate(self.columns) if c.drop is not None)
+        for _rank, i in order:
+            if least(keep) <= width:
+                break
+            keep.remove(i)
+        names = [i for i in keep if not self.columns[i].number]
+        # the numbers' headings whole (on fewer lines) when the names keep their least width
+        whole = least(keep) + sum(needs[i][0] - needs[i][1] for i in keep if i not in names)
+        widths = {i: needs[i][0 if whole <= width else 1] for i in keep if i not in names}
+        room = width - overhead(len(keep)) - sum(widths.values())
+        # the names share the room: each its full width if it fits, else an equal share
+        for k, i in enumerate(sorted(names, key=lambda j: needs[j][0])):
+            share = room // (len(names) - k)
+            widths[i] = max(needs[i][1] if room >= needs[i][1] else 1,
+                            min(needs[i][0], share))
+            room -= widths[i]
+        for i in keep:          # what is left keeps the numbers' headings on fewer lines
+            if self.columns[i].number and room > 0:
+                grow = min(room, needs[i][0] - widths[i])
+                widths[i] += grow
+                room -= grow
+        return keep, widths, least(keep) > width
+
+    def __rich_console__(self, console, options):
+        from rich.table import Table
+        from rich.text import Text
+
+        keep, widths, squeezed = self.layout(options.max_width)
+        # (names and titles are printed as they are: a '[b]' in a phase name is no markup)
+        title = None if self.title is None else Text(self.title, style="table.title")
+        t = Table(title=title, title_justify="left", header_style="bold")
+        for i in keep:
+            col, w = self.columns[i], widths[i]
+            justify = col.justify or ("right" if col.number else "left")
+            fold = squeezed or not col.number
+            t.add_column(Text("\n".join(break_text(col.header, w))), justify=justify,
+                         style=col.style, width=w, no_wrap=not fold,
+                         overflow="fold" if fold else "crop")
+        for row, style in zip(self.rows, self.row_styles):
+            t.add_row(*[Text(row[i] if self.columns[i].number else
+                             "\n".join(break_text(row[i], widths[i]))) for i in keep],
+                      style=style)
+        yield t
+        left_out = [self.columns[i].header.replace("-\n", "-").replace("\n", " ")
+                    for i in range(len(self.columns)) if i not in keep]
+        if left_out:
+            yield Text(f"not shown at this width ({options.max_width} columns): "
+                       f"{', '.join(left_out)}" + (f"; {self.more}" if self.more else ""),
+                       style="dim")
+
+    def __rich_measure__(self, console, options):
+        from rich.measure import Measurement
+
+        needs = self._needs()
+        kept = [w for c, (_f, w) in zip(self.columns, needs) if c.drop is None]
+        least = 3 * len(kept) + 1 + sum(kept)       # every column that may go left out
+        full = 3 * len(needs) + 1 + sum(f for f, _w in needs)
+        return Measurement(min(least, options.max_width), min(full, options.max_width))
 
 
 def to_csv(comp: Comparison) -> str:
