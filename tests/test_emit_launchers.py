@@ -115,10 +115,11 @@ def test_known_texts():
     rf = openmpi.format_rankfile(mapping, machine, alloc).splitlines()
     assert rf[5] == "rank 5=node1-0 slot=1"
     cr = cray.format_rank_order(mapping, machine, alloc).splitlines()
-    assert "ranks per node: 4" in cr[0] and cr[1] == "0-3" and cr[2] == "4-7"
+    assert "ranks per node: 4" in cr[0] and cr[1] == "# rankmap nodes: 0-15"
+    assert cr[2] == "0-3" and cr[3] == "4-7"
     # a scattered order: XYT puts consecutive ranks on different nodes
     xyt = build_mapping("XYT", parse_pattern("stencil:8x8"), machine, alloc)
-    assert cray.format_rank_order(xyt, machine, alloc).splitlines()[1] == "0,16,32,48"
+    assert cray.format_rank_order(xyt, machine, alloc).splitlines()[2] == "0,16,32,48"
     assert slurm.format_slurm_hostfile(xyt, machine, alloc).splitlines()[:2] == ["node0-0",
                                                                                  "node1-0"]
 
@@ -197,8 +198,11 @@ def test_bad_host_files(tmp_path):
 def test_cray_refuses_uneven_or_gapped_placements():
     machine = parse_machine("torus:4:cores=2")
     alloc = parse_allocation(None, machine)
-    uneven = validate_mapping("u", np.array([0, 1, 2]), 3, alloc)
-    with pytest.raises(RankmapError, match="same number of ranks on every node"):
+    # the last node may hold fewer (aprun -n 3 -N 2), not another one
+    short_last = validate_mapping("s", np.array([0, 1, 2]), 3, alloc)
+    assert cray.format_rank_order(short_last, machine, alloc).splitlines()[2:] == ["0,1", "2"]
+    uneven = validate_mapping("u", np.array([0, 2, 3]), 3, alloc)
+    with pytest.raises(RankmapError, match="same number of ranks on every node but the last"):
         cray.format_rank_order(uneven, machine, alloc)
     gap = validate_mapping("g", np.array([0, 4]), 2, alloc)
     with pytest.raises(RankmapError, match="cannot skip allocated node 1"):

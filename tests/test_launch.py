@@ -661,8 +661,9 @@ def test_a_cray_rank_order_elsewhere_than_the_working_directory_is_refused(slurm
 
 def test_an_aprun_count_the_rank_order_contradicts_leaves_no_file(slurm_job, tmp_path,
                                                                    capsys):
-    # 4 ranks of 8 cores: the file's ranks per node are known only once placed
-    assert main(["launch", "-m", "torus:4x4:cores=4", "-p", "stencil:1x4", "--mapping", "XYT",
+    # 6 ranks on the job's first 2 nodes of 4 slots: the file's ranks per node are known only
+    # once placed (XYT puts 3 on each)
+    assert main(["launch", "-m", "torus:4x4:cores=4", "-p", "stencil:2x3", "--mapping", "XYT",
                  "--dry-run", "--", "aprun", "-N", "4", "./app"]) == 2
     assert "-N 4 in the aprun command" in capsys.readouterr().err
     assert not (tmp_path / "MPICH_RANK_ORDER").exists()

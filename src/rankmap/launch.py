@@ -64,8 +64,8 @@ def expand_slurm_counts(text: str, what: str) -> list[int]:
     Raises
     ------
     RankmapError
-        When an item is not ``N`` or ``N(xR)``, or a count or the number of hosts exceeds
-        rankmap's limits.
+        When an item is not ``N`` or ``N(xR)``, a count or repeat is 0, or a count or the
+        number of hosts exceeds rankmap's limits.
     """
     from .validate import check_limit, limit, show
 
@@ -75,6 +75,10 @@ def expand_slurm_counts(text: str, what: str) -> list[int]:
         m = re.fullmatch(r"\s*([0-9]{1,9})(?:\(x([0-9]{1,18})\))?\s*", item)
         if not m:
             raise RankmapError(f"bad {what} {show(text)}: expected counts like 4(x3),2")
+        if int(m.group(1)) == 0 or (m.group(2) is not None and int(m.group(2)) == 0):
+            zero = "a count" if int(m.group(1)) == 0 else "a repeat"
+            raise RankmapError(f"bad {what} {show(text)}: {zero} of 0 in {show(item.strip())} "
+                               "(every node has at least 1 task, every repeat at least 1)")
         items.append((int(m.group(1)), int(m.group(2) or 1)))
         if int(m.group(1)) > limit("cores"):
             check_limit(int(m.group(1)), "cores", f"{what}={text}")

@@ -164,9 +164,34 @@ def _settings_from_environment(args) -> None:
     from ..validate import parse_int_text
     if args.mapping is None:
         args.mapping = os.environ.get("RANKMAP_MAPPING", "").strip() or "auto"
+        args.mapping_from = "RANKMAP_MAPPING" if args.mapping != "auto" else None
     if args.seed is None:
         text = os.environ.get("RANKMAP_SEED", "").strip()
         args.seed = parse_int_text(text, "RANKMAP_SEED", minimum=0) if text else 0
+
+
+def _from_variable(what: str | None, call, *a):
+    """``call(*a)``, its error prefixed with the environment variable ``what`` the value came
+    from (None: from the command line)."""
+    try:
+        return call(*a)
+    except RankmapError as exc:
+        if what is None:
+            raise
+        raise RankmapError(f"${what}: {exc}") from None
+
+
+def _machine_of(args):
+    """The machine (``--machine``, else ``$RANKMAP_MACHINE``, named in its errors) and its
+    spec; the mapping name is checked on it (``$RANKMAP_MAPPING`` named too)."""
+    from ..machines import parse_machine
+    from ..selection import check_name
+    spec = args.machine or os.environ.get(MACHINE_ENV, "").strip()
+    if not spec:
+        raise RankmapError(f"no machine: pass --machine or set ${MACHINE_ENV}")
+    machine = _from_variable(None if args.machine else MACHINE_ENV, parse_machine, spec)
+    _from_variable(getattr(args, "mapping_from", None), check_name, args.mapping, machine)
+    return spec, machine
 
 
 def _check_node_variable(machine, processes: int | None) -> None:
@@ -368,10 +393,63 @@ def _exec(argv: list[str], env: dict[str, str], dry_run: bool) -> int:
     if dry_run:
         print(line)
         return 0
+    from .notes import flush_notes
+    flush_notes()           # the launcher replaces this process: main never prints them
     sys.stdout.flush()
     sys.stderr.flush()
     os.execvpe(argv[0], argv, child_environ(env))
     return 0  # not reached: exec replaces the process
+
+
+def _nodes_used(mapping, allocation) -> int:
+    """Nodes of ``allocation`` the placement puts ranks on."""
+    import numpy as np
+    return int(len(np.unique(mapping.core_of_rank // allocation.cores_per_node)))
+
+
+def _nodes_text(n: int) -> str:
+    """``1 node``, ``2 nodes``."""
+    return f"{n} node{'' if n == 1 else 's'}"
+
+
+def _given_per_node(argv: list[str], fmt: str) -> int | None:
+    """Ranks a node a Cray rank order's launcher command gives (``aprun -N 4``, ``srun
+    --ntasks-per-node=4``); None when it gives none (or another format is written)."""
+    from ..launch import option_value, program_index
+    name = os.path.basename(argv[0])
+    if fmt != "cray" or name not in ("aprun", "srun"):
+        return None
+    names = ("-N", "--pes-per-node") if name == "aprun" else ("--ntasks-per-node",)
+    given = option_value(argv[1:program_index(argv)], names)
+    return int(given) if given is not None and is_digits(given) else None
+
+
+def _auto_placement(args, pattern, machine, allocation, executor, bar, fmt: str,
+                    per_node: int | None):
+    """``auto``'s placement named after its pick (``auto (hilbert)``) and the lines that say
+    why (map's ``why:``; for a Cray rank order, the best candidate it can hold)."""
+    from ..mappers.base import check_fits, validate_mapping
+    from ..selection import auto_select
+    check_fits(pattern.n_ranks, allocation)
+    comp = auto_select(pattern, machine, allocation, args.seed, args.routing,
+                       budget=budget(args), time_options=time_options(args),
+                       executor=executor, stage=bar.stage, progress=bar.done,
+                       in_node=in_node(args))
+    if not is_root(executor):
+        return comp.best.mapping, []
+    from ..report import render
+    pick, why = comp.best, [f"why: {render.explain_pick(comp)}"]
+    if fmt == "cray":
+        from ..io.cray import rank_order_pick
+        pick, problem = rank_order_pick(comp.candidates, allocation, per_node)
+        if pick is None:
+            raise RankmapError(f"auto: no candidate can be written as a cray rank order: "
+                               f"{problem}")
+        if problem is not None:
+            why.append(f"cray: {comp.best.name} cannot be written ({problem}); wrote "
+                       f"{pick.name}, the best candidate a rank order can hold")
+    return validate_mapping(f"auto ({pick.name})", pick.mapping.core_of_rank,
+                            pattern.n_ranks, allocation), why
 
 
 def _auto_steps(mapping: str, pattern, machine, allocation) -> int:
@@ -519,6 +597,10 @@ def run_search_job(args, spec, argv, fmt, job, allocation, path) -> str:
     if not os.path.isfile(path):
         raise RankmapError(f"the placement search ({cmd[0]} -n {args.search_procs}) wrote no "
                            f"{path}")
+    said = re.findall(r"^rankmap launch: (.+?) placement of [0-9]+ ranks? on ", proc.stderr,
+                      re.M)
+    if said:        # the search's own line names auto's pick: auto (hilbert)
+        return said[-1]
     return "auto" if is_auto(args.mapping) else args.mapping
 
 
@@ -631,10 +713,10 @@ def run(args) -> int:
     from ..io.emit import EMITTERS, get_emitter
     from ..launch import (check_launcher_format, command_for, job_allocation, job_hosts,
                           launcher_format, launcher_ranks)
-    from ..machines import parse_machine
+    from ..io.hostnames import check_host_names
     from ..mappers.base import check_fits
     from ..patterns import parse_pattern
-    from ..selection import build_placement
+    from ..selection import build_placement, is_auto
 
     _settings_from_environment(args)
     argv = list(args.launcher_argv)
@@ -654,13 +736,8 @@ def run(args) -> int:
         from ..pmpi.environment import check_reorder_variables, launcher_env_args
         if not args.pattern:
             refuse_search_options(args)
-        spec = args.machine or os.environ.get(MACHINE_ENV, "").strip()
-        if not spec:
-            raise RankmapError(f"no machine: pass --machine or set ${MACHINE_ENV}")
-        from ..selection import check_name
         # a bad spec, mapping name or RANKMAP_* value fails here, not in the job's engine
-        machine = parse_machine(spec)
-        check_name(args.mapping, machine)
+        spec, machine = _machine_of(args)
         check_reorder_variables(os.environ)
         from ..pmpi.environment import launcher_index
         _check_node_variable(machine, launcher_ranks(argv[launcher_index(argv):]))
@@ -686,10 +763,7 @@ def run(args) -> int:
                            f"takes it): choose from {', '.join(EMITTERS)}")
     emitter = get_emitter(fmt)
     check_launcher_format(argv, fmt)
-    spec = args.machine or os.environ.get(MACHINE_ENV, "").strip()
-    if not spec:
-        raise RankmapError(f"no machine: pass --machine or set ${MACHINE_ENV}")
-    machine = parse_machine(spec)
+    spec, machine = _machine_of(args)
     if args.routing is not None:
         machine.check_routing(args.routing)     # refused here even when no search routes
     check_socket_setting(args, machine)
@@ -702,6 +776,7 @@ def run(args) -> int:
                                   args.threads)
     if renv and args.nodes is not None:     # --reorder: the job's topologies too
         renv[HOST_NODES_ENV] = host_node_ids(job, allocation)
+    check_host_names(allocation, machine, fmt)     # a name the launcher would misread
     uneven = len(set(job.slots)) > 1
     if uneven:
         note(f"rankmap launch: the job's nodes have {_slot_list(job.slots)} slots; the "
@@ -718,28 +793,60 @@ def run(args) -> int:
         why = (f"; with uneven slots ({_slot_list(job.slots)}) every node gets "
                f"{min(job.slots)}" if uneven else "")
         raise RankmapError(f"allocation too small ({job.source}): {exc}{why}") from None
+    full = allocation       # the job's nodes (the search job is given them all)
+    given = _given_per_node(argv, fmt)
+    if fmt == "cray":       # Cray MPICH fills the job's first nodes: the ranks go there
+        from .map_cmd import rank_order_nodes
+        if given is not None and 0 < given < allocation.cores_per_node and \
+                -(-pattern.n_ranks // given) <= allocation.n_nodes:
+            from dataclasses import replace     # the command's ranks a node (aprun -N 2)
+            allocation = replace(allocation, cores_per_node=given)
+        allocation = rank_order_nodes(allocation, pattern.n_ranks, "rankmap launch: ")
     path = _output_path(args, fmt, job.job_id)
     check_writable(path, args.force)
     # a launcher count that contradicts the file is refused before the search: the file's
-    # ranks per node are known now when the pattern fills the allocation
-    _launcher_counts(argv, allocation.cores_per_node if fmt == "cray" and
-                     pattern.n_ranks == allocation.n_cores else None, args.threads)
+    # ranks per node are known now when the pattern fills the first nodes (or one node)
+    known = fmt == "cray" and (pattern.n_ranks == allocation.n_cores or allocation.n_nodes == 1)
+    _launcher_counts(argv, min(allocation.cores_per_node, pattern.n_ranks) if known else None,
+                     args.threads)
+    if fmt == "cray" and given is not None and \
+            min(given, pattern.n_ranks) != min(allocation.cores_per_node, pattern.n_ranks):
+        flag = "-N" if os.path.basename(argv[0]) == "aprun" else "--ntasks-per-node"
+        why = (f"the job has {full.cores_per_node} slots a node" if given > full.cores_per_node
+               else f"{pattern.n_ranks} ranks at {given} a node need "
+               f"{-(-pattern.n_ranks // given)} nodes, the job has {full.n_nodes}")
+        raise RankmapError(f"{flag} {given} in the {os.path.basename(argv[0])} command: {why}; "
+                           "remove it (launch sets it)")
     plan = command_for(fmt, argv, path, pattern.n_ranks)
     if not args.dry_run and shutil.which(argv[0]) is None:
         raise RankmapError(f"launcher {argv[0]!r} not found on PATH")
+    why: list[str] = []
     if args.search_procs:
-        name = run_search_job(args, spec, argv, fmt, job, allocation, path)
+        name = run_search_job(args, spec, argv, fmt, job, full, path)
+        used = _nodes_used(emitter.read(path, machine, allocation, pattern.n_ranks),
+                           allocation)
     else:
         executor = search_executor(args)
         total = _auto_steps(args.mapping, pattern, machine, allocation)
         with search_progress(total, args.mapping) as bar:
-            mapping = build_placement(args.mapping, pattern, machine, allocation, args.seed,
-                                      routing=args.routing, budget=budget(args),
-                                      time_options=time_options(args), executor=executor,
-                                      stage=bar.stage, progress=bar.done,
-                                      in_node=in_node(args))
+            if is_auto(args.mapping):
+                mapping, why = _auto_placement(args, pattern, machine, allocation, executor,
+                                               bar, fmt, _given_per_node(argv, fmt))
+            else:
+                mapping = build_placement(args.mapping, pattern, machine, allocation,
+                                          args.seed, routing=args.routing,
+                                          budget=budget(args), time_options=time_options(args),
+                                          executor=executor, stage=bar.stage,
+                                          progress=bar.done, in_node=in_node(args))
         if not is_root(executor):  # inside a search job: rank 0 writes and prints
             return 0
+        if fmt == "cray" and not is_auto(args.mapping):
+            from ..io.cray import rank_order_problem, uneven_advice
+            problem = rank_order_problem(mapping, allocation)
+            if problem is not None:
+                raise RankmapError(uneven_advice(problem, args.mapping,
+                                                 allocation.cores_per_node))
+        used = _nodes_used(mapping, allocation)
         text = emitter.write(mapping, machine, allocation)
         if fmt == "cray":   # a launcher count the file contradicts: refused before writing it
             from ..io.cray import ranks_per_node_in
@@ -750,8 +857,13 @@ def run(args) -> int:
         if emitter.caveat is not None and emitter.caveat(text):
             note(f"rankmap launch: note: {emitter.caveat(text)}")
         name = mapping.name
-    print(f"rankmap launch: {name} placement of {pattern.n_ranks} ranks on "
-          f"{allocation.n_nodes} nodes ({job.source}), wrote {path} ({fmt})", file=sys.stderr)
+    on = _nodes_text(used) if used == len(job.hosts) else \
+        f"{used} of the job's {_nodes_text(len(job.hosts))}"
+    ranks = f"{pattern.n_ranks} rank{'' if pattern.n_ranks == 1 else 's'}"
+    print(f"rankmap launch: {name} placement of {ranks} on {on} "
+          f"({job.source}), wrote {path} ({fmt})", file=sys.stderr)
+    for line in why:
+        print(f"rankmap launch: {line}", file=sys.stderr)
     if fmt == "cray":
         from ..io.cray import file_ranks_per_node
         per_node = file_ranks_per_node(path)

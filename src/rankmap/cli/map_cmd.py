@@ -14,7 +14,7 @@ from .common import (add_budget, add_force, add_in_node, add_input_options, add_
                      search_executor, search_progress,
                      status, time_options)
 
-__all__ = ["add_parser", "run", "run_auto"]
+__all__ = ["add_parser", "run", "run_auto", "rank_order_nodes", "cray_pick"]
 
 
 def add_parser(sub) -> None:
@@ -71,7 +71,7 @@ def run(args) -> int:
     """
     # numpy and numba: loaded to run, not for --help
     from ..io.emit import get_emitter, usage_text
-    from ..io.hostnames import apply_name_template
+    from ..io.hostnames import apply_name_template, check_host_names
     from ..selection import build_placement, is_auto
 
     emitter = get_emitter(args.emit)
@@ -86,14 +86,24 @@ def run(args) -> int:
             raise RankmapError(f"--names {args.names}: the {emitter.name} format names no "
                                "hosts (it gives coordinates or rank lists)")
         allocation = apply_name_template(allocation, machine, args.names)
+    # a host name the launcher would misread: refused before the search, naming it
+    check_host_names(allocation, machine, emitter.name)
+    if emitter.name == "cray":
+        allocation = rank_order_nodes(allocation, pattern.n_ranks)
     if is_auto(args.mapping):
-        mapping = run_auto(args, machine, allocation, pattern, executor)
+        mapping = run_auto(args, machine, allocation, pattern, executor, fmt=emitter.name)
     else:
         print_mapper_notes([args.mapping], pattern)
         with status(f"building {args.mapping}"):
             mapping = build_placement(args.mapping, pattern, machine, allocation, args.seed,
                                       routing=args.routing, budget=budget(args),
                                       in_node=in_node(args))
+        if emitter.name == "cray":
+            from ..io.cray import rank_order_problem, uneven_advice
+            problem = rank_order_problem(mapping, allocation)
+            if problem is not None:
+                raise RankmapError(uneven_advice(problem, args.mapping,
+                                                 allocation.cores_per_node))
     if not is_root(executor):
         return 0
     text = emitter.write(mapping, machine, allocation)
@@ -104,14 +114,45 @@ def run(args) -> int:
     if caveat:
         note(f"note: {caveat}")
     if emitter.usage:
-        print(usage_text(emitter, args.output, mapping, allocation, machine.spec))
+        print(usage_text(emitter, args.output, mapping, allocation, machine.spec,
+                         machine=machine))
     return 0
 
 
-def run_auto(args, machine, allocation, pattern, executor=None):
+def rank_order_nodes(allocation, n_ranks: int, prefix: str = ""):
+    """The allocation a Cray rank order of ``n_ranks`` ranks runs on: its first nodes, as
+    Cray MPICH fills them in order (a note says so when that leaves nodes out).
+
+    Parameters
+    ----------
+    allocation : Allocation
+        The allocation given (``--nodes``, the batch job's hosts).
+    n_ranks : int
+        Ranks placed.
+    prefix : str
+        Start of the note (``rankmap launch: ``).
+
+    Returns
+    -------
+    Allocation
+        Its first ``ceil(n_ranks / cores_per_node)`` nodes (itself when it has no more).
+    """
+    from ..io.cray import rank_order_allocation
+    first = rank_order_allocation(allocation, n_ranks)
+    if first.n_nodes < allocation.n_nodes:
+        which = "node" if first.n_nodes == 1 else f"{first.n_nodes} nodes"
+        note(f"{prefix}note: the cray rank order places the {n_ranks} ranks on the first "
+             f"{which} of the {allocation.n_nodes} allocated (Cray MPICH fills them in "
+             f"allocation order, {allocation.cores_per_node} a node)")
+    return first
+
+
+
+def run_auto(args, machine, allocation, pattern, executor=None, fmt: str | None = None):
     """``--mapping auto``: evaluate every candidate (progress on stderr; spread by
     ``executor``), print the table and the reason for the winner on stdout (rank 0 of an MPI
-    launch only), return the winning Placement.
+    launch only), return the winning Placement (for ``fmt`` ``cray``, the best one a rank
+    order can hold, with a line saying so when that is not the winner).
 
     Parameters
     ----------
@@ -125,6 +166,8 @@ def run_auto(args, machine, allocation, pattern, executor=None):
         The pattern.
     executor : Executor, optional
         Where the candidates run (:mod:`rankmap.selection.parallel`, :mod:`rankmap.mpi.spread`).
+    fmt : str, optional
+        The format written (``--emit``).
 
     Returns
     -------
@@ -151,4 +194,39 @@ def run_auto(args, machine, allocation, pattern, executor=None):
     con.print(f"why: {render.explain_pick(comp)}")
     for name, why in comp.skipped.items():   # left out, pruned or not refined: as compare
         con.print(f"[dim]skipped {name}: {why}[/dim]")
+    if fmt == "cray":
+        pick, problem = cray_pick(comp)
+        if problem is not None:
+            con.print(f"cray: {comp.best.name} cannot be written ({problem}); writing "
+                      f"{pick.name}, the best candidate a rank order can hold", markup=False)
+        return pick.mapping
     return comp.best.mapping
+
+
+def cray_pick(comp):
+    """The best of ``auto``'s candidates a Cray rank order can hold, and why the winner
+    cannot when it cannot.
+
+    Parameters
+    ----------
+    comp : Comparison
+        ``auto``'s evaluated candidates, best first.
+
+    Returns
+    -------
+    pick : Evaluation
+        The candidate to write.
+    problem : str or None
+        Why the winner cannot be written; None when it is the pick.
+
+    Raises
+    ------
+    RankmapError
+        When no candidate can be written.
+    """
+    from ..io.cray import rank_order_pick
+    pick, problem = rank_order_pick(comp.candidates, comp.allocation)
+    if pick is None:
+        raise RankmapError(f"auto: no candidate can be written as a cray rank order: "
+                           f"{problem}")
+    return pick, problem

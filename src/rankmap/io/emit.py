@@ -21,7 +21,7 @@ from . import bgq, cray, hostfile, mpich, openmpi, slurm
 from .format_names import FORMAT_DESCRIPTIONS
 from .bgmap import check_bgp_machine, format_bgp_mapfile, read_mapfile
 
-__all__ = ["Emitter", "EMITTERS", "get_emitter", "usage_text"]
+__all__ = ["Emitter", "EMITTERS", "get_emitter", "usage_text", "simgrid_platform_problem"]
 
 
 @dataclass(frozen=True)
@@ -123,7 +123,30 @@ def _bgq_ranks_per_node(cores: int) -> int:
     return per_node
 
 
-def usage_text(emitter: Emitter, path: str, mapping, allocation, machine_spec: str = "M") -> str:
+def simgrid_platform_problem(machine) -> str | None:
+    """Why ``rankmap simgrid platform`` cannot write a platform for ``machine`` (the
+    platform writer's own check), or None when it can.
+
+    Parameters
+    ----------
+    machine : Machine
+        The machine.
+
+    Returns
+    -------
+    str or None
+        The platform writer's one-line reason; None when a platform can be written.
+    """
+    from ..simgrid.platform import check_supported
+    try:
+        check_supported(machine, machine.routings[0])
+    except RankmapError as exc:
+        return str(exc)
+    return None
+
+
+def usage_text(emitter: Emitter, path: str, mapping, allocation, machine_spec: str = "M",
+               machine=None) -> str:
     """The emitter's usage line, filled in.
 
     Parameters
@@ -139,6 +162,9 @@ def usage_text(emitter: Emitter, path: str, mapping, allocation, machine_spec: s
         The allocation the placement's cores refer to.
     machine_spec : str
         The machine spec (``{machine}``).
+    machine : Machine, optional
+        The machine: for ``hostfile``, the ``rankmap simgrid platform`` line is printed only
+        when a platform can be written for it (else one line says why none can).
 
     Returns
     -------
@@ -150,6 +176,14 @@ def usage_text(emitter: Emitter, path: str, mapping, allocation, machine_spec: s
     usage = emitter.usage
     if emitter.name == "cray" and os.path.abspath(path) == os.path.abspath("MPICH_RANK_ORDER"):
         usage = usage.split(" && ", 1)[1]          # already where Cray MPICH reads it
+    no_platform = None
+    if emitter.name == "hostfile" and machine is not None:
+        no_platform = simgrid_platform_problem(machine)
+        if no_platform is not None:     # the command would fail: say why instead
+            usage = ("# no SimGrid platform can be written for this machine (" +
+                     no_platform.replace("{", "{{").replace("}", "}}") +
+                     "): give smpirun a platform of your own\n" +
+                     usage.split("\n", 1)[1].replace("platform.xml", "PLATFORM.xml"))
     threads = int(allocation.extra.get("threads", 1))
     if threads > 1:                                 # the cores each rank was placed on
         usage = usage.replace("srun ", f"srun --cpus-per-task={threads} ")
@@ -163,7 +197,7 @@ def usage_text(emitter: Emitter, path: str, mapping, allocation, machine_spec: s
         text += (f"\n# note: Blue Gene/{'P' if emitter.name == 'bgp' else 'Q'} runs at most "
                  f"{4 if emitter.name == 'bgp' else 64} ranks a node; this machine has "
                  f"{allocation.cores_per_node} cores a node")
-    if emitter.name == "hostfile" and allocation.names is not None and \
+    if emitter.name == "hostfile" and no_platform is None and allocation.names is not None and \
             any(not str(n).startswith("node-") for n in allocation.names):
         text += ("\n(the file names the hosts as --names/--nodes gave them; the SimGrid "
                  "platform's hosts are node-<id>: for smpirun, write it without names)")

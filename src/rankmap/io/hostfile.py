@@ -59,10 +59,11 @@ def format_hostfile(mapping: Placement, machine, allocation: Allocation) -> str:
     str
         The file's text, one line per rank (its host name).
     """
-    return host_lines(mapping, machine, simgrid_names(allocation))
+    return host_lines(mapping, machine, simgrid_names(allocation), fmt="hostfile")
 
 
-def host_lines(mapping: Placement, machine, allocation: Allocation) -> str:
+def host_lines(mapping: Placement, machine, allocation: Allocation,
+               fmt: str | None = None) -> str:
     """One host per line in rank order, with the allocation's host names.
 
     Parameters
@@ -73,6 +74,9 @@ def host_lines(mapping: Placement, machine, allocation: Allocation) -> str:
         The machine (its default names when the allocation has none).
     allocation : Allocation
         The allocation the placement's cores refer to.
+    fmt : str, optional
+        The format written (``slurm``, ``hostfile``): a host name its reader cannot hold is
+        refused (:func:`rankmap.io.hostnames.check_host_name`).
 
     Returns
     -------
@@ -81,7 +85,7 @@ def host_lines(mapping: Placement, machine, allocation: Allocation) -> str:
     """
     hosts = rank_hosts(mapping, machine, allocation)
     for h in dict.fromkeys(hosts):  # first bad name in rank order, the same in every run
-        check_host_name(h)
+        check_host_name(h, fmt)
     return "\n".join(hosts) + "\n"
 
 

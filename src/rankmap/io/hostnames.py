@@ -19,7 +19,8 @@ from ..errors import RankmapError
 from ..mappers.base import Placement, validate_mapping
 
 __all__ = ["check_name_template", "apply_name_template", "rank_hosts", "check_host_name",
-           "position_lookup", "mapping_from_hosts", "read_lines"]
+           "check_host_names", "host_name_problem", "BAD_HOST_CHARACTERS", "position_lookup",
+           "mapping_from_hosts", "read_lines"]
 
 _FIELD = re.compile(r"\{([a-zA-Z_]\w*)[^{}]*\}")
 
@@ -139,22 +140,96 @@ def rank_hosts(mapping: Placement, machine, allocation: Allocation) -> list[str]
     return names[mapping.core_of_rank // allocation.cores_per_node].tolist()
 
 
-def check_host_name(name: str) -> None:
-    """Raise when a host name cannot be written to a launcher file (empty, blanks, ':' or '#').
+#: characters no launcher file can hold in a host name: ``#`` starts a comment, ``:`` ends
+#: the host in a machinefile (``host:count``) and hostfiles, ``,`` ``[`` ``]`` are host list
+#: syntax in a SLURM_HOSTFILE (``nid[1-3],nid7``), ``=`` and ``,`` split an Open MPI rankfile
+#: line (``rank 1=a,b`` is refused, ``rank 1=n=1`` read as host ``n``); blanks and control
+#: characters separate fields everywhere
+BAD_HOST_CHARACTERS = "#:,=[]"
+
+#: what reads each host-naming format, for the messages
+_READERS = {"openmpi": "Open MPI's rankfile", "slurm": "Slurm's SLURM_HOSTFILE",
+            "mpich": "Hydra's machinefile", "hostfile": "smpirun's hostfile"}
+
+#: more characters one format's reader takes apart: Open MPI's rankfile reads ``user@host``
+#: and quoted strings
+_FORMAT_BAD = {"openmpi": "@\"'"}
+
+
+def host_name_problem(name: str, fmt: str | None = None) -> str | None:
+    """Why a host name cannot be written to a launcher file, or None when it can.
 
     Parameters
     ----------
     name : str
         A host name.
+    fmt : str, optional
+        The format (``openmpi``, ``slurm``, ``mpich``, ``hostfile``); its reader's own
+        characters are refused too.
+
+    Returns
+    -------
+    str or None
+        One line naming the host and the character; None when the name can be written.
+    """
+    from ..validate import show
+    bad = BAD_HOST_CHARACTERS + _FORMAT_BAD.get(fmt or "", "")
+    reader = _READERS.get(fmt or "", "a launcher file")
+    if not name:
+        return f"an empty host name cannot be written to {reader}"
+    ch = next((c for c in name if c.isspace() or not c.isprintable() or c in bad), None)
+    if ch is None:
+        return None
+    said = (repr(ch) if ch.isprintable() and not ch.isspace()
+            else f"{ascii(ch)} (a blank or control character)")
+    return (f"host name {show(name, 60)} has {said}, which {reader} cannot hold (it would "
+            "read another host or none): name the hosts without it (--names or --nodes)")
+
+
+def check_host_name(name: str, fmt: str | None = None) -> None:
+    """Raise when a host name cannot be written to a launcher file (empty, blanks, control
+    characters, or one of :data:`BAD_HOST_CHARACTERS`; more for some formats).
+
+    Parameters
+    ----------
+    name : str
+        A host name.
+    fmt : str, optional
+        The format written (:func:`host_name_problem`).
 
     Raises
     ------
     RankmapError
-        The name is empty or holds blanks, ``:`` or ``#``.
+        Naming the host and the character.
     """
-    if not name or any(ch.isspace() for ch in name) or ":" in name or "#" in name:
-        from ..validate import show
-        raise RankmapError(f"host name {show(name, 60)} cannot be written to a launcher file")
+    problem = host_name_problem(name, fmt)
+    if problem is not None:
+        raise RankmapError(problem)
+
+
+def check_host_names(allocation: Allocation, machine, fmt: str) -> None:
+    """Refuse, before any search, a host name of the allocation that the launcher file of
+    ``fmt`` cannot hold (formats that name no hosts pass).
+
+    Parameters
+    ----------
+    allocation : Allocation
+        The allocation (its names, else the machine's; ``hostfile``'s default names are the
+        SimGrid platform's ``node-<id>``).
+    machine : Machine
+        The machine.
+    fmt : str
+        The format to write.
+
+    Raises
+    ------
+    RankmapError
+        For the first such name in allocation order, naming the host and the character.
+    """
+    if fmt not in _READERS or (fmt == "hostfile" and allocation.names is None):
+        return
+    for name in allocation.host_names(machine):
+        check_host_name(str(name), fmt)
 
 
 def position_lookup(machine, allocation: Allocation) -> dict[str, int]:

@@ -32,7 +32,7 @@ def format_slurm_hostfile(mapping: Placement, machine, allocation: Allocation) -
     str
         The file's text, one line per rank (its host name).
     """
-    return host_lines(mapping, machine, allocation)
+    return host_lines(mapping, machine, allocation, fmt="slurm")
 
 
 def read_slurm_hostfile(path: str, machine, allocation: Allocation,
