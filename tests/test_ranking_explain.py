@@ -172,3 +172,18 @@ def test_a_winner_without_network_traffic_reads_as_a_sentence(capsys):
     best = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("best:")][0]
     assert best == ("best: TXY: predicted time 2.94x shorter than XYT; no network traffic at "
                     "all, hop-bytes 0.00x XYT's")
+
+
+def test_a_baseline_that_is_not_inorder_is_called_the_worst(capsys):
+    """Without inorder, 'Nx lighter than rcb' measured the winner against the worst
+    candidate and read as a gain on the default order: the line says which it is."""
+    from rankmap.cli import main
+    assert main(["compare", "-m", "torus:4x4x4:cores=2", "-p", "stencil:8x16",
+                 "--mappings", "greedy,fold,XYZT,rcb"]) == 0
+    best = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("best:")][0]
+    assert "than rcb" in best
+    assert best.endswith("(rcb is the worst candidate: inorder, the usual baseline, was not "
+                         "evaluated)")
+    assert main(["compare", "-m", "torus:4x4x4:cores=2", "-p", "stencil:8x16",
+                 "--mappings", "greedy,inorder"]) == 0
+    assert "worst candidate" not in capsys.readouterr().out

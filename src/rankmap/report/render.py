@@ -75,7 +75,8 @@ def explain(comp: Comparison) -> str:
     """One line saying which candidate wins and by how much over the baseline.
 
     The baseline is :func:`reference`; the line gives the ratios of predicted time (when
-    modelled), busiest-link bytes and hop-bytes.
+    modelled), busiest-link bytes and hop-bytes, and says so when the baseline is the worst
+    of three or more candidates (inorder not evaluated).
 
     Parameters
     ----------
@@ -129,6 +130,10 @@ def explain(comp: Comparison) -> str:
     elif not parts and not same and not facts:
         # nothing crosses the network under either (every rank on one node, or no bytes)
         text += f"no traffic crosses the network under it or {ref.name}: a tie, given first"
+    if ref.name != "inorder" and len(comp.candidates) > 2:
+        # the baseline is then the worst of several: the ratios would read as gains on inorder
+        text += f" ({ref.name} is the worst candidate: inorder, the usual baseline, was not " \
+                "evaluated)"
     return text
 
 
