@@ -534,8 +534,10 @@ def to_csv(comp: Comparison) -> str:
     """One row per candidate and phase (phase ``all`` = combined), best first.
 
     Columns: ``mapping``, ``best`` (1 for the winner), ``phase``, then the :data:`COLUMNS`
-    metrics every candidate has, in their units (bytes, seconds for ``predicted_time_s``);
-    floats are written exactly (``repr``).
+    metrics every candidate has, then every other metric of the JSON (``flows``,
+    ``intra_node_bytes``, a dragonfly phase's ``avg_row_hops``, ...; empty in a row without
+    it), in their units (bytes, seconds for ``predicted_time_s``); floats are written exactly
+    (``repr``).
 
     Parameters
     ----------
@@ -548,15 +550,26 @@ def to_csv(comp: Comparison) -> str:
         The CSV text with a header row, lines ending in ``\\n``.
     """
     keys = [c[0] for c in COLUMNS if all(c[0] in e.metrics for e in comp.candidates)]
+    # then every other metric the JSON has (in-node bytes, a dragonfly's hops by link kind,
+    # flows), empty in a row without it: the same fields in every format
+    keys += list(dict.fromkeys(k for e in comp.candidates
+                               for m in [e.metrics] + [p.metrics for p in e.phases]
+                               for k in m if k not in keys))
     out = io.StringIO()
     w = csv.writer(out, lineterminator="\n")
     w.writerow(["mapping", "best", "phase"] + keys)
     for i, e in enumerate(comp.candidates):
         rows = [(ALL_PHASES, e.metrics)] + [(p.name, p.metrics) for p in e.phases]
         for phase, m in rows:
-            w.writerow([e.name, int(i == 0), phase] + [repr(m[k]) if isinstance(m[k], float)
-                                                       else m[k] for k in keys])
+            w.writerow([e.name, int(i == 0), phase] + [_csv_cell(m.get(k)) for k in keys])
     return out.getvalue()
+
+
+def _csv_cell(value) -> str:
+    """A metric as CSV writes it: floats exactly (``repr``), absent as empty."""
+    if value is None:
+        return ""
+    return repr(value) if isinstance(value, float) else str(value)
 
 
 def to_json(comp: Comparison, settings: dict | None = None) -> str:
