@@ -233,16 +233,16 @@ def run(args) -> int:
 
 def _print_table(rows, params) -> None:
     from .common import stdout_console
-    from rich.table import Table
+    from ..report.render import FitTable, TableColumn
 
     src = rows[0]["time_source"] if rows else "model"
-    table = Table(title=f"{params.pattern} on {params.machine}: medians of {params.allocs} "
-                  f"random allocations, normalised to inorder (time: {src})")
-    for col in ("nodes", "threads/rank", "ranks", "mapping", "busiest link vs inorder",
-                "time vs inorder"):
-        table.add_column(col, justify="right")
-    for r in rows:
-        table.add_row(str(r["nodes"]), str(r["threads"]), str(r["ranks"]), r["mapping"],
-                      *("-" if r[k] is None else f"{r[k]:.2f}"     # not applicable: 0/0
-                        for k in ("bytes_vs_inorder", "time_vs_inorder")))
-    stdout_console().print(table)
+    # numbers never broken, mapping names wrapped (never cut to "refine:…")
+    columns = [TableColumn("nodes"), TableColumn("threads/rank"), TableColumn("ranks"),
+               TableColumn("mapping", number=False, justify="right"),
+               TableColumn("busiest link vs inorder"), TableColumn("time vs inorder")]
+    cells = [[str(r["nodes"]), str(r["threads"]), str(r["ranks"]), r["mapping"],
+              *("-" if r[k] is None else f"{r[k]:.2f}"     # not applicable: 0/0
+                for k in ("bytes_vs_inorder", "time_vs_inorder"))] for r in rows]
+    stdout_console().print(FitTable(
+        columns, cells, title=f"{params.pattern} on {params.machine}: medians of "
+        f"{params.allocs} random allocations, normalised to inorder (time: {src})"))

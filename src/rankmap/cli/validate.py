@@ -178,18 +178,18 @@ def print_table(val) -> None:
         The validation result (predicted and simulated times per candidate, route check).
     """
     from .common import stdout_console
-    from rich.table import Table
+    from ..report.render import FitTable, TableColumn
 
     con = stdout_console()
-    t = Table(title=val.scenario, title_justify="left", header_style="bold")
-    for head in ("mapping", "predicted", "simulated", "pred/sim", "sim wall"):
-        t.add_column(head, justify="left" if head == "mapping" else "right")
-    for r in val.rows:                      # rankmap's ranking order, as compare prints it
-        t.add_row(r.mapping, format_seconds(r.predicted_s),
-                  format_seconds(r.simulated_s) if r.simulated_s is not None else "timeout",
-                  f"{r.ratio:.3f}" if r.ratio is not None else "-",
-                  f"{r.wall_s:.1f} s" if r.wall_s is not None else "-")
-    con.print(t)
+    # numbers never broken, names wrapped; on a narrow terminal the wall time goes first
+    columns = [TableColumn("mapping", number=False), TableColumn("predicted"),
+               TableColumn("simulated"), TableColumn("pred/sim"),
+               TableColumn("sim wall", drop=1)]
+    cells = [[r.mapping, format_seconds(r.predicted_s),   # rankmap's ranking order
+              format_seconds(r.simulated_s) if r.simulated_s is not None else "timeout",
+              f"{r.ratio:.3f}" if r.ratio is not None else "-",
+              f"{r.wall_s:.1f} s" if r.wall_s is not None else "-"] for r in val.rows]
+    con.print(FitTable(columns, cells, title=val.scenario, more="--json has every column"))
     programs = sorted({r.program for r in val.rows if r.program})
     if programs:
         con.print(f"SMPI program: {', '.join(programs)}")
