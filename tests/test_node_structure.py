@@ -322,7 +322,7 @@ def test_rankfile_socket_core(tmp_path):
     path.write_text(text2)
     assert read_rankfile(str(path), m, a2, 2).core_of_rank.tolist() == [3, 0]
     path.write_text("rank 0=node0 slot=2:0\n")
-    with pytest.raises(RankmapError, match="slot 2:0 is not a rank's first core"):
+    with pytest.raises(RankmapError, match="slot=2:0: no core 2:0 on a node of 2 sockets"):
         read_rankfile(str(path), m, a, 1)
     plain = parse_machine("torus:2:cores=8")
     path.write_text("rank 0=node0 slot=1:0\n")
@@ -476,3 +476,32 @@ def test_core_limit_names_the_cores_per_node():
 def test_size_past_int64_is_reported_against_the_node_cap():
     with pytest.raises(RankmapError, match=r"about 2\.0e\+20 nodes; the limit is"):
         parse_machine("torus:99999999999999999999x2")
+
+
+@pytest.mark.parametrize("lines, threads, message", [
+    # rank 0 holds cores 0:0 and 0:1, rank 1 core 0:1 too: a core used twice
+    (["0=node0 slot=0:0-1", "1=node0 slot=0:1", "2=node1 slot=0:0", "3=node1 slot=0:1"], 1,
+     r"slot=0:0-1 is not a rank's cores \(1 thread per rank: one core\)"),
+    (["0=node0 slot=0:1-0", "1=node0 slot=1:1", "2=node1 slot=0:0", "3=node1 slot=0:1"], 1,
+     "core range 1-0 ends before it starts"),
+    (["0=node0 slot=0:0", "1=node0 slot=1:0"], 2,
+     r"slot=0:0 is not a rank's cores \(2 threads per rank"),
+])
+def test_rankfile_socket_slots_name_every_core_of_the_rank(tmp_path, lines, threads, message):
+    """Only a slot's first socket:core was read: a rank holding 0:0-1 next to one holding 0:1
+    was accepted (a core used twice), as were a reversed range and one core for two threads."""
+    m = parse_machine("torus:2:node=pack:2,core:2")
+    a = whole_machine(m).with_threads(threads)
+    path = tmp_path / "rf"
+    path.write_text("".join(f"rank {ln}\n" for ln in lines))
+    with pytest.raises(RankmapError, match=message):
+        read_rankfile(str(path), m, a, len(lines))
+
+
+def test_rankfile_reads_a_rank_over_two_sockets(tmp_path):
+    """slot=0:0-1,1:0-1 (Open MPI's syntax for a rank on both sockets) was refused."""
+    m = parse_machine("torus:2:node=pack:2,core:2")
+    a = whole_machine(m).with_threads(4)
+    path = tmp_path / "rf"
+    path.write_text("rank 0=node1 slot=0:0-1,1:0-1\nrank 1=node0 slot=0:0,0:1,1:0,1:1\n")
+    assert read_rankfile(str(path), m, a, 2).core_of_rank.tolist() == [1, 0]

@@ -21,9 +21,10 @@ from ..errors import RankmapError
 from ..mappers.base import Placement, validate_mapping
 from .hostnames import check_host_name, position_lookup, rank_hosts, read_lines
 
+_SOCKET_CORES = r"[0-9]{1,6}:[0-9]{1,6}(?:-[0-9]{1,6})?"
 _LINE = re.compile(r"^rank\s+([0-9]{1,12})\s*=\s*(\S+)\s+slot\s*=\s*"
-                   r"(?:([0-9]{1,12})(?:-([0-9]{1,12}))?|([0-9]{1,6}):([0-9]{1,6})(?:-[0-9]{1,6})?"
-                   r"(?:,[0-9]{1,6}:[0-9]{1,6})*)$", re.ASCII)
+                   r"(?:([0-9]{1,12})(?:-([0-9]{1,12}))?|"
+                   rf"({_SOCKET_CORES}(?:,{_SOCKET_CORES})*))$", re.ASCII)
 
 __all__ = ["format_rankfile", "read_rankfile", "socket_core_slots"]
 
@@ -91,20 +92,38 @@ def format_rankfile(mapping: Placement, machine, allocation: Allocation) -> str:
     return "".join(f"rank {r}={h} slot={s}\n" for r, (h, s) in enumerate(zip(hosts, text)))
 
 
-def _slot_of_socket_core(sock: int, core: int, machine, allocation: Allocation,
-                         where: str) -> int:
-    """The slot whose first core is core ``core`` of socket ``sock``."""
+def _slot_of_socket_cores(text: str, machine, allocation: Allocation, where: str) -> int:
+    """The slot whose cores are exactly those ``S:C``, ``S:A-B`` and ``S:C,S:C`` name (every
+    core a rank's, none left out: with T threads a rank holds cores slot*T .. slot*T+T-1)."""
     structure = machine.node_structure
     if structure is None:
-        raise RankmapError(f"{where}: slot={sock}:{core} names a socket, but the machine "
+        raise RankmapError(f"{where}: slot={text} names a socket, but the machine "
                            "has no node structure (give node= in the machine spec)")
     pk = np.asarray(structure.package_of_core, dtype=np.int64)
-    hit = np.nonzero((pk == sock) & (structure.core_in_package == core))[0]
+    cip = np.asarray(structure.core_in_package, dtype=np.int64)
     threads = int(allocation.extra.get("threads", 1))
-    if len(hit) == 0 or hit[0] % threads:
-        raise RankmapError(f"{where}: slot {sock}:{core} is not a rank's first core on a node "
-                           f"of {structure.n_packages} sockets ({structure.source})")
-    return int(hit[0]) // threads
+    named = []
+    for item in text.split(","):
+        sock, _, cores = item.partition(":")
+        lo, _, hi = cores.partition("-")
+        lo, hi = int(lo), int(hi or lo)
+        if hi < lo:
+            raise RankmapError(f"{where}: slot={text}: core range {lo}-{hi} ends before it "
+                               "starts")
+        for core in range(lo, min(hi, lo + len(pk)) + 1):
+            hit = np.nonzero((pk == int(sock)) & (cip == core))[0]
+            if len(hit) == 0:
+                raise RankmapError(f"{where}: slot={text}: no core {int(sock)}:{core} on a "
+                                   f"node of {structure.n_packages} sockets "
+                                   f"({structure.source})")
+            named.append(int(hit[0]))
+    first = min(named)
+    if first % threads or sorted(named) != list(range(first, first + threads)):
+        want = ("one core" if threads == 1
+                else f"its {threads} cores, starting at a multiple of {threads}")
+        raise RankmapError(f"{where}: slot={text} is not a rank's cores ({threads} thread"
+                           f"{'s' if threads > 1 else ''} per rank: {want})")
+    return first // threads
 
 
 def _slot_of_cores(first: int, last: str | None, allocation: Allocation, where: str) -> int:
@@ -157,8 +176,8 @@ def read_rankfile(path: str, machine, allocation: Allocation,
             slot = _slot_of_cores(int(m.group(3)), m.group(4), allocation,
                                   f"{path}: line {lineno}")
         else:
-            slot = _slot_of_socket_core(int(m.group(5)), int(m.group(6)), machine, allocation,
-                                        f"{path}: line {lineno}")
+            slot = _slot_of_socket_cores(m.group(5), machine, allocation,
+                                         f"{path}: line {lineno}")
         if rank in seen:
             raise RankmapError(f"{path}: lines {seen[rank]} and {lineno} both place rank {rank}")
         if host not in lookup:
