@@ -82,3 +82,17 @@ def test_a_torus_built_in_python_takes_only_true_or_false_wrap_flags():
     for bad in (("no", "no"), (2, 0), (None, True), (0.5, 1)):
         with pytest.raises(RankmapError, match="bad wrap flag"):
             Torus((2, 3), wrap=bad)
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("torus:4x4:bw=10GB/s:node=pack:2,core:",
+     r"bad machine 'torus:4x4:bw=10GB/s:node=pack:2,core:': node= 'pack:2,core:': expected "
+     "levels"),
+    ("torus:2:node=pack:2;core:2",
+     r"bad machine 'torus:2:node=pack:2;core:2': node= 'pack:2;core' is neither levels"),
+])
+def test_a_bad_node_value_is_shown_as_typed(spec, message):
+    """The message echoed 'torus:4x4:bw=10GB/s,core:', a spec nobody typed (node=pack:2 cut
+    out of it), or called 'pack' the whole node structure."""
+    with pytest.raises(RankmapError, match=message):
+        parse_machine(spec)

@@ -17,6 +17,9 @@ _SYNTH_TOKEN = r"(?:[A-Za-z][A-Za-z0-9]*(?:\([^)]*\))?:[+-]?[0-9][\w.]*(?:\([^)]
 _NODE_SYNTH = re.compile(r"(^|[:,])\s*node\s*=\s*(" + _SYNTH_TOKEN + r"(?:[ ,]+" + _SYNTH_TOKEN
                          + r")*)(?=$|[:,])", re.IGNORECASE)
 
+#: where a ``node=`` value starts, whatever it is (for messages)
+_NODE_VALUE = re.compile(r"(^|[:,])\s*node\s*=\s*([^:]*(?::[^:]*)?)", re.IGNORECASE)
+
 
 def extract_node_text(text: str) -> tuple[str, str | None]:
     """Cut a synthetic ``node=pack:2,numa:2,core:16`` (or ``node=pack:2 numa:2 core:16``)
@@ -34,8 +37,16 @@ def extract_node_text(text: str) -> tuple[str, str | None]:
         ``node=FILE.xml`` stays in the spec as an ordinary option).
     """
     m = _NODE_SYNTH.search(text)
+    given = _NODE_VALUE.search(text)
     if m is None:
+        if given is not None and not given.group(2).strip().lower().endswith(".xml"):
+            # levels the reader cannot split off: named with the whole spec, as typed
+            raise RankmapError(f"bad machine {show(text)}: node= {show(given.group(2), 40)} is "
+                               "neither levels such as pack:2,numa:2,core:8 nor a .xml file")
         return text, None
+    if text[m.end():m.end() + 1] in (",", ";"):     # levels, then something that is none
+        raise RankmapError(f"bad machine {show(text)}: node= {show(text[m.start(2):], 40)}: "
+                           "expected levels such as pack:2,numa:2,core:8")
     rest = text[:m.start()] + text[m.end():]
     if _NODE_SYNTH.search(rest):
         raise RankmapError(f"bad machine {show(text)}: option 'node' given twice")
