@@ -377,3 +377,25 @@ def test_an_unknown_name_on_a_dragonfly_lists_no_rank_orders(capsys):
     assert main(["compare", "-m", "torus:2x2", "-p", "stencil:2x2", "--mappings", "TXYQ"]) == 2
     offered = capsys.readouterr().err.split("choose from ", 1)[1].split(", ")
     assert "fold" in offered and "cubes-dim1" in offered
+
+
+@pytest.mark.parametrize("spec, gports", [
+    ("dragonfly:groups=3,rows=1,cols=2,gports=2,layout=absolute", 2),
+    ("dragonfly:groups=2,rows=1,cols=1,gports=1,layout=absolute", 1)])
+def test_absolute_layout_counts_the_links_a_router_really_gets(spec, gports):
+    """The check counted G*L links a group, but a group has no link to itself: these were
+    refused ('puts 3 global links on one router') though no router gets more than gports."""
+    m = parse_machine(spec)
+    assert np.bincount(m.g_src).max() <= gports
+
+
+def test_absolute_layout_check_agrees_with_the_links_built():
+    from rankmap.machines.dragonfly import _absolute_ports
+    for G in range(2, 9):
+        for nr in range(1, 9):
+            for L in range(1, 4):
+                routers = [(l * G + p) % nr for g in range(G) for p in range(G) if p != g
+                           for l in range(L)]
+                groups = [g for g in range(G) for p in range(G) if p != g for l in range(L)]
+                most = max(np.bincount(np.array(groups) * nr + np.array(routers)))
+                assert _absolute_ports(G, L, nr) == most, (G, L, nr)

@@ -17,7 +17,8 @@ Layout and numbering
   ``layout=absolute`` places the ``l``-th link from group ``g`` to group ``p`` on router
   ``(l*G + p) mod (R*C)`` of ``g``, whatever ``g`` is: with one link per pair, router ``p`` of
   every group leads to group ``p`` (SimGrid's ``DRAGONFLY`` cluster, see
-  :mod:`rankmap.simgrid.platform`). It needs ``ceil(G*L / (R*C)) <= gports``.
+  :mod:`rankmap.simgrid.platform`). It needs ``gports`` at least the most links that rule puts
+  on one router (a group has no link to itself).
 * Every node also has an injection link (node -> router, class ``inject``) and an ejection
   link (router -> node, class ``eject``). They are directed links of the machine, so they
   carry load and count in ``mean_link_bytes`` and the plateau point, but they are not *hops*:
@@ -60,6 +61,28 @@ DEFAULT_HOP_LATENCY = 100e-9
 __all__ = ["Dragonfly", "LAYOUTS", "LINK_CLASSES", "DEFAULT_BW"]
 
 
+def _absolute_ports(G: int, L: int, nr: int) -> int:
+    """The most global links ``layout=absolute`` puts on one router of a group: link ``l`` to
+    group ``p`` on router ``(l*G + p) mod nr``, for every ``p`` but the group itself.
+
+    Parameters
+    ----------
+    G, L, nr : int
+        Groups, links per pair of groups, routers per group.
+
+    Returns
+    -------
+    int
+        Global ports the busiest router of the busiest group needs.
+    """
+    p = np.arange(G)
+    routers = (np.arange(L)[:, None] * G + p[None, :]) % nr           # (L, G)
+    all_peers = np.bincount(routers.ravel(), minlength=nr)             # as if p = g counted
+    own = np.zeros((G, nr), dtype=np.int64)                            # minus each group's own
+    np.add.at(own, (np.broadcast_to(p, routers.shape).ravel(), routers.ravel()), 1)
+    return int((all_peers[None, :] - own).max())
+
+
 class Dragonfly(Machine):
     """A dragonfly of ``groups`` x ``rows`` x ``cols`` routers with ``nodes`` nodes each."""
 
@@ -100,10 +123,12 @@ class Dragonfly(Machine):
             L = int(global_links)
             if L < 1:
                 raise RankmapError(f"bad global={global_links}: must be at least 1")
-            if layout == "absolute" and -(-G * L // nr) > int(gports):
-                raise RankmapError(f"layout=absolute puts {-(-G * L // nr)} global links on one "
-                                   f"router ({G} groups x global={L} over {nr} routers): raise "
-                                   f"gports= to {-(-G * L // nr)} or lower global=")
+            if layout == "absolute":
+                most = _absolute_ports(G, L, nr)
+                if most > int(gports):
+                    raise RankmapError(f"layout=absolute puts {most} global links on one router "
+                                       f"({G - 1} peer groups x global={L} on {nr} routers "
+                                       f"a group): raise gports= to {most} or lower global=")
         else:
             L = 0
         spec = spec or f"dragonfly:groups={G},rows={R},cols={C},nodes={N},cores={cores}"
