@@ -14,7 +14,8 @@ from .common import (add_budget, add_force, add_in_node, add_input_options, add_
                      search_executor, search_progress,
                      status, time_options)
 
-__all__ = ["add_parser", "run", "run_auto", "rank_order_nodes", "cray_pick"]
+__all__ = ["add_parser", "run", "run_auto", "rank_order_nodes", "cray_pick",
+           "simgrid_platform_problem"]
 
 
 def add_parser(sub) -> None:
@@ -115,8 +116,31 @@ def run(args) -> int:
         note(f"note: {caveat}")
     if emitter.usage:
         print(usage_text(emitter, args.output, mapping, allocation, machine.spec,
-                         machine=machine))
+                         no_platform=(simgrid_platform_problem(machine)
+                                      if emitter.name == "hostfile" else None)))
     return 0
+
+
+def simgrid_platform_problem(machine) -> str | None:
+    """Why ``rankmap simgrid platform`` cannot write a platform for ``machine`` (the
+    platform writer's own check), or None when it can.
+
+    Parameters
+    ----------
+    machine : Machine
+        The machine.
+
+    Returns
+    -------
+    str or None
+        The platform writer's one-line reason; None when a platform can be written.
+    """
+    from ..simgrid.platform import check_supported
+    try:
+        check_supported(machine, machine.routings[0])
+    except RankmapError as exc:
+        return str(exc)
+    return None
 
 
 def rank_order_nodes(allocation, n_ranks: int, prefix: str = ""):

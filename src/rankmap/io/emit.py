@@ -21,7 +21,7 @@ from . import bgq, cray, hostfile, mpich, openmpi, slurm
 from .format_names import FORMAT_DESCRIPTIONS
 from .bgmap import check_bgp_machine, format_bgp_mapfile, read_mapfile
 
-__all__ = ["Emitter", "EMITTERS", "get_emitter", "usage_text", "simgrid_platform_problem"]
+__all__ = ["Emitter", "EMITTERS", "get_emitter", "usage_text"]
 
 
 @dataclass(frozen=True)
@@ -123,30 +123,8 @@ def _bgq_ranks_per_node(cores: int) -> int:
     return per_node
 
 
-def simgrid_platform_problem(machine) -> str | None:
-    """Why ``rankmap simgrid platform`` cannot write a platform for ``machine`` (the
-    platform writer's own check), or None when it can.
-
-    Parameters
-    ----------
-    machine : Machine
-        The machine.
-
-    Returns
-    -------
-    str or None
-        The platform writer's one-line reason; None when a platform can be written.
-    """
-    from ..simgrid.platform import check_supported
-    try:
-        check_supported(machine, machine.routings[0])
-    except RankmapError as exc:
-        return str(exc)
-    return None
-
-
 def usage_text(emitter: Emitter, path: str, mapping, allocation, machine_spec: str = "M",
-               machine=None) -> str:
+               no_platform: str | None = None) -> str:
     """The emitter's usage line, filled in.
 
     Parameters
@@ -162,9 +140,10 @@ def usage_text(emitter: Emitter, path: str, mapping, allocation, machine_spec: s
         The allocation the placement's cores refer to.
     machine_spec : str
         The machine spec (``{machine}``).
-    machine : Machine, optional
-        The machine: for ``hostfile``, the ``rankmap simgrid platform`` line is printed only
-        when a platform can be written for it (else one line says why none can).
+    no_platform : str, optional
+        For ``hostfile``: why no SimGrid platform can be written for the machine (the
+        platform writer's own check, made by the caller, a layer above); then that reason is
+        printed instead of a ``rankmap simgrid platform`` command that would fail.
 
     Returns
     -------
@@ -176,14 +155,13 @@ def usage_text(emitter: Emitter, path: str, mapping, allocation, machine_spec: s
     usage = emitter.usage
     if emitter.name == "cray" and os.path.abspath(path) == os.path.abspath("MPICH_RANK_ORDER"):
         usage = usage.split(" && ", 1)[1]          # already where Cray MPICH reads it
-    no_platform = None
-    if emitter.name == "hostfile" and machine is not None:
-        no_platform = simgrid_platform_problem(machine)
-        if no_platform is not None:     # the command would fail: say why instead
-            usage = ("# no SimGrid platform can be written for this machine (" +
-                     no_platform.replace("{", "{{").replace("}", "}}") +
-                     "): give smpirun a platform of your own\n" +
-                     usage.split("\n", 1)[1].replace("platform.xml", "PLATFORM.xml"))
+    if emitter.name != "hostfile":
+        no_platform = None
+    if no_platform is not None:     # the command would fail: say why instead
+        usage = ("# no SimGrid platform can be written for this machine (" +
+                 no_platform.replace("{", "{{").replace("}", "}}") +
+                 "): give smpirun a platform of your own\n" +
+                 usage.split("\n", 1)[1].replace("platform.xml", "PLATFORM.xml"))
     threads = int(allocation.extra.get("threads", 1))
     if threads > 1:                                 # the cores each rank was placed on
         usage = usage.replace("srun ", f"srun --cpus-per-task={threads} ")
