@@ -182,6 +182,7 @@ def main(argv: list[str] | None = None, *, freeze_loaded: bool = False) -> int:
     limit_blas_threads()  # before numpy and scipy load (rankmap.threads says why)
     decline_blas_probe()  # numba's first kernel load without scipy.linalg (the module says why)
     command = "rankmap"
+    spreads = False   # the command spreads its search over an MPI launch's processes
     if sys.stdout is None:   # started with stdout closed (>&-): print() would drop the results
         if sys.stderr is not None:
             print("rankmap: error: standard output is closed: nowhere to print the results",
@@ -231,6 +232,8 @@ def main(argv: list[str] | None = None, *, freeze_loaded: bool = False) -> int:
                   f"{_hint(args.command, unknown, getattr(args, '_options', []))}",
                   file=sys.stderr)
             return 2
+        spreads = (args.command in SPREAD_COMMANDS
+                   and not getattr(args, "search_procs", None))
         _check_output_names(args)
         if args.command in SINGLE_PROCESS_COMMANDS and not _first_of_launch(command):
             return 0
@@ -245,25 +248,31 @@ def main(argv: list[str] | None = None, *, freeze_loaded: bool = False) -> int:
             # source line
             warnings.showwarning = _warning_printer(command)
             code = int(args.func(args) or 0)
+            if spreads and "rankmap.mpi.spread" in sys.modules:
+                from ..mpi.spread import finish_collectively
+                finish_collectively()   # a process that failed after the search says so
         flush_notes()  # notes only for a command that succeeded: an error stays one line
         return code
     except RankmapError as exc:
         _drop_notes()
-        print(f"{command}: error: {_one_line(exc)}", file=sys.stderr)
+        if _tell_others(spreads, _one_line(exc)):
+            print(f"{command}: error: {_one_line(exc)}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # output piped into head & co.: not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except MemoryError:
         _drop_notes()
-        print(f"{command}: error: out of memory; use a smaller machine, pattern or allocation",
-              file=sys.stderr)
+        text = "out of memory; use a smaller machine, pattern or allocation"
+        if _tell_others(spreads, text):
+            print(f"{command}: error: {text}", file=sys.stderr)
         return 2
     except OSError as exc:  # unreadable input, full disk, permission denied
         _drop_notes()
         from ..validate import show
         where = f" {show(exc.filename)}:" if getattr(exc, "filename", None) else ""
-        print(f"{command}: error:{where} {exc.strerror or exc}", file=sys.stderr)
+        if _tell_others(spreads, f"{where} {exc.strerror or exc}".strip()):
+            print(f"{command}: error:{where} {exc.strerror or exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         _drop_notes()
@@ -288,7 +297,20 @@ def main(argv: list[str] | None = None, *, freeze_loaded: bool = False) -> int:
             _drop_notes()
             print("rankmap: interrupted", file=sys.stderr)
             return 130
+        _tell_others(spreads, _one_line(sys.exc_info()[1]))   # a bug: still no hang
         raise
+
+
+def _tell_others(spreads: bool, text: str) -> bool:
+    """Under ``mpirun -n K``, tell the other processes that this one failed (``text``): they
+    stop with the error instead of waiting for this one (:func:`rankmap.mpi.spread.
+    fail_collectively`). Nothing outside an MPI launch. Returns whether this process prints
+    the error (rank 0 alone does under MPI)."""
+    if "rankmap.mpi.spread" not in sys.modules and not (spreads and any(
+            os.environ.get(name, "").strip() for name in ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE"))):
+        return True  # (rankmap.mpi.spread.SIZE_VARIABLES, without its imports)
+    from ..mpi.spread import fail_collectively
+    return fail_collectively(text, spreads)
 
 
 #: set by the Ctrl-C handler of a command that runs
@@ -314,6 +336,9 @@ def _warning_printer(command: str):
 #: processes; bench is an MPI program; record and pmpi are started by or start MPI programs)
 SINGLE_PROCESS_COMMANDS = ("study", "counters", "links", "nodes", "demo", "simgrid",
                            "validate")
+#: commands whose search is spread over the processes of ``mpirun -n K`` (launch without
+#: --search-procs): each makes its MPI executor before any other work
+SPREAD_COMMANDS = ("compare", "map", "evaluate", "launch")
 
 
 #: options naming a file or folder to write, by their argparse destination

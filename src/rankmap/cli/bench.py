@@ -175,17 +175,27 @@ def _run(args, comm) -> int:
     from ..io.atomic import check_writable
     from ..mpi.bench import check_buffer_memory, check_config, run_benchmark
     from ..mpi.bench_report import format_table, plot_bandwidth
-    cfg = _config(args)
-    check_config(cfg, comm.Get_size())
+    # every process reads the options (a machine file may be missing on one node's disk
+    # only): the processes agree before the first collective, instead of the others waiting
+    # in it for a process that failed alone
     error = None
-    if comm.Get_rank() == 0:
-        try:
+    try:
+        cfg = _config(args)
+        check_config(cfg, comm.Get_size())
+        if comm.Get_rank() == 0:
             for path in (args.json, args.plot):
                 if path:
                     check_writable(path, args.force)
             check_buffer_memory(cfg)        # this node's memory: said once, by rank 0
-        except RankmapError as exc:
-            error = str(exc)
+    except RankmapError as exc:
+        error = str(exc)
+    except OSError as exc:
+        error = f"{exc.filename}: {exc.strerror}" if exc.filename else str(exc)
+    errors = comm.gather(error, root=0)
+    if comm.Get_rank() == 0:
+        first = next(((p, e) for p, e in enumerate(errors) if e is not None), None)
+        error = None if first is None else (first[1] if first[0] == 0 else
+                                            f"process {first[0]}: {first[1]}")
     error = comm.bcast(error, root=0)
     if error:
         raise RankmapError(error)

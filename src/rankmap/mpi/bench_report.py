@@ -11,6 +11,12 @@ def _fmt_time(t: float) -> str:
     return f"{t * 1e6:10.1f}"
 
 
+def _said(result: dict) -> bool:
+    """Whether the placement's name already says why the ranks were not reordered (the
+    launcher's order kept by ``auto``)."""
+    return result["mapping"].startswith("the launcher's order")
+
+
 def format_table(result: dict) -> str:
     """Text table of a benchmark result: one line per message size.
 
@@ -29,8 +35,9 @@ def format_table(result: dict) -> str:
     head = (f"{result['benchmark']} benchmark: {result['processes']} processes"
             + (f", dims {'x'.join(map(str, result['dims']))}" if result.get("dims") else "")
             + f", placement {result['mapping']}"
-            + ("" if result["reordered"] else f" (not reordered: {result['not_reordered_because']})")
-            + f", {result['repeats']} repeats")
+            + ("" if result["reordered"] or _said(result) else
+               f" (not reordered: {result['not_reordered_because']})")
+            + f", {result['repeats']} repeat{'' if result['repeats'] == 1 else 's'}")
     pairs = result["benchmark"] == "pairs"
     cols = ["size", "iters", "min_us", "median_us", "MB/s"]
     if pairs:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from ..errors import RankmapError
 from .reorder import reorder_ranks, split_by_new_rank
 
-__all__ = ["check_cart_args", "cart_create", "cart_from_reordering"]
+__all__ = ["check_cart_args", "cart_create", "cart_from_reordering", "placed_dims"]
 
 
 def check_cart_args(size: int, dims, periods) -> tuple[list[int], list[bool]]:
@@ -110,19 +110,84 @@ def cart_create(comm, dims, periods=None, reorder: bool = True, machine=None,
     Raises
     ------
     RankmapError
-        On every process, when ``dims``/``periods`` are bad or the placement cannot be built.
+        On every process, when ``dims``/``periods`` are bad (on any process, or not the same
+        on every one), more than 6 dimensions are wider than 1 (with ``reorder``), or the
+        placement cannot be built. Dimensions of width 1 are left out of the placement
+        (:func:`placed_dims`), not out of the communicator.
     """
-    dims, periods = check_cart_args(comm.Get_size(), dims, periods)
+    dims, periods = _agreed_args(comm, dims, periods, reorder)
     if not reorder:
         return comm.Create_cart(dims, periods, reorder=False)
+    placed = placed_dims(dims)
+
     def pattern():
-        """The Cartesian halo pattern (built on the root process only)."""
+        """The Cartesian halo pattern (built on the root process only), on the grid without
+        its dimensions of width 1 (:func:`placed_dims`)."""
         from ..patterns.stencil import make_stencil
-        return make_stencil(f"cart:{'x'.join(map(str, dims))}", tuple(dims), box=box,
-                            periodic=tuple(periods))
+        return make_stencil(f"cart:{'x'.join(map(str, dims))}",
+                            tuple(dims[k] for k in placed), box=box,
+                            periodic=tuple(periods[k] for k in placed))
 
     reordering = reorder_ranks(comm, pattern, machine, mapping, seed)
     return cart_from_reordering(comm, dims, periods, reordering)
+
+
+def placed_dims(dims) -> list[int]:
+    """The dimensions of a Cartesian grid that its placement takes into account: those wider
+    than 1 (``[0]`` when none is).
+
+    A dimension of width 1 holds no neighbour and leaves the row-major rank of every cell as
+    it is: the grid is placed without it (MPI's grid, ``MPI.Compute_dims(4, 7)`` =
+    2x2x1x1x1x1x1, stays the communicator's), as the PMPI library does.
+
+    Parameters
+    ----------
+    dims : sequence of int
+        The grid's extents (validated).
+
+    Returns
+    -------
+    list of int
+        Indices of the dimensions placed.
+
+    Raises
+    ------
+    RankmapError
+        When more than :data:`rankmap.patterns.stencil.MAX_STENCIL_DIMS` dimensions are wider
+        than 1.
+    """
+    from ..patterns.stencil import MAX_STENCIL_DIMS
+    wide = [k for k, d in enumerate(dims) if d > 1]
+    if len(wide) > MAX_STENCIL_DIMS:
+        raise RankmapError(f"cart_create dims {'x'.join(map(str, dims))}: {len(wide)} "
+                           f"dimensions wider than 1; rankmap places grids of up to "
+                           f"{MAX_STENCIL_DIMS} (reorder=False keeps the launcher's order)")
+    return wide or [0]
+
+
+def _agreed_args(comm, dims, periods, reorder: bool) -> tuple[list[int], list[bool]]:
+    """``check_cart_args`` (and, with ``reorder``, :func:`placed_dims`) on every process,
+    then collectively: bad arguments on one process, or processes giving different ones,
+    raise RankmapError on every process (a process that raised alone left the others
+    waiting in the next collective)."""
+    try:
+        dims, periods = check_cart_args(comm.Get_size(), dims, periods)
+        if reorder:
+            placed_dims(dims)
+        mine = (dims, periods, bool(reorder))
+    except RankmapError as exc:
+        mine = str(exc)
+    every = comm.allgather(mine)
+    bad = next(((p, g) for p, g in enumerate(every) if isinstance(g, str)), None)
+    if bad is not None:
+        raise RankmapError(bad[1] if bad[0] == 0 else f"process {bad[0]}: {bad[1]}")
+    if any(g != every[0] for g in every):
+        p = next(p for p, g in enumerate(every) if g != every[0])
+        raise RankmapError(f"cart_create: process {p} gave dims {every[p][0]}, periods "
+                           f"{every[p][1]}, reorder {every[p][2]}; process 0 gave "
+                           f"{every[0][0]}, {every[0][1]}, {every[0][2]}: every process must "
+                           "give the same")
+    return dims, periods
 
 
 def cart_from_reordering(comm, dims, periods, reordering):

@@ -18,7 +18,7 @@ from ..errors import RankmapError
 from .reorder import reorder_ranks, split_by_new_rank
 
 __all__ = ["graph_pattern", "dist_graph_create_adjacent", "source_weights", "weights_as_bytes",
-           "EDGE_BYTES"]
+           "EDGE_BYTES", "MPI_INT_MAX"]
 
 
 def _ranks(values, size: int, what: str) -> list[int]:
@@ -34,6 +34,17 @@ def _ranks(values, size: int, what: str) -> list[int]:
     if bad:
         raise RankmapError(f"{what} names rank {bad[0]}, outside the communicator (0-{size - 1})")
     return out
+
+
+#: the largest MPI edge weight (a C ``int``): mpi4py raises OverflowError above it, in the
+#: processes that gave it only (the others would wait in Create_dist_graph_adjacent)
+MPI_INT_MAX = 2**31 - 1
+
+
+def _short(values, width: int = 200) -> str:
+    """``repr(values)``, cut to ``width`` characters (an error stays one readable line)."""
+    text = repr(values)
+    return text if len(text) <= width else text[:width - 3] + "..."
 
 
 #: bytes the heaviest edge of a graph from MPI carries (its weights have no unit): an unweighted
@@ -140,7 +151,8 @@ def dist_graph_create_adjacent(comm, sources, destinations, weights=None, reorde
     ------
     RankmapError
         On every process, when a rank is outside the communicator, the weights are not one
-        non-negative integer per destination, or the processes' lists disagree on an edge.
+        non-negative integer per destination (at most :data:`MPI_INT_MAX`, MPI's ``int``),
+        or the processes' lists disagree on an edge.
     """
     size = comm.Get_size()
     # a process's own bad lists are said on every process: checked here, then gathered (a
@@ -155,9 +167,11 @@ def dist_graph_create_adjacent(comm, sources, destinations, weights=None, reorde
                 wts = [int(x) for x in weights]
             except (TypeError, ValueError, OverflowError):
                 wts = []
-            if len(wts) != len(dsts) or any(x < 0 for x in wts) or wts != list(weights):
-                raise RankmapError(f"weights {weights!r} must be {len(dsts)} non-negative "
-                                   "integers, one per destination (MPI edge weights)")
+            if (len(wts) != len(dsts) or any(not 0 <= x <= MPI_INT_MAX for x in wts)
+                    or wts != list(weights)):
+                raise RankmapError(f"weights {_short(weights)} must be {len(dsts)} "
+                                   "non-negative integers, one per destination (MPI edge "
+                                   f"weights: C ints, at most {MPI_INT_MAX})")
         mine = (srcs, dsts, wts, weights is None)
     except (RankmapError, TypeError, ValueError, OverflowError) as exc:
         # any of this process's own input errors, said on every process after the gather

@@ -35,6 +35,8 @@ class Reordering:
     ``new_rank[p]``: new rank of the process with rank p in the old communicator (-1: not part
     of the new one). ``mapping``: the placement applied, or ``"none"`` when not reordered, with
     ``reason`` saying why. ``nodes[p]``: machine node of process p (None when unknown).
+    ``kept_order``: ``auto``'s placement was predicted no faster than the launcher's order,
+    which was kept (``mapping`` says so, ``reason`` too).
     """
 
     new_rank: np.ndarray
@@ -42,11 +44,13 @@ class Reordering:
     reason: str = ""
     nodes: np.ndarray | None = None
     moved: int = 0
+    kept_order: bool = False
 
     @property
     def reordered(self) -> bool:
-        """Whether a placement was applied."""
-        return self.mapping != "none"
+        """Whether a placement was applied (False for ``"none"`` and for the launcher's
+        order kept by ``auto``)."""
+        return self.mapping != "none" and not self.kept_order
 
 
 def identity(size: int, n_ranks: int, reason: str, nodes=None) -> Reordering:
@@ -95,7 +99,18 @@ def _plan(labels, pattern, machine, mapping, seed) -> Reordering:
     if nodes is None:
         return identity(size, pattern.n_ranks, f"{reason}; set ${NODE_ENV} to the node id")
     a = assign_ranks(pattern, m, nodes, mapping, seed)
+    if a.kept_order:
+        return Reordering(a.new_rank, a.mapping, _kept_reason(a.mapping), nodes, a.moved,
+                          kept_order=True)
     return Reordering(a.new_rank, a.mapping, "", nodes, a.moved)
+
+
+def _kept_reason(mapping: str) -> str:
+    """Why ``auto`` kept the launcher's order, from :func:`~rankmap.mpi.placement.
+    assign_ranks`' mapping text (``the launcher's order (auto (TXY) predicted no faster)``)."""
+    inner = mapping.partition("(")[2].rpartition(")")[0]
+    return (f"{inner} than the launcher's order" if inner
+            else "the placement was predicted no faster than the launcher's order")
 
 
 def reorder_ranks(comm, pattern, machine=None, mapping: str = "auto", seed: int = 0,
@@ -155,7 +170,7 @@ def reorder_ranks(comm, pattern, machine=None, mapping: str = "auto", seed: int 
         raise RankmapError(payload)
     if status == "crash":
         raise RuntimeError(f"rankmap reordering failed on rank {root}: {payload}")
-    if not payload.reordered and comm.Get_rank() == root:
+    if payload.mapping == "none" and comm.Get_rank() == root:   # not auto's choice: a warning
         warnings.warn(f"rankmap: ranks not reordered: {payload.reason}", ReorderWarning,
                       stacklevel=3)
     return payload

@@ -5,8 +5,13 @@ Every process reads the same inputs and builds the same evaluator; in each candi
 out as the processes become free: rank 0 hands the next item of the loop's dispatch order
 (expensive mappers first) to every process that asks, and between two answers runs items
 itself from the other end of the order (the cheapest), so it is never long away. With
-``--jobs`` workers of its own in each process, the split is fixed instead (the k-th item of
-the dispatch order on process ``k % K``, each running its share on its workers). Who runs an
+``--jobs`` workers of its own in any process, the split is fixed instead (the k-th item of
+the dispatch order on process ``k % K``, each running its share on its workers): the
+processes decide it together (:class:`MPIExecutor` gathers every process's workers), as
+nodes holding different numbers of processes give them different default ``--jobs``.
+Before each loop, and at the end of the command, the processes check in
+(:func:`check_in`): one that failed on its own (an input only on another node's disk) says
+so there, and every process stops with the error instead of waiting for it. Who runs an
 item changes nothing but the time: the outcomes are exchanged (``allgather``) so that every
 process continues with the full, ordered list, and the result is the serial one. Rank 0 alone
 prints and writes (:func:`quiet_unless_root`). A process done with its share waits for the
@@ -26,10 +31,11 @@ import sys
 from ..errors import RankmapError
 from ..selection.parallel import (Executor, Outcome, SerialExecutor, portable_error,
                                   restore_error, usable_cores)
-from .wait import wait_for_all, wait_for_message
+from .wait import nap_until, wait_for_all, wait_for_message
 
 __all__ = ["launched_size", "launched_rank", "local_size", "MPIExecutor", "mpi_executor",
-           "quiet_unless_root", "SIZE_VARIABLES", "ASK_TAG", "GIVE_TAG"]
+           "quiet_unless_root", "check_in", "fail_collectively", "finish_collectively",
+           "SIZE_VARIABLES", "ASK_TAG", "GIVE_TAG"]
 
 #: tags of the dealing's messages: a request for an item, and the item given (-1: none left)
 ASK_TAG, GIVE_TAG = 7101, 7102
@@ -118,10 +124,15 @@ class MPIExecutor(Executor):
         self.rank = comm.Get_rank()
         self.size = comm.Get_size()
         self.local = local if local is not None else SerialExecutor()
-        self.workers = self.size * self.local.workers
-        #: items are dealt out (one worker per process): idle processes can be given a
+        _FAILED.clear()
+        # collective: processes may have different numbers of local workers (nodes holding
+        # different numbers of processes), and every process must follow the same protocol
+        workers = check_in(comm, None, self.local.workers)
+        self.workers = sum(workers)
+        #: items are dealt out (one worker in every process): idle processes can be given a
         #: :class:`~rankmap.selection.parallel.Filler`'s work
-        self.fills = self.local.workers <= 1 and self.size > 1
+        self.fills = max(workers) <= 1 and self.size > 1
+        _ACTIVE[:] = [self]
 
     def run(self, fn, items, on_start=None, on_stage=None, on_done=None, order=None,
             fill=None):
@@ -149,6 +160,7 @@ class MPIExecutor(Executor):
             One per item.
         """
         order = list(order) if order is not None else list(range(len(items)))
+        check_in(self.comm)      # a process that failed before this loop stops every one
         filled: list = []
         if self.fills:
             mine = self._dealt(fn, items, order, on_start, on_stage, on_done, fill, filled)
@@ -223,9 +235,13 @@ class MPIExecutor(Executor):
             report = None
             while True:
                 try:
-                    comm.send(report, dest=0, tag=ASK_TAG)
+                    asked = comm.isend(report, dest=0, tag=ASK_TAG)
                 except Exception:  # noqa: BLE001 - a value that cannot travel stays here
-                    comm.send(report[:-1] + (None,), dest=0, tag=ASK_TAG)
+                    asked = comm.isend(report[:-1] + (None,), dest=0, tag=ASK_TAG)
+                # asleep until rank 0 takes it: a large report waits for rank 0's receive,
+                # and a blocking send polled without pause all the while (rank 0 may be busy
+                # with a long item or fill): as much CPU as the work it waited for
+                nap_until(lambda: asked.test()[0])
                 wait_for_message(comm, 0, GIVE_TAG)
                 work = comm.recv(source=0, tag=GIVE_TAG)
                 if work is None:
@@ -293,6 +309,114 @@ class MPIExecutor(Executor):
             elif stopped < self.size - 1:
                 hear(wait_for_message(comm, MPI.ANY_SOURCE, ASK_TAG))
         return mine
+
+
+#: the executor of this process's command (set when made): the error path of
+#: :func:`rankmap.cli.main` takes part in its next check-in (:func:`fail_collectively`)
+_ACTIVE: list = []
+#: this process's rank, once the processes know of a failure: no process takes part in
+#: another check-in, and rank 0 alone says the error
+_FAILED: list = []
+
+
+def check_in(comm, failure: str | None = None, value=None) -> list:
+    """Collective: every process of ``comm`` says whether it failed (and gives ``value``);
+    raise :class:`RankmapError` on every process when one did.
+
+    A process that fails on its own (a file only on another node's disk, an output it may
+    not write) takes part with its ``failure`` instead of leaving the others waiting in the
+    next collective. The processes wait asleep (:func:`rankmap.mpi.wait.wait_for_all`).
+
+    Parameters
+    ----------
+    comm : mpi4py.MPI.Comm
+        The communicator.
+    failure : str, optional
+        This process's error message (one line), or None.
+    value : object, optional
+        A picklable value gathered from every process.
+
+    Returns
+    -------
+    list
+        Every process's ``value``, by rank (when no process failed).
+
+    Raises
+    ------
+    RankmapError
+        On every process, when one failed: on rank 0 its own message, else the message of
+        the first process that failed, named (``process 1 of 2: ...``).
+    """
+    wait_for_all(comm)
+    gathered = comm.allgather((failure, value))
+    failed = [(rank, text) for rank, (text, _) in enumerate(gathered) if text is not None]
+    if failed:
+        _FAILED[:] = [comm.Get_rank()]
+        if failure is not None and comm.Get_rank() == 0:
+            raise RankmapError(failure)
+        rank, text = failed[0]
+        raise RankmapError(text if rank == 0 else
+                           f"process {rank} of {comm.Get_size()}: {text}")
+    return [v for _, v in gathered]
+
+
+def fail_collectively(message: str, spreads: bool = True) -> bool:
+    """Tell the other processes of this MPI launch that this one failed (``message``), so
+    that every process stops with an error instead of waiting for this one.
+
+    Called by the error path of :func:`rankmap.cli.main`: when this process has an
+    :class:`MPIExecutor`, it takes part in the executor's next check-in (the start of a
+    candidate loop, or the end of the command); with none yet and ``spreads`` (the command
+    makes one first thing), in the one its making holds. Nothing when the processes already
+    know of a failure, or outside an MPI launch of several processes.
+
+    Parameters
+    ----------
+    message : str
+        The error, on one line (what this process would print).
+    spreads : bool
+        The command spreads its search over the launch (``compare``, ``map``, ``evaluate``,
+        ``launch``).
+
+    Returns
+    -------
+    bool
+        Whether this process says the error: False on the processes other than rank 0 of a
+        launch whose failure was shared here (rank 0 says it, once).
+    """
+    if _FAILED:
+        return _FAILED[0] == 0
+    if _ACTIVE:
+        comm = _ACTIVE.pop().comm
+    else:
+        try:
+            if not spreads or launched_size() <= 1:
+                return True
+            from mpi4py import MPI
+        except (ImportError, RankmapError):
+            return True              # no MPI here: the error says so (mpi_executor)
+        if MPI.COMM_WORLD.Get_size() != launched_size():
+            return True              # each process alone (mpi4py of another MPI)
+        comm = MPI.COMM_WORLD
+    try:
+        check_in(comm, message, 1)   # the others raise; this process prints its own error
+    except RankmapError:
+        pass
+    return comm.Get_rank() == 0
+
+
+def finish_collectively() -> None:
+    """The end of a command that succeeded on this process: the check-in that a process
+    failed after the last candidate loop takes part in (:func:`fail_collectively`).
+
+    Raises
+    ------
+    RankmapError
+        When another process failed.
+    """
+    if _ACTIVE and not _FAILED:
+        executor = _ACTIVE.pop()
+        check_in(executor.comm)
 
 
 def _travelling(value):

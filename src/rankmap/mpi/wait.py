@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 
-__all__ = ["wait_for_all", "wait_for_message", "WAIT_POLL_S"]
+__all__ = ["wait_for_all", "wait_for_message", "nap_until", "WAIT_POLL_S"]
 
 #: the longest sleep between two checks of a process waiting for the others (s); the first
 #: checks come sooner (1/16 of it, doubling), so a short wait costs little
@@ -29,7 +29,7 @@ def wait_for_all(comm) -> None:
     comm : mpi4py.MPI.Comm
         The communicator.
     """
-    _nap_until(comm.Ibarrier().Test)
+    nap_until(comm.Ibarrier().Test)
 
 
 def wait_for_message(comm, source: int, tag: int) -> int:
@@ -53,13 +53,23 @@ def wait_for_message(comm, source: int, tag: int) -> int:
     from mpi4py import MPI
 
     status = MPI.Status()
-    _nap_until(lambda: comm.Iprobe(source=source, tag=tag, status=status))
+    nap_until(lambda: comm.Iprobe(source=source, tag=tag, status=status))
     return status.Get_source()
 
 
-def _nap_until(done) -> None:
+def nap_until(done) -> None:
     """Call ``done()`` until it is true, sleeping 1/16 of :data:`WAIT_POLL_S` after the
-    first false answer, twice as long after each next one, at most :data:`WAIT_POLL_S`."""
+    first false answer, twice as long after each next one, at most :data:`WAIT_POLL_S`.
+
+    Parameters
+    ----------
+    done : callable
+        ``done() -> bool``, e.g. an MPI request's ``Test``.
+
+    Returns
+    -------
+    None
+    """
     pause = WAIT_POLL_S / 16
     while not done():
         time.sleep(pause)
