@@ -399,3 +399,15 @@ def test_absolute_layout_check_agrees_with_the_links_built():
                 groups = [g for g in range(G) for p in range(G) if p != g for l in range(L)]
                 most = max(np.bincount(np.array(groups) * nr + np.array(routers)))
                 assert _absolute_ports(G, L, nr) == most, (G, L, nr)
+
+
+@pytest.mark.parametrize("groups", [1, 2])
+def test_valiant_needs_a_third_group(groups):
+    """With 1 or 2 groups there is no other group to route through: valiant was routed
+    minimally under its own name, with no word."""
+    m = parse_machine(f"dragonfly:groups={groups},rows=1,cols=2")
+    with pytest.raises(RankmapError, match="valiant routing goes through a group other"):
+        m.check_routing("valiant")
+    assert m.check_routing("ugal") == "ugal" and m.check_routing(None) == "minimal"
+    assert parse_machine("dragonfly:groups=3,rows=1,cols=2").check_routing("valiant") == \
+        "valiant"

@@ -141,6 +141,32 @@ class Dragonfly(Machine):
         self._build_links()
 
     # ---- links -------------------------------------------------------------------------
+    def check_routing(self, routing: str | None) -> str:
+        """The routing to use; ``valiant`` needs a third group to route through.
+
+        Parameters
+        ----------
+        routing : str or None
+            ``minimal``, ``valiant``, ``ugal``, or None for the default (``minimal``).
+
+        Returns
+        -------
+        str
+            The routing.
+
+        Raises
+        ------
+        RankmapError
+            An unknown routing, or ``valiant`` on fewer than 3 groups (it was routed
+            minimally under the name valiant).
+        """
+        routing = super().check_routing(routing)
+        if routing == "valiant" and self.G < 3:
+            raise RankmapError(f"valiant routing goes through a group other than the source's "
+                               f"and the destination's; this dragonfly has {self.G} "
+                               f"group{'s' if self.G != 1 else ''}: use minimal")
+        return routing
+
     @property
     def n_routers(self) -> int:
         """Routers in the machine."""
