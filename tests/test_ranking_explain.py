@@ -187,3 +187,12 @@ def test_a_baseline_that_is_not_inorder_is_called_the_worst(capsys):
     assert main(["compare", "-m", "torus:4x4x4:cores=2", "-p", "stencil:8x16",
                  "--mappings", "greedy,inorder"]) == 0
     assert "worst candidate" not in capsys.readouterr().out
+
+
+def test_with_the_time_model_off_a_tie_is_not_called_as_fast(capsys):
+    """Nothing is timed with --time-model off: the why line said 'as fast as 1 more'."""
+    from rankmap.cli import main
+    assert main(["compare", "-m", "torus:4x4x4", "-p", "stencil:4x4", "--mappings",
+                 "inorder,TXYZ,rcb", "--time-model", "off"]) == 0
+    why = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("why:")][0]
+    assert "tied with 1 more" in why and "as fast" not in why

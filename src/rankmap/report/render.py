@@ -233,7 +233,9 @@ def pick_facts(comp: Comparison) -> dict:
     if len(band) > 1:
         # an exact tie on the primary figure: ranking_key's busiest link, then hop-bytes
         facts["decided_by"] = "tie"
-        parts[0] += (f", as fast as {len(band) - 1} more: "
+        # (with the time model off nothing is timed: the busiest link ties)
+        tied = "as fast as" if "predicted_time_s" in mb else "tied with"
+        parts[0] += (f", {tied} {len(band) - 1} more: "
                      + _tie_text(mb, [(c.name, c.metrics) for c in cands
                                       if c.name in band[1:]]))
         if mn["hop_bytes"] > 0:
