@@ -54,7 +54,8 @@ def add_parser(sub) -> None:
     add_jobs(p, what="the candidates and refinements of --mapping auto (or refine:X)")
     p.add_argument("--links-out", metavar="FILE.csv",
                    help="write every directed link's load: the machine's link columns "
-                   "(src,dim,dir,dst on a torus; class,... on a dragonfly or fat tree), then "
+                   "(src,dim,dir,dst on a torus; class,... on a dragonfly or k-ary fat tree; "
+                   "src,dst,src_name,dst_name on a topology.conf tree), then "
                    "bytes,streams; a phase column first when the pattern has several phases")
     p.add_argument("--report", metavar="FILE.html",
                    help="write a self-contained HTML report (inputs, the placement's "
