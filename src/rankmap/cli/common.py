@@ -185,7 +185,9 @@ def load_inputs(args, metrics: bool = True) -> tuple[Machine, Allocation, Patter
     allocation = parse_allocation(args.nodes, machine)
     if getattr(args, "threads", 1) != 1:
         allocation = allocation.with_threads(args.threads)
-    pattern = parse_pattern(args.pattern, default_ranks=allocation.n_cores)
+    # (a graph file of a million lines takes seconds to read and to search for a grid)
+    with status(f"reading the pattern {_short(args.pattern)}"):
+        pattern = parse_pattern(args.pattern, default_ranks=allocation.n_cores)
     if metrics:
         check_moves_something(pattern)     # all-zero metrics are no answer
     machine.check_routing(args.routing)
@@ -200,6 +202,12 @@ def load_inputs(args, metrics: bool = True) -> tuple[Machine, Allocation, Patter
     for text in pattern.notes:
         note(text)
     return machine, allocation, pattern
+
+
+def _short(text: str, most: int = 60) -> str:
+    """``text`` cut to ``most`` characters for a spinner's line."""
+    text = str(text)
+    return text if len(text) <= most else text[:most - 3] + "..."
 
 
 def print_mapper_notes(names, pattern) -> None:
