@@ -175,7 +175,7 @@ class _DragonflyRouter(Router):
             count[flows] += end[key] - start[key]
         # the routes of a big phase split over many parallel global links can outgrow memory:
         # count their entries before they are gathered
-        check_limit(int(count.sum()), "route_entries", f"the routes of {F:,} flows on {m.spec}")
+        check_limit(int(count.sum()), "route_entries", f"routing {F:,} flows on {m.spec}")
         indptr = np.concatenate([[0], np.cumsum(count)])
         links = np.empty(int(indptr[-1]), dtype=np.int32 if m.n_links < 2**31 else np.int64)
         frac = np.empty(int(indptr[-1]), dtype=np.float64)
