@@ -12,23 +12,7 @@ import numpy as np
 import pytest
 
 from rankmap.cli import main
-
-
-def run(capsys, *args):
-    code = main([str(a) for a in args])
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def write(path, text):
-    path.write_text(text)
-    return str(path)
-
-
-def links_csv(values, phase=None):
-    head = ("phase," if phase else "") + "link,bytes\n"
-    return head + "".join(f"{phase + ',' if phase else ''}L{i},{v}\n"
-                          for i, v in enumerate(values))
+from test_counters import links_csv, run, write
 
 
 def _small_comparison(names=("inorder", "greedy", "refine:random")):
