@@ -3,7 +3,9 @@
 Machines with 2-socket nodes (``node=pack:2,numa:2,core:8``: 2 sockets x 2 NUMA domains x 8
 cores = 32 cores per node; 10 GB/s network links, the default 10 GB/s per NUMA domain and
 5 GB/s inter-socket link), patterns that fill them. For every mapper the placement is built
-twice, without and with the in-node step (``build_mapping(..., in_node=False/True)``): the
+twice, without and with the in-node step (``build_mapping(..., in_node=False)``, then
+``build_placement(...)`` as ``compare`` builds it: a node keeps its new order only where the
+time model predicts it no slower, :func:`rankmap.selection.in_node.time_accept`): the
 nodes of every rank are the same, only the cores inside each node differ. Reported: predicted
 time, bytes between NUMA domains and between sockets of a node, the predicted time's ratio
 (step / no step), and the CPU time of the step itself (median of RANKMAP_BENCH_REPEATS runs,
@@ -27,6 +29,8 @@ from rankmap.machines import parse_machine
 from rankmap.mappers import build_mapping
 from rankmap.mappers.domain_placement import in_node_step
 from rankmap.patterns import parse_pattern
+from rankmap.selection import build_placement
+from rankmap.selection.in_node import in_node_accept
 from rankmap.units import format_bytes
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -57,7 +61,8 @@ def main() -> None:
              "`pack:2,numa:2,core:8` (2 sockets x 2 NUMA domains x 8 cores); network links "
              "10 GB/s, `--mem-bw` 10 GB/s per NUMA domain, `--socket-bw` 5 GB/s (defaults). "
              "*no step* = the mapper's own cores, *step* = after the in-node placement step "
-             "(the default); the nodes of every rank are the same in both. `inorder` (the "
+             "(the default: a node keeps its new order only where the time model predicts "
+             "it no slower); the nodes of every rank are the same in both. `inorder` (the "
              "launcher's order, never re-dealt) is the reference. CPU times: medians of "
              f"{REPEATS} runs on a shared 2-core machine; the step's cost is given as a ratio "
              "to the mapper's own time, measured in the same run.", ""]
@@ -76,8 +81,9 @@ def main() -> None:
                   "(ratio) |", "|---|---|---|---|---|---|---|---|"]
         for name in mappers:
             raw, t_map = cpu(lambda: build_mapping(name, p, m, a, in_node=False))
-            cores, t_step = cpu(lambda: in_node_step(raw.core_of_rank, p, m, a))
-            step = build_mapping(name, p, m, a)
+            cores, t_step = cpu(lambda: in_node_step(raw.core_of_rank, p, m, a,
+                                                     accept=in_node_accept(p, m, a, ev)))
+            step = build_placement(name, p, m, a, evaluator=ev)
             assert (step.core_of_rank == cores).all()
             e0, e1 = ev.evaluate(raw).metrics, ev.evaluate(step).metrics
             t0, t1 = e0["predicted_time_s"], e1["predicted_time_s"]

@@ -31,7 +31,7 @@ LAYERS = [
     ("mappers", ["rankmap.mappers"]),
     ("metrics", ["rankmap.metrics", "rankmap.timing"]),
     ("evaluation", ["rankmap.evaluation"]),
-    ("selection", ["rankmap.selection"]),
+    ("selection", ["rankmap.selection", "rankmap.selection.in_node"]),
     ("readwrite", ["rankmap.io"]),
     ("analysis", ["rankmap.counters", "rankmap.study"]),
     ("viz", ["rankmap.plots", "rankmap.report"]),

@@ -96,9 +96,10 @@ def run(args) -> int:
     else:
         print_mapper_notes([args.mapping], pattern)
         with status(f"building {args.mapping}"):
+            # (the in-node step is judged with the command's time model)
             mapping = build_placement(args.mapping, pattern, machine, allocation, args.seed,
                                       routing=args.routing, budget=budget(args),
-                                      in_node=in_node(args))
+                                      time_options=time_options(args), in_node=in_node(args))
         if emitter.name == "cray":
             from ..io.cray import rank_order_problem, uneven_advice
             problem = rank_order_problem(mapping, allocation)

@@ -177,16 +177,23 @@ class NodeStructure:
     # ---- text ----------------------------------------------------------------------------
     @cached_property
     def synthetic(self) -> str | None:
-        """The lstopo synthetic description (``pack:2 numa:2 core:16``) of a regular node
-        whose NUMA domains lie inside packages, else None."""
+        """The lstopo-style synthetic description of the node, as :func:`parse_synthetic`
+        reads it back into this node: ``pack:2 numa:2 core:16`` when NUMA domains lie inside
+        packages, ``numa:2 pack:2 core:4`` when packages lie inside NUMA domains (groups
+        above them are folded into the counts), ``pack:2 core:8`` for one domain; None only
+        for an irregular node (packages or domains of unequal sizes, or a domain across
+        packages that do not lie inside it), which no such description fits."""
         P, D, C = self.n_packages, self.n_domains, self.n_cores
         c = np.arange(C)
-        if C % P or not np.array_equal(self.package_of_core, c // (C // P)):
+        if C % P or C % D or not np.array_equal(self.package_of_core, c // (C // P)) \
+                or not np.array_equal(self.numa_of_core, c // (C // D)):
             return None
         if D == 1:   # one domain for the whole node (no NUMA level)
             parts = [f"pack:{P}", f"core:{C // P}"]
-        elif D % P == 0 and C % D == 0 and np.array_equal(self.numa_of_core, c // (C // D)):
+        elif D % P == 0:
             parts = [f"pack:{P}", f"numa:{D // P}", f"core:{C // D}"]
+        elif P % D == 0:
+            parts = [f"numa:{D}", f"pack:{P // D}", f"core:{C // P}"]
         else:
             return None
         if self.pus_per_core > 1:
@@ -194,20 +201,17 @@ class NodeStructure:
         return " ".join(parts)
 
     def describe(self) -> dict:
-        """JSON-ready summary: packages, NUMA domains, cores, PUs per core, source.
+        """JSON-ready summary: packages, NUMA domains, cores, PUs per core, source, synthetic.
 
         Returns
         -------
         dict
-            ``packages``, ``numa_domains``, ``cores``, ``pus_per_core``, ``source`` and, for a
-            regular node, ``synthetic``.
+            ``packages``, ``numa_domains``, ``cores``, ``pus_per_core``, ``source`` and
+            ``synthetic`` (:attr:`synthetic`; None, JSON null, for an irregular node).
         """
-        d = {"packages": self.n_packages, "numa_domains": self.n_domains,
-             "cores": self.n_cores, "pus_per_core": self.pus_per_core,
-             "source": self.source}
-        if self.synthetic is not None:
-            d["synthetic"] = self.synthetic
-        return d
+        return {"packages": self.n_packages, "numa_domains": self.n_domains,
+                "cores": self.n_cores, "pus_per_core": self.pus_per_core,
+                "source": self.source, "synthetic": self.synthetic}
 
 
 def parse_synthetic(text: str) -> NodeStructure:

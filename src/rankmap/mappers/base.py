@@ -19,7 +19,7 @@ import numpy as np
 from ..allocation import Allocation
 from ..errors import RankmapError
 from ..validate import first_repeated, id_array
-from .domain_placement import in_node_step
+from .domain_placement import current_rule, in_node_step
 
 __all__ = ["Placement", "MapperInfo", "MapperFn", "KEEPS_CORES", "check_fits",
            "validate_mapping"]
@@ -144,11 +144,20 @@ def check_fits(n_ranks: int, allocation: Allocation) -> None:
     Raises
     ------
     RankmapError
-        ``n_ranks`` exceeds ``allocation.n_cores``.
+        ``n_ranks`` exceeds ``allocation.n_cores`` (the message counts ranks a node, not
+        cores, when each rank takes several cores: ``--threads``).
     """
-    if n_ranks > allocation.n_cores:
-        raise RankmapError(f"{n_ranks} ranks do not fit on {allocation.n_nodes} nodes x "
-                           f"{allocation.cores_per_node} cores = {allocation.n_cores} cores")
+    if n_ranks <= allocation.n_cores:
+        return
+    threads = int(allocation.extra.get("threads", 1))
+    if threads > 1:
+        # under --threads the allocation's "cores" are ranks per node (cores // threads)
+        raise RankmapError(
+            f"{n_ranks} ranks do not fit on {allocation.n_nodes} nodes x "
+            f"{allocation.cores_per_node} ranks ({allocation.cores_per_node * threads} cores, "
+            f"{threads} threads a rank) = {allocation.n_cores} ranks")
+    raise RankmapError(f"{n_ranks} ranks do not fit on {allocation.n_nodes} nodes x "
+                       f"{allocation.cores_per_node} cores = {allocation.n_cores} cores")
 
 
 def validate_mapping(name: str, core_of_rank, n_ranks: int, allocation: Allocation) -> Placement:
@@ -264,7 +273,8 @@ class MapperInfo:
         """
         return self.same_as(pattern, machine, allocation) if self.same_as else None
 
-    def in_node_step(self, cores, pattern, machine, allocation, seed: int = 0) -> np.ndarray:
+    def in_node_step(self, cores, pattern, machine, allocation, seed: int = 0,
+                     accept=None) -> np.ndarray:
         """The mapper's cores re-dealt over each node's NUMA domains (node-structured machines).
 
         Parameters
@@ -279,6 +289,9 @@ class MapperInfo:
             The allocation.
         seed : int
             Seed of the in-node step.
+        accept : callable, optional
+            Which nodes keep their new deal
+            (:data:`~rankmap.mappers.domain_placement.Accept`; default: the byte rule).
 
         Returns
         -------
@@ -289,10 +302,12 @@ class MapperInfo:
         if machine.node_structure is None or self.name in KEEPS_CORES:
             return cores
         validate_mapping(self.name, cores, pattern.n_ranks, allocation)
-        return in_node_step(cores, pattern, machine, allocation, seed)
+        return in_node_step(cores, pattern, machine, allocation, seed, accept)
 
     def place(self, pattern, machine, allocation, seed: int = 0) -> Placement:
-        """Run the mapper, with the in-node step, and validate its result.
+        """Run the mapper, with the in-node step (under the rule of the placement being
+        built, :func:`~rankmap.mappers.domain_placement.in_node_rule`), and validate its
+        result.
 
         Parameters
         ----------
@@ -320,5 +335,5 @@ class MapperInfo:
         if reason is not None:
             raise RankmapError(f"mapping {self.name!r} does not apply here: {reason}")
         cores = self.in_node_step(self.fn(pattern, machine, allocation, seed), pattern, machine,
-                                  allocation, seed)
+                                  allocation, seed, current_rule())
         return validate_mapping(self.name, cores, pattern.n_ranks, allocation)

@@ -10,26 +10,78 @@ inside each package, over its cells, minimising the bytes between domains. Each 
 exact for small nodes (every subset of the right size is tried when there are at most
 :data:`EXACT_LIMIT` of them) and made by KaHIP's k-way partitioner otherwise
 (:func:`~rankmap.mappers.node_partition.node_parts`). Inside a cell ranks keep their order.
-A node's new deal is kept only when it lowers the inter-socket or the inter-domain bytes and
-raises neither (else the mapper's own order stays), so the step never increases either. Nodes
-whose ranks exchange identical local graphs reuse one solution, which makes the step cheap
-on structured patterns; it is deterministic for a seed.
+Whether a node's new deal is kept is decided node by node. By default (the byte rule) it is
+kept only when it lowers the inter-socket or the inter-domain bytes and raises neither (else
+the mapper's own order stays), so the step never increases either. A caller with a time
+model passes ``accept`` instead: a callable given every node's two orders at once, which keeps
+a node's new one only where the node's own finish times are predicted no later
+(:func:`rankmap.selection.in_node.time_accept`; fewer bytes between sockets can cost more
+time when they load one domain's memory). Nodes whose ranks exchange identical local graphs
+reuse one solution, which makes the step cheap on structured patterns; it is deterministic
+for a seed.
 """
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+from contextvars import ContextVar
 from functools import lru_cache
 from itertools import combinations
 from math import comb
+from typing import Callable, Iterator
 
 import numpy as np
 
 from .node_partition import node_parts
 
-__all__ = ["place_in_domains", "in_node_step", "EXACT_LIMIT"]
+__all__ = ["place_in_domains", "in_node_step", "EXACT_LIMIT", "Accept", "in_node_rule",
+           "current_rule"]
 
 #: largest number of subsets tried by the exact two-way split
 EXACT_LIMIT = 20000
+
+#: ``accept(before, after, nodes, fewer_bytes) -> bool array``: which of ``nodes``
+#: (allocation positions, ascending) keep their new deal; ``before`` and ``after`` are the
+#: allocation cores of every rank without and with every one of those nodes re-dealt (other
+#: nodes alike in both); ``fewer_bytes`` is the byte rule's verdict on each node
+Accept = Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray], np.ndarray]
+
+#: the rule of the placement being built (:func:`in_node_rule`), for the start a mapper
+#: places itself (``refine:rcb``'s ``rcb``)
+_RULE: ContextVar[Accept | None] = ContextVar("in_node_rule", default=None)
+
+
+@contextmanager
+def in_node_rule(accept: Accept | None) -> Iterator[None]:
+    """Within the block, mappers that place a start themselves (``refine:``, ``swap:``, with
+    :meth:`~rankmap.mappers.base.MapperInfo.place`) run its in-node step with ``accept``, the
+    rule the finished placement is judged by (so ``compare``'s ``refine:rcb`` starts where
+    ``auto``'s does).
+
+    Parameters
+    ----------
+    accept : callable or None
+        The rule (:data:`Accept`); None: the byte rule.
+
+    Yields
+    ------
+    None
+    """
+    token = _RULE.set(accept)
+    try:
+        yield
+    finally:
+        _RULE.reset(token)
+
+
+def current_rule() -> Accept | None:
+    """The rule set by the innermost :func:`in_node_rule` block (None: the byte rule).
+
+    Returns
+    -------
+    callable or None
+    """
+    return _RULE.get()
 
 
 def _pair_bytes(pattern, pos_of_rank: np.ndarray):
@@ -137,7 +189,8 @@ def _cost(li, lj, w, pkg: np.ndarray, dom: np.ndarray) -> tuple[float, float]:
     return (float(w[pkg[li] != pkg[lj]].sum()), float(w[dom[li] != dom[lj]].sum()))
 
 
-def place_in_domains(core_of_rank, pattern, allocation, structure, seed: int = 0) -> np.ndarray:
+def place_in_domains(core_of_rank, pattern, allocation, structure, seed: int = 0,
+                     accept: Accept | None = None) -> np.ndarray:
     """Re-deal every node's ranks over its cores so heavy pairs share a NUMA domain.
 
     Parameters
@@ -152,6 +205,10 @@ def place_in_domains(core_of_rank, pattern, allocation, structure, seed: int = 0
         The nodes' packages and NUMA domains.
     seed : int
         KaHIP's seed for nodes too large for the exact split.
+    accept : callable, optional
+        Decides which nodes keep their new deal (:data:`Accept`; called once, with every
+        node whose deal changed); default: the byte rule (fewer inter-socket or inter-domain
+        bytes, neither more).
 
     Returns
     -------
@@ -183,6 +240,9 @@ def place_in_domains(core_of_rank, pattern, allocation, structure, seed: int = 0
     porder = np.argsort(pair_pos, kind="stable")
     pstarts = np.searchsorted(pair_pos[porder], np.arange(allocation.n_nodes + 1))
     cache: dict = {}
+    proposed = cores.copy()
+    changed: list[int] = []
+    fewer: list[bool] = []
     for node in np.unique(pair_pos):
         ranks = order[starts[node]:starts[node + 1]]
         sel = porder[pstarts[node]:pstarts[node + 1]]
@@ -198,14 +258,26 @@ def place_in_domains(core_of_rank, pattern, allocation, structure, seed: int = 0
         for c in range(n_cells):
             members = np.nonzero(cell == c)[0]     # local ranks, in slot order
             new_slots[members] = cell_slots[c][:len(members)]
+        if np.array_equal(new_slots, slots_now):
+            continue
         before = _cost(li, lj, lw, slot_pkg[slots_now], slot_dom[slots_now])
         after = _cost(li, lj, lw, slot_pkg[new_slots], slot_dom[new_slots])
-        if after[0] <= before[0] and after[1] <= before[1] and after != before:
-            cores[ranks] = node * cpn + new_slots
-    return cores
+        proposed[ranks] = node * cpn + new_slots
+        changed.append(int(node))
+        fewer.append(after[0] <= before[0] and after[1] <= before[1] and after != before)
+    if not changed:
+        return cores
+    nodes = np.asarray(changed, dtype=np.int64)
+    keep = np.asarray(fewer, dtype=bool)
+    if accept is not None:
+        keep = np.asarray(accept(cores, proposed, nodes, keep), dtype=bool).reshape(len(nodes))
+    kept = np.zeros(allocation.n_nodes, dtype=bool)
+    kept[nodes[keep]] = True
+    return np.where(kept[pos], proposed, cores)
 
 
-def in_node_step(core_of_rank, pattern, machine, allocation, seed: int = 0) -> np.ndarray:
+def in_node_step(core_of_rank, pattern, machine, allocation, seed: int = 0,
+                 accept: Accept | None = None) -> np.ndarray:
     """:func:`place_in_domains` on a machine with a node structure; the placement unchanged
     otherwise.
 
@@ -217,6 +289,8 @@ def in_node_step(core_of_rank, pattern, machine, allocation, seed: int = 0) -> n
         The inputs.
     seed : int
         KaHIP's seed.
+    accept : callable, optional
+        Which nodes keep their new deal (:func:`place_in_domains`; default: the byte rule).
 
     Returns
     -------
@@ -225,4 +299,5 @@ def in_node_step(core_of_rank, pattern, machine, allocation, seed: int = 0) -> n
     """
     if machine.node_structure is None:
         return np.asarray(core_of_rank, dtype=np.int64)
-    return place_in_domains(core_of_rank, pattern, allocation, machine.node_structure, seed)
+    return place_in_domains(core_of_rank, pattern, allocation, machine.node_structure, seed,
+                            accept)

@@ -24,6 +24,7 @@ from ..errors import RankmapError
 from ..validate import as_int
 from .base import KEEPS_CORES, MapperInfo, Placement, check_fits, validate_mapping
 from .cubes import cubes, cubes_applies, cubes_dim1
+from .domain_placement import in_node_rule
 from .folding import fold, fold_applies
 from .geometry import needs_grid
 from .graph_multilevel import graph
@@ -326,7 +327,7 @@ def inapplicable_names(pattern, machine, allocation) -> list[str]:
 
 def build_mapping(name: str, pattern, machine, allocation, seed: int = 0, *, router=None,
                   budget: int | None = None, extra_known: tuple[str, ...] = (),
-                  in_node: bool = True) -> Placement:
+                  in_node: bool = True, in_node_accept=None) -> Placement:
     """Run the mapper called ``name`` and return its validated :class:`Placement`.
 
     Parameters
@@ -352,6 +353,9 @@ def build_mapping(name: str, pattern, machine, allocation, seed: int = 0, *, rou
         On a machine with a node structure, re-deal every node's ranks over its NUMA
         domains (:func:`~rankmap.mappers.domain_placement.in_node_step`); ``inorder``, the
         launcher's own order, is never changed. False keeps the mapper's cores.
+    in_node_accept : callable, optional
+        Which nodes keep the step's new deal (:data:`~rankmap.mappers.domain_placement.Accept`,
+        e.g. :func:`rankmap.selection.in_node.time_accept`'s; default: the byte rule).
 
     Returns
     -------
@@ -373,8 +377,8 @@ def build_mapping(name: str, pattern, machine, allocation, seed: int = 0, *, rou
     mapper = info.fn
     if isinstance(mapper, Refine):
         mapper = dataclasses.replace(mapper, budget=budget, router=router)
-    with memoised_cuts():
+    with memoised_cuts(), in_node_rule(in_node_accept if in_node else None):
         cores = mapper(pattern, machine, allocation, seed)
     if in_node:
-        cores = info.in_node_step(cores, pattern, machine, allocation, seed)
+        cores = info.in_node_step(cores, pattern, machine, allocation, seed, in_node_accept)
     return validate_mapping(info.name, cores, pattern.n_ranks, allocation)

@@ -56,6 +56,7 @@ from ..metrics import DEFAULT_PLATEAU_Y
 from .bounds import (Bound, Pruner, link_bytes_time_bound, placement_bound, ranking_bound_kind,
                      ranking_value, routed_time_bound)
 from .candidates import evaluate_candidates, job_size, skip_summary, sort_best_first
+from .in_node import in_node_accept
 from .parallel import Filler
 
 __all__ = ["auto_select", "candidate_names", "refine_catch", "GRAPH_RANK_LIMIT", "REFINE_TOP",
@@ -142,7 +143,9 @@ def auto_select(pattern, machine, allocation, seed: int = 0, routing=None,
         ``stage(name, what)`` when a candidate starts being built, routed or refined.
     in_node : bool
         On a machine with a node structure, run the in-node placement step on every
-        candidate and refinement (default); False keeps the mappers' cores.
+        candidate and refinement (default); False keeps the mappers' cores. With the
+        evaluator's time model on, a node keeps its new order only where it is predicted no
+        slower (:func:`~rankmap.selection.in_node.time_accept`), as in ``compare``.
 
     Returns
     -------
@@ -163,6 +166,7 @@ def auto_select(pattern, machine, allocation, seed: int = 0, routing=None,
                     f"({pattern.n_ranks}) to stay fast")
         return None
 
+    accept = in_node_accept(pattern, machine, allocation, evaluator) if in_node else None
     kind = ranking_bound_kind(evaluator)
     ahead = _speculate(executor, names, pattern, machine)
     filler = _Speculation(evaluator, kind, names) if ahead == "fill" else None
@@ -170,7 +174,8 @@ def auto_select(pattern, machine, allocation, seed: int = 0, routing=None,
     # then goes in bound order in this process, so pruning never depends on timing
     prepared, skipped = evaluate_candidates(
         _Prepare(evaluator, kind is not None, ahead == "build"), names,
-        lambda n: build_mapping(n, pattern, machine, allocation, seed, in_node=in_node),
+        lambda n: build_mapping(n, pattern, machine, allocation, seed, in_node=in_node,
+                                in_node_accept=accept),
         skip=skip, executor=executor, stage=stage,
         same_as=lambda n: same_placement_as(n, pattern, machine, allocation), fill=filler)
     if filler is not None:
@@ -207,7 +212,7 @@ def auto_select(pattern, machine, allocation, seed: int = 0, routing=None,
         cores = refine_cores(starts[name].mapping.core_of_rank, pattern, machine, allocation,
                              seed, budget, evaluator.router, catch=catch)
         if in_node:
-            cores = in_node_step(cores, pattern, machine, allocation, seed)
+            cores = in_node_step(cores, pattern, machine, allocation, seed, accept)
         return validate_mapping(name, cores, pattern.n_ranks, allocation)
 
     def same_start(name):

@@ -51,7 +51,9 @@ def compare(machine, allocation, pattern, names, routing=None, seed: int = 0,
         ``stage(name, what)`` when a candidate starts being built, routed or refined.
     in_node : bool
         On a machine with a node structure, run the in-node placement step after every
-        mapper (default); False keeps the mappers' cores (``--in-node keep``).
+        mapper (default); False keeps the mappers' cores (``--in-node keep``). With the time
+        model on, a node keeps its new order only where it is predicted no slower
+        (:func:`~rankmap.selection.in_node.time_accept`), the rule ``auto`` applies too.
 
     Returns
     -------

@@ -6,6 +6,7 @@ from ..evaluation import Evaluator
 from ..mappers import Placement, check_fits, validate_mapping
 from ..mappers import build_mapping as build_registered
 from ..mappers import resolve
+from .in_node import in_node_accept
 
 __all__ = ["build_placement", "is_auto", "check_name"]
 
@@ -67,7 +68,8 @@ def build_placement(name: str, pattern, machine, allocation, seed: int = 0, *, r
     budget : int, optional
         Work bound (proposed moves) of refinements.
     time_options : TimeOptions, optional
-        Time-model settings ``auto`` ranks with (ignored when ``evaluator`` is given).
+        Time-model settings ``auto`` ranks with, and the in-node step's rule is judged with
+        (ignored when ``evaluator`` is given; default: :class:`~rankmap.timing.TimeOptions`'s).
     evaluator : Evaluator, optional
         The evaluator ``auto`` selects with (its router also drives ``refine``).
     executor : Executor, optional
@@ -80,6 +82,9 @@ def build_placement(name: str, pattern, machine, allocation, seed: int = 0, *, r
         On a machine with a node structure, run the in-node placement step
         (:func:`~rankmap.mappers.domain_placement.in_node_step`) after the mapper (and on
         every one of ``auto``'s candidates); False keeps the mappers' cores (``--in-node keep``).
+        With a time model on (the evaluator's, else ``time_options``) a node keeps its new
+        order only where it is predicted no slower
+        (:func:`~rankmap.selection.in_node.time_accept`), as ``auto`` and ``compare`` judge it.
     name_pick : bool
         Name ``auto``'s placement after its pick, ``auto (refine:rcb)``, instead of ``auto``.
 
@@ -98,5 +103,8 @@ def build_placement(name: str, pattern, machine, allocation, seed: int = 0, *, r
                            in_node=in_node)
         return validate_mapping(f"auto ({comp.best.name})" if name_pick else "auto",
                                 comp.best.mapping.core_of_rank, pattern.n_ranks, allocation)
+    accept = (in_node_accept(pattern, machine, allocation, evaluator, time_options)
+              if in_node else None)
     return build_registered(name, pattern, machine, allocation, seed, router=router,
-                            budget=budget, extra_known=("auto",), in_node=in_node)
+                            budget=budget, extra_known=("auto",), in_node=in_node,
+                            in_node_accept=accept)
