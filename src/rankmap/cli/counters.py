@@ -95,6 +95,32 @@ def _check_outputs(args) -> None:
 
 
 def run(args) -> int:
+    """Run ``rankmap counters`` (see :func:`_run`); running out of memory is one line naming the
+    input, not advice about machines and patterns.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line.
+
+    Returns
+    -------
+    int
+        Exit status 0 (errors raise RankmapError).
+    """
+    try:
+        return _run(args)
+    except MemoryError:
+        import os
+        files = list(getattr(args, "files", None) or [args.file])
+        size = sum(os.path.getsize(f) for f in files if os.path.isfile(f))
+        raise RankmapError(f"out of memory on {', '.join(files[:3])}"
+                           f"{' ...' if len(files) > 3 else ''} ({size / 2 ** 20:.0f} MiB of "
+                           "counters): free memory, or give fewer or smaller files "
+                           "(one phase each)") from None
+
+
+def _run(args) -> int:
     """Run ``rankmap counters``.
 
     Analyse counter files (statistics, plateau points, correlation with times), print, plot and
@@ -112,7 +138,9 @@ def run(args) -> int:
         into one line and status 2).
     """
     from ..counters import parse_percentiles, parse_sweep, read_runs, read_times
+    from ..counters.outputs import RunOutputs
     from ..counters.summary import analyse
+    from .links import steps
 
     _check_outputs(args)
     labels = [s.strip() for s in args.labels.split(",")] if args.labels else None
@@ -128,24 +156,35 @@ def run(args) -> int:
         note(f"rankmap counters: warning: {w}")
     # the figures' files (one per phase) are checked before anything is printed: a refusal
     # is then the command's only output
-    figures = _figures(runs, doc, corr, args)
+    with status("drawing the plots"):
+        figures = _figures(runs, doc, corr, args)
     if args.format == "json":
         print(json_text(doc, indent=1))
     elif args.format == "csv":
         _print_csv(doc)
     else:
         _print_tables(doc)
-    for path, fig in figures.get("files", []):
-        from ..report.figures import save_figure
-        save_figure(fig, path, args.force)
-        print(f"wrote {path}", file=sys.stderr)
-    if args.report:
-        from ..report.counters_report import counters_report
-        rep = counters_report(runs, doc, corr, times=args.times, sweep_y=args.sweep_y,
-                              by=args.by, bins=args.bins, phase=args.phase,
-                              aggregate=args.aggregate)
-        rep.write(args.report, force=args.force)
-        print(f"wrote {args.report}", file=sys.stderr)
+    # the plots take seconds: a bar or spinner says so; an error or a Ctrl-C removes the
+    # files this run wrote (a rerun is then not refused), never one that was there
+    files = figures.get("files", [])
+    with RunOutputs() as outputs:
+        with steps(len(files), f"writing {len(files)} plot(s):") as advance:
+            for path, fig in files:
+                from ..report.figures import save_figure
+                outputs.write(path, lambda: save_figure(fig, path, args.force))
+                advance(path)
+                print(f"wrote {path}", file=sys.stderr)
+        if args.report:
+            from ..report.counters_report import counters_report
+            n_plots = len(dict.fromkeys(r["phase"] for r in doc["counters"])) + 2 * bool(corr)
+            with steps(n_plots, f"writing {args.report}: plots of {len(runs)} run(s):") \
+                    as advance:
+                rep = counters_report(runs, doc, corr, times=args.times,
+                                      sweep_y=args.sweep_y, by=args.by, bins=args.bins,
+                                      phase=args.phase, aggregate=args.aggregate,
+                                      progress=advance)
+                outputs.write(args.report, lambda: rep.write(args.report, force=args.force))
+            print(f"wrote {args.report}", file=sys.stderr)
     return 0
 
 

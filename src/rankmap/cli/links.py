@@ -4,13 +4,40 @@ from __future__ import annotations
 
 import argparse
 import sys
+from contextlib import contextmanager
 
 from ..errors import RankmapError
 from ..validate import json_text
 from .argtypes import int_arg
-from .common import MACHINE_HELP, add_force, add_format, example, print_csv, status
+from .common import (MACHINE_HELP, add_force, add_format, example, print_csv,
+                     progress_bar, status)
 
-__all__ = ["add_parser", "run"]
+__all__ = ["add_parser", "run", "steps"]
+
+
+@contextmanager
+def steps(total: int, label: str):
+    """Progress of ``total`` slow steps on stderr (a terminal only): a bar for several, a
+    spinner for one.
+
+    Parameters
+    ----------
+    total : int
+        The steps (maps or plots to draw and write).
+    label : str
+        What is being done (``writing m.html: maps of 3 phase(s)``).
+
+    Yields
+    ------
+    callable
+        ``advance(description)``: one step done.
+    """
+    if total > 1:
+        with progress_bar(total, label) as advance:
+            yield advance
+    else:
+        with status(label):
+            yield lambda desc=None: None
 
 
 def add_parser(sub) -> None:
@@ -47,6 +74,32 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
+    """Run ``rankmap links`` (see :func:`_run`); running out of memory is one line naming the
+    input, not advice about machines and patterns.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line.
+
+    Returns
+    -------
+    int
+        Exit status 0 (errors raise RankmapError).
+    """
+    try:
+        return _run(args)
+    except MemoryError:
+        import os
+        files = list(getattr(args, "files", None) or [args.file])
+        size = sum(os.path.getsize(f) for f in files if os.path.isfile(f))
+        raise RankmapError(f"out of memory on {', '.join(files[:3])}"
+                           f"{' ...' if len(files) > 3 else ''} ({size / 2 ** 20:.0f} MiB of "
+                           "counters): free memory, or give fewer or smaller files "
+                           "(one phase each)") from None
+
+
+def _run(args) -> int:
     """Run ``rankmap links``: parse, call :func:`rankmap.counters.links.link_load_summary`,
     render the table or JSON, write the report and the maps.
 
@@ -62,6 +115,7 @@ def run(args) -> int:
     """
     from ..counters import read_counters
     from ..counters.links import link_load_summary
+    from ..counters.outputs import RunOutputs
     from ..io.atomic import check_writable
     from ..io.file_names import distinct_paths
     from ..machines import parse_machine
@@ -107,17 +161,28 @@ def run(args) -> int:
         return plot_link_map(machine, loads[name], run_.unit, args.reduce,
                              title=f"{args.file}, phase {name}")
 
-    if args.report:
-        # no map for this machine (a fat tree): the report has the busiest links and says so
-        no_map = None if supports(machine) else (
-            f"no link-load map is drawn for {machine.spec} ({machine.kind}): maps are drawn "
-            "for tori, meshes and dragonflies; the tables above list the busiest links")
-        links_report(doc, args.reduce, draw if no_map is None else None,
-                     no_map=no_map).write(args.report, force=args.force)
-        print(f"wrote {args.report}", file=sys.stderr)
-    for path, name in zip(paths, loads):
-        save_figure(draw(name), path, args.force)
-        print(f"wrote {path}", file=sys.stderr)
+    # the maps take seconds each: a bar says which is drawn; an error or a Ctrl-C removes
+    # the files this run wrote (a rerun is then not refused), never one that was there
+    with RunOutputs() as outputs:
+        if args.report:
+            # no map for this machine (a fat tree): the report has the busiest links and
+            # says so
+            no_map = None if supports(machine) else (
+                f"no link-load map is drawn for {machine.spec} ({machine.kind}): maps are "
+                "drawn for tori, meshes and dragonflies; the tables above list the busiest "
+                "links")
+            n_maps = len(doc["phases"]) if no_map is None else 0
+            with steps(n_maps, f"writing {args.report}"
+                       + (f": maps of {n_maps} phase(s):" if n_maps else "")) as advance:
+                rep = links_report(doc, args.reduce, draw if no_map is None else None,
+                                   no_map=no_map, progress=advance)
+                outputs.write(args.report, lambda: rep.write(args.report, force=args.force))
+            print(f"wrote {args.report}", file=sys.stderr)
+        with steps(len(paths), f"writing {len(paths)} map(s):") as advance:
+            for path, name in zip(paths, loads):
+                outputs.write(path, lambda: save_figure(draw(name), path, args.force))
+                advance(path)
+                print(f"wrote {path}", file=sys.stderr)
     return 0
 
 

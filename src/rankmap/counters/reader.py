@@ -105,45 +105,79 @@ def _row_keys(columns: dict, key_cols: list[str]) -> list[tuple]:
     return list(zip(*[columns[c].tolist() for c in key_cols])) if key_cols else []
 
 
-def _column(text: np.ndarray, lines: np.ndarray, path: str, col: str, dtype) -> np.ndarray:
-    """Convert a text column to numbers; on failure name the first bad line."""
-    try:
-        if dtype is np.int64:
-            return np.char.lstrip(text, "+").astype(np.int64)
-        return text.astype(np.float64)
-    except (ValueError, OverflowError):
-        from ..validate import INT64_MAX, show
-        for k, t in enumerate(text.tolist()):
-            try:
-                v = int(t) if dtype is np.int64 else float(t)
-                if dtype is np.int64 and abs(v) > INT64_MAX:
-                    raise ValueError
-            except ValueError:
-                raise RankmapError(f"{path}:{lines[k]}: bad {col} value {show(t, 40)}: expected "
-                                   f"{'an integer' if dtype is np.int64 else 'a number'}") from None
-        raise
-
-
-def _check_unique_links(path: str, lines: np.ndarray, phase_of: np.ndarray, cols: dict):
+def _check_unique_links(path: str, lines: np.ndarray, phase_code: np.ndarray,
+                        phase_names: list[str], cols: dict):
     """Refuse a link listed twice in one phase (naming both lines): its count would be taken
-    twice, or once, silently."""
-    key = np.unique(phase_of, return_inverse=True)[1].astype(np.int64)
+    twice, or once, silently.
+
+    The key of a row is (phase name, then the columns in name order), compared as tuples:
+    the repeat reported is the first in that order, whatever the file's size."""
+    # phases ranked by name; integer columns offset by their minimum; text columns coded by
+    # their sorted values: the combined key orders rows as the tuples would
+    rank = np.empty(len(phase_names), dtype=np.int64)
+    rank[np.argsort(np.array(phase_names, dtype=object), kind="stable")] = \
+        np.arange(len(phase_names))
+    key = rank[phase_code]
+    span = max(len(phase_names), 1)
     for c in sorted(cols):
-        code = np.unique(cols[c], return_inverse=True)[1].astype(np.int64)
-        key = np.unique(key * (int(code.max(initial=0)) + 1) + code, return_inverse=True)[1]
+        v = cols[c]
+        lo = hi = 0
+        if v.dtype.kind in "iu" and len(v):
+            lo, hi = int(v.min()), int(v.max())
+        if v.dtype.kind in "iu" and hi - lo < 1 << 31:
+            code, n = v, hi - lo + 1
+        else:
+            uniq, code = np.unique(v, return_inverse=True)
+            code, n, lo = code.reshape(-1), max(len(uniq), 1), 0
+        if span * n >= 1 << 62:       # re-coded so the key stays an int64
+            key = np.unique(key, return_inverse=True)[1].reshape(-1).astype(np.int64)
+            span = int(key.max(initial=0)) + 1
+        key *= n                      # in place: no copies of a column of millions of rows
+        key += code if lo == 0 else code - lo
+        span *= n
+    if len(key) < 2:
+        return
+    ordered = np.sort(key)
+    if not (ordered[1:] == ordered[:-1]).any():
+        return
+    del ordered
     order = np.argsort(key, kind="stable")
     same = np.nonzero(key[order][1:] == key[order][:-1])[0]
-    if same.size:
-        first, again = order[same[0]], order[same[0] + 1]
-        row = ",".join(f"{c}={cols[c][first]}" for c in cols)
-        raise RankmapError(f"{path}:{lines[again]}: link {row} is listed twice in phase "
-                           f"{phase_of[first]} (line {lines[first]} too)")
+    first, again = order[same[0]], order[same[0] + 1]
+    row = ",".join(f"{c}={cols[c][first]}" for c in cols)
+    raise RankmapError(f"{path}:{lines[again]}: link {row} is listed twice in phase "
+                       f"{phase_names[phase_code[first]]} (line {lines[first]} too)")
+
+
+def _kinds(path: str):
+    """The header checks of a counters file, and the kind of each of its columns."""
+    def kinds_of(header: list[str]) -> tuple[dict, dict]:
+        if len(set(header)) != len(header):
+            raise RankmapError(f"{path}:1: repeated column in header {','.join(header)}")
+        unit = next((c for c in VALUE_COLUMNS if c in header), None)
+        if unit is None:
+            raise RankmapError(f"{path}:1: header {','.join(header)} has no 'bytes' or "
+                               "'packets' column")
+        if "link" not in header and not ("src" in header and "dst" in header):
+            raise RankmapError(f"{path}:1: header {','.join(header)} names no link: expected "
+                               "src,dim,dir,dst (or the machine's src,...,dst columns) or link")
+        kinds = {c: ("float" if c == unit else "codes" if c == "phase"
+                     else "int" if c in INT_COLUMNS else "text") for c in header}
+        # counts are analysed as doubles: above 2^53 one would be rounded (9007199254740993
+        # read as ...992), so it is refused, not rounded (9 PB on one link)
+        checks = {unit: lambda v: ~np.isfinite(v) | (v < 0) | (v >= 2.0 ** 53),
+                  "dir": lambda v: (v != 1) & (v != -1)}
+        return kinds, checks
+    return kinds_of
 
 
 def read_counters(path: str, label: str | None = None) -> CounterRun:
     """Read one counters CSV into a :class:`CounterRun` labelled ``label`` (default: the
     file name without extension). Counts are bytes or packets per directed link; a malformed
     row raises :class:`RankmapError` naming the file and line number.
+
+    The file is scanned with numpy a slice at a time (:mod:`rankmap.counters.csvscan`): peak
+    memory is a few times the file's size.
 
     Parameters
     ----------
@@ -157,70 +191,78 @@ def read_counters(path: str, label: str | None = None) -> CounterRun:
     CounterRun
         Its phases, counts in bytes or packets (``unit``).
     """
+    from .csvscan import read_bytes, scan_csv
+
     label = label or os.path.splitext(os.path.basename(path))[0]
-    from ..validate import read_csv_rows
-    rows = read_csv_rows(path, "counters file")
-    if not rows:
+    data = read_bytes(path, "counters file")
+    table = scan_csv(data, path, "counters file", _kinds(path))
+    del data
+    if table is None:
         raise RankmapError(f"{path}: empty file, expected a header such as src,dim,dir,dst,bytes")
-    header = [h.strip().lower() for h in rows[0]]
-    if len(set(header)) != len(header):
-        raise RankmapError(f"{path}:1: repeated column in header {','.join(header)}")
-    unit = next((c for c in VALUE_COLUMNS if c in header), None)
-    if unit is None:
-        raise RankmapError(f"{path}:1: header {','.join(header)} has no 'bytes' or 'packets' column")
-    if "link" not in header and not ("src" in header and "dst" in header):
-        raise RankmapError(f"{path}:1: header {','.join(header)} names no link: expected "
-                           "src,dim,dir,dst (or the machine's src,...,dst columns) or link")
+    header = table.header
+    unit = next(c for c in VALUE_COLUMNS if c in header)
     has_phase = "phase" in header
-    idx = {c: i for i, c in enumerate(header)}
-    int_cols = [c for c in INT_COLUMNS if c in idx]
-    lines = np.arange(2, len(rows) + 1)
-    keep = [i for i, r in enumerate(rows[1:]) if any(f.strip() for f in r)]
-    body = [rows[1 + i] for i in keep]
-    lines = lines[keep]
-    widths = np.fromiter((len(r) for r in body), dtype=np.int64, count=len(body))
-    if (widths != len(header)).any():
-        k = int(np.nonzero(widths != len(header))[0][0])
-        raise RankmapError(f"{path}:{lines[k]}: {widths[k]} fields, the header has {len(header)}")
-    if not body:
+    lines = table.lines
+    if not len(table):
         raise RankmapError(f"{path}: no link rows after the header")
-    table = np.char.strip(np.array(body, dtype=str))
-    values = _column(table[:, idx[unit]], lines, path, unit, np.float64)
-    # counts are analysed as doubles: above 2^53 one would be rounded (9007199254740993 read
-    # as ...992), so it is refused, not rounded (9 PB on one link)
-    bad = ~np.isfinite(values) | (values < 0) | (values >= 2.0 ** 53)
-    if bad.any():
-        k = int(np.nonzero(bad)[0][0])
-        raise RankmapError(f"{path}:{lines[k]}: bad {unit} value {str(table[k, idx[unit]])!r}: "
-                           "expected a count from 0 to 2^53 (counts above it would be rounded)")
-    cols = {}
-    for c, i in idx.items():
-        if c in (unit, "phase"):
-            continue
-        cols[c] = (_column(table[:, i], lines, path, c, np.int64) if c in int_cols
-                   else table[:, i])
-    if "dir" in cols and not np.isin(cols["dir"], (1, -1)).all():
-        k = int(np.nonzero(~np.isin(cols["dir"], (1, -1)))[0][0])
-        raise RankmapError(f"{path}:{lines[k]}: bad dir value {str(table[k, idx['dir']])!r}: "
-                           "expected 1 or -1")
-    phase_of = table[:, idx["phase"]] if has_phase else np.full(len(table), ALL_PHASES)
-    if (phase_of == "").any():
-        raise RankmapError(f"{path}:{lines[int(np.nonzero(phase_of == '')[0][0])]}: empty phase name")
+    # errors in the order they were found before: the counts, then each integer column
+    if unit in table.bad:
+        _bad_value(path, lines, table.bad[unit], unit, np.float64)
+    values = table.columns.pop(unit)
+    if unit in table.refused:
+        k, text = table.refused[unit]
+        raise RankmapError(f"{path}:{lines[k]}: bad {unit} value {text!r}: expected a count "
+                           "from 0 to 2^53 (counts above it would be rounded)")
+    for c in header:
+        if c in table.bad:
+            _bad_value(path, lines, table.bad[c], c, np.int64)
+    cols = {c: v for c, v in table.columns.items() if c != "phase"}
+    if "dir" in table.refused:
+        k, text = table.refused["dir"]
+        raise RankmapError(f"{path}:{lines[k]}: bad dir value {text!r}: expected 1 or -1")
+    if has_phase:
+        code, names = table.columns["phase"], table.names["phase"]
+    else:
+        code, names = np.zeros(len(values), dtype=np.int32), [ALL_PHASES]
+    if "" in names:
+        k = int(np.argmax(code == names.index("")))
+        raise RankmapError(f"{path}:{lines[k]}: empty phase name")
     if not ("class" in cols and "lane" not in cols):
         # (a dragonfly file without lanes, written before them, lists parallel global links
         # alike: they are told apart, and repeats found, against the machine's links)
-        _check_unique_links(path, lines, phase_of, {c: v for c, v in cols.items()
-                                                    if c != "streams"})
+        _check_unique_links(path, lines, code, names, {c: v for c, v in cols.items()
+                                                       if c != "streams"})
     phases = {}
-    for sel in groups_in_order(phase_of, f"counters file {path}"):
-        name = str(phase_of[sel[0]])
+    for sel in _groups(code, len(names), path):
+        name = names[int(code[sel][0])]
         phases[name] = CounterPhase(name, values[sel], {c: v[sel] for c, v in cols.items()},
-                                     lines[sel])
+                                    lines[sel])
     sizes = {len(p.values) for p in phases.values()}
     if len(sizes) > 1:
         raise RankmapError(f"{path}: phases have different numbers of links "
                            f"({', '.join(f'{p.name}: {len(p.values)}' for p in phases.values())})")
     return CounterRun(label, path, unit, phases, has_phase)
+
+
+def _groups(code: np.ndarray, n_names: int, path: str) -> list:
+    """The rows of every phase, first seen first: slices (views, no copies) when each phase's
+    rows are one run, as ``evaluate --links-out`` writes them; else index arrays."""
+    from ..validate import check_limit
+
+    heads = np.flatnonzero(code[1:] != code[:-1]) + 1
+    if len(heads) + 1 != n_names:
+        return [np.asarray(sel) for sel in groups_in_order(code, f"counters file {path}")]
+    check_limit(n_names, "phases", f"counters file {path}")
+    bounds = [0, *heads.tolist(), len(code)]
+    return [slice(a, b) for a, b in zip(bounds[:-1], bounds[1:])]
+
+
+def _bad_value(path: str, lines: np.ndarray, bad: tuple[int, str], col: str, dtype) -> None:
+    """Raise the error of a field that is no integer or number."""
+    from ..validate import show
+    k, text = bad
+    raise RankmapError(f"{path}:{lines[k]}: bad {col} value {show(text, 40)}: expected "
+                       f"{'an integer' if dtype is np.int64 else 'a number'}")
 
 
 def read_runs(paths: list[str], labels: list[str] | None = None) -> list[CounterRun]:

@@ -10,7 +10,8 @@ __all__ = ["counters_report"]
 
 def counters_report(runs, doc: dict, corr: dict | None, *, times: str | None = None,
                     sweep_y: str | None = None, by: str | None = None, bins: int = 50,
-                    phase: str | None = None, aggregate: bool = False) -> Report:
+                    phase: str | None = None, aggregate: bool = False,
+                    progress=None) -> Report:
     """Build the report of ``rankmap counters``.
 
     Parameters
@@ -27,6 +28,8 @@ def counters_report(runs, doc: dict, corr: dict | None, *, times: str | None = N
         Histogram bins of the PDF plots.
     phase : str, optional
         Only this phase; ``aggregate`` sums the phases per link.
+    progress : callable, optional
+        ``progress(description)`` after each plot is drawn (a progress bar's advance).
 
     Returns
     -------
@@ -35,6 +38,10 @@ def counters_report(runs, doc: dict, corr: dict | None, *, times: str | None = N
     """
     from ..counters.summary import fmt_count, phase_series
     from ..plots.counters import plot_pdf_cdf
+
+    def step(what: str) -> None:
+        if progress is not None:
+            progress(what)
 
     unit = doc["unit"]
     rep = Report(f"rankmap counters: {len(runs)} runs")
@@ -103,9 +110,12 @@ def counters_report(runs, doc: dict, corr: dict | None, *, times: str | None = N
         from ..plots.correlation import plot_correlation_vs_y, plot_time_vs_plateau
 
         rep.figure(plot_correlation_vs_y(corr), "correlation of plateau x with time vs y")
+        step("correlation vs y")
         rep.figure(plot_time_vs_plateau(corr, unit), "time vs plateau x, with fitted lines")
+        step("time vs plateau x")
     rep.heading("Distributions")
     for ph, series in phase_series(runs, phase, aggregate).items():
         rep.figure(plot_pdf_cdf(series, unit, doc["y"], bins, title=f"phase {ph}"),
                    f"PDF and CDF of per-link {unit}, phase {ph}")
+        step(f"phase {ph}")
     return rep

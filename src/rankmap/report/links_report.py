@@ -29,7 +29,7 @@ def link_cell(value) -> str:
 
 
 def links_report(doc: dict, reduce: str, draw: Callable | None,
-                 no_map: str | None = None) -> Report:
+                 no_map: str | None = None, progress: Callable | None = None) -> Report:
     """Build the report of ``rankmap links``.
 
     Parameters
@@ -44,6 +44,8 @@ def links_report(doc: dict, reduce: str, draw: Callable | None,
         no map can be drawn for the machine (a fat tree).
     no_map : str, optional
         With ``draw`` None: why there is no map (shown where the maps would be).
+    progress : callable, optional
+        ``progress(description)`` after each map is drawn (a progress bar's advance).
 
     Returns
     -------
@@ -69,4 +71,6 @@ def links_report(doc: dict, reduce: str, draw: Callable | None,
         return rep
     for ph in doc["phases"]:
         rep.figure(draw(ph["phase"]), f"link loads, phase {ph['phase']}")
+        if progress is not None:
+            progress(f"phase {ph['phase']}")
     return rep
