@@ -415,37 +415,134 @@ def is_root(executor) -> bool:
     return getattr(executor, "rank", 0) == 0
 
 
+#: the step word of a candidate that has no step running but is not done
+#: (:data:`rankmap.selection.auto.IDLE`; not imported: it loads numpy)
+IDLE_STEP = "idle"
+#: the step word of a candidate done, said through ``stage`` (``auto`` inside ``compare``:
+#: :data:`rankmap.selection.auto.DONE`)
+DONE_STEP = "done"
+
+
 class SearchProgress:
     """What a progress bar of the candidate loop shows: done/total and the candidates in
-    flight with their step (``building TXYZ``, ``routing greedy``, ``refining refine:rcb``)."""
+    flight with their step (``building TXYZ``, ``routing greedy``, ``refining refine:rcb``).
 
-    def __init__(self, prog=None, task=None, label: str = ""):
+    ``stage(name, "idle")``: ``name`` has no step running (not shown); ``stage(name,
+    "done")`` is ``done(name)`` (:mod:`rankmap.selection.auto`'s words). A candidate that runs
+    a search of its own (``auto`` inside ``compare``) reports its candidates' steps as
+    ``stage(name, "STEP CANDIDATE for")`` (:func:`rankmap.selection.compare.compare`): each
+    is in flight on its own (``routing XTYZ for auto``), and ``STEP`` ``done`` counts one of
+    the ``steps`` the candidate was given, all but the last: ``done(name)`` counts that one
+    (and any left) once the candidate itself is done.
+
+    Parameters
+    ----------
+    prog : rich.progress.Progress, optional
+        The bar (None: nothing shown, steps still counted).
+    task : int, optional
+        The bar's task id.
+    label : str
+        The bar's label.
+    steps : dict of str to int, optional
+        Steps of the bar's total a candidate counts for (default 1).
+    """
+
+    def __init__(self, prog=None, task=None, label: str = "",
+                 steps: dict[str, int] | None = None):
         self._prog, self._task, self._label = prog, task, label
-        self._flight: dict[str, str] = {}
+        self._flight: dict = {}        # name, or (name, inner candidate) -> step
+        self._steps = dict(steps or {})
+        self._counted: dict[str, int] = {}
+        self.completed = 0             # steps counted
 
     def _show(self) -> None:
         if self._prog is None:
             return
-        items = [f"{what} {name}" for name, what in self._flight.items()]
-        text = ", ".join(items)
+        text = ", ".join(self.in_flight())
         if len(text) > 60:
             text = text[:57] + "..."
         self._prog.update(self._task, description=f"{self._label}: {text}" if text
                           else self._label)
 
+    def _advance(self, n: int) -> None:
+        if n <= 0:
+            return
+        self.completed += n
+        if self._prog is not None:
+            self._prog.update(self._task, advance=n)
+
+    def in_flight(self) -> list[str]:
+        """The steps shown, as the bar says them (``bounding TXYZ``, ``routing X for auto``).
+
+        Returns
+        -------
+        list of str
+            One per candidate in flight, in the order they started.
+        """
+        inside = {key[0] for key in self._flight if isinstance(key, tuple)}
+        return [f"{what} {key[1]} for {key[0]}" if isinstance(key, tuple) else f"{what} {key}"
+                for key, what in self._flight.items()
+                if isinstance(key, tuple) or key not in inside]
+
     def stage(self, name: str, what: str) -> None:
-        """Candidate ``name`` started step ``what``."""
-        self._flight[name] = what
+        """Candidate ``name`` started step ``what`` (``idle``: none; class docstring).
+
+        Parameters
+        ----------
+        name : str
+            The candidate.
+        what : str
+            Its step, or ``"STEP INNER for"`` for a candidate of its own search.
+        """
+        inner = _inner_step(what)
+        if inner is None:
+            if what == DONE_STEP:
+                self.done(name)
+                return
+            if what == IDLE_STEP:
+                self._flight.pop(name, None)
+            else:
+                self._flight[name] = what
+        else:
+            step, sub = inner
+            if step in (IDLE_STEP, DONE_STEP):
+                self._flight.pop((name, sub), None)
+            else:
+                self._flight[(name, sub)] = step
+            if step == DONE_STEP:      # the last of its steps: when it is done itself
+                if self._counted.get(name, 0) < self._steps.get(name, 1) - 1:
+                    self._counted[name] = self._counted.get(name, 0) + 1
+                    self._advance(1)
         self._show()
 
     def done(self, name: str) -> None:
-        """Candidate ``name`` is finished."""
-        self._flight.pop(name, None)
-        if self._prog is not None:
-            self._prog.update(self._task, advance=1)
+        """Candidate ``name`` is finished: the steps it counts for that are not counted yet.
+
+        Parameters
+        ----------
+        name : str
+            The candidate.
+        """
+        for key in [k for k in self._flight
+                    if k == name or (isinstance(k, tuple) and k[0] == name)]:
+            del self._flight[key]
+        if name in self._steps:
+            self._advance(self._steps[name] - self._counted.get(name, 0))
+            self._counted[name] = self._steps[name]
+        else:
+            self._advance(1)
         self._show()
 
     __call__ = done
+
+
+def _inner_step(what: str) -> tuple[str, str] | None:
+    """``("routing", "XTYZ")`` from ``"routing XTYZ for"`` (a step of a candidate's own
+    search, :class:`SearchProgress`), or None."""
+    if not what.endswith(" for"):
+        return None
+    step, _, sub = what[:-len(" for")].partition(" ")
+    return (step, sub) if sub else None
 
 
 #: A bar or spinner appears only once its work has run this long (s): a run of 0.3 s
@@ -501,13 +598,27 @@ def _shown_after(live, delay: float = SHOW_AFTER_S):
 
 
 @contextmanager
-def search_progress(total: int, label: str):
+def search_progress(total: int, label: str, steps: dict[str, int] | None = None):
     """A rich progress bar on stderr for the candidate loop (only on a terminal).
 
     Yields a :class:`SearchProgress`: ``stage(name, what)`` and ``done(name)``.
+
+    Parameters
+    ----------
+    total : int
+        Steps of the search (every candidate's, ``steps`` included).
+    label : str
+        What the bar is counting.
+    steps : dict of str to int, optional
+        Steps a candidate counts for when not 1 (``auto`` in ``compare``: its own).
+
+    Yields
+    ------
+    SearchProgress
+        The bar's hooks (without a terminal: counts, shows nothing).
     """
     if total < 1 or not sys.stderr.isatty():
-        yield SearchProgress()
+        yield SearchProgress(steps=steps)
         return
     from rich.console import Console
     from rich.progress import (BarColumn, MofNCompleteColumn, Progress, SpinnerColumn,
@@ -517,7 +628,7 @@ def search_progress(total: int, label: str):
                     MofNCompleteColumn(), TimeElapsedColumn(), console=Console(stderr=True),
                     transient=True)
     with _shown_after(prog):
-        yield SearchProgress(prog, prog.add_task(label, total=total), label)
+        yield SearchProgress(prog, prog.add_task(label, total=total), label, steps)
 
 
 @contextmanager

@@ -71,7 +71,8 @@ def run(args) -> int:
         into one line and status 2).
     """
     from ..report import render  # numpy and numba: loaded to run, not for --help
-    from ..selection import compare, expand_names
+    from ..selection import compare, expand_names, is_auto
+    from ..selection.auto import step_count
 
     executor = search_executor(args)
     if args.plot_dir:
@@ -89,7 +90,10 @@ def run(args) -> int:
     # (all,auto), where a mapper that does not apply stops the command, they are left out
     names = expand_names(args.mappings, pattern, machine, allocation, inapplicable=not explicit)
     print_mapper_notes(names, pattern)
-    with search_progress(len(names), "compare") as bar:
+    # auto counts its own candidates' steps on the bar, as map's does
+    steps = {n: step_count(pattern, machine, allocation) for n in names if is_auto(n)}
+    with search_progress(len(names) - len(steps) + sum(steps.values()), "compare",
+                         steps) as bar:
         comp = compare(machine, allocation, pattern, names, routing=args.routing,
                        seed=args.seed, plateau_y=args.y, progress=bar.done,
                        skip_inapplicable=not explicit, time_options=time_options(args),

@@ -201,15 +201,18 @@ def run_auto(args, machine, allocation, pattern, executor=None, fmt: str | None 
     """
     from .common import stdout_console
 
-    from ..selection import REFINE_TOP, auto_select, candidate_names
+    from ..selection import auto_select
+    from ..selection.auto import step_count
     from ..report import render
 
-    total = len(candidate_names(pattern, machine, allocation)) + REFINE_TOP
-    with search_progress(total, "auto") as bar:
+    with search_progress(step_count(pattern, machine, allocation), "auto") as bar:
+        # the baseline row (inorder) is for rank 0's table: the other processes use the
+        # pick only, which it never changes
         comp = auto_select(pattern, machine, allocation, args.seed, routing=args.routing,
                            plateau_y=args.y, progress=bar.done, budget=budget(args),
                            time_options=time_options(args), executor=executor,
-                           stage=bar.stage, in_node=in_node(args))
+                           stage=bar.stage, in_node=in_node(args),
+                           baseline=is_root(executor))
     if not is_root(executor):
         return comp.best.mapping
     con = stdout_console()

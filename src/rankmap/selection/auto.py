@@ -59,8 +59,9 @@ from .candidates import evaluate_candidates, job_size, skip_summary, sort_best_f
 from .in_node import in_node_accept
 from .parallel import Filler
 
-__all__ = ["auto_select", "candidate_names", "refine_catch", "GRAPH_RANK_LIMIT", "REFINE_TOP",
-           "REFINE_SPREAD", "CATCH_SLACK", "SPECULATE_MAX_FLOWS", "SPECULATE_MAX_LINK_ENTRIES"]
+__all__ = ["auto_select", "candidate_names", "step_count", "refine_catch", "GRAPH_RANK_LIMIT",
+           "REFINE_TOP", "REFINE_SPREAD", "CATCH_SLACK", "SPECULATE_MAX_FLOWS",
+           "SPECULATE_MAX_LINK_ENTRIES", "IDLE", "DONE"]
 
 #: above this many ranks ``auto`` does not run the (slow) graph mapper
 GRAPH_RANK_LIMIT = 8192
@@ -82,6 +83,12 @@ SPECULATE_MAX_FLOWS = 1 << 20
 #: ... and the candidates' link loads sent back (candidates x phases x links) at most this
 #: many entries (16 bytes each)
 SPECULATE_MAX_LINK_ENTRIES = 1 << 24
+#: ``stage(name, IDLE)``: ``name`` has no step running any more, but is not done (built and
+#: bounded, or routed ahead of the bound order by an idle worker: it waits for its turn)
+IDLE = "idle"
+#: ``stage(name, DONE)``: ``name`` is done, said through ``stage`` when no ``progress`` is
+#: given (``compare``'s ``auto`` hears only ``stage``)
+DONE = "done"
 
 
 def candidate_names(pattern, machine, allocation) -> list[str]:
@@ -106,12 +113,33 @@ def candidate_names(pattern, machine, allocation) -> list[str]:
             if n not in ("auto", "refine", "random")]
 
 
+def step_count(pattern, machine, allocation) -> int:
+    """The steps :func:`auto_select` reports (``total_hook``'s number): its candidates and
+    :data:`REFINE_TOP` refinements.
+
+    Parameters
+    ----------
+    pattern : Pattern
+        The communication pattern.
+    machine : Machine
+        The machine.
+    allocation : Allocation
+        The job's nodes and cores per node.
+
+    Returns
+    -------
+    int
+        ``len(candidate_names(...)) + REFINE_TOP``.
+    """
+    return len(candidate_names(pattern, machine, allocation)) + REFINE_TOP
+
+
 def auto_select(pattern, machine, allocation, seed: int = 0, routing=None,
                 plateau_y: float | None = None, progress: Callable | None = None,
                 total_hook: Callable[[int], None] | None = None, *, budget: int | None = None,
                 time_options=None, evaluator: Evaluator | None = None, executor=None,
                 stage: Callable[[str, str], None] | None = None,
-                in_node: bool = True) -> Comparison:
+                in_node: bool = True, baseline: bool = True) -> Comparison:
     """Evaluate every candidate and the refinement of the best two.
 
     Parameters
@@ -126,9 +154,11 @@ def auto_select(pattern, machine, allocation, seed: int = 0, routing=None,
     plateau_y : float, optional
         Plateau fraction of the link metrics.
     progress : callable, optional
-        Called with each candidate name when done.
+        Called with each candidate name when done (once each: a skipped candidate before
+        the others are built, a pruned one as soon as the values evaluated so far prune it,
+        :data:`REFINE_TOP` refinements or ``refine:`` names skipped).
     total_hook : callable, optional
-        Called once with the number of steps.
+        Called once with the number of steps (:func:`step_count`).
     budget : int, optional
         Work bound of each refinement (proposed moves).
     time_options : TimeOptions, optional
@@ -140,12 +170,21 @@ def auto_select(pattern, machine, allocation, seed: int = 0, routing=None,
         (:mod:`rankmap.selection.parallel`, :mod:`rankmap.mpi.spread`); the result is the
         serial one (default: in this process).
     stage : callable, optional
-        ``stage(name, what)`` when a candidate starts being built, routed or refined.
+        ``stage(name, what)`` when a candidate starts a step: ``"building"``, ``"bounding"``
+        (its lower bound), ``"routing"`` (only when it is routed: evaluated in bound order,
+        ahead of it by an idle worker, or where it was built), ``"refining"``; :data:`IDLE`
+        when it has no step running but is not done; :data:`DONE` when it is done and no
+        ``progress`` is given. The steps of one process's workers (the others' are not
+        heard): each name has one step at a time.
     in_node : bool
         On a machine with a node structure, run the in-node placement step on every
         candidate and refinement (default); False keeps the mappers' cores. With the
         evaluator's time model on, a node keeps its new order only where it is predicted no
         slower (:func:`~rankmap.selection.in_node.time_accept`), as in ``compare``.
+    baseline : bool
+        Evaluate :data:`BASELINE` after the search when its bound pruned it, for the table
+        (default); False leaves it among the skipped (for a caller that uses the pick only,
+        as the MPI processes but rank 0 do: the pick is the same).
 
     Returns
     -------
@@ -159,6 +198,7 @@ def auto_select(pattern, machine, allocation, seed: int = 0, routing=None,
     names = candidate_names(pattern, machine, allocation)
     if total_hook:
         total_hook(len(names) + REFINE_TOP)
+    count = _counter(progress, stage)
 
     def skip(name):
         if name == "graph" and pattern.n_ranks > GRAPH_RANK_LIMIT:
@@ -169,21 +209,26 @@ def auto_select(pattern, machine, allocation, seed: int = 0, routing=None,
     accept = in_node_accept(pattern, machine, allocation, evaluator) if in_node else None
     kind = ranking_bound_kind(evaluator)
     ahead = _speculate(executor, names, pattern, machine)
-    filler = _Speculation(evaluator, kind, names) if ahead == "fill" else None
+    filler = _Speculation(evaluator, kind, names, stage) if ahead == "fill" else None
+    if count:
+        for name in names:          # left out unbuilt: done before anything is built
+            if skip(name) is not None:
+                count(name)
     # building (the costly part: graph, greedy, ...) is spread by the executor; routing
     # then goes in bound order in this process, so pruning never depends on timing
     prepared, skipped = evaluate_candidates(
         _Prepare(evaluator, kind is not None, ahead == "build"), names,
         lambda n: build_mapping(n, pattern, machine, allocation, seed, in_node=in_node,
                                 in_node_accept=accept),
-        skip=skip, executor=executor, stage=stage,
+        skip=skip, executor=executor, stage=_build_stage(stage, kind, ahead),
+        progress=stage and (lambda n: stage(n, IDLE)),
         same_as=lambda n: same_placement_as(n, pattern, machine, allocation), fill=filler)
     if filler is not None:
         filler.hand_out(prepared)
-    if progress:
+    if count:
         for name in skipped:
-            progress(name)
-    results, pruned = _evaluate_in_bound_order(evaluator, prepared, kind, progress)
+            count(name)
+    results, pruned = _evaluate_in_bound_order(evaluator, prepared, kind, count, stage)
     skipped.update(pruned)
     if not results:
         raise RankmapError("auto: no candidate could be placed: " + skip_summary(skipped))
@@ -199,8 +244,8 @@ def auto_select(pattern, machine, allocation, seed: int = 0, routing=None,
             starts[f"refine:{e.name}"] = e
         else:
             skipped[f"refine:{e.name}"] = reason
-            if progress:
-                progress(f"refine:{e.name}")
+            if count:
+                count(f"refine:{e.name}")
     catch = refine_catch(results[0])
     # identical starts give identical refinements: the first is refined, the others get
     # its result (wherever the executor runs them)
@@ -220,11 +265,12 @@ def auto_select(pattern, machine, allocation, seed: int = 0, routing=None,
         return None if first == name else first
 
     more, _ = evaluate_candidates(_Reuse(evaluator, results), list(starts),
-                                  refined, skip_inapplicable=False, progress=progress,
+                                  refined, skip_inapplicable=False, progress=count,
                                   executor=executor, stage=stage, building="refining",
                                   item_work=_refine_work(pattern, budget), same_as=same_start)
     results = sort_best_first(results + more)
-    results = _with_baseline(evaluator, prepared, skipped, results)
+    if baseline:
+        results = _with_baseline(evaluator, prepared, skipped, results, stage)
     return Comparison(machine, allocation, pattern, evaluator.routing, results, skipped,
                       time_model=evaluator.time_model)
 
@@ -234,8 +280,41 @@ def auto_select(pattern, machine, allocation, seed: int = 0, routing=None,
 BASELINE = "inorder"
 
 
+def _counter(progress, stage):
+    """The function ``auto_select`` says a candidate is done with: ``progress(name)``, else
+    ``stage(name, DONE)``, once a name (None without either)."""
+    if progress is None and stage is None:
+        return None
+    counted: set[str] = set()
+
+    def count(name: str) -> None:
+        if name not in counted:
+            counted.add(name)
+            if progress is not None:
+                progress(name)
+            else:
+                stage(name, DONE)
+    return count
+
+
+def _build_stage(stage, kind, ahead):
+    """``stage`` for the build loop: its ``"routing"`` step (the stand-in evaluator,
+    :class:`_Prepare`) is ``"bounding"`` unless candidates are routed where they are built
+    (and is not reported when there is no bound either)."""
+    if stage is None:
+        return None
+    word = "routing" if ahead == "build" else "bounding" if kind is not None else None
+
+    def build_stage(name: str, what: str) -> None:
+        if what != "routing":
+            stage(name, what)
+        elif word is not None:
+            stage(name, word)
+    return build_stage
+
+
 def _with_baseline(evaluator: Evaluator, prepared: list, skipped: dict,
-                   results: list[Evaluation]) -> list[Evaluation]:
+                   results: list[Evaluation], stage=None) -> list[Evaluation]:
     """``results`` with :data:`BASELINE` evaluated after the search when its bound pruned it
     (it cannot have won: the search and its pick are unchanged; it sorts after every
     candidate it ties), and taken out of ``skipped``."""
@@ -244,8 +323,12 @@ def _with_baseline(evaluator: Evaluator, prepared: list, skipped: dict,
     cand = next((c for c in prepared if c.name == BASELINE), None)
     if cand is None:
         return results
+    if stage:
+        stage(BASELINE, "routing")
     ev, _refused = evaluate_candidates(evaluator, [BASELINE], lambda _n: cand.mapping,
                                        skip_inapplicable=True)
+    if stage:
+        stage(BASELINE, IDLE)
     if not ev:
         return results
     del skipped[BASELINE]
@@ -330,10 +413,14 @@ class _Speculation(Filler):
         :func:`bounds.ranking_bound_kind` (None: no bounds, names' order).
     names : list of str
         The candidates' names, in order.
+    stage : callable, optional
+        ``stage(name, what)``: ``"routing"`` when a candidate is handed out, :data:`IDLE`
+        when its value is back (or the build loop is over), in this process.
     """
 
-    def __init__(self, evaluator: Evaluator, kind, names: list[str]):
-        self.evaluator = evaluator
+    def __init__(self, evaluator: Evaluator, kind, names: list[str], stage=None):
+        self.evaluator, self.stage = evaluator, stage
+        self.running: set[str] = set()         # names handed out, value not back
         self.position = {name: i for i, name in enumerate(names)}
         self.pruner = Pruner(kind, REFINE_TOP) if kind is not None else None
         self.waiting: list[_Prepared] = []
@@ -374,6 +461,9 @@ class _Speculation(Filler):
                     and self.pruner.reason(cand.bound) is not None:
                 continue               # the mark only comes down: it stays out
             self.taken.add(key)
+            if self.stage:
+                self.running.add(cand.name)
+                self.stage(cand.name, "routing")
             return cand.mapping
         return None
 
@@ -403,6 +493,9 @@ class _Speculation(Filler):
         value : Evaluation or None
             Its evaluation.
         """
+        if self.stage and payload.name in self.running:
+            self.running.discard(payload.name)
+            self.stage(payload.name, IDLE)
         if value is None:
             return
         self.evaluations[payload.core_of_rank.tobytes()] = value
@@ -417,6 +510,9 @@ class _Speculation(Filler):
         prepared : list of _Prepared
             The built candidates.
         """
+        for name in sorted(self.running):      # values nobody waited for
+            self.stage(name, IDLE)
+        self.running.clear()
         for cand in prepared:
             if cand.evaluation is None:
                 twin = self.evaluations.get(cand.mapping.core_of_rank.tobytes())
@@ -509,7 +605,8 @@ class _Prepared:
         return self.mapping.name
 
 
-def _evaluate_in_bound_order(evaluator: Evaluator, prepared: list, kind, progress):
+def _evaluate_in_bound_order(evaluator: Evaluator, prepared: list, kind, progress,
+                             stage=None):
     """Evaluations (in the order of ``prepared``) and pruned names with reasons.
 
     Candidates are taken in order of their bound (ties: the order given); one placing every
@@ -519,6 +616,10 @@ def _evaluate_in_bound_order(evaluator: Evaluator, prepared: list, kind, progres
     is refused (a RankmapError: routes over a size limit) is left out with that reason, as
     ``compare --mappings all`` does. The outcome depends on the candidates only, never on
     timing.
+
+    ``progress(name)`` once a candidate: when it is evaluated or pruned, and for those the
+    values so far already prune (the mark only comes down: pruned at their turn, whatever
+    comes before), as soon as that is so; ``stage(name, "routing")`` before one is routed.
     """
     order = list(range(len(prepared)))
     if kind is not None:
@@ -529,8 +630,25 @@ def _evaluate_in_bound_order(evaluator: Evaluator, prepared: list, kind, progres
     pruned_as: dict[bytes, str] = {}      # placement -> why it was pruned
     evaluated: dict[int, Evaluation] = {}
     pruned: dict[str, str] = {}
-    for i in order:
-        cand = prepared[i]
+    reported: set[int] = set()            # positions whose progress was said
+
+    def report_pruned(after: int) -> None:
+        """Progress of the candidates after position ``after`` that are sure to be pruned
+        (never one that will share an evaluation): said early, decided at their turn."""
+        if progress is None or pruner is None or pruner.threshold() is None:
+            return
+        for j in order[after + 1:]:
+            if j in reported:
+                continue
+            key = prepared[j].mapping.core_of_rank.tobytes()
+            if key in done:
+                continue
+            if key in pruned_as or pruner.reason(prepared[j].bound) is not None:
+                reported.add(j)
+                progress(prepared[j].name)
+
+    for at, i in enumerate(order):
+        cand, routed = prepared[i], False
         key = cand.mapping.core_of_rank.tobytes()
         twin = done.get(key)
         if twin is not None:
@@ -551,6 +669,9 @@ def _evaluate_in_bound_order(evaluator: Evaluator, prepared: list, kind, progres
                         "after routing")
             elif reason is None:
                 # a refused evaluation (a size limit) leaves the candidate out with the reason
+                routed = True
+                if stage:
+                    stage(cand.name, "routing")
                 ev, after = evaluate_candidates(
                     _PruneAfterRouting(evaluator, pruner) if time_kind else evaluator,
                     [cand.name], lambda _n: cand.mapping, skip_inapplicable=True)
@@ -561,8 +682,15 @@ def _evaluate_in_bound_order(evaluator: Evaluator, prepared: list, kind, progres
                 evaluated[i] = done[key] = ev[0]
                 if pruner is not None:
                     pruner.record(ev[0].metrics)
-        if progress:
-            progress(cand.name)
+        if i not in reported:
+            reported.add(i)
+            if progress:
+                progress(cand.name)
+        elif stage and routed:
+            # counted early as pruned, yet routed (only if two bounds of one placement
+            # differed): its step ends here
+            stage(cand.name, IDLE)
+        report_pruned(at)
     results = [evaluated[i] for i in range(len(prepared)) if i in evaluated]
     names = [prepared[i].name for i in range(len(prepared))]
     return results, {n: pruned[n] for n in names if n in pruned}
