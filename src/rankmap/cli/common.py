@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from contextlib import contextmanager
 
@@ -25,7 +26,7 @@ __all__ = ["MACHINE_HELP", "PATTERN_HELP", "NODES_HELP", "add_input_options", "a
            "check_socket_setting",
            "add_budget", "add_in_node", "in_node", "IN_NODE_CHOICES", "example",
            "progress_bar", "write_report", "stdout_console", "PIPE_WIDTH", "TIME_SETTINGS",
-           "given_time_settings"]
+           "given_time_settings", "counters_out_of_memory"]
 
 MACHINE_HELP = ("machine spec or .toml file: torus:8x16x32:cores=4, mesh:8x8x8, "
                 "bgp:4096 (Blue Gene/P, 4 cores/node), bgl:512; options :bw=425MB/s "
@@ -202,6 +203,28 @@ def load_inputs(args, metrics: bool = True) -> tuple[Machine, Allocation, Patter
     for text in pattern.notes:
         note(text)
     return machine, allocation, pattern
+
+
+def counters_out_of_memory(args) -> RankmapError:
+    """The one line for ``counters`` or ``links`` running out of memory: the input named,
+    not advice about machines and patterns.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The command line (``files`` or ``file``).
+
+    Returns
+    -------
+    RankmapError
+        The error to raise.
+    """
+    files = list(getattr(args, "files", None) or [args.file])
+    size = sum(os.path.getsize(f) for f in files if os.path.isfile(f))
+    return RankmapError(f"out of memory on {', '.join(files[:3])}"
+                        f"{' ...' if len(files) > 3 else ''} ({size / 2 ** 20:.0f} MiB of "
+                        "counters): free memory, or give fewer or smaller files (one phase "
+                        "each)")
 
 
 def _short(text: str, most: int = 60) -> str:

@@ -7,7 +7,8 @@ import sys
 
 from ..defaults import DEFAULT_PLATEAU_Y
 from ..errors import RankmapError
-from .common import add_force, add_format, example, print_csv, status
+from .common import (add_force, add_format, counters_out_of_memory, example, print_csv,
+                     status)
 from .notes import note
 from ..validate import json_text
 from .argtypes import FRACTION, int_arg
@@ -111,13 +112,7 @@ def run(args) -> int:
     try:
         return _run(args)
     except MemoryError:
-        import os
-        files = list(getattr(args, "files", None) or [args.file])
-        size = sum(os.path.getsize(f) for f in files if os.path.isfile(f))
-        raise RankmapError(f"out of memory on {', '.join(files[:3])}"
-                           f"{' ...' if len(files) > 3 else ''} ({size / 2 ** 20:.0f} MiB of "
-                           "counters): free memory, or give fewer or smaller files "
-                           "(one phase each)") from None
+        raise counters_out_of_memory(args) from None
 
 
 def _run(args) -> int:
