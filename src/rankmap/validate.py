@@ -27,8 +27,8 @@ from .errors import RankmapError
 
 __all__ = ["INT64_MAX", "LIMITS", "show", "limit", "check_limit", "as_int", "as_float", "id_array",
            "first_repeated", "groups_in_order", "read_only_view",
-           "is_digits", "parse_int_text", "parse_float_text", "finite_array", "check_input_file", "read_text",
-           "read_lines",
+           "is_digits", "parse_int_text", "parse_float_text", "finite_array", "check_input_file",
+           "read_text", "read_lines", "read_file_bytes",
            "read_csv_rows", "format_count", "json_text", "hostlist_size", "expand_hostlist"]
 
 INT64_MAX = (1 << 63) - 1
@@ -480,6 +480,31 @@ def check_input_file(path: str, what: str = "file", quote=None) -> None:
                        "give a file")
 
 
+def read_file_bytes(path: str, what: str = "file") -> bytes:
+    """The raw contents of an input file: a regular file (a device such as ``/dev/zero`` is
+    refused by name, never read for ever) within ``RANKMAP_MAX_FILE_BYTES``.
+
+    Parameters
+    ----------
+    path : str
+    what : str
+        What the file is, for the message (``"counters file"``).
+
+    Returns
+    -------
+    bytes
+    """
+    if os.path.exists(path):
+        check_input_file(path, what)
+    try:
+        size = os.path.getsize(path)
+    except OSError:
+        size = 0
+    check_limit(size, "file_bytes", f"{what} {path}")
+    with open(path, "rb") as fh:
+        return fh.read()
+
+
 def read_text(path: str, what: str = "file") -> str:
     """The contents of a UTF-8 text file; bad bytes and oversize files are clean errors.
 
@@ -493,15 +518,7 @@ def read_text(path: str, what: str = "file") -> str:
     -------
     str
     """
-    if os.path.exists(path):      # a device (/dev/zero) was read for ever: refused by name
-        check_input_file(path, what)
-    try:
-        size = os.path.getsize(path)
-    except OSError:
-        size = 0
-    check_limit(size, "file_bytes", f"{what} {path}")
-    with open(path, "rb") as fh:
-        data = fh.read()
+    data = read_file_bytes(path, what)
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

@@ -19,12 +19,11 @@ from __future__ import annotations
 import codecs
 import csv
 import io
-import os
 
 import numpy as np
 
 from ..errors import RankmapError
-from ..validate import INT64_MAX, check_input_file, check_limit, show
+from ..validate import INT64_MAX, read_file_bytes, show
 
 __all__ = ["ColumnTable", "scan_csv", "read_bytes"]
 
@@ -73,15 +72,7 @@ def read_bytes(path: str, what: str) -> bytes:
     RankmapError
         Not a regular file, above ``RANKMAP_MAX_FILE_BYTES``, or not UTF-8 (the line named).
     """
-    if os.path.exists(path):
-        check_input_file(path, what)
-    try:
-        size = os.path.getsize(path)
-    except OSError:
-        size = 0
-    check_limit(size, "file_bytes", f"{what} {path}")
-    with open(path, "rb") as fh:
-        data = fh.read()
+    data = read_file_bytes(path, what)
     buf = np.frombuffer(data, dtype=np.uint8)
     if buf.size and int(buf.max()) >= 0x80:
         # validated a slice at a time, cut at line ends (never inside a character): no
