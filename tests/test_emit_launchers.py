@@ -349,3 +349,15 @@ def test_blue_gene_usage_starts_every_rank_the_file_places(tmp_path, capsys, mac
                  "-o", f]) == 0
     out = capsys.readouterr()
     assert line.format(f=f) in out.out + out.err
+
+
+@pytest.mark.parametrize("fmt", ["slurm", "mpich", "hostfile"])
+def test_a_host_only_file_says_when_it_loses_the_cores(tmp_path, capsys, fmt):
+    """On a node with sockets, a host-only file silently lost the in-node placement: read
+    back, rcb's inter-domain bytes differed. The note says so; inorder loses nothing."""
+    machine = "torus:4x4x2:node=pack:2,numa:2,core:8"
+    args = ["map", "-m", machine, "-p", "stencil:32x32:box", "--emit", fmt]
+    assert main(args + ["--mapping", "rcb", "-o", str(tmp_path / "a")]) == 0
+    assert "gives each rank its node, not its core" in capsys.readouterr().err
+    assert main(args + ["--mapping", "inorder", "-o", str(tmp_path / "b")]) == 0
+    assert "not its core" not in capsys.readouterr().err

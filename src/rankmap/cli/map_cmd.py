@@ -15,7 +15,7 @@ from .common import (add_budget, add_force, add_in_node, add_input_options, add_
                      status, time_options)
 
 __all__ = ["add_parser", "run", "run_auto", "rank_order_nodes", "cray_pick",
-           "simgrid_platform_problem"]
+           "simgrid_platform_problem", "cores_follow_rank_order", "HOST_ONLY_FORMATS"]
 
 
 def add_parser(sub) -> None:
@@ -115,11 +115,45 @@ def run(args) -> int:
     caveat = emitter.caveat(text) if emitter.caveat is not None else None
     if caveat:
         note(f"note: {caveat}")
+    if emitter.name in HOST_ONLY_FORMATS and machine.node_structure is not None and \
+            not cores_follow_rank_order(mapping, allocation):
+        note(f"note: the {emitter.name} file gives each rank its node, not its core: the "
+             "launcher gives a node's ranks its cores in rank order, not the sockets and "
+             "NUMA domains this placement chose for them; --emit openmpi keeps the cores")
     if emitter.usage:
         print(usage_text(emitter, args.output, mapping, allocation, machine.spec,
                          no_platform=(simgrid_platform_problem(machine)
                                       if emitter.name == "hostfile" else None)))
     return 0
+
+
+#: formats that name each rank's host only (the launcher picks the cores)
+HOST_ONLY_FORMATS = ("slurm", "mpich", "hostfile")
+
+
+def cores_follow_rank_order(mapping, allocation) -> bool:
+    """Whether every node's ranks sit on its first cores in rank order, as a launcher reading
+    a host-only file puts them.
+
+    Parameters
+    ----------
+    mapping : Placement
+        The placement.
+    allocation : Allocation
+        The allocation its cores refer to.
+
+    Returns
+    -------
+    bool
+        True when a host-only file loses nothing of the placement.
+    """
+    import numpy as np
+    cores = np.asarray(mapping.core_of_rank, dtype=np.int64)
+    cpn = allocation.cores_per_node
+    node = cores // cpn
+    order = np.lexsort((np.arange(len(cores)), node))        # by node, then rank
+    first = np.searchsorted(node[order], node[order], side="left")
+    return bool(np.array_equal(cores[order] % cpn, np.arange(len(cores)) - first))
 
 
 def simgrid_platform_problem(machine) -> str | None:
