@@ -173,3 +173,15 @@ def test_search_job_failure_says_why_and_keeps_the_launcher_s_oversubscribe():
                          "out")
     # the launcher's --oversubscribe, not the program's argument that looks like one
     assert cmd[:4] == ["mpirun", "--oversubscribe", "-n", "4"]
+
+
+def test_threads_that_split_a_rank_over_two_sockets_are_noted(capsys):
+    """pack:2,core:3 at 2 threads gives the middle rank cores 0:2 and 1:0 (the rankfile then
+    binds it over two sockets) without a word."""
+    from rankmap.cli import main
+    assert main(["compare", "-m", "torus:2:node=pack:2,core:3", "-p", "stencil:3x1",
+                 "--threads", "2", "--mappings", "inorder"]) == 0
+    assert "1 rank slot of each node spans two sockets" in capsys.readouterr().err
+    assert main(["compare", "-m", "torus:2:node=pack:2,core:4", "-p", "stencil:4x1",
+                 "--threads", "2", "--mappings", "inorder"]) == 0
+    assert "two sockets" not in capsys.readouterr().err

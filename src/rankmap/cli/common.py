@@ -186,6 +186,7 @@ def load_inputs(args, metrics: bool = True) -> tuple[Machine, Allocation, Patter
     allocation = parse_allocation(args.nodes, machine)
     if getattr(args, "threads", 1) != 1:
         allocation = allocation.with_threads(args.threads)
+        _note_split_ranks(machine, args.threads)
     # (a graph file of a million lines takes seconds to read and to search for a grid)
     with status(f"reading the pattern {_short(args.pattern)}"):
         pattern = parse_pattern(args.pattern, default_ranks=allocation.n_cores)
@@ -203,6 +204,24 @@ def load_inputs(args, metrics: bool = True) -> tuple[Machine, Allocation, Patter
     for text in pattern.notes:
         note(text)
     return machine, allocation, pattern
+
+
+def _note_split_ranks(machine, threads: int) -> None:
+    """Say when ``--threads`` gives some rank cores of two sockets (``pack:2,core:3`` at 2
+    threads: the middle rank's cores are 0:2 and 1:0), as the launcher files then bind it."""
+    structure = machine.node_structure
+    if structure is None or threads <= 1:
+        return
+    import numpy as np
+    package = np.asarray(structure.package_of_core, dtype=np.int64)
+    usable = len(package) // threads * threads
+    split = (np.ptp(package[:usable].reshape(-1, threads), axis=1) > 0).nonzero()[0]
+    if len(split):
+        note(f"note: at {threads} threads a rank, {len(split)} rank slot"
+             f"{'s' if len(split) != 1 else ''} of each node "
+             f"span{'s' if len(split) == 1 else ''} two sockets "
+             f"({structure.source}): the first is slot {int(split[0])}; a thread count "
+             "that divides the cores of a socket keeps every rank on one")
 
 
 def counters_out_of_memory(args) -> RankmapError:
