@@ -194,3 +194,26 @@ def test_other_mpi_processes_leave_out_the_baseline(monkeypatch, medium):
     for a in lean.candidates:
         b = next(c for c in full.candidates if c.name == a.name)
         assert a.metrics == b.metrics
+
+
+def test_callers_that_use_the_pick_alone_skip_the_baseline(monkeypatch, capsys):
+    """evaluate --mapping auto and build_placement('auto') use auto's pick only: the table's
+    inorder baseline, evaluated after the search when its bound pruned it, was CPU spent for
+    nothing (on every process under mpirun)."""
+    from rankmap.allocation import whole_machine
+    from rankmap.cli import main
+    from rankmap.machines import parse_machine
+    from rankmap.patterns import parse_pattern
+    from rankmap.selection import build_placement
+
+    def boom(*args, **kwargs):
+        raise AssertionError("the baseline was evaluated")
+
+    machine = parse_machine("torus:4x4x4:cores=2")
+    pattern = parse_pattern("stencil:8x16")
+    monkeypatch.setattr("rankmap.selection.auto._with_baseline", boom)
+    placement = build_placement("auto", pattern, machine, whole_machine(machine))
+    assert sorted(placement.core_of_rank.tolist()) == list(range(128))
+    assert main(["evaluate", "-m", "torus:4x4x4:cores=2", "-p", "stencil:8x16",
+                 "--mapping", "auto", "--jobs", "1"]) == 0
+    capsys.readouterr()

@@ -133,7 +133,7 @@ def run(args) -> int:
                 best = auto_select(pattern, machine, allocation, args.seed, evaluator.router,
                                    budget=budget(args), evaluator=evaluator,
                                    executor=executor, stage=bar.stage, progress=bar.done,
-                                   in_node=in_node(args)).best
+                                   in_node=in_node(args), baseline=False).best
                 mapping = Placement(f"auto ({best.name})", best.mapping.core_of_rank)
             else:
                 mapping = build_placement(args.mapping, pattern, machine, allocation,

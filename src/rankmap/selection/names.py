@@ -100,7 +100,7 @@ def build_placement(name: str, pattern, machine, allocation, seed: int = 0, *, r
         comp = auto_select(pattern, machine, allocation, seed, router, budget=budget,
                            time_options=time_options, evaluator=evaluator,
                            executor=executor, stage=stage, progress=progress,
-                           in_node=in_node)
+                           in_node=in_node, baseline=False)   # (the pick alone is used)
         return validate_mapping(f"auto ({comp.best.name})" if name_pick else "auto",
                                 comp.best.mapping.core_of_rank, pattern.n_ranks, allocation)
     accept = (in_node_accept(pattern, machine, allocation, evaluator, time_options)
