@@ -140,7 +140,6 @@ class Dragonfly(Machine):
         self.bw.update(bandwidth or {})
         self._build_links()
 
-    # ---- links -------------------------------------------------------------------------
     def check_routing(self, routing: str | None) -> str:
         """The routing to use; ``valiant`` needs a third group to route through.
 
@@ -167,6 +166,7 @@ class Dragonfly(Machine):
                                f"group{'s' if self.G != 1 else ''}: use minimal")
         return routing
 
+    # ---- links -------------------------------------------------------------------------
     @property
     def n_routers(self) -> int:
         """Routers in the machine."""
